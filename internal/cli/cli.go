@@ -1,0 +1,140 @@
+// Package cli is cra's command line: one file per command, each an options
+// struct, a newXCmd that wires cobra, and a plain xRun that does the work.
+// It is the only package that picks exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed
+	exitUsage   = 2 // the command line was wrong
+)
+
+// deps are what every command needs from the outside world; tests replace
+// them.
+type deps struct {
+	in       io.Reader
+	out      io.Writer
+	errOut   io.Writer
+	logger   *slog.Logger
+	terminal bool // stdin and stdout are both terminals: prompts and progress bars are allowed
+	now      func() time.Time
+}
+
+// usageError marks an error in the command line itself.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// silentError carries an exit code for a failure already reported to the
+// user (e.g. 'cra doctor' printed its findings).
+type silentError struct{ code int }
+
+func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Main runs cra with args and returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := &deps{
+		in:       stdin,
+		out:      stdout,
+		errOut:   stderr,
+		logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		terminal: isTerminal(stdin) && isTerminal(stdout),
+		now:      time.Now,
+	}
+	root := newRootCmd(d)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var se silentError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	fmt.Fprintf(stderr, "cra: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'cra --help' for usage.")
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		return 130
+	}
+	return exitFailure
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newRootCmd(d *deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cra",
+		Short: "A local-first coding agent for one repository",
+		Long: `cra indexes a repository into a deterministic knowledge base (symbols,
+imports, references, git co-change), retrieves budgeted context for a task,
+plans and solves tasks with small local models, and records every LLM call.
+
+All state lives in .clean_room/ beside the repository (git-ignored).
+
+Start with:
+  cra index .                 build the knowledge base of the current repository
+  cra query overview          see what it found
+  cra init --coding M --reasoning M --base-url URL
+                              configure models for the LLM-using commands`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newInitCmd(d, nil),
+	)
+	root.AddCommand(extraCommands(d)...)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// version is set at build time with -ldflags "-X github.com/cra-dev/cra/internal/cli.version=…".
+var version = "dev"
+
+// wrapArgs makes argument-count errors usage errors, recursively.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}

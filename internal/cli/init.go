@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/config"
+)
+
+// initOptions are the inputs of 'cra init'. A nil pointer or empty string is
+// a value the user did not give: it is never written (seed 001 §10.1).
+type initOptions struct {
+	repo               string
+	coding             string
+	reasoning          string
+	baseURL            string
+	contextWindow      *int
+	reservedTokens     *int
+	stages             string
+	maxAttempts        *int
+	maxRefinementLoops *int
+}
+
+func newInitCmd(d *deps, runF func(context.Context, *deps, *initOptions) error) *cobra.Command {
+	opts := &initOptions{}
+	var cw, rt, ma, mrl int
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write .clean_room/config.toml: models, budget, solve limits, stages",
+		Long: `Write the repository's .clean_room/config.toml (seed 001 §10) and add
+.clean_room/ to its .gitignore.
+
+Values come from flags or, on a terminal, from answers to prompts. Only
+values you give are written: cra has no hidden defaults for required
+inputs, and a command that needs a missing one names the flag to pass.
+Re-running on an existing config changes only the values given.
+
+A new config needs the models: --coding, --reasoning and --base-url.`,
+		Example: `  cra init --coding qwen2.5-coder:3b-instruct --reasoning qwen3:4b-instruct-2507 \
+           --base-url http://localhost:11434
+  cra init --context-window 32768 --reserved-tokens 4096 --stages scope,precision
+  cra init --max-attempts 3 --max-refinement-loops 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := cmd.Flags()
+			setInt := func(name string, v int) *int {
+				if f.Changed(name) {
+					return &v
+				}
+				return nil
+			}
+			opts.contextWindow = setInt("context-window", cw)
+			opts.reservedTokens = setInt("reserved-tokens", rt)
+			opts.maxAttempts = setInt("max-attempts", ma)
+			opts.maxRefinementLoops = setInt("max-refinement-loops", mrl)
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return initRun(cmd.Context(), d, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.repo, "repo", ".", "repository root")
+	f.StringVar(&opts.coding, "coding", "", "coding model tag (code edits), e.g. qwen2.5-coder:3b-instruct")
+	f.StringVar(&opts.reasoning, "reasoning", "", "reasoning model tag (analysis, retrieval, plans), e.g. qwen3:4b-instruct-2507")
+	f.StringVar(&opts.baseURL, "base-url", "", "model server URL, e.g. http://localhost:11434")
+	f.IntVar(&cw, "context-window", 0, "execute model's context window in tokens")
+	f.IntVar(&rt, "reserved-tokens", 0, "tokens reserved for system prompt, task, retries and the reply")
+	f.StringVar(&opts.stages, "stages", "", "default retrieval stages, comma-separated (e.g. scope,precision)")
+	f.IntVar(&ma, "max-attempts", 0, "cra solve: attempts before giving up")
+	f.IntVar(&mrl, "max-refinement-loops", 0, "cra solve: context refinements allowed")
+	return cmd
+}
+
+var stageNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func initRun(ctx context.Context, d *deps, opts *initOptions) error {
+	repo, err := repoDir(opts.repo)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return err
+	}
+	existed := cfg != nil
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	if d.terminal {
+		if err := askMissing(d, cfg, opts); err != nil {
+			return err
+		}
+	}
+	set, err := applyInit(cfg, opts)
+	if err != nil {
+		return err
+	}
+	if missing := missingModelFlags(cfg); len(missing) > 0 {
+		return usageError{fmt.Errorf("missing required values: %s (the model server and the two model tags; pass the flags, or run 'cra init' on a terminal to be asked)",
+			strings.Join(missing, ", "))}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	if _, err := config.EnsureStateDir(repo); err != nil {
+		return err
+	}
+	if err := cfg.Save(repo); err != nil {
+		return err
+	}
+	changed, err := config.EnsureGitignored(repo)
+	if err != nil {
+		return err
+	}
+	verb := "wrote"
+	if existed {
+		verb = "updated"
+	}
+	if len(set) == 0 {
+		fmt.Fprintf(d.out, "%s unchanged\n", relPath(repo, config.Path(repo)))
+	} else {
+		fmt.Fprintf(d.out, "%s %s (set: %s)\n", verb, relPath(repo, config.Path(repo)), strings.Join(set, ", "))
+	}
+	if changed {
+		fmt.Fprintln(d.out, "added .clean_room/ to .gitignore")
+	}
+	return nil
+}
+
+// applyInit copies the given options into cfg and returns the keys it set.
+func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
+	var set []string
+	models := func() *config.Models {
+		if cfg.Models == nil {
+			cfg.Models = &config.Models{}
+		}
+		return cfg.Models
+	}
+	if o.coding != "" {
+		models().Coding = o.coding
+		set = append(set, "models.coding")
+	}
+	if o.reasoning != "" {
+		models().Reasoning = o.reasoning
+		set = append(set, "models.reasoning")
+	}
+	if o.baseURL != "" {
+		u, err := url.Parse(o.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageError{fmt.Errorf("--base-url %q is not an http(s) URL: pass e.g. http://localhost:11434", o.baseURL)}
+		}
+		models().BaseURL = strings.TrimRight(o.baseURL, "/")
+		set = append(set, "models.base_url")
+	}
+	budget := func() *config.Budget {
+		if cfg.Budget == nil {
+			cfg.Budget = &config.Budget{}
+		}
+		return cfg.Budget
+	}
+	if o.contextWindow != nil {
+		budget().ContextWindow = o.contextWindow
+		set = append(set, "budget.context_window")
+	}
+	if o.reservedTokens != nil {
+		budget().ReservedTokens = o.reservedTokens
+		set = append(set, "budget.reserved_tokens")
+	}
+	solve := func() *config.Solve {
+		if cfg.Solve == nil {
+			cfg.Solve = &config.Solve{}
+		}
+		return cfg.Solve
+	}
+	if o.maxAttempts != nil {
+		solve().MaxAttempts = o.maxAttempts
+		set = append(set, "solve.max_attempts")
+	}
+	if o.maxRefinementLoops != nil {
+		solve().MaxRefinementLoops = o.maxRefinementLoops
+		set = append(set, "solve.max_refinement_loops")
+	}
+	if o.stages != "" {
+		names := strings.Split(o.stages, ",")
+		for i, n := range names {
+			names[i] = strings.TrimSpace(n)
+			if !stageNamePattern.MatchString(names[i]) {
+				return nil, usageError{fmt.Errorf("--stages %q: %q is not a stage name (comma-separated names like scope,precision)", o.stages, names[i])}
+			}
+		}
+		cfg.Stages = &config.Stages{Default: strings.Join(names, ",")}
+		set = append(set, "stages.default")
+	}
+	return set, nil
+}
+
+func missingModelFlags(cfg *config.Config) []string {
+	var missing []string
+	m := cfg.Models
+	if m == nil {
+		m = &config.Models{}
+	}
+	if m.Coding == "" {
+		missing = append(missing, "--coding")
+	}
+	if m.Reasoning == "" {
+		missing = append(missing, "--reasoning")
+	}
+	if m.BaseURL == "" {
+		missing = append(missing, "--base-url")
+	}
+	return missing
+}
+
+// askMissing prompts on a terminal for each value that is neither given nor
+// already in the config. An empty answer leaves the value unset.
+func askMissing(d *deps, cfg *config.Config, o *initOptions) error {
+	in := bufio.NewScanner(d.in)
+	ask := func(prompt string) (string, error) {
+		fmt.Fprintf(d.out, "%s: ", prompt)
+		if !in.Scan() {
+			if err := in.Err(); err != nil {
+				return "", err
+			}
+			return "", nil
+		}
+		return strings.TrimSpace(in.Text()), nil
+	}
+	askInt := func(prompt string, dst **int) error {
+		for {
+			s, err := ask(prompt)
+			if err != nil || s == "" {
+				return err
+			}
+			v, err := strconv.Atoi(s)
+			if err == nil {
+				*dst = &v
+				return nil
+			}
+			fmt.Fprintf(d.out, "%q is not a whole number\n", s)
+		}
+	}
+	m := cfg.Models
+	if m == nil {
+		m = &config.Models{}
+	}
+	var err error
+	if o.coding == "" && m.Coding == "" {
+		if o.coding, err = ask("Coding model tag (e.g. qwen2.5-coder:3b-instruct)"); err != nil {
+			return err
+		}
+	}
+	if o.reasoning == "" && m.Reasoning == "" {
+		if o.reasoning, err = ask("Reasoning model tag (e.g. qwen3:4b-instruct-2507)"); err != nil {
+			return err
+		}
+	}
+	if o.baseURL == "" && m.BaseURL == "" {
+		if o.baseURL, err = ask("Model server URL (e.g. http://localhost:11434)"); err != nil {
+			return err
+		}
+	}
+	if cfg.Budget == nil && o.contextWindow == nil && o.reservedTokens == nil {
+		if err := askInt("Context window in tokens (empty to skip)", &o.contextWindow); err != nil {
+			return err
+		}
+		if err := askInt("Reserved tokens (empty to skip)", &o.reservedTokens); err != nil {
+			return err
+		}
+	}
+	return nil
+}

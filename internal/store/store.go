@@ -1,0 +1,222 @@
+// Package store opens cra's three SQLite databases (seed 001 §4): the
+// curated knowledge base, the append-only raw activity log, and the
+// per-task session DBs. It is the only package that knows the SQL driver,
+// and it applies the embedded schema migrations.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Role names one of the three databases (§4.2).
+type Role string
+
+// The three database roles.
+const (
+	Curated Role = "curated"
+	Raw     Role = "raw"
+	Session Role = "session"
+)
+
+// ErrNotExist is returned by a read-only open of a database file that has
+// not been created yet.
+var ErrNotExist = errors.New("database does not exist")
+
+//go:embed migrations
+var migrations embed.FS
+
+// Factory opens databases under one state directory (.clean_room/).
+type Factory struct {
+	// Dir is the state directory holding curated.sqlite, raw.sqlite and
+	// sessions/.
+	Dir string
+}
+
+// NewFactory returns a factory for the state directory dir.
+func NewFactory(dir string) *Factory { return &Factory{Dir: dir} }
+
+var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// Path returns the file of a database. taskID is required for Session and
+// ignored otherwise.
+func (f *Factory) Path(role Role, taskID string) (string, error) {
+	switch role {
+	case Curated:
+		return filepath.Join(f.Dir, "curated.sqlite"), nil
+	case Raw:
+		return filepath.Join(f.Dir, "raw.sqlite"), nil
+	case Session:
+		if !taskIDPattern.MatchString(taskID) {
+			return "", fmt.Errorf("invalid session task id %q: use letters, digits, '-', '_' or '.'", taskID)
+		}
+		return filepath.Join(f.Dir, "sessions", "session_"+taskID+".sqlite"), nil
+	}
+	return "", fmt.Errorf("unknown database role %q", role)
+}
+
+// Open opens a database (seed 001 §4.2: get_connection(role, task_id,
+// read_only)). Read-write opens create the file and apply migrations; every
+// connection runs in WAL mode with foreign keys on. Read-only opens refuse
+// writes at the SQLite level and return ErrNotExist when the file is absent.
+func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly bool) (*sql.DB, error) {
+	path, err := f.Path(role, taskID)
+	if err != nil {
+		return nil, err
+	}
+	if readOnly {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("open %s db %s: %w", role, path, ErrNotExist)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open %s db: %w", role, err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, readOnly))
+	if err != nil {
+		return nil, fmt.Errorf("open %s db: %w", role, err)
+	}
+	if err := checkWAL(ctx, db, readOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s db %s: %w", role, path, err)
+	}
+	if !readOnly {
+		if err := Migrate(ctx, db, role); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s db %s: %w", role, path, err)
+		}
+	}
+	return db, nil
+}
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(wal)")
+		q.Add("_pragma", "synchronous(normal)")
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// checkWAL verifies that WAL took (a filesystem without shared memory
+// support silently stays in rollback mode) and that foreign keys are on.
+func checkWAL(ctx context.Context, db *sql.DB, readOnly bool) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	// A read-only open of a file that was never written has no journal yet.
+	if !strings.EqualFold(mode, "wal") && !readOnly {
+		return fmt.Errorf("journal_mode is %q, want wal (is the filesystem a network share?)", mode)
+	}
+	var fk int
+	if err := db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		return err
+	}
+	if fk != 1 {
+		return errors.New("foreign keys are off")
+	}
+	return nil
+}
+
+// Migrate applies the embedded migrations of role that db has not seen, in
+// one transaction, recording each in schema_migrations. Files are never
+// edited once released: a change is a new NNNN_name.sql file.
+func Migrate(ctx context.Context, db *sql.DB, role Role) error {
+	files, err := migrationFiles(role)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if n := len(files); current > n {
+		return fmt.Errorf("schema version %d is newer than this cra knows (%d): upgrade cra", current, n)
+	}
+	for _, m := range files {
+		if m.version <= current {
+			continue
+		}
+		body, err := migrations.ReadFile(m.path)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.path, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+			m.version, m.name, Now()); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+type migration struct {
+	version int
+	name    string
+	path    string
+}
+
+func migrationFiles(role Role) ([]migration, error) {
+	dir := "migrations/" + string(role)
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("no migrations for role %q", role)
+	}
+	var out []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, rest, ok := strings.Cut(name, "_")
+		if !ok || !strings.HasSuffix(name, ".sql") {
+			return nil, fmt.Errorf("bad migration file name %s", name)
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("bad migration file name %s", name)
+		}
+		out = append(out, migration{version: v, name: strings.TrimSuffix(rest, ".sql"), path: dir + "/" + name})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migrations of %s are not numbered 1..n: %s", role, m.path)
+		}
+	}
+	return out, nil
+}
+
+// Now returns the current time as stored in every timestamp column: RFC 3339
+// UTC with milliseconds.
+func Now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
