@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -30,6 +32,20 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 			env.Setenv("HOME", env.WorkDir)
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// bigfile PATH BYTES writes a text file of that size (files too
+			// large to keep in a txtar).
+			"bigfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: bigfile PATH BYTES")
+				}
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				line := []byte("x = 1\n")
+				data := bytes.Repeat(line, n/len(line)+1)[:n]
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+			},
 		},
 	})
 }

@@ -5,5 +5,9 @@ import "github.com/spf13/cobra"
 // extraCommands lists the commands beyond init, one per line so that
 // parallel work adds lines without conflicts.
 func extraCommands(d *deps) []*cobra.Command {
-	return []*cobra.Command{}
+	return []*cobra.Command{
+		newIndexCmd(d, nil),
+		newQueryCmd(d),
+		newLogCmd(d),
+	}
 }

@@ -36,11 +36,15 @@ CREATE TABLE name_refs (
   line INTEGER NOT NULL
 );
 CREATE INDEX idx_name_refs_file ON name_refs(file_id);
+CREATE INDEX idx_name_refs_symbol ON name_refs(symbol_id);
 CREATE INDEX idx_name_refs_name ON name_refs(name);
 
--- Where git history mining stopped, so the next run reads only new commits.
+-- Where git history mining stopped, so the next run reads only new commits,
+-- and when the last run started (the stat gate trusts an unchanged mtime
+-- only when it is older than that, as git does for racily clean files).
 CREATE TABLE repo_state (
   repo_id INTEGER PRIMARY KEY REFERENCES repos(id),
+  last_run_ns INTEGER NOT NULL DEFAULT 0,
   git_head TEXT,
   history_depth INTEGER,
   max_commit_files INTEGER
@@ -50,6 +54,11 @@ CREATE UNIQUE INDEX idx_files_repo_path_unique ON files(repo_id, path);
 CREATE UNIQUE INDEX idx_commits_repo_hash_unique ON commits(repo_id, hash);
 CREATE INDEX idx_file_commits_commit ON file_commits(commit_id);
 CREATE INDEX idx_co_changes_b ON co_changes(file_b_id);
+-- Every column that references symbols(id) or files(id) is indexed:
+-- deleting a parent row makes SQLite look for children, and without an
+-- index that is a scan of the child table per deleted row.
 CREATE INDEX idx_docstrings_file ON docstrings(file_id);
+CREATE INDEX idx_docstrings_symbol ON docstrings(symbol_id);
 CREATE INDEX idx_inline_comments_file ON inline_comments(file_id);
+CREATE INDEX idx_inline_comments_symbol ON inline_comments(symbol_id);
 CREATE INDEX idx_symbols_parent ON symbols(parent_symbol_id);

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+type indexOptions struct {
+	repo            string
+	continueOnError bool
+	json            bool
+	verbose         bool
+	lineStats       bool
+	historyDepth    *int
+	maxCommitFiles  *int
+}
+
+func newIndexCmd(d *deps, runF func(context.Context, *deps, *indexOptions) error) *cobra.Command {
+	opts := &indexOptions{}
+	var depth, maxFiles int
+	cmd := &cobra.Command{
+		Use:   "index [repo-path]",
+		Short: "Build or update the repository's knowledge base (no LLM)",
+		Long: `Index a repository into .clean_room/curated.sqlite: files and content
+hashes, symbols, docstrings, comments, import dependencies, Python symbol
+references, and git history with co-change counts.
+
+The run is incremental: only new or changed files are parsed, deleted files
+lose their rows, and only commits since the last run are mined. It writes
+in one transaction, so an interrupted run leaves the previous index intact.
+In a git repository it indexes tracked and untracked-but-not-ignored files;
+elsewhere it walks the tree and honours .gitignore. Binaries, files over
+1 MiB, lockfiles, node_modules, vendor, dist, build and virtualenvs are
+skipped and counted.
+
+No configuration is needed; [index] history_depth and max_commit_files in
+.clean_room/config.toml, or the flags, bound the history miner.`,
+		Example: `  cra index .
+  cra index ~/src/project --json
+  cra index . --history-depth 500 --continue-on-error`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.repo = "."
+			if len(args) == 1 {
+				opts.repo = args[0]
+			}
+			if cmd.Flags().Changed("history-depth") {
+				opts.historyDepth = &depth
+			}
+			if cmd.Flags().Changed("max-commit-files") {
+				opts.maxCommitFiles = &maxFiles
+			}
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return indexRun(cmd.Context(), d, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.continueOnError, "continue-on-error", false, "skip files that fail to read instead of stopping (seed 001 §15)")
+	f.BoolVar(&opts.json, "json", false, "print the run summary as JSON")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "list every skipped file and warning")
+	f.IntVar(&depth, "history-depth", 0, fmt.Sprintf("commits of git history to mine, newest first (default %d; 0 disables)", index.DefaultHistoryDepth))
+	f.BoolVar(&opts.lineStats, "line-stats", false, "also mine insertions/deletions per commit (slower: git computes every diff)")
+	f.IntVar(&maxFiles, "max-commit-files", 0, fmt.Sprintf("leave commits touching more files out of co-change (default %d)", index.DefaultMaxCommitFiles))
+	return cmd
+}
+
+func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
+	repo, err := repoDir(opts.repo)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return err
+	}
+	stateDir, err := config.EnsureStateDir(repo)
+	if err != nil {
+		return err
+	}
+	b := index.NewBuilder(store.NewFactory(stateDir))
+	b.ApplyConfig(cfg)
+	if opts.historyDepth != nil {
+		if *opts.historyDepth < 0 {
+			return usageError{fmt.Errorf("--history-depth must be >= 0")}
+		}
+		b.HistoryDepth = *opts.historyDepth
+	}
+	if opts.maxCommitFiles != nil {
+		if *opts.maxCommitFiles < 2 {
+			return usageError{fmt.Errorf("--max-commit-files must be >= 2")}
+		}
+		b.MaxCommitFiles = *opts.maxCommitFiles
+	}
+	b.ContinueOnError = opts.continueOnError
+	b.LineStats = opts.lineStats
+	b.Logger = d.logger
+	var bar *progressbar.ProgressBar
+	if isTerminal(d.errOut) && !opts.json {
+		b.Progress = func(p index.Progress) {
+			if bar == nil {
+				bar = progressbar.NewOptions(p.Total,
+					progressbar.OptionSetWriter(d.errOut),
+					progressbar.OptionSetDescription("parsing"),
+					progressbar.OptionShowCount(),
+					progressbar.OptionShowIts(),
+					progressbar.OptionSetItsString("files"),
+					progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionClearOnFinish())
+			}
+			bar.Set(p.Done)
+		}
+	}
+	res, err := b.Run(ctx, repo)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return fmt.Errorf("index %s: %w", repo, err)
+	}
+	if opts.json {
+		enc := json.NewEncoder(d.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintln(d.out, summaryLine(res))
+	printDetails(d, res, opts.verbose)
+	return nil
+}
+
+// summaryLine is the one line a run prints.
+func summaryLine(r *index.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "indexed %d files in %s: %d parsed (%d added, %d changed), %d deleted, %d unchanged",
+		r.Indexed, r.Duration.Round(time.Millisecond), r.Parsed, r.Added, r.Changed, r.Deleted, r.Unchanged)
+	if n := len(r.SkipList); n > 0 {
+		reasons := make([]string, 0, len(r.Skipped))
+		for k, v := range r.Skipped {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, v))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(&b, "; skipped %d (%s)", n, strings.Join(reasons, ", "))
+	}
+	if n := len(r.Warnings); n > 0 {
+		fmt.Fprintf(&b, "; %d warning%s", n, plural(n))
+	}
+	fmt.Fprintf(&b, "; %d symbols, %d dependencies, %d references", r.Symbols, r.Dependencies, r.References)
+	switch r.History {
+	case "none":
+		if r.Git {
+			b.WriteString("; no git history")
+		} else {
+			b.WriteString("; not a git repository")
+		}
+	case "up to date":
+		fmt.Fprintf(&b, "; history up to date (%d commit%s)", r.Commits, plural(r.Commits))
+	default:
+		fmt.Fprintf(&b, "; history %s: %d new commit%s (%d total)", r.History, r.NewCommits, plural(r.NewCommits), r.Commits)
+	}
+	return b.String()
+}
+
+// printDetails lists warnings (and with -v skipped files) on stderr.
+func printDetails(d *deps, r *index.Result, verbose bool) {
+	const shown = 10
+	for i, w := range r.Warnings {
+		if i == shown && !verbose {
+			fmt.Fprintf(d.errOut, "warning: ... and %d more (use -v to list all)\n", len(r.Warnings)-shown)
+			break
+		}
+		if w.Path == "" {
+			fmt.Fprintf(d.errOut, "warning: %s\n", w.Message)
+		} else {
+			fmt.Fprintf(d.errOut, "warning: %s: %s\n", w.Path, w.Message)
+		}
+	}
+	if verbose {
+		for _, s := range r.SkipList {
+			fmt.Fprintf(d.errOut, "skipped: %s: %s\n", s.Path, s.Reason)
+		}
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

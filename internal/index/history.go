@@ -1,0 +1,226 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+
+	"github.com/cra-dev/cra/internal/gitx"
+)
+
+// history is a history mining step under way: the mode chosen from the
+// stored state, and the commits read by a concurrent git log.
+type history struct {
+	mode    string // "none", "full", "incremental", "up to date"
+	head    string
+	commits []gitx.Commit
+	err     error
+	done    chan struct{}
+	cancel  context.CancelFunc
+}
+
+// startHistory chooses how to mine history — incrementally (only commits
+// after the last mined head) when that head is an ancestor of HEAD and the
+// bounds are unchanged, from scratch otherwise (a rebase, a force push, new
+// bounds) — and starts reading the commits in the background.
+func (b *Builder) startHistory(ctx context.Context, tx *sql.Tx, root string, repoID int64, isGit bool) *history {
+	h := &history{done: make(chan struct{}), cancel: func() {}}
+	if !isGit {
+		h.mode = "none"
+		close(h.done)
+		return h
+	}
+	h.head, h.err = gitx.Head(ctx, root)
+	var (
+		lastHead             sql.NullString
+		lastDepth, lastMaxCF sql.NullInt64
+	)
+	if h.err == nil {
+		h.err = tx.QueryRowContext(ctx, `SELECT git_head, history_depth, max_commit_files FROM repo_state WHERE repo_id = ?`, repoID).
+			Scan(&lastHead, &lastDepth, &lastMaxCF)
+	}
+	if h.err != nil {
+		close(h.done)
+		return h
+	}
+	sameBounds := lastDepth.Valid && int(lastDepth.Int64) == b.HistoryDepth && lastMaxCF.Valid && int(lastMaxCF.Int64) == b.MaxCommitFiles
+	since := ""
+	switch {
+	case h.head == "" || b.HistoryDepth == 0:
+		h.mode = "none"
+	case sameBounds && lastHead.String == h.head:
+		h.mode = "up to date"
+	case sameBounds && lastHead.String != "" && gitx.IsAncestor(ctx, root, lastHead.String, h.head):
+		h.mode, since = "incremental", lastHead.String
+	default:
+		h.mode = "full"
+	}
+	if h.mode != "full" && h.mode != "incremental" {
+		close(h.done)
+		return h
+	}
+	ctx, h.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(h.done)
+		h.err = gitx.Log(ctx, root, gitx.LogOptions{Since: since, Max: b.HistoryDepth, LineStats: b.LineStats}, func(c gitx.Commit) error {
+			h.commits = append(h.commits, c)
+			return nil
+		})
+	}()
+	return h
+}
+
+// finishHistory waits for the commits and writes commits, file_commits and
+// co_changes.
+func (b *Builder) finishHistory(ctx context.Context, tx *sql.Tx, h *history, repoID int64, res *Result) error {
+	defer h.cancel()
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if h.err != nil {
+		return fmt.Errorf("mine history: %w", h.err)
+	}
+	res.History = h.mode
+	if h.mode == "none" || h.mode == "full" {
+		if err := clearHistory(ctx, tx, repoID); err != nil {
+			return err
+		}
+	}
+	if len(h.commits) > 0 {
+		if err := b.storeCommits(ctx, tx, repoID, h.commits, res); err != nil {
+			return err
+		}
+	}
+	if h.mode == "none" && h.head == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE repo_state SET git_head = ?, history_depth = ?, max_commit_files = ? WHERE repo_id = ?`,
+		h.head, b.HistoryDepth, b.MaxCommitFiles, repoID); err != nil {
+		return fmt.Errorf("update repo state: %w", err)
+	}
+	return nil
+}
+
+func clearHistory(ctx context.Context, tx *sql.Tx, repoID int64) error {
+	for _, q := range []string{
+		`DELETE FROM co_changes WHERE file_a_id IN (SELECT id FROM files WHERE repo_id = ?)`,
+		`DELETE FROM file_commits WHERE commit_id IN (SELECT id FROM commits WHERE repo_id = ?)`,
+		`DELETE FROM commits WHERE repo_id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, repoID); err != nil {
+			return fmt.Errorf("clear history: %w", err)
+		}
+	}
+	return nil
+}
+
+type pair struct{ a, b int64 }
+
+type pairCount struct {
+	count    int
+	lastHash string // newest commit of the pair: the first seen, as log runs newest first
+}
+
+func (b *Builder) storeCommits(ctx context.Context, tx *sql.Tx, repoID int64, commits []gitx.Commit, res *Result) error {
+	ids := map[string]int64{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, path FROM files WHERE repo_id = ?`, repoID)
+	if err != nil {
+		return fmt.Errorf("list files: %w", err)
+	}
+	for rows.Next() {
+		var (
+			id int64
+			p  string
+		)
+		if err := rows.Scan(&id, &p); err != nil {
+			rows.Close()
+			return err
+		}
+		ids[p] = id
+	}
+	rows.Close()
+	insCommit, err := tx.PrepareContext(ctx, `INSERT INTO commits(repo_id, hash, author, message, timestamp, files_changed, insertions, deletions)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(repo_id, hash) DO NOTHING RETURNING id`)
+	if err != nil {
+		return err
+	}
+	defer insCommit.Close()
+	insFC, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO file_commits(file_id, commit_id) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insFC.Close()
+
+	pairs := map[pair]*pairCount{}
+	for _, c := range commits {
+		var ins, del any // NULL unless line stats were mined
+		if b.LineStats {
+			ni, nd := 0, 0
+			for _, f := range c.Files {
+				ni += max(f.Insertions, 0)
+				nd += max(f.Deletions, 0)
+			}
+			ins, del = ni, nd
+		}
+		var cid int64
+		err := insCommit.QueryRowContext(ctx, repoID, c.Hash, c.Author, c.Message, c.Timestamp, len(c.Files), ins, del).Scan(&cid)
+		if err == sql.ErrNoRows {
+			continue // already mined
+		}
+		if err != nil {
+			return fmt.Errorf("store commit %s: %w", c.Hash, err)
+		}
+		res.NewCommits++
+		var fids []int64
+		for _, f := range c.Files {
+			if id, ok := ids[f.Path]; ok {
+				fids = append(fids, id)
+				if _, err := insFC.ExecContext(ctx, id, cid); err != nil {
+					return fmt.Errorf("store commit %s: %w", c.Hash, err)
+				}
+			}
+		}
+		// Commits that touch very many files (mass renames, formatting
+		// sweeps, vendoring) say nothing about which files belong together.
+		if len(c.Files) > b.MaxCommitFiles || len(fids) < 2 {
+			continue
+		}
+		sort.Slice(fids, func(i, j int) bool { return fids[i] < fids[j] })
+		for i := range fids {
+			for j := i + 1; j < len(fids); j++ {
+				p := pair{fids[i], fids[j]}
+				if pc := pairs[p]; pc != nil {
+					pc.count++
+				} else {
+					pairs[p] = &pairCount{count: 1, lastHash: c.Hash}
+				}
+			}
+		}
+	}
+	keys := make([]pair, 0, len(pairs))
+	for p := range pairs {
+		keys = append(keys, p)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].a != keys[j].a {
+			return keys[i].a < keys[j].a
+		}
+		return keys[i].b < keys[j].b
+	})
+	up, err := tx.PrepareContext(ctx, `INSERT INTO co_changes(file_a_id, file_b_id, count, last_commit_hash) VALUES (?, ?, ?, ?)
+		ON CONFLICT(file_a_id, file_b_id) DO UPDATE SET count = count + excluded.count, last_commit_hash = excluded.last_commit_hash`)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	for _, k := range keys {
+		pc := pairs[k]
+		if _, err := up.ExecContext(ctx, k.a, k.b, pc.count, pc.lastHash); err != nil {
+			return fmt.Errorf("store co-change: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,493 @@
+// Package index is cra's deterministic indexer (seed 001 Phase 1): it scans
+// a repository, hashes and parses the files that are new or changed,
+// resolves imports to file dependencies, resolves Python symbol references,
+// mines git history for co-change, and writes it all to the curated DB in
+// one transaction, so a failed run leaves the previous index intact.
+package index
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// Defaults for the history miner's bounds; [index] in config.toml and the
+// Builder's fields override them.
+const (
+	DefaultHistoryDepth   = 3000
+	DefaultMaxCommitFiles = 50
+)
+
+// Builder indexes repositories into a curated DB.
+type Builder struct {
+	factory *store.Factory
+
+	// HistoryDepth caps the commits mined, newest first (0: no git history).
+	HistoryDepth int
+	// MaxCommitFiles leaves commits touching more files out of co-change
+	// counting.
+	MaxCommitFiles int
+	// LineStats mines insertions and deletions per commit (git log
+	// --numstat). Off by default: it makes the history step about five
+	// times slower, and nothing cra ranks with needs it.
+	LineStats bool
+	// ContinueOnError turns read failures (other than permission denied,
+	// which is always a counted skip) into counted skips instead of
+	// failing the run (seed 001 §15).
+	ContinueOnError bool
+	// Workers is the number of parallel readers/parsers; default all cores.
+	Workers int
+	// Progress, when set, is called from the indexing goroutine as files are
+	// processed.
+	Progress func(p Progress)
+	// Logger receives diagnostics; default discards.
+	Logger *slog.Logger
+	// readFile reads a file; tests replace it to inject I/O failures.
+	readFile func(string) ([]byte, error)
+}
+
+// Progress reports one phase's advance.
+type Progress struct {
+	Phase string // "parse"
+	Done  int
+	Total int
+}
+
+// NewBuilder returns a Builder writing through factory, with defaults.
+func NewBuilder(factory *store.Factory) *Builder {
+	return &Builder{
+		factory:        factory,
+		HistoryDepth:   DefaultHistoryDepth,
+		MaxCommitFiles: DefaultMaxCommitFiles,
+		Workers:        runtime.GOMAXPROCS(0),
+		Logger:         slog.New(slog.DiscardHandler),
+		readFile:       os.ReadFile,
+	}
+}
+
+// ApplyConfig takes the [index] bounds from a loaded config.
+func (b *Builder) ApplyConfig(cfg *config.Config) {
+	if cfg == nil || cfg.Index == nil {
+		return
+	}
+	if v := cfg.Index.HistoryDepth; v != nil {
+		b.HistoryDepth = *v
+	}
+	if v := cfg.Index.MaxCommitFiles; v != nil {
+		b.MaxCommitFiles = *v
+	}
+}
+
+// Warning is a file indexed with a problem, or a skipped file's error.
+type Warning struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Result summarises one indexing run.
+type Result struct {
+	Repo      string         `json:"repo"`
+	RepoID    int64          `json:"repo_id"`
+	Git       bool           `json:"git"`
+	Scanned   int            `json:"files_scanned"`
+	Indexed   int            `json:"files_indexed"`
+	Parsed    int            `json:"files_parsed"`
+	Added     int            `json:"files_added"`
+	Changed   int            `json:"files_changed"`
+	Deleted   int            `json:"files_deleted"`
+	Unchanged int            `json:"files_unchanged"`
+	Skipped   map[string]int `json:"skipped"`
+	SkipList  []Skip         `json:"skipped_files"`
+	Warnings  []Warning      `json:"warnings"`
+
+	Symbols      int `json:"symbols"`
+	Dependencies int `json:"dependencies"`
+	References   int `json:"symbol_references"`
+	NewCommits   int `json:"commits_new"`
+	Commits      int `json:"commits"`
+	CoChanges    int `json:"co_change_pairs"`
+
+	History  string        `json:"history"` // "none", "full", "incremental", "up to date"
+	Duration time.Duration `json:"duration_ns"`
+	Phases   PhaseTimes    `json:"phases_ns"`
+}
+
+// PhaseTimes breaks a run's duration down.
+type PhaseTimes struct {
+	Scan    time.Duration `json:"scan"`
+	Parse   time.Duration `json:"parse_and_write"` // the writer runs behind the parsers
+	Resolve time.Duration `json:"resolve"`
+	Git     time.Duration `json:"git"` // what is left of the history step after parsing
+
+}
+
+// FilesChanged is the number of files added, changed or deleted.
+func (r *Result) FilesChanged() int { return r.Added + r.Changed + r.Deleted }
+
+// existing is a file row already in the index.
+type existing struct {
+	id    int64
+	hash  string
+	size  int64
+	lang  string
+	mtime int64
+}
+
+// outcome is what a worker found for one candidate.
+type outcome struct {
+	c      candidate
+	skip   string // non-empty: skipped for this reason
+	warn   string
+	same   bool // content unchanged
+	hash   string
+	lines  int
+	parsed *lang.File
+	err    error
+}
+
+// Run indexes the repository at root (an absolute directory path) into the
+// curated DB and records the run in the raw DB.
+func (b *Builder) Run(ctx context.Context, root string) (*Result, error) {
+	start := time.Now()
+	res := &Result{Repo: root, Skipped: map[string]int{}, SkipList: []Skip{}, Warnings: []Warning{}}
+	raw, err := b.factory.Open(ctx, store.Raw, "", false)
+	if err != nil {
+		return nil, err
+	}
+	defer raw.Close()
+	runErr := b.run(ctx, root, res, start)
+	res.Duration = time.Since(start)
+	status := "ok"
+	switch {
+	case runErr != nil:
+		status = "failed: " + runErr.Error()
+	case len(res.Warnings) > 0:
+		status = "ok_with_warnings"
+	}
+	// Record the run even when it failed: the raw DB is the activity log.
+	if _, err := raw.ExecContext(context.WithoutCancel(ctx),
+		`INSERT INTO index_runs(repo_path, files_scanned, files_changed, duration_ms, status, timestamp) VALUES (?, ?, ?, ?, ?, ?)`,
+		root, res.Scanned, res.FilesChanged(), res.Duration.Milliseconds(), status, store.Now()); err != nil && runErr == nil {
+		return res, fmt.Errorf("record index run: %w", err)
+	}
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, nil
+}
+
+func (b *Builder) run(ctx context.Context, root string, res *Result, start time.Time) error {
+	db, err := b.factory.Open(ctx, store.Curated, "", false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	isGit, err := gitx.IsRepo(ctx, root)
+	if err != nil {
+		return err
+	}
+	res.Git = isGit
+
+	t := time.Now()
+	cands, skips, scanned, err := scan(ctx, root, isGit)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", root, err)
+	}
+	res.Scanned = scanned
+	res.Phases.Scan = time.Since(t)
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin index transaction: %w", err)
+	}
+	defer tx.Rollback()
+
+	repoID, lastRun, err := b.repoRow(ctx, tx, root, isGit)
+	if err != nil {
+		return err
+	}
+	res.RepoID = repoID
+	old, err := loadExisting(ctx, tx, repoID)
+	if err != nil {
+		return err
+	}
+
+	// Git history is read concurrently with parsing; it is written once
+	// the files it refers to have their rows.
+	hist := b.startHistory(ctx, tx, root, repoID, isGit)
+
+	for _, s := range skips {
+		res.Skipped[s.Reason]++
+		res.SkipList = append(res.SkipList, s)
+	}
+	t = time.Now()
+	w := newWriter(tx, repoID)
+	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
+	if err != nil {
+		hist.cancel()
+		return err
+	}
+	res.Phases.Parse = time.Since(t)
+
+	t = time.Now()
+	if err := w.resolveDependencies(ctx, root, ch, res); err != nil {
+		hist.cancel()
+		return err
+	}
+	if err := w.resolvePythonRefs(ctx, ch); err != nil {
+		hist.cancel()
+		return err
+	}
+	res.Phases.Resolve = time.Since(t)
+
+	t = time.Now()
+	if err := b.finishHistory(ctx, tx, hist, repoID, res); err != nil {
+		return err
+	}
+	res.Phases.Git = time.Since(t)
+
+	if _, err := tx.ExecContext(ctx, `UPDATE repo_state SET last_run_ns = ? WHERE repo_id = ?`, start.UnixNano(), repoID); err != nil {
+		return fmt.Errorf("update repo state: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE repos SET indexed_at = ? WHERE id = ?`, store.Now(), repoID); err != nil {
+		return fmt.Errorf("update repo: %w", err)
+	}
+	if err := totals(ctx, tx, repoID, res); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit index: %w", err)
+	}
+	sort.Slice(res.SkipList, func(i, j int) bool { return res.SkipList[i].Path < res.SkipList[j].Path })
+	sort.Slice(res.Warnings, func(i, j int) bool { return res.Warnings[i].Path < res.Warnings[j].Path })
+	return nil
+}
+
+// repoRow finds or creates the repository's row and its state row.
+func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bool) (id, lastRunNS int64, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT id FROM repos WHERE path = ?`, root).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var remote sql.NullString
+		if isGit {
+			if u := gitx.RemoteURL(ctx, root); u != "" {
+				remote = sql.NullString{String: u, Valid: true}
+			}
+		}
+		r, err := tx.ExecContext(ctx, `INSERT INTO repos(path, remote_url, indexed_at) VALUES (?, ?, ?)`, root, remote, store.Now())
+		if err != nil {
+			return 0, 0, fmt.Errorf("register repo: %w", err)
+		}
+		id, _ = r.LastInsertId()
+	} else if err != nil {
+		return 0, 0, fmt.Errorf("find repo: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO repo_state(repo_id) VALUES (?)`, id); err != nil {
+		return 0, 0, fmt.Errorf("repo state: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT last_run_ns FROM repo_state WHERE repo_id = ?`, id).Scan(&lastRunNS); err != nil {
+		return 0, 0, fmt.Errorf("repo state: %w", err)
+	}
+	return id, lastRunNS, nil
+}
+
+func loadExisting(ctx context.Context, tx *sql.Tx, repoID int64) (map[string]existing, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT f.id, f.path, f.content_hash, f.size_bytes, f.language, COALESCE(fi.mtime_ns, 0)
+		FROM files f LEFT JOIN file_index fi ON fi.file_id = f.id WHERE f.repo_id = ?`, repoID)
+	if err != nil {
+		return nil, fmt.Errorf("load index: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]existing{}
+	for rows.Next() {
+		var (
+			e    existing
+			path string
+		)
+		if err := rows.Scan(&e.id, &path, &e.hash, &e.size, &e.lang, &e.mtime); err != nil {
+			return nil, fmt.Errorf("load index: %w", err)
+		}
+		out[path] = e
+	}
+	return out, rows.Err()
+}
+
+// parseAndWrite reads, hashes and parses candidates on all workers and
+// writes each outcome as soon as it and all before it are done, so the
+// writer runs behind the parsers and the rows are written in path order
+// (stable IDs from run to run). A candidate whose size and mtime match the
+// index, and whose mtime predates the last run, is not even read (the stat
+// gate).
+func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidate, old map[string]existing, lastRunNS int64, res *Result) (*changes, error) {
+	ch := newChanges(len(old) == 0)
+	present := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		present[c.rel] = true
+	}
+	if err := w.deleteGone(ctx, old, present, res, ch); err != nil {
+		return nil, err
+	}
+	outs := make([]outcome, len(cands))
+	ready := make([]bool, len(cands))
+	var todo []int
+	for i, c := range cands {
+		outs[i].c = c
+		if e, ok := old[c.rel]; ok && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang {
+			outs[i].same, outs[i].hash = true, e.hash
+			ready[i] = true
+			continue
+		}
+		todo = append(todo, i)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := max(b.Workers, 1)
+	jobs := make(chan int)
+	done := make(chan int, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := lang.NewParser()
+			defer p.Close()
+			for i := range jobs {
+				b.processOne(&outs[i], old, p)
+				done <- i
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, i := range todo {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	// Stop the workers and drain their results on every return path.
+	defer func() {
+		cancel()
+		go func() {
+			for range done {
+			}
+		}()
+		wg.Wait()
+		close(done)
+	}()
+	parsed := 0
+	for next := 0; next < len(cands); {
+		if !ready[next] {
+			select {
+			case i := <-done:
+				ready[i] = true
+				parsed++
+				if b.Progress != nil {
+					b.Progress(Progress{Phase: "parse", Done: parsed, Total: len(todo)})
+				}
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		o := &outs[next]
+		if o.err != nil {
+			if !b.ContinueOnError {
+				return nil, fmt.Errorf("read %s: %w (pass --continue-on-error to skip such files)", o.c.rel, o.err)
+			}
+			o.skip, o.warn = SkipReadError, o.err.Error()
+		}
+		if err := w.applyOne(ctx, o, old, res, ch); err != nil {
+			return nil, err
+		}
+		outs[next] = outcome{} // let the parse result go
+		next++
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser) {
+	data, err := b.readFile(o.c.abs)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		o.skip, o.warn = SkipUnreadable, "permission denied"
+		return
+	case errors.Is(err, fs.ErrNotExist):
+		o.skip = "deleted during the run"
+		return
+	case err != nil:
+		o.err = err
+		return
+	}
+	head := data
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		o.skip = SkipBinary
+		return
+	}
+	sum := sha256.Sum256(data)
+	o.hash = hex.EncodeToString(sum[:])
+	if e, ok := old[o.c.rel]; ok && e.hash == o.hash && e.lang == o.c.lang {
+		o.same = true
+		return
+	}
+	o.lines = bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		o.lines++
+	}
+	if o.c.parse == "" {
+		return
+	}
+	f, err := p.Parse(o.c.parse, data)
+	if err != nil {
+		o.warn = "parse: " + err.Error()
+		return
+	}
+	o.parsed = f
+	if f.SyntaxErrors > 0 {
+		o.warn = fmt.Sprintf("%d syntax error(s); indexed what parsed", f.SyntaxErrors)
+	}
+}
+
+func totals(ctx context.Context, tx *sql.Tx, repoID int64, res *Result) error {
+	q := []struct {
+		dst *int
+		sql string
+	}{
+		{&res.Indexed, `SELECT COUNT(*) FROM files WHERE repo_id = ?`},
+		{&res.Symbols, `SELECT COUNT(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?`},
+		{&res.Dependencies, `SELECT COUNT(*) FROM dependencies d JOIN files f ON f.id = d.source_file_id WHERE f.repo_id = ?`},
+		{&res.References, `SELECT COUNT(*) FROM symbol_references r JOIN symbols s ON s.id = r.caller_symbol_id JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?`},
+		{&res.Commits, `SELECT COUNT(*) FROM commits WHERE repo_id = ?`},
+		{&res.CoChanges, `SELECT COUNT(*) FROM co_changes c JOIN files f ON f.id = c.file_a_id WHERE f.repo_id = ?`},
+	}
+	for _, x := range q {
+		if err := tx.QueryRowContext(ctx, x.sql, repoID).Scan(x.dst); err != nil {
+			return fmt.Errorf("count index: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package world
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+)
+
+// CompactOptions tune Compact.
+type CompactOptions struct {
+	// EventsBefore, when set, also drops events older than it whose
+	// identifier is no agent's. Events of unsettled agents are always kept.
+	EventsBefore time.Time
+}
+
+// CompactStats says what Compact did.
+type CompactStats struct {
+	Lines    int64  `json:"lines"`    // lines before
+	Kept     int64  `json:"kept"`     // lines after
+	Dropped  int64  `json:"dropped"`  // lines moved to the archive (empty lines are just dropped)
+	Verified int    `json:"verified"` // verified agents whose history was dropped
+	Archive  string `json:"archive"`  // file the dropped lines were appended to
+}
+
+// Compact rewrites the log without the history of verified agents: of each
+// verified agent it keeps the start entry (its criteria) and the verified
+// entry (its latest state), and drops its other entries and the events with
+// its id. It never drops the latest state of any agent, nor any line of an
+// agent that is not verified, nor a malformed line. Dropped lines are
+// appended to world.log.archive first, so nothing is lost (DESIGN.md
+// principle 5). Appends wait meanwhile; read markers are moved to the same
+// places in the new file, and the side index is rebuilt on next use.
+func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, error) {
+	stats := CompactStats{Archive: filepath.Join(l.dir, archiveName)}
+	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
+	if err != nil {
+		return stats, err
+	}
+	defer lk.Close()
+	src, err := os.Open(l.path)
+	if err != nil {
+		return stats, fmt.Errorf("open world log: %w", err)
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return stats, fmt.Errorf("stat world log: %w", err)
+	}
+
+	// Pass 1: every agent's final state, from the log itself.
+	st := newState(fi)
+	if err := st.catchUp(ctx, src, nil); err != nil {
+		return stats, err
+	}
+	keepAgentLine := func(off int64, e Entry) bool {
+		a := st.byID[e.ID]
+		if a == nil || a.Status != StatusVerified {
+			return true
+		}
+		return e.Kind == KindAgent && (off == a.Off || off == a.StartOff)
+	}
+	for _, a := range st.byID {
+		if a.Status == StatusVerified {
+			stats.Verified++
+		}
+	}
+
+	markers, err := l.markersOf(src, fi)
+	if err != nil {
+		return stats, err
+	}
+
+	// Pass 2: copy what is kept, archive what is not.
+	tmp, err := os.CreateTemp(l.dir, "."+FileName+".compact*")
+	if err != nil {
+		return stats, fmt.Errorf("compact world log: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
+	defer tmp.Close()
+	arch, err := os.OpenFile(stats.Archive, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return stats, fmt.Errorf("open world log archive: %w", err)
+	}
+	defer arch.Close()
+	kept, dropped := bufio.NewWriterSize(tmp, 1<<20), bufio.NewWriterSize(arch, 1<<20)
+	var newPos Position
+	lr := newLineReader(src, Position{})
+	for i := 0; ; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return stats, err
+			}
+		}
+		line, start, tooLong, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return stats, fmt.Errorf("read world log: %w", err)
+		}
+		markers.move(start, newPos)
+		stats.Lines++
+		if len(line) == 0 {
+			continue
+		}
+		keep := true
+		if !tooLong {
+			if e, perr := ParseLine(line); perr == nil {
+				if e.Kind == KindAgent || st.byID[e.ID] != nil {
+					keep = keepAgentLine(start.Offset, e)
+				} else if !opts.EventsBefore.IsZero() && e.Time.Before(opts.EventsBefore) {
+					keep = false
+				}
+			}
+		}
+		w := dropped
+		if keep {
+			w = kept
+			stats.Kept++
+			newPos.Offset += int64(len(line)) + 1
+			newPos.Line++
+		} else {
+			stats.Dropped++
+		}
+		w.Write(line)
+		w.WriteByte('\n')
+	}
+	markers.move(lr.pos, newPos)
+	// A line being written when compaction began cannot be: appends wait
+	// on the lock. A torn piece without newline is kept as it is.
+	if rest := fi.Size() - lr.pos.Offset; rest > 0 {
+		buf := make([]byte, rest)
+		if _, err := src.ReadAt(buf, lr.pos.Offset); err != nil {
+			return stats, fmt.Errorf("read world log: %w", err)
+		}
+		kept.Write(buf)
+	}
+
+	if err := dropped.Flush(); err != nil {
+		return stats, fmt.Errorf("write world log archive: %w", err)
+	}
+	if err := arch.Sync(); err != nil {
+		return stats, fmt.Errorf("sync world log archive: %w", err)
+	}
+	if err := kept.Flush(); err != nil {
+		return stats, fmt.Errorf("write compacted world log: %w", err)
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		return stats, fmt.Errorf("write compacted world log: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return stats, fmt.Errorf("sync compacted world log: %w", err)
+	}
+	nfi, err := tmp.Stat()
+	if err != nil {
+		return stats, fmt.Errorf("stat compacted world log: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), l.path); err != nil {
+		return stats, fmt.Errorf("replace world log: %w", err)
+	}
+	if d, err := os.Open(l.dir); err == nil {
+		d.Sync() // best effort: make the rename durable
+		d.Close()
+	}
+
+	// The views of the old file: the index goes (rebuilt on next use),
+	// markers move, and followers learn where appends resume.
+	l.mu.Lock()
+	l.cache = nil
+	l.mu.Unlock()
+	if err := os.Remove(filepath.Join(l.dir, indexName)); err != nil && !os.IsNotExist(err) {
+		return stats, fmt.Errorf("remove world log index: %w", err)
+	}
+	dev, ino := fileID(nfi)
+	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
+	if err := config.WriteFileAtomic(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
+		return stats, err
+	}
+	if err := markers.save(tmp, dev, ino, l.Now().UTC()); err != nil {
+		return stats, err
+	}
+	return stats, nil
+}
+
+// markedPlaces are the read markers of one log file, to be moved to the
+// same lines in its compacted copy.
+type markedPlaces struct {
+	paths []string
+	old   []Position
+	moved []Position
+	done  []bool
+}
+
+// markersOf reads the markers that are valid for f.
+func (l *Log) markersOf(f *os.File, fi os.FileInfo) (*markedPlaces, error) {
+	mp := &markedPlaces{}
+	dir := filepath.Join(l.dir, markerDir)
+	names, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("read markers: %w", err)
+	}
+	for _, de := range names {
+		if CheckMarkerName(de.Name()) != nil {
+			continue // temp files of an atomic write
+		}
+		path := filepath.Join(dir, de.Name())
+		m, err := readMarker(path)
+		if err != nil || m == nil || !m.valid(f, fi) {
+			continue // a stale marker stays stale
+		}
+		mp.paths = append(mp.paths, path)
+		mp.old = append(mp.old, m.Pos)
+	}
+	mp.moved = slices.Clone(mp.old)
+	mp.done = make([]bool, len(mp.old))
+	return mp, nil
+}
+
+// move records that the line at old in the old file goes to now in the new
+// one (or, when dropped, that the next kept line does).
+func (mp *markedPlaces) move(old, now Position) {
+	for i, p := range mp.old {
+		if !mp.done[i] && p.Offset <= old.Offset {
+			mp.moved[i], mp.done[i] = now, true
+		}
+	}
+}
+
+// save writes the moved markers for the new file (dev, ino).
+func (mp *markedPlaces) save(f *os.File, dev, ino uint64, now time.Time) error {
+	for i, path := range mp.paths {
+		tail, err := tailAt(f, mp.moved[i].Offset)
+		if err != nil {
+			return err
+		}
+		m := &marker{Pos: mp.moved[i], Tail: tail, Dev: dev, Ino: ino, Updated: now}
+		if err := writeMarker(path, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package world
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCompact(t *testing.T) {
+	l, c := newTestLog(t)
+	ctx := context.Background()
+	var malformed int
+	l.Malformed = func(*Record) { malformed++ }
+	step := func(id string, s Status, need string) {
+		t.Helper()
+		c.advance(time.Second)
+		if _, err := l.Agent(ctx, s, id, string(s)+" "+id, need); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event := func(src Source, id string) {
+		t.Helper()
+		c.advance(time.Second)
+		if _, err := l.Event(ctx, src, id, "about "+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event(SourceIndex, "repo") // old, of no agent
+	step("done", StatusStart, "tests pass")
+	step("done", StatusActive, "")
+	event(SourceBash, "done")
+	step("done", StatusFinish, "")
+	step("done", StatusRetry, "")
+	step("done", StatusActive, "")
+	step("done", StatusFinish, "")
+	step("done", StatusVerified, "")
+	step("stuck", StatusStart, "it works")
+	step("stuck", StatusActive, "")
+	step("stuck", StatusFailed, "a person must log in")
+	event(SourceUser, "stuck")
+	step("running", StatusStart, "")
+	step("running", StatusActive, "")
+	event(SourceBash, "running")
+	f, _ := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("a malformed line\n")
+	f.Close()
+	cut := c.advance(time.Second)
+	event(SourceIndex, "repo") // recent, of no agent
+
+	// A reader has read up to the "stuck" failure.
+	var seen []string
+	if _, err := l.Check(ctx, "reader", ids(&seen)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := l.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step("running", StatusFinish, "") // after the marker
+
+	oldLines := readLines(t, l)
+	stats, err := l.Compact(ctx, CompactOptions{EventsBefore: cut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := readLines(t, l)
+	var keptIDs []string
+	for _, line := range after {
+		e, err := ParseLine([]byte(line))
+		if err != nil {
+			keptIDs = append(keptIDs, "!")
+			continue
+		}
+		keptIDs = append(keptIDs, e.ID+":"+string(e.Status)+string(e.Source))
+	}
+	want := []string{
+		"done:start", "done:verified",
+		"stuck:start", "stuck:active", "stuck:failed", "stuck:user",
+		"running:start", "running:active", "running:bash",
+		"!", "repo:index", "running:finish",
+	}
+	if diff := cmp.Diff(want, keptIDs); diff != "" {
+		t.Errorf("kept lines (-want +got):\n%s", diff)
+	}
+	wantStats := CompactStats{Lines: int64(len(oldLines)), Kept: int64(len(after)), Dropped: int64(len(oldLines) - len(after)),
+		Verified: 1, Archive: filepath.Join(l.dir, archiveName)}
+	if diff := cmp.Diff(wantStats, stats); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+
+	// Nothing is lost: kept and archived lines are the old lines.
+	arch, err := os.ReadFile(stats.Archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(strings.Split(strings.TrimSuffix(string(arch), "\n"), "\n"), after...)
+	if len(all) != len(oldLines) {
+		t.Errorf("got %d kept+archived lines, want %d", len(all), len(oldLines))
+	}
+	for _, line := range oldLines {
+		found := false
+		for _, a := range all {
+			if a == line {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("line lost: %s", line)
+		}
+	}
+
+	// The latest state of every agent is the same, from a fresh replay.
+	fresh, _ := Open(l.dir)
+	fresh.Now = c.Now
+	got, err := fresh.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range before {
+		if before[i].ID == "done" {
+			before[i].Retries = 0 // its retry entries were history
+		}
+		if before[i].ID == "running" {
+			before[i].Status, before[i].Output = StatusFinish, "finish running"
+			before[i].Since = c.now
+			before[i].LastSeen = c.now
+		}
+	}
+	if diff := cmp.Diff(before, got); diff != "" {
+		t.Errorf("Current after compaction (-before +after):\n%s", diff)
+	}
+
+	// The marker kept its place: only what came after it is new.
+	seen = nil
+	if _, err := l.Check(ctx, "reader", ids(&seen)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"running"}, seen); diff != "" {
+		t.Errorf("check after compaction (-want +got):\n%s", diff)
+	}
+	// The lifecycle goes on where it was.
+	if _, err := l.Agent(ctx, StatusRetry, "stuck", "answered", ""); err != nil {
+		t.Errorf("retry after the user's answer: %v", err)
+	}
+	if _, err := l.Agent(ctx, StatusActive, "done", "", ""); err == nil {
+		t.Error("verified agent moved after compaction")
+	}
+	if malformed != 1 {
+		t.Errorf("got %d malformed reports, want 1", malformed)
+	}
+}
+
+// TestFollowAcrossCompaction: a follower goes on in the compacted file.
+func TestFollowAcrossCompaction(t *testing.T) {
+	l, c := newTestLog(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, s := range []Status{StatusStart, StatusActive, StatusFinish, StatusVerified} {
+		c.advance(time.Second)
+		if _, err := l.Agent(ctx, s, "old", "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end, err := l.Tail(ctx, 0, Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Follow(ctx, end, Filter{}, func(r *Record) error {
+			got <- fmt.Sprintf("%s@%d", r.Entry.ID, r.Line)
+			return nil
+		})
+	}()
+	if _, err := l.Event(ctx, SourceBash, "before", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "before@5" {
+		t.Errorf("got %s, want before@5", s)
+	}
+	if _, err := l.Compact(ctx, CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Event(ctx, SourceBash, "after", "x"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "after@4" { // old:start, old:verified, before, after
+			t.Errorf("got %s, want after@4", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing followed after compaction")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}

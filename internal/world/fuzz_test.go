@@ -1,0 +1,96 @@
+package world
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// FuzzParseLine feeds arbitrary lines to the parser: it never panics, and
+// whatever it accepts formats to a line that parses to the same entry
+// (legacy lines are rewritten in the new format).
+func FuzzParseLine(f *testing.F) {
+	for _, s := range []string{
+		"[2025-01-02T03:04:05.678Z][event:bash][git-status] clean",
+		"[2025-01-02T03:04:05.678Z][agent:start][T-12] add a flag | need: tests pass",
+		"[2025-01-02T03:04:05.678Z][agent:failed][T-1] | need: solve captcha",
+		`[2025-01-02T03:04:05.678Z][event:file][a\x5b1\x5d] x\ny\\ \| need: z \u2028`,
+		"[2025-01-02T03:04:05.678+02:00][event:user][s]",
+		"[2025-01-02 03:04:05] [claude] [abc123:done] all green",
+		"[2025-01-02T03:04:05Z] [chrome] [x:visited] y",
+		"[][][]", "[", "", "]]", "[x] [y] [z:]",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := ParseLine(line)
+		if err != nil {
+			return
+		}
+		e.Legacy = false
+		out, err := Format(e)
+		if err != nil {
+			// Only times beyond what RFC 3339 can hold may be unwritable.
+			if y := e.Time.Year(); y >= 0 && y <= 9999 {
+				t.Fatalf("Format(ParseLine(%q)): %v", line, err)
+			}
+			return
+		}
+		if strings.ContainsAny(out, "\n\r") {
+			t.Fatalf("Format gave a line break: %q", out)
+		}
+		back, err := ParseLine([]byte(out))
+		if err != nil {
+			t.Fatalf("ParseLine(%q) (from %q): %v", out, line, err)
+		}
+		e.Time = e.Time.Truncate(time.Millisecond)
+		if diff := cmp.Diff(e, back); diff != "" {
+			t.Fatalf("%q → %q (-first +second):\n%s", line, out, diff)
+		}
+	})
+}
+
+// FuzzEscape checks that escaping is reversible for every string, keeps a
+// line one line, and that any output, need and identifier survive a whole
+// line's round trip, need separator and all.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\nb", "\\", "| need: x", "a |", "a | need:", "\xff", "\u2028", "[]", "\\x41"} {
+		f.Add(s, "c | need: d", "T-1")
+	}
+	f.Fuzz(func(t *testing.T, output, need, id string) {
+		esc := Escape(output)
+		back, err := Unescape(esc)
+		if err != nil {
+			t.Fatalf("Unescape(Escape(%q)) = error %v", output, err)
+		}
+		if back != output {
+			t.Fatalf("Unescape(Escape(%q)) = %q", output, back)
+		}
+		if !utf8.ValidString(esc) {
+			t.Fatalf("Escape(%q) = %q, not valid UTF-8", output, esc)
+		}
+		for _, r := range esc {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+				t.Fatalf("Escape(%q) = %q holds control %U", output, esc, r)
+			}
+		}
+		if id == "" {
+			id = "x"
+		}
+		e := Entry{Time: t0, Kind: KindAgent, Status: StatusStart, ID: id, Output: output, Need: need}
+		line, err := Format(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseLine([]byte(line))
+		if err != nil {
+			t.Fatalf("ParseLine(%q): %v", line, err)
+		}
+		if diff := cmp.Diff(e, got); diff != "" {
+			t.Fatalf("round trip of %q (-want +got):\n%s", line, diff)
+		}
+	})
+}

@@ -1,0 +1,225 @@
+package world
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Position is a place between lines of the log: the byte offset where a
+// line starts and the number of lines before it.
+type Position struct {
+	Offset int64 `json:"offset"`
+	Line   int64 `json:"line"`
+}
+
+// Record is one line as read: where it is, its text and its entry, or the
+// reason it is malformed.
+type Record struct {
+	Line   int64 // 1-based line number; 0 when unknown
+	Offset int64 // byte offset of the line's start
+	// Raw is the line without its newline. It is valid only during the
+	// callback that receives it.
+	Raw   []byte
+	Entry Entry
+	Err   *LineError // non-nil for a malformed line; Entry is then zero
+}
+
+// parseRecord parses raw into a record at start.
+func parseRecord(raw []byte, start Position, tooLong bool) Record {
+	r := Record{Line: start.Line + 1, Offset: start.Offset, Raw: raw}
+	if tooLong {
+		r.Err = &LineError{Line: r.Line, Err: fmt.Errorf("longer than %d bytes", MaxLineBytes)}
+		return r
+	}
+	e, err := ParseLine(raw)
+	if err != nil {
+		r.Err = &LineError{Line: r.Line, Err: err}
+		return r
+	}
+	r.Entry = e
+	return r
+}
+
+// lineReader reads complete lines from a position. It is one-shot: at the
+// end it has consumed a trailing partial line from its buffer, so a reader
+// of a growing file makes a new one from pos.
+type lineReader struct {
+	r   *bufio.Reader
+	pos Position // start of the next line
+	buf []byte
+}
+
+func newLineReader(f io.ReaderAt, from Position) *lineReader {
+	sr := io.NewSectionReader(f, from.Offset, math.MaxInt64-from.Offset)
+	return &lineReader{r: bufio.NewReaderSize(sr, 256<<10), pos: from}
+}
+
+// next returns the next complete line without its newline and where it
+// starts. After the last complete line it returns io.EOF, leaving a line
+// without newline (one being written, or torn) unread. A line longer than
+// MaxLineBytes comes back cut short with tooLong set.
+func (lr *lineReader) next() (line []byte, start Position, tooLong bool, err error) {
+	start = lr.pos
+	lr.buf = lr.buf[:0]
+	var n int64
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		n += int64(len(chunk))
+		switch {
+		case err == nil:
+			lr.pos.Offset += n
+			lr.pos.Line++
+			if tooLong {
+				return lr.buf, start, true, nil
+			}
+			if len(lr.buf) == 0 {
+				return chunk[:len(chunk)-1], start, false, nil
+			}
+			lr.buf = append(lr.buf, chunk...)
+			return lr.buf[:len(lr.buf)-1], start, false, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(lr.buf)+len(chunk) > MaxLineBytes {
+				tooLong = true
+			} else {
+				lr.buf = append(lr.buf, chunk...)
+			}
+		default:
+			return nil, start, false, err
+		}
+	}
+}
+
+// scanFile calls fn for every non-empty complete line of f from pos, in
+// order; pre, when set, skips lines it rejects before they are parsed. It
+// returns the position after the last complete line read.
+func scanFile(ctx context.Context, f io.ReaderAt, from Position, pre func([]byte) bool, fn func(*Record) error) (Position, error) {
+	lr := newLineReader(f, from)
+	for i := 0; ; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return lr.pos, err
+			}
+		}
+		line, start, tooLong, err := lr.next()
+		if err == io.EOF {
+			return lr.pos, nil
+		}
+		if err != nil {
+			return start, fmt.Errorf("read world log: %w", err)
+		}
+		if len(line) == 0 || (pre != nil && !tooLong && !pre(line)) {
+			continue
+		}
+		rec := parseRecord(line, start, tooLong)
+		if err := fn(&rec); err != nil {
+			return lr.pos, err
+		}
+	}
+}
+
+// Scan calls fn for each non-empty line of the log from position from to
+// the last complete line, malformed ones included (Record.Err says why),
+// and returns the position after it. A line still being written is left
+// for a later call.
+func (l *Log) Scan(ctx context.Context, from Position, fn func(*Record) error) (Position, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return from, fmt.Errorf("open world log: %w", err)
+	}
+	defer f.Close()
+	return scanFile(ctx, f, from, nil, fn)
+}
+
+// tailBytes is how much of the log before a position an index or marker
+// keeps to check, cheaply, that the log it describes is still there.
+const tailBytes = 64
+
+// tailAt returns up to tailBytes bytes of f before off.
+func tailAt(f io.ReaderAt, off int64) ([]byte, error) {
+	n := min(off, tailBytes)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off-n); err != nil {
+		return nil, fmt.Errorf("read world log: %w", err)
+	}
+	return b, nil
+}
+
+// countLines returns the number of newlines in f before off.
+func countLines(ctx context.Context, f io.ReaderAt, off int64) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var n int64
+	for pos := int64(0); pos < off; {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		m := int(min(int64(len(buf)), off-pos))
+		k, err := f.ReadAt(buf[:m], pos)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		pos += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read world log: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// completeEnd returns the offset after the last newline of f, whose size
+// is size: the end of its complete lines.
+func completeEnd(f io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, fmt.Errorf("read world log: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// scanBackward calls fn for the complete lines of f that end at or before
+// end (a line boundary), newest first, until fn returns false. Empty lines
+// are skipped.
+func scanBackward(ctx context.Context, f io.ReaderAt, end int64, fn func(off int64, line []byte) bool) error {
+	const chunk = 64 << 10
+	var buf []byte // the bytes [pos, end) not yet handed out, ending in '\n' when not empty
+	pos := end
+	for pos > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(int64(chunk), pos)
+		pos -= n
+		b := make([]byte, int(n), int(n)+len(buf))
+		if _, err := f.ReadAt(b, pos); err != nil {
+			return fmt.Errorf("read world log: %w", err)
+		}
+		buf = append(b, buf...)
+		for len(buf) > 0 {
+			i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+			if i < 0 {
+				break
+			}
+			if line := buf[i+1 : len(buf)-1]; len(line) > 0 && !fn(pos+int64(i)+1, line) {
+				return nil
+			}
+			buf = buf[:i+1]
+		}
+	}
+	if len(buf) > 1 {
+		fn(0, buf[:len(buf)-1])
+	}
+	return nil
+}
