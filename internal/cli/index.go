@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/world"
 )
 
 type indexOptions struct {
@@ -128,8 +130,10 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		bar.Finish()
 	}
 	if err != nil {
+		world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), "index failed: "+err.Error())
 		return fmt.Errorf("index %s: %w", repo, err)
 	}
+	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), summaryLine(res))
 	if opts.json {
 		enc := json.NewEncoder(d.out)
 		enc.SetIndent("", "  ")

@@ -90,6 +90,30 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	return l, name, nil
 }
 
+// logSyncPolicy resolves the fsync policy: flag > [world] fsync > "agent"
+// (a durability knob with a safe default, not a required input).
+func logSyncPolicy(d *deps, repoFlag, flag string) (world.SyncPolicy, error) {
+	if flag != "" {
+		p, err := world.ParseSyncPolicy(flag)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		return p, nil
+	}
+	repo, err := findRepo(repoFlag)
+	if err != nil {
+		return 0, err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return 0, err
+	}
+	if cfg != nil && cfg.World != nil && cfg.World.Fsync != "" {
+		return world.ParseSyncPolicy(cfg.World.Fsync)
+	}
+	return world.SyncAgent, nil
+}
+
 // logWarnMalformed reports a malformed line and lets the reader go on (seed
 // 002: warn on malformed).
 func logWarnMalformed(d *deps, name string, r *world.Record) {
@@ -221,7 +245,7 @@ agent's retry. OUTPUT "-" reads the output from standard input.`,
 		},
 	}
 	addLogCommon(cmd, &opts.logCommon)
-	cmd.Flags().StringVar(&opts.fsync, "fsync", "agent", "when appends are fsynced: agent (lifecycle entries only), always, never")
+	cmd.Flags().StringVar(&opts.fsync, "fsync", "", "when appends are fsynced: agent (lifecycle entries only), always, never (default: [world] fsync in config, else agent)")
 	return cmd
 }
 
@@ -233,9 +257,9 @@ func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
 	if opts.id == "" {
 		return usageError{errors.New("empty identifier: name what the event is about")}
 	}
-	sync, err := world.ParseSyncPolicy(opts.fsync)
+	sync, err := logSyncPolicy(d, opts.repo, opts.fsync)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	output, err := logReadOutput(d, opts.output)
 	if err != nil {
@@ -290,7 +314,7 @@ from standard input.`,
 	}
 	addLogCommon(cmd, &opts.logCommon)
 	cmd.Flags().StringVar(&opts.need, "need", "", "success criteria (on start) or what a person must do (on failed)")
-	cmd.Flags().StringVar(&opts.fsync, "fsync", "agent", "when appends are fsynced: agent (lifecycle entries only), always, never")
+	cmd.Flags().StringVar(&opts.fsync, "fsync", "", "when appends are fsynced: agent (lifecycle entries only), always, never (default: [world] fsync in config, else agent)")
 	return cmd
 }
 
@@ -302,9 +326,9 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	if opts.id == "" {
 		return usageError{errors.New("empty session id")}
 	}
-	sync, err := world.ParseSyncPolicy(opts.fsync)
+	sync, err := logSyncPolicy(d, opts.repo, opts.fsync)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	output, err := logReadOutput(d, opts.output)
 	if err != nil {

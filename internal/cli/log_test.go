@@ -101,7 +101,7 @@ func TestLogCmdFlags(t *testing.T) {
 			func(d *deps, c func(any) error) *cobra.Command {
 				return newLogAgentCmd(d, func(_ context.Context, _ *deps, o *logAgentOptions) error { return c(*o) })
 			},
-			logAgentOptions{logCommon: logCommon{repo: "."}, status: "start", id: "T-1", output: "add a flag", need: "tests pass", fsync: "agent"}},
+			logAgentOptions{logCommon: logCommon{repo: "."}, status: "start", id: "T-1", output: "add a flag", need: "tests pass", fsync: ""}},
 		{"check", []string{"--marker", "level2", "--reset"},
 			func(d *deps, c func(any) error) *cobra.Command {
 				return newLogCheckCmd(d, func(_ context.Context, _ *deps, o *logCheckOptions) error { return c(*o) })

@@ -37,6 +37,7 @@ type Config struct {
 	Solve   *Solve   `toml:"solve,omitempty"`
 	Stages  *Stages  `toml:"stages,omitempty"`
 	Index   *Index   `toml:"index,omitempty"`
+	World   *World   `toml:"world,omitempty"`
 	Unknown []string `toml:"-"` // keys present in the file that cra does not know
 }
 
@@ -74,6 +75,14 @@ type Index struct {
 	// MaxCommitFiles leaves commits touching more files than this out of
 	// co-change counting as noise (mass renames, formatting sweeps).
 	MaxCommitFiles *int `toml:"max_commit_files,omitempty"`
+}
+
+// World is the [world] section: the world log's durability.
+type World struct {
+	// Fsync says which appends are fsynced before they return: "agent"
+	// (lifecycle entries only), "always" or "never". The --fsync flag
+	// overrides it; unset means "agent".
+	Fsync string `toml:"fsync,omitempty"`
 }
 
 // Path returns the config file path for a repository root.
@@ -139,6 +148,13 @@ func (c *Config) Validate() error {
 		}
 		if ix.MaxCommitFiles != nil && *ix.MaxCommitFiles < 2 {
 			problems = append(problems, "index.max_commit_files must be >= 2")
+		}
+	}
+	if w := c.World; w != nil {
+		switch w.Fsync {
+		case "", "agent", "always", "never":
+		default:
+			problems = append(problems, fmt.Sprintf("world.fsync is %q: use agent, always or never", w.Fsync))
 		}
 	}
 	if len(problems) > 0 {

@@ -2,19 +2,18 @@ package lang
 
 import (
 	"testing"
-
-	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
-func FuzzProbeNew(f *testing.F) {
+func FuzzProbeFull(f *testing.F) {
 	f.Add([]byte("x"))
 	f.Fuzz(func(t *testing.T, src []byte) {
-		p := sitter.NewParser()
-		p.Close()
+		p := NewParser()
+		defer p.Close()
+		p.Parse(Go, src)
 	})
 }
 
-func FuzzProbeParse(f *testing.F) {
+func FuzzProbeFlatten(f *testing.F) {
 	f.Add([]byte("x"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		p := NewParser()
@@ -22,6 +21,7 @@ func FuzzProbeParse(f *testing.F) {
 		g, _ := p.grammar(Go)
 		p.ts.SetLanguage(g.lang)
 		tr := p.ts.Parse(src, nil)
+		flatten(tr.RootNode(), nil)
 		tr.Close()
 	})
 }

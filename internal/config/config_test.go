@@ -1,0 +1,221 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func intp(v int) *int { return &v }
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    *Config
+		wantErr string
+	}{
+		{name: "empty", in: "", want: &Config{}},
+		{
+			name: "seed example",
+			in: `[models]
+coding = "qwen2.5-coder:3b-instruct"
+reasoning = "qwen3:4b-instruct-2507"
+base_url = "http://localhost:11434"
+
+[models.overrides]
+scope = "qwen3:4b-scope-v1"
+
+[budget]
+context_window = 32768
+reserved_tokens = 4096
+
+[solve]
+max_attempts = 3
+max_refinement_loops = 2
+
+[stages]
+default = "scope,precision"
+`,
+			want: &Config{
+				Models: &Models{Coding: "qwen2.5-coder:3b-instruct", Reasoning: "qwen3:4b-instruct-2507", BaseURL: "http://localhost:11434",
+					Overrides: map[string]string{"scope": "qwen3:4b-scope-v1"}},
+				Budget: &Budget{ContextWindow: intp(32768), ReservedTokens: intp(4096)},
+				Solve:  &Solve{MaxAttempts: intp(3), MaxRefinementLoops: intp(2)},
+				Stages: &Stages{Default: "scope,precision"},
+			},
+		},
+		{
+			name: "unknown keys are reported",
+			in:   "[models]\ncoding = \"c\"\ntemprature = 1\n[extra]\nx = 1\n",
+			want: &Config{Models: &Models{Coding: "c"}, Unknown: []string{"extra", "extra.x", "models.temprature"}},
+		},
+		{name: "syntax error", in: "[models\n", wantErr: "parse config.toml"},
+		{name: "wrong type", in: "[budget]\ncontext_window = \"big\"\n", wantErr: "parse config.toml"},
+		{name: "reserved >= window", in: "[budget]\ncontext_window = 10\nreserved_tokens = 10\n", wantErr: "reserved_tokens must be < budget.context_window"},
+		{name: "zero window", in: "[budget]\ncontext_window = 0\n", wantErr: "context_window must be > 0"},
+		{name: "negative reserved", in: "[budget]\nreserved_tokens = -1\n", wantErr: "reserved_tokens must be >= 0"},
+		{name: "zero attempts", in: "[solve]\nmax_attempts = 0\n", wantErr: "max_attempts must be >= 1"},
+		{name: "bad fsync policy", in: "[world]\nfsync = \"sometimes\"\n", wantErr: `world.fsync is "sometimes": use agent, always or never`},
+		{name: "fsync policy", in: "[world]\nfsync = \"never\"\n", want: &Config{World: &World{Fsync: "never"}}},
+		{name: "bad index bounds", in: "[index]\nhistory_depth = -1\nmax_commit_files = 1\n", wantErr: "history_depth must be >= 0; index.max_commit_files must be >= 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEncodeWritesOnlyWhatIsSet pins seed 001 §10.1: cra init never writes a
+// value the user did not give.
+func TestEncodeWritesOnlyWhatIsSet(t *testing.T) {
+	c := &Config{Models: &Models{Coding: "c"}, Budget: &Budget{ContextWindow: intp(100)}}
+	data, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, absent := range []string{"reasoning", "base_url", "reserved_tokens", "[solve]", "[stages]", "overrides", "[index]"} {
+		if strings.Contains(text, absent) {
+			t.Errorf("encoded config contains %q, which was not set:\n%s", absent, text)
+		}
+	}
+	back, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadAndRequireModels(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load(dir)
+	if c != nil || err != nil {
+		t.Fatalf("missing file: got %v, %v, want nil, nil", c, err)
+	}
+	if _, err := c.RequireModels(); !errors.Is(err, ErrNoModels) || !strings.Contains(err.Error(), "cra init") {
+		t.Errorf("nil config: got %v, want ErrNoModels naming cra init", err)
+	}
+	if err := (&Config{Budget: &Budget{ContextWindow: intp(1)}}).Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RequireModels(); !errors.Is(err, ErrNoModels) {
+		t.Errorf("config without [models]: got %v, want ErrNoModels", err)
+	}
+	c.Models = &Models{Coding: "c", Reasoning: "r"}
+	if m, err := c.RequireModels(); err != nil || m.Coding != "c" {
+		t.Errorf("got %v, %v", m, err)
+	}
+}
+
+func TestEnsureStateDirAndGitignore(t *testing.T) {
+	repo := t.TempDir()
+	dir, err := EnsureStateDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); !strings.Contains(string(data), "*") {
+		t.Errorf("state dir .gitignore: got %q, want it to ignore everything", data)
+	}
+	tests := []struct {
+		name, before, after string
+		changed             bool
+	}{
+		{"no file", "", ".clean_room/\n", true},
+		{"no trailing newline", "node_modules", "node_modules\n.clean_room/\n", true},
+		{"already there", "a\n.clean_room/\n", "a\n.clean_room/\n", false},
+		{"anchored form", "/.clean_room\n", "/.clean_room\n", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := t.TempDir()
+			p := filepath.Join(repo, ".gitignore")
+			if tc.before != "" {
+				os.WriteFile(p, []byte(tc.before), 0o644)
+			}
+			changed, err := EnsureGitignored(repo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(p)
+			if changed != tc.changed || string(got) != tc.after {
+				t.Errorf("got %v %q, want %v %q", changed, got, tc.changed, tc.after)
+			}
+		})
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sub", "f.txt")
+	if err := WriteFileAtomic(p, []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(p, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	st, _ := os.Stat(p)
+	if string(got) != "two" || st.Mode().Perm() != 0o600 {
+		t.Errorf("got %q %v, want \"two\" 0600", got, st.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("temp files left behind: %v", entries)
+	}
+	// A directory in the way: an error, and the old content untouched.
+	if err := WriteFileAtomic(dir, []byte("x"), 0o644); err == nil {
+		t.Error("writing over a directory: got no error")
+	}
+}
+
+// FuzzParse feeds arbitrary text to the config parser: it returns a config
+// or an error, never panics, and a config it accepts re-encodes to an
+// equivalent one.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("[models]\ncoding = \"c\"\n[budget]\ncontext_window = 10\nreserved_tokens = 2\n"))
+	f.Add([]byte("[models.overrides]\nscope = \"x\"\n"))
+	f.Add([]byte("[[x]]\na = 1e999\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			return
+		}
+		c.Unknown = nil
+		enc, err := c.Encode()
+		if err != nil {
+			t.Fatalf("encode of a parsed config: %v", err)
+		}
+		back, err := Parse(enc)
+		if err != nil {
+			t.Fatalf("re-parse of encoded config: %v\n%s", err, enc)
+		}
+		back.Unknown = nil
+		if !cmp.Equal(c, back, cmp.Comparer(func(a, b map[string]string) bool { return len(a) == len(b) && (len(a) == 0 || cmp.Equal(a, b)) })) {
+			t.Fatalf("round trip changed the config:\n%s", cmp.Diff(c, back))
+		}
+	})
+}
