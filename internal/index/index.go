@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/terms"
 )
 
 // Defaults for the history miner's bounds; [index] in config.toml and the
@@ -158,7 +160,14 @@ type outcome struct {
 	hash   string
 	lines  int
 	parsed *lang.File
+	search *searchDoc
 	err    error
+}
+
+// searchDoc is a file's row of the full-text index, tokenised by the
+// worker so the writer only inserts it.
+type searchDoc struct {
+	path, symbols, body string
 }
 
 // Run indexes the repository at root (an absolute directory path) into the
@@ -458,6 +467,7 @@ func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		o.lines++
 	}
+	o.search = &searchDoc{path: terms.Joined(o.c.rel), body: terms.Joined(string(data))}
 	if o.c.parse == "" {
 		return
 	}
@@ -470,6 +480,12 @@ func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser
 	if f.SyntaxErrors > 0 {
 		o.warn = fmt.Sprintf("%d syntax error(s); indexed what parsed", f.SyntaxErrors)
 	}
+	var names strings.Builder
+	for _, s := range f.Symbols {
+		names.WriteString(s.Name)
+		names.WriteByte(' ')
+	}
+	o.search.symbols = terms.Joined(names.String())
 }
 
 func totals(ctx context.Context, tx *sql.Tx, repoID int64, res *Result) error {

@@ -211,6 +211,21 @@ func TestIncremental(t *testing.T) {
 		t.Errorf("symbol references: got %v", refs)
 	}
 	r.integrity()
+	search := func(q string) []string {
+		return r.strings(`SELECT f.path FROM file_search s JOIN files f ON f.id = s.rowid WHERE file_search MATCH ? ORDER BY bm25(file_search), f.path`, q)
+	}
+	if got := search("symbols:flush"); !cmp.Equal(got, []string{"pkg/util.py"}) {
+		t.Errorf("search symbols:flush: got %v, want [pkg/util.py]", got)
+	}
+	if got := search("path:sibling"); !cmp.Equal(got, []string{"pkg/sibling.py"}) {
+		t.Errorf("search path:sibling: got %v", got)
+	}
+	if got := search("buffers"); !cmp.Equal(got, []string{"pkg/util.py"}) {
+		t.Errorf("search body: got %v", got)
+	}
+	if got := search("demo"); !cmp.Equal(got, []string{"README.md"}) {
+		t.Errorf("search a text file: got %v", got)
+	}
 
 	// No change: nothing parsed, nothing written.
 	res = r.index()
@@ -256,6 +271,13 @@ func TestIncremental(t *testing.T) {
 	}
 	if n := r.count("SELECT COUNT(*) FROM symbols WHERE name = 'VALUE'"); n != 0 {
 		t.Errorf("deleted file's symbols: got %d, want 0", n)
+	}
+	if got := search("path:sibling"); len(got) != 0 {
+		t.Errorf("deleted file still searchable: %v", got)
+	}
+	// The edited file is found by its new text only.
+	if got := search("force"); !cmp.Equal(got, []string{"pkg/util.py"}) {
+		t.Errorf("search after edit: got %v", got)
 	}
 	r.integrity()
 

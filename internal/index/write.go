@@ -206,6 +206,17 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 		syntax_errors = excluded.syntax_errors, parsed = excluded.parsed`, id, o.c.mtime, o.lines, syntaxErrors, parsed); err != nil {
 		return fmt.Errorf("index %s: %w", o.c.rel, err)
 	}
+	if o.search != nil {
+		if had {
+			if _, err := w.exec(ctx, `DELETE FROM file_search WHERE rowid = ?`, id); err != nil {
+				return fmt.Errorf("index %s: %w", o.c.rel, err)
+			}
+		}
+		if _, err := w.exec(ctx, `INSERT INTO file_search(rowid, path, symbols, body) VALUES (?, ?, ?, ?)`,
+			id, o.search.path, o.search.symbols, o.search.body); err != nil {
+			return fmt.Errorf("index %s: %w", o.c.rel, err)
+		}
+	}
 	if o.parsed != nil {
 		if err := w.insertContent(ctx, id, o.parsed); err != nil {
 			return fmt.Errorf("index %s: %w", o.c.rel, err)
@@ -286,6 +297,7 @@ func (w *writer) deleteFile(ctx context.Context, id int64) error {
 		`DELETE FROM co_changes WHERE file_a_id = ?1 OR file_b_id = ?1`,
 		`DELETE FROM file_metadata WHERE file_id = ?`,
 		`DELETE FROM file_index WHERE file_id = ?`,
+		`DELETE FROM file_search WHERE rowid = ?`,
 		`DELETE FROM files WHERE id = ?`,
 	} {
 		if _, err := w.exec(ctx, q, id); err != nil {

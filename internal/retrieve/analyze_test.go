@@ -1,0 +1,106 @@
+package retrieve
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAnalyze(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want TaskQuery
+	}{
+		{
+			name: "commit subject with a code span",
+			text: "Resolve the pager command once, in `_pager_contextmanager`",
+			want: TaskQuery{Type: TypeFeature, Symbols: []string{"_pager_contextmanager"}},
+		},
+		{
+			name: "traceback",
+			text: "Crash on invoke:\nTraceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/click/core.py\", line 1055, in main\n    rv = self.invoke(ctx)\nValueError: bad option",
+			want: TaskQuery{
+				Type:      TypeBug,
+				Files:     []string{"usr/lib/python3/site-packages/click/core.py"},
+				FileLines: []FileLine{{"usr/lib/python3/site-packages/click/core.py", 1055}},
+				Symbols:   []string{"invoke", "ValueError"},
+				Errors:    []string{"ValueError: bad option"},
+			},
+		},
+		{
+			name: "paths, file:line, dotted and camelCase names",
+			text: "fix(context): Context.with_resource leaks in src/click/core.py:42; see docs/api.rst and parseHTTPHeader()",
+			want: TaskQuery{
+				Type:      TypeBug,
+				Files:     []string{"src/click/core.py", "docs/api.rst"},
+				FileLines: []FileLine{{"src/click/core.py", 42}},
+				Symbols:   []string{"parseHTTPHeader", "with_resource"},
+				Modules:   []string{"Context.with_resource"},
+			},
+		},
+		{
+			name: "go panic and error",
+			text: "gin: panic in context.go:115 when calling c.JSON with nil; returns ErrBadRequest",
+			want: TaskQuery{
+				Type:      TypeBug,
+				Files:     []string{"context.go"},
+				FileLines: []FileLine{{"context.go", 115}},
+				Symbols:   []string{"JSON", "ErrBadRequest"},
+				Modules:   []string{"c.JSON"},
+			},
+		},
+		{
+			name: "docs",
+			text: "docs: fix typo in README.md",
+			want: TaskQuery{Type: TypeDocs, Files: []string{"README.md"}},
+		},
+		{name: "empty", text: "", want: TaskQuery{Type: TypeFeature}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Analyze(tc.text)
+			got.Text, got.Keywords = "", nil
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Analyze(%q) (-want +got):\n%s", tc.text, diff)
+			}
+		})
+	}
+}
+
+func TestKeywordsAndScope(t *testing.T) {
+	q := Analyze("Fix pager: the pager pager fails")
+	if len(q.Keywords) == 0 || q.Keywords[0] != "pager" && q.Keywords[0] != "fails" {
+		t.Errorf("keywords: got %v", q.Keywords)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"fix(context): handle nil", "handle nil"},
+		{"docs: typo", "typo"},
+		{"feat!: break", "break"},
+		{"Fix: the thing", "Fix: the thing"}, // capitalised: prose, not a scope
+		{"no scope here", "no scope here"},
+	} {
+		if got := StripScope(tc.in); got != tc.want {
+			t.Errorf("StripScope(%q): got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzAnalyze: any text yields a query without panicking, and every
+// file:line reference is also a mentioned file.
+func FuzzAnalyze(f *testing.F) {
+	f.Add("File \"a/b.py\", line 3, in f\n`x.y` fooBar() ValueError: z")
+	f.Add("```\ncode\n``` src/x.go:12 ` unterminated")
+	f.Fuzz(func(t *testing.T, s string) {
+		q := Analyze(s)
+		files := map[string]bool{}
+		for _, f := range q.Files {
+			files[f] = true
+		}
+		for _, fl := range q.FileLines {
+			if !files[fl.Path] {
+				t.Fatalf("file:line %v not among files %v", fl, q.Files)
+			}
+		}
+	})
+}

@@ -1,0 +1,339 @@
+package retrieve
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/terms"
+)
+
+// Assembler builds context packages from ranked candidates (seed 001 §7):
+// the symbols that matter in full, the rest of a file as signatures, file
+// headers for orientation, filled by priority until the budget is spent.
+type Assembler struct {
+	db     *sql.DB
+	repoID int64
+	root   string
+	// MaxFiles bounds how many candidates are considered.
+	MaxFiles int
+	// WholeFileTokens: a top file this small goes in whole.
+	WholeFileTokens int
+	// Details, when set, fixes the detail tier of symbols by file path and
+	// symbol name (the precision stage's LLM judgment); unset symbols keep
+	// the deterministic choice.
+	Details map[string]map[string]string
+}
+
+// NewAssembler returns an assembler reading the curated DB db and the
+// files of the checkout at root.
+func NewAssembler(db *sql.DB, repoID int64, root string) *Assembler {
+	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600}
+}
+
+// symbolRow is a definition as the assembler sees it.
+type symbolRow struct {
+	name, kind, signature string
+	start, end            int
+	parent                int64
+	id                    int64
+}
+
+// piece is an item waiting for budget.
+type piece struct {
+	file     int // index into the package's files
+	item     Item
+	priority float64
+	cost     int // tokens, overhead included
+}
+
+// Assemble builds the package for q from cands within budget b. Pieces are
+// taken by priority — a file's most relevant symbols first, then headers,
+// then supporting signatures — and a piece that does not fit is skipped in
+// favour of smaller ones: the lowest priority is what gets trimmed.
+func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate, b Budget) (*Package, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	avail := b.Available()
+	pkg := &Package{Task: q, Budget: avail}
+	if len(cands) > a.MaxFiles {
+		cands = cands[:a.MaxFiles]
+	}
+	wanted := map[string]bool{}
+	for _, s := range q.Symbols {
+		wanted[s] = true
+	}
+	qterms := map[string]bool{}
+	for _, k := range q.Keywords {
+		qterms[k] = true
+	}
+	topScore := 0.0
+	if len(cands) > 0 {
+		topScore = cands[0].Score
+	}
+	var pieces []piece
+	for fi, c := range cands {
+		pkg.Files = append(pkg.Files, PackageFile{Path: c.Path, Tier: c.Tier, Score: c.Score, Reasons: c.Reasons})
+		data, err := os.ReadFile(filepath.Join(a.root, filepath.FromSlash(c.Path)))
+		if err != nil {
+			pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
+			continue
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		syms, err := a.symbols(ctx, c.FileID)
+		if err != nil {
+			return nil, err
+		}
+		rel := 1.0
+		if topScore > 0 {
+			rel = c.Score / topScore
+		}
+		// Rank decays: the tenth file matters less than the first even at
+		// equal score, since the model reads the package in order.
+		fileWeight := rel / (1 + 0.15*float64(fi))
+		pieces = append(pieces, a.filePieces(fi, c, lines, syms, wanted, qterms, q.FileLines, fileWeight)...)
+	}
+	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].priority > pieces[j].priority })
+
+	// Costs are the estimates of exactly what Render writes, piece by
+	// piece; a sum of rounded-up estimates bounds the estimate of the whole,
+	// so the rendered package never exceeds the budget.
+	used := 0
+	fileCharged := make([]bool, len(pkg.Files))
+	covered := make([][]Item, len(pkg.Files))
+	for _, p := range pieces {
+		cost := p.cost
+		if !fileCharged[p.file] {
+			cost += EstimateTokens(renderFileHeader(pkg.Files[p.file]))
+		}
+		if overlaps(covered[p.file], p.item) {
+			continue // a symbol inside an included whole file or class
+		}
+		if used+cost > avail {
+			pkg.Trimmed = append(pkg.Trimmed, fmt.Sprintf("%s:%d-%d %s %s", pkg.Files[p.file].Path, p.item.StartLine, p.item.EndLine, p.item.Kind, p.item.Name))
+			continue
+		}
+		used += cost
+		fileCharged[p.file] = true
+		covered[p.file] = append(covered[p.file], p.item)
+	}
+	// Files in rank order, items in line order; files with nothing drop out.
+	var files []PackageFile
+	for i, f := range pkg.Files {
+		items := covered[i]
+		if len(items) == 0 {
+			continue
+		}
+		sort.Slice(items, func(x, y int) bool { return items[x].StartLine < items[y].StartLine })
+		f.Items = items
+		for _, it := range items {
+			f.Tokens += it.Tokens
+		}
+		files = append(files, f)
+	}
+	pkg.Files = files
+	pkg.Tokens = used
+	return pkg, nil
+}
+
+func overlaps(have []Item, it Item) bool {
+	for _, h := range have {
+		if it.StartLine <= h.EndLine && h.StartLine <= it.EndLine {
+			// A signature inside an included body adds nothing; a body
+			// inside an included signature-only item does.
+			if h.Kind == "file" || h.Kind == "symbol" || it.Kind != "symbol" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *Assembler) symbols(ctx context.Context, fileID int64) ([]symbolRow, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
+		FROM symbols WHERE file_id = ? ORDER BY start_line, id`, fileID)
+	if err != nil {
+		return nil, fmt.Errorf("assemble: symbols: %w", err)
+	}
+	defer rows.Close()
+	var out []symbolRow
+	for rows.Next() {
+		var s symbolRow
+		if err := rows.Scan(&s.id, &s.name, &s.kind, &s.signature, &s.start, &s.end, &s.parent); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// filePieces proposes the items of one file with their priorities.
+func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted, qterms map[string]bool,
+	refs []FileLine, weight float64) []piece {
+	text := func(start, end int) string {
+		start, end = max(start, 1), min(end, len(lines))
+		if start > end {
+			return ""
+		}
+		return strings.Join(lines[start-1:end], "")
+	}
+	lang := fenceLang(c.Path)
+	mk := func(kind, name, detail string, start, end int, body string, prio float64) piece {
+		it := Item{Kind: kind, Name: name, Detail: detail, StartLine: start, EndLine: end, Text: body, Tokens: EstimateTokens(body)}
+		return piece{file: fi, item: it, priority: prio, cost: EstimateTokens(renderItem(it, lang))}
+	}
+	var out []piece
+	whole := strings.Join(lines, "")
+	if EstimateTokens(whole) <= a.WholeFileTokens || len(syms) == 0 {
+		// Small files, and files with no symbols (docs, configs, changelogs),
+		// go in whole or by their head.
+		end := len(lines)
+		body := whole
+		if len(syms) == 0 && EstimateTokens(whole) > a.WholeFileTokens {
+			end = min(len(lines), 60)
+			body = text(1, end)
+		}
+		kind := "file"
+		if end < len(lines) {
+			kind = "header"
+		}
+		out = append(out, mk(kind, "", DetailPrimary, 1, end, body, weight*1.5))
+		return out
+	}
+	// Header: everything before the first symbol (imports, module doc),
+	// capped.
+	if first := syms[0].start; first > 1 {
+		end := min(first-1, 40)
+		if body := text(1, end); strings.TrimSpace(body) != "" {
+			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
+		}
+	}
+	fileRefLines := map[int]bool{}
+	for _, r := range refs {
+		if strings.HasSuffix(r.Path, c.Path) || strings.HasSuffix(c.Path, r.Path) {
+			fileRefLines[r.Line] = true
+		}
+	}
+	for _, s := range syms {
+		body := text(s.start, s.end)
+		rel := symbolRelevance(s, body, wanted, qterms, fileRefLines)
+		detail := DetailTypeContext
+		if rel >= 1 {
+			detail = DetailPrimary
+		} else if rel > 0.2 {
+			detail = DetailSupporting
+		}
+		if d, ok := a.Details[c.Path][s.name]; ok {
+			detail = d
+		}
+		switch detail {
+		case DetailExcluded:
+			continue
+		case DetailPrimary:
+			out = append(out, mk("symbol", s.name, detail, s.start, s.end, body, weight*(1+rel)))
+		case DetailSupporting:
+			// The body if room allows, after the primaries; the signature in
+			// any case.
+			out = append(out, mk("symbol", s.name, detail, s.start, s.end, body, weight*rel*0.8))
+		}
+		sig := s.signature
+		if sig == "" {
+			sig = strings.TrimSpace(text(s.start, s.start))
+		}
+		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.25+rel*0.2)))
+	}
+	return out
+}
+
+// symbolRelevance scores a definition for the task: named in the task (or
+// holding a referenced line) is certain; otherwise the share of the task's
+// terms its text contains, on a curve that saturates.
+func symbolRelevance(s symbolRow, body string, wanted, qterms map[string]bool, refLines map[int]bool) float64 {
+	if wanted[s.name] {
+		return 2
+	}
+	for l := range refLines {
+		if l >= s.start && l <= s.end {
+			return 2
+		}
+	}
+	if len(qterms) == 0 {
+		return 0
+	}
+	hits := map[string]bool{}
+	terms.Each(body, func(t string) {
+		if qterms[t] {
+			hits[t] = true
+		}
+	})
+	share := float64(len(hits)) / math.Min(float64(len(qterms)), 12)
+	return math.Min(1.5, 2*share)
+}
+
+// Render writes the package as Markdown, ready to paste into any agent:
+// one section per file, each item fenced with its line range.
+func (p *Package) Render() string {
+	var b strings.Builder
+	for _, f := range p.Files {
+		b.WriteString(renderFileHeader(f))
+		lang := fenceLang(f.Path)
+		for _, it := range f.Items {
+			b.WriteString(renderItem(it, lang))
+		}
+	}
+	return b.String()
+}
+
+// renderFileHeader is a file's heading, with why it is there.
+func renderFileHeader(f PackageFile) string {
+	h := "\n## " + f.Path + "\n"
+	if len(f.Reasons) > 0 {
+		why := f.Reasons[0]
+		if len(why) > 100 {
+			why = why[:100] + "…"
+		}
+		h += fmt.Sprintf("<!-- tier %d: %s -->\n", f.Tier, why)
+	}
+	return h
+}
+
+// renderItem is one fenced piece of a file with its caption.
+func renderItem(it Item, lang string) string {
+	caption := fmt.Sprintf("lines %d-%d: %s", it.StartLine, it.EndLine, it.Kind)
+	if it.Name != "" {
+		caption += " " + it.Name
+	}
+	nl := ""
+	if !strings.HasSuffix(it.Text, "\n") {
+		nl = "\n"
+	}
+	fence := "```"
+	for strings.Contains(it.Text, fence) {
+		fence += "`" // Markdown files quoting code keep their fences
+	}
+	return caption + "\n" + fence + lang + "\n" + it.Text + nl + fence + "\n"
+}
+
+func fenceLang(p string) string {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".py", ".pyi":
+		return "python"
+	case ".go":
+		return "go"
+	case ".ts", ".mts", ".cts":
+		return "typescript"
+	case ".tsx":
+		return "tsx"
+	case ".js", ".jsx", ".mjs", ".cjs":
+		return "javascript"
+	case ".md":
+		return "markdown"
+	}
+	return ""
+}

@@ -1,0 +1,564 @@
+package retrieve
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Weights scale the ranking signals. Each signal is normalised to [0, 1]
+// before weighting, so the weights read as relative importance.
+type Weights struct {
+	Search   float64 // BM25 over path, symbol names and text (normalised by the best file)
+	Mention  float64 // the task names the file, its module, or a file:line in it
+	Symbol   float64 // the file defines a symbol the task names; rarer names count more
+	Dep      float64 // imports or is imported by a strong candidate
+	CoChange float64 // changes together with a strong candidate (share of its commits)
+	Ident    float64 // shares rare identifiers with a strong candidate (uses or defines them)
+	Churn    float64 // how often the file changed: files that change, change again
+}
+
+// DefaultWeights are cra's ranking weights. They were set by reasoning about
+// each signal's reliability (an explicit mention beats a symbol definition,
+// which beats word overlap; propagated signals are fractions of their
+// source's score) and checked on the development sets, not fitted to tasks.
+var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Dep: 0.25, CoChange: 0.6, Ident: 0.35, Churn: 0.15}
+
+// Ranker ranks the files of one indexed repository for a task. It reads the
+// curated DB only.
+type Ranker struct {
+	db     *sql.DB
+	repoID int64
+	// Weights default to DefaultWeights.
+	Weights Weights
+	// MaxQueryTerms bounds the full-text query: a long issue keeps its
+	// rarest terms.
+	MaxQueryTerms int
+	// Sources is how many of the strongest direct candidates propagate
+	// score to their neighbours.
+	Sources int
+}
+
+// NewRanker returns a ranker over the curated DB db (a read-only
+// connection) for the repository repoID.
+func NewRanker(db *sql.DB, repoID int64) *Ranker {
+	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12}
+}
+
+type rankFile struct {
+	id      int64
+	path    string
+	lang    string
+	commits int
+}
+
+type scored struct {
+	f       *rankFile
+	signals map[string]float64
+	reasons []string
+	tier    int
+}
+
+func (s *scored) add(signal string, v float64, reason string) {
+	if v <= 0 {
+		return
+	}
+	if v > s.signals[signal] {
+		s.signals[signal] = v
+	}
+	if reason != "" && len(s.reasons) < 8 {
+		for _, r := range s.reasons {
+			if r == reason {
+				return
+			}
+		}
+		s.reasons = append(s.reasons, reason)
+	}
+}
+
+// Rank returns up to limit candidates, best first. Files the task names and
+// files defining symbols it names are tier-1 seeds; propagated candidates
+// carry the tier of the strongest signal that brought them.
+func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate, error) {
+	files, byPath, err := r.files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := map[int64]*scored{}
+	get := func(f *rankFile) *scored {
+		s := all[f.id]
+		if s == nil {
+			s = &scored{f: f, signals: map[string]float64{}, tier: TierSearch}
+			all[f.id] = s
+		}
+		return s
+	}
+	byID := make(map[int64]*rankFile, len(files))
+	for _, f := range files {
+		byID[f.id] = f
+	}
+
+	// Plan files and mentions.
+	for _, p := range q.PlanFiles {
+		for _, f := range matchPath(p, files, byPath) {
+			s := get(f)
+			s.add("plan", 1, "in the plan")
+			s.tier = TierPlan
+		}
+	}
+	for _, m := range q.Files {
+		hits := matchPath(m, files, byPath)
+		for _, f := range hits {
+			get(f).add("mention", 1/math.Sqrt(float64(len(hits))), "named in the task as "+m)
+		}
+	}
+	for _, m := range q.Modules {
+		hits := matchModule(m, files, byPath)
+		for _, f := range hits {
+			get(f).add("mention", 0.8/math.Sqrt(float64(len(hits))), "module "+m)
+		}
+	}
+
+	// Symbols the task names.
+	if err := r.symbolSignal(ctx, q.Symbols, byID, get); err != nil {
+		return nil, err
+	}
+
+	// Full-text relevance.
+	if err := r.searchSignal(ctx, q, byID, get); err != nil {
+		return nil, err
+	}
+
+	w := r.Weights
+	base := func(s *scored) float64 {
+		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"]
+	}
+	// The strongest direct candidates propagate to their neighbours.
+	direct := make([]*scored, 0, len(all))
+	for _, s := range all {
+		direct = append(direct, s)
+	}
+	sort.Slice(direct, func(i, j int) bool {
+		bi, bj := base(direct[i]), base(direct[j])
+		if bi != bj {
+			return bi > bj
+		}
+		return direct[i].f.path < direct[j].f.path
+	})
+	if len(direct) > r.Sources {
+		direct = direct[:r.Sources]
+	}
+	maxBase := 0.0
+	if len(direct) > 0 {
+		maxBase = base(direct[0])
+	}
+	if maxBase > 0 {
+		srcs := make(map[int64]float64, len(direct))
+		for _, s := range direct {
+			srcs[s.f.id] = base(s) / maxBase
+		}
+		if err := r.propagate(ctx, srcs, byID, get); err != nil {
+			return nil, err
+		}
+	}
+
+	// Churn prior, for files that are candidates at all.
+	maxCommits := 0
+	for _, f := range files {
+		maxCommits = max(maxCommits, f.commits)
+	}
+	out := make([]Candidate, 0, len(all))
+	for _, s := range all {
+		if maxCommits > 0 && s.f.commits > 0 {
+			s.signals["churn"] = math.Log1p(float64(s.f.commits)) / math.Log1p(float64(maxCommits))
+		}
+		score := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"]
+		out = append(out, Candidate{
+			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score,
+			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals,
+		})
+	}
+	// Plan files lead whatever their score (seed 001 §5.6: tier 0 before the
+	// expansion); every other tier is ordered by the fused score.
+	sort.Slice(out, func(i, j int) bool {
+		if pi, pj := out[i].Tier == TierPlan, out[j].Tier == TierPlan; pi != pj {
+			return pi
+		}
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Path < out[j].Path
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// tierOf names why a file is a candidate: the scope tier of seed 001 §5.6.
+func tierOf(s *scored) int {
+	switch {
+	case s.tier == TierPlan:
+		return TierPlan
+	case s.signals["mention"] > 0 || s.signals["symbol"] > 0:
+		return TierSeed
+	}
+	dep, co, id, search := s.signals["dep"], s.signals["cochange"], s.signals["ident"], s.signals["search"]
+	switch {
+	case dep > 0 && dep >= co && dep >= search:
+		return TierDep
+	case co > 0 && co >= search:
+		return TierCoChange
+	case id > search:
+		return TierDep
+	}
+	return TierSearch
+}
+
+func (r *Ranker) files(ctx context.Context) ([]*rankFile, map[string]*rankFile, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
+		LEFT JOIN (SELECT file_id, COUNT(*) AS n FROM file_commits GROUP BY file_id) c ON c.file_id = f.id
+		WHERE f.repo_id = ? ORDER BY f.path`, r.repoID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: list files: %w", err)
+	}
+	defer rows.Close()
+	var files []*rankFile
+	byPath := map[string]*rankFile{}
+	for rows.Next() {
+		f := &rankFile{}
+		if err := rows.Scan(&f.id, &f.path, &f.lang, &f.commits); err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+		byPath[f.path] = f
+	}
+	return files, byPath, rows.Err()
+}
+
+// matchPath finds the files a mentioned path means: the exact path, else
+// files whose path ends with it (a traceback's absolute path ends with the
+// repository path; a bare name matches every file of that name).
+func matchPath(m string, files []*rankFile, byPath map[string]*rankFile) []*rankFile {
+	m = strings.Trim(strings.ReplaceAll(m, `\`, "/"), "/")
+	if m == "" {
+		return nil
+	}
+	if f := byPath[m]; f != nil {
+		return []*rankFile{f}
+	}
+	// The longest suffix of m that is a suffix of some paths.
+	parts := strings.Split(m, "/")
+	for i := range parts {
+		suffix := strings.Join(parts[i:], "/")
+		var hits []*rankFile
+		for _, f := range files {
+			if f.path == suffix || strings.HasSuffix(f.path, "/"+suffix) {
+				hits = append(hits, f)
+			}
+		}
+		if len(hits) > 0 {
+			return hits
+		}
+	}
+	return nil
+}
+
+// matchModule finds files a dotted module path names: a.b.c → a/b/c.py,
+// a/b/c/__init__.py, a/b/c.go's directory... matched as path suffixes, and
+// a.b.c where c is a symbol → a/b.py.
+func matchModule(m string, files []*rankFile, byPath map[string]*rankFile) []*rankFile {
+	parts := strings.Split(m, ".")
+	if len(parts) < 2 {
+		return nil
+	}
+	for n := len(parts); n >= 2; n-- {
+		p := strings.Join(parts[:n], "/")
+		var hits []*rankFile
+		for _, f := range files {
+			base := strings.TrimSuffix(f.path, path.Ext(f.path))
+			if strings.HasSuffix(base, "/__init__") {
+				base = strings.TrimSuffix(base, "/__init__")
+			}
+			if base == p || strings.HasSuffix(base, "/"+p) {
+				hits = append(hits, f)
+			}
+		}
+		if len(hits) > 0 && len(hits) <= 3 {
+			return hits
+		}
+	}
+	return nil
+}
+
+// symbolSignal scores files that define the symbols the task names: a
+// name defined in one file points at it; a name defined in many points
+// weakly at each.
+func (r *Ranker) symbolSignal(ctx context.Context, names []string, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	if len(names) == 0 {
+		return nil
+	}
+	args := []any{r.repoID}
+	for _, n := range names {
+		args = append(args, n)
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT s.name, s.file_id FROM symbols s JOIN files f ON f.id = s.file_id
+		WHERE f.repo_id = ? AND s.name IN (`+placeholders(len(names))+`) ORDER BY s.name, s.file_id`, args...)
+	if err != nil {
+		return fmt.Errorf("rank: symbols: %w", err)
+	}
+	defs := map[string][]int64{}
+	for rows.Next() {
+		var (
+			n  string
+			id int64
+		)
+		if err := rows.Scan(&n, &id); err != nil {
+			rows.Close()
+			return err
+		}
+		if l := defs[n]; len(l) == 0 || l[len(l)-1] != id {
+			defs[n] = append(l, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	score := map[int64]float64{}
+	reason := map[int64]string{}
+	for _, n := range names {
+		ids := defs[n]
+		if len(ids) == 0 || len(ids) > 20 {
+			continue
+		}
+		for _, id := range ids {
+			score[id] += 1 / float64(len(ids))
+			if reason[id] == "" {
+				reason[id] = "defines " + n
+			}
+		}
+	}
+	for id, v := range score {
+		if f := byID[id]; f != nil {
+			get(f).add("symbol", math.Min(1, v), reason[id])
+		}
+	}
+	return nil
+}
+
+// searchSignal runs the full-text query: the task's rarest terms, BM25
+// with path matches weighing most, then symbol names, then text.
+func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	kw := q.Keywords
+	if len(kw) == 0 {
+		return nil
+	}
+	// Document frequencies from the vocabulary: keep terms that occur at
+	// all, rarest first.
+	args := make([]any, len(kw))
+	for i, k := range kw {
+		args[i] = k
+	}
+	type termDF struct {
+		term string
+		df   int
+	}
+	var present []termDF
+	for start := 0; start < len(args); start += 500 {
+		end := min(start+500, len(args))
+		rows, err := r.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(end-start)+`)`, args[start:end]...)
+		if err != nil {
+			return fmt.Errorf("rank: vocabulary: %w", err)
+		}
+		for rows.Next() {
+			var t termDF
+			if err := rows.Scan(&t.term, &t.df); err != nil {
+				rows.Close()
+				return err
+			}
+			present = append(present, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if len(present) == 0 {
+		return nil
+	}
+	sort.Slice(present, func(i, j int) bool {
+		if present[i].df != present[j].df {
+			return present[i].df < present[j].df
+		}
+		return present[i].term < present[j].term
+	})
+	if len(present) > r.MaxQueryTerms {
+		present = present[:r.MaxQueryTerms]
+	}
+	quoted := make([]string, len(present))
+	for i, t := range present {
+		quoted[i] = `"` + t.term + `"`
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT rowid, -bm25(file_search, 4.0, 2.5, 1.0) AS s FROM file_search
+		WHERE file_search MATCH ? ORDER BY s DESC LIMIT 300`, strings.Join(quoted, " OR "))
+	if err != nil {
+		return fmt.Errorf("rank: search: %w", err)
+	}
+	defer rows.Close()
+	best := 0.0
+	type hit struct {
+		id int64
+		s  float64
+	}
+	var hits []hit
+	for rows.Next() {
+		var h hit
+		if err := rows.Scan(&h.id, &h.s); err != nil {
+			return err
+		}
+		if h.s > best {
+			best = h.s
+		}
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, h := range hits {
+		if f := byID[h.id]; f != nil && best > 0 {
+			get(f).add("search", h.s/best, "")
+		}
+	}
+	return nil
+}
+
+// propagate spreads the strongest candidates' scores to files linked to
+// them by imports, co-change and shared rare identifiers. srcs maps a
+// source file to its score relative to the best candidate.
+func (r *Ranker) propagate(ctx context.Context, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	ids := make([]int64, 0, len(srcs))
+	for id := range srcs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	in := placeholders(len(ids))
+
+	// Imports, both ways, damped by the source's degree.
+	rows, err := r.db.QueryContext(ctx, `SELECT source_file_id, target_file_id FROM dependencies WHERE source_file_id IN (`+in+`)
+		UNION ALL SELECT target_file_id, source_file_id FROM dependencies WHERE target_file_id IN (`+in+`)`, append(args, args...)...)
+	if err != nil {
+		return fmt.Errorf("rank: dependencies: %w", err)
+	}
+	links := map[int64][]int64{}
+	for rows.Next() {
+		var s, t int64
+		if err := rows.Scan(&s, &t); err != nil {
+			rows.Close()
+			return err
+		}
+		links[s] = append(links[s], t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range ids {
+		n := len(links[s])
+		for _, t := range links[s] {
+			if f := byID[t]; f != nil && t != s {
+				get(f).add("dep", srcs[s]/math.Sqrt(math.Max(1, float64(n)/4)), "linked by imports to "+byID[s].path)
+			}
+		}
+	}
+
+	// Co-change: the share of the source's commits that also touched the
+	// file, smoothed so one shared commit of a new file means little.
+	rows, err = r.db.QueryContext(ctx, `SELECT file_a_id, file_b_id, count FROM co_changes WHERE file_a_id IN (`+in+`)
+		UNION ALL SELECT file_b_id, file_a_id, count FROM co_changes WHERE file_b_id IN (`+in+`)`, append(args, args...)...)
+	if err != nil {
+		return fmt.Errorf("rank: co-change: %w", err)
+	}
+	for rows.Next() {
+		var s, t int64
+		var c int
+		if err := rows.Scan(&s, &t, &c); err != nil {
+			rows.Close()
+			return err
+		}
+		src, f := byID[s], byID[t]
+		if src == nil || f == nil {
+			continue
+		}
+		share := float64(c) / float64(src.commits+2)
+		get(f).add("cochange", srcs[s]*math.Min(1, share), fmt.Sprintf("changed with %s in %d commits", src.path, c))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return r.identSignal(ctx, srcs, ids, args, byID, get)
+}
+
+// maxIdentDefs is how many files may define a name for it to link files:
+// names defined everywhere (String, get, __init__) link nothing.
+const maxIdentDefs = 3
+
+// identSignal links sources to files through rare identifiers: the files
+// defining names a source uses, and the files using names a source
+// defines (the identifier graph of Aider's repo map, one hop from the
+// task's strongest files).
+func (r *Ranker) identSignal(ctx context.Context, srcs map[int64]float64, ids []int64, args []any, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	in := placeholders(len(ids))
+	// Names used by the sources and defined in at most maxIdentDefs files.
+	rows, err := r.db.QueryContext(ctx, `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (`+in+`)),
+		defs AS (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
+		rare AS (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
+		SELECT u.file_id, d.file_id, COUNT(DISTINCT u.name) FROM used u JOIN rare USING (name) JOIN defs d USING (name)
+		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id`, append(args, maxIdentDefs)...)
+	if err != nil {
+		return fmt.Errorf("rank: identifiers: %w", err)
+	}
+	if err := r.addIdent(rows, srcs, byID, get, "defines names used by "); err != nil {
+		return err
+	}
+	// Files using rare names the sources define.
+	rows, err = r.db.QueryContext(ctx, `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (`+in+`)),
+		rare AS (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
+		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) JOIN name_refs r USING (name)
+		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id`, append(args, maxIdentDefs)...)
+	if err != nil {
+		return fmt.Errorf("rank: identifiers: %w", err)
+	}
+	return r.addIdent(rows, srcs, byID, get, "uses names defined in ")
+}
+
+func (r *Ranker) addIdent(rows *sql.Rows, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored, why string) error {
+	defer rows.Close()
+	for rows.Next() {
+		var s, t int64
+		var n int
+		if err := rows.Scan(&s, &t, &n); err != nil {
+			return err
+		}
+		src, f := byID[s], byID[t]
+		if src == nil || f == nil {
+			continue
+		}
+		// Three shared rare names are as good as it gets.
+		get(f).add("ident", srcs[s]*math.Min(1, float64(n)/3), why+src.path)
+	}
+	return rows.Err()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}

@@ -1,0 +1,96 @@
+package retrieve
+
+import (
+	"context"
+	"testing"
+)
+
+func TestRankSignals(t *testing.T) {
+	f := newFixture(t, shop...)
+	tests := []struct {
+		name, task string
+		first      string
+		tier       int
+		alsoTop3   string
+	}{
+		{"symbol in backticks", "Resolve the pager command once, in `_pager_contextmanager`", "shop/pager.py", TierSeed, "shop/cli.py"},
+		{"path mention", "The entry point in shop/cli.py ignores argv", "shop/cli.py", TierSeed, "shop/pager.py"},
+		{"module mention", "shop.fmt produces ragged columns", "shop/fmt.py", TierSeed, ""},
+		{"words only", "format rows as a table with columns", "shop/fmt.py", TierSearch, ""},
+		{"traceback frame", "File \"/home/u/src/shop/fmt.py\", line 9, in format_table", "shop/fmt.py", TierSeed, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.rank(t, tc.task)
+			if len(c) == 0 || c[0].Path != tc.first || c[0].Tier != tc.tier {
+				t.Fatalf("got %v (first tier %v), want %s first with tier %d", paths(c), tierOrNone(c), tc.first, tc.tier)
+			}
+			if tc.alsoTop3 != "" && !contains(paths(c)[:min(3, len(c))], tc.alsoTop3) {
+				t.Errorf("top 3: got %v, want %s among them", paths(c), tc.alsoTop3)
+			}
+			for i := 1; i < len(c); i++ {
+				if c[i].Score > c[i-1].Score && c[i-1].Tier != TierPlan {
+					t.Fatalf("not sorted by score: %v", c)
+				}
+			}
+		})
+	}
+}
+
+func TestRankPropagation(t *testing.T) {
+	f := newFixture(t, shop...)
+	c := f.rank(t, "`_pager_contextmanager` leaks")
+	byPath := map[string]Candidate{}
+	for _, x := range c {
+		byPath[x.Path] = x
+	}
+	cli, ok := byPath["shop/cli.py"]
+	if !ok {
+		t.Fatalf("cli.py, which imports and co-changes with pager.py, is not a candidate: %v", paths(c))
+	}
+	if cli.Signals["dep"] == 0 || cli.Signals["cochange"] == 0 {
+		t.Errorf("cli.py signals: got %v, want dep and cochange", cli.Signals)
+	}
+	if byPath["shop/fmt.py"].Score >= cli.Score {
+		t.Errorf("unrelated fmt.py (%v) ranks with cli.py (%v)", byPath["shop/fmt.py"].Score, cli.Score)
+	}
+}
+
+func TestRankEmptyAndUnknown(t *testing.T) {
+	f := newFixture(t, shop...)
+	for _, task := range []string{"", "zzqx qqzz"} {
+		c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), Analyze(task), 10)
+		if err != nil || len(c) != 0 {
+			t.Errorf("task %q: got %v, %v, want no candidates", task, paths(c), err)
+		}
+	}
+}
+
+func TestRankPlanFilesFirst(t *testing.T) {
+	f := newFixture(t, shop...)
+	q := Analyze("`_pager_contextmanager` leaks")
+	q.PlanFiles = []string{"shop/fmt.py"}
+	c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c[0].Path != "shop/fmt.py" || c[0].Tier != TierPlan {
+		t.Errorf("got %v, want the plan file first at tier 0", paths(c))
+	}
+}
+
+func tierOrNone(c []Candidate) any {
+	if len(c) == 0 {
+		return "none"
+	}
+	return c[0].Tier
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
