@@ -7,6 +7,7 @@ import "github.com/spf13/cobra"
 func extraCommands(d *deps) []*cobra.Command {
 	return []*cobra.Command{
 		newIndexCmd(d, nil),
+		newRetrieveCmd(d, nil),
 		newQueryCmd(d),
 		newLogCmd(d),
 	}

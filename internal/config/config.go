@@ -12,10 +12,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -41,13 +44,63 @@ type Config struct {
 	Unknown []string `toml:"-"` // keys present in the file that cra does not know
 }
 
-// Models is the [models] section (§3.2, §10.1).
+// Models is the [models] section (§3.2, §10.1): the coding and reasoning
+// models on one server, tuning knobs, per-stage overrides, and the
+// supervisor and summarizer roles of seed 003, which may live elsewhere.
 type Models struct {
-	Coding    string            `toml:"coding,omitempty"`
-	Reasoning string            `toml:"reasoning,omitempty"`
-	BaseURL   string            `toml:"base_url,omitempty"`
-	Overrides map[string]string `toml:"overrides,omitempty"`
+	Coding    string `toml:"coding,omitempty"`
+	Reasoning string `toml:"reasoning,omitempty"`
+	BaseURL   string `toml:"base_url,omitempty"`
+	// Provider is the protocol base_url speaks: "ollama" (Ollama's native
+	// /api/chat) or "openai" (an OpenAI-compatible /v1: OpenRouter, vLLM,
+	// llama.cpp server, LM Studio; base_url then ends in /v1). Unset means
+	// ollama, because seed 001 §6.3 defines base_url as the Ollama URL.
+	Provider string `toml:"provider,omitempty"`
+	// APIKeyEnv names the environment variable holding the API key sent to
+	// base_url. The key itself is never written to config or logs.
+	APIKeyEnv string `toml:"api_key_env,omitempty"`
+	// CodingContextWindow and ReasoningContextWindow are the models'
+	// context windows in tokens: Ollama's num_ctx (without it Ollama
+	// silently truncates prompts to its small default) and the bound of
+	// prompts built for the model. Unset, [budget] context_window is used.
+	CodingContextWindow    *int `toml:"coding_context_window,omitempty"`
+	ReasoningContextWindow *int `toml:"reasoning_context_window,omitempty"`
+	// CodingTemperature and ReasoningTemperature default to 0.0 (§6.4).
+	CodingTemperature    *float64 `toml:"coding_temperature,omitempty"`
+	ReasoningTemperature *float64 `toml:"reasoning_temperature,omitempty"`
+	// MaxTokens caps a reply's length when the caller sets no cap.
+	MaxTokens *int `toml:"max_tokens,omitempty"`
+	// Timeout bounds each attempt of a call, as a Go duration ("5m").
+	Timeout string `toml:"timeout,omitempty"`
+	// MaxRetries is how often a call is retried after a transport failure
+	// (connection error, timeout, 429, 5xx; seed 001 §15).
+	MaxRetries *int              `toml:"max_retries,omitempty"`
+	Overrides  map[string]string `toml:"overrides,omitempty"`
+	// Supervisor and Summarizer configure the roles of seed 003; each falls
+	// back to the reasoning model when its table is absent.
+	Supervisor *Endpoint `toml:"supervisor,omitempty"`
+	Summarizer *Endpoint `toml:"summarizer,omitempty"`
 }
+
+// Endpoint is a [models.supervisor] or [models.summarizer] table. Model is
+// required. Without base_url the role runs on the main server (provider,
+// base_url and api_key_env of [models]); with one, provider is required
+// too, since a URL does not say which protocol it speaks.
+type Endpoint struct {
+	Provider      string   `toml:"provider,omitempty"`
+	Model         string   `toml:"model,omitempty"`
+	BaseURL       string   `toml:"base_url,omitempty"`
+	APIKeyEnv     string   `toml:"api_key_env,omitempty"`
+	ContextWindow *int     `toml:"context_window,omitempty"`
+	Temperature   *float64 `toml:"temperature,omitempty"`
+	MaxTokens     *int     `toml:"max_tokens,omitempty"`
+}
+
+// The providers a [models] section can name.
+const (
+	ProviderOllama = "ollama"
+	ProviderOpenAI = "openai"
+)
 
 // Budget is the [budget] section (§7.1).
 type Budget struct {
@@ -150,6 +203,9 @@ func (c *Config) Validate() error {
 			problems = append(problems, "index.max_commit_files must be >= 2")
 		}
 	}
+	if m := c.Models; m != nil {
+		problems = append(problems, m.validate()...)
+	}
 	if w := c.World; w != nil {
 		switch w.Fsync {
 		case "", "agent", "always", "never":
@@ -161,6 +217,97 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// MaxRetriesLimit bounds models.max_retries: more retries only hide a
+// server that is down.
+const MaxRetriesLimit = 20
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (m *Models) validate() []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if !validProvider(m.Provider) {
+		add("models.provider is %q: use ollama or openai", m.Provider)
+	}
+	if m.BaseURL != "" && !httpURL(m.BaseURL) {
+		add("models.base_url %q is not an http(s) URL", m.BaseURL)
+	}
+	if m.APIKeyEnv != "" && !envNamePattern.MatchString(m.APIKeyEnv) {
+		add("models.api_key_env %q is not an environment variable name (name the variable, e.g. OPENROUTER_API_KEY, not the key)", m.APIKeyEnv)
+	}
+	positive := func(key string, v *int) {
+		if v != nil && *v <= 0 {
+			add("%s must be > 0", key)
+		}
+	}
+	temperature := func(key string, v *float64) {
+		if v != nil && !(*v >= 0 && *v <= 2) {
+			add("%s must be between 0 and 2", key)
+		}
+	}
+	positive("models.coding_context_window", m.CodingContextWindow)
+	positive("models.reasoning_context_window", m.ReasoningContextWindow)
+	positive("models.max_tokens", m.MaxTokens)
+	temperature("models.coding_temperature", m.CodingTemperature)
+	temperature("models.reasoning_temperature", m.ReasoningTemperature)
+	if m.Timeout != "" {
+		if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
+			add("models.timeout is %q: use a duration like \"90s\" or \"5m\"", m.Timeout)
+		}
+	}
+	if m.MaxRetries != nil && (*m.MaxRetries < 0 || *m.MaxRetries > MaxRetriesLimit) {
+		add("models.max_retries must be between 0 and %d", MaxRetriesLimit)
+	}
+	stages := make([]string, 0, len(m.Overrides))
+	for stage := range m.Overrides {
+		stages = append(stages, stage)
+	}
+	sort.Strings(stages)
+	for _, stage := range stages {
+		if strings.TrimSpace(m.Overrides[stage]) == "" {
+			add("models.overrides.%s is empty: name a model tag or remove the key", stage)
+		}
+	}
+	for _, e := range []struct {
+		role string
+		ep   *Endpoint
+	}{{"supervisor", m.Supervisor}, {"summarizer", m.Summarizer}} {
+		if e.ep == nil {
+			continue
+		}
+		key := "models." + e.role
+		ep := e.ep
+		if ep.Model == "" {
+			add("[%s] has no model: set %s.model or remove the table (the role then uses the reasoning model)", key, key)
+		}
+		if !validProvider(ep.Provider) {
+			add("%s.provider is %q: use ollama or openai", key, ep.Provider)
+		}
+		switch {
+		case ep.BaseURL == "" && (ep.Provider != "" || ep.APIKeyEnv != ""):
+			add("%s sets provider or api_key_env without base_url: set %s.base_url too, or remove them to use the main server", key, key)
+		case ep.BaseURL != "" && ep.Provider == "":
+			add("%s.base_url is set: also set %s.provider (ollama or openai)", key, key)
+		case ep.BaseURL != "" && !httpURL(ep.BaseURL):
+			add("%s.base_url %q is not an http(s) URL", key, ep.BaseURL)
+		}
+		if ep.APIKeyEnv != "" && !envNamePattern.MatchString(ep.APIKeyEnv) {
+			add("%s.api_key_env %q is not an environment variable name (name the variable, not the key)", key, ep.APIKeyEnv)
+		}
+		positive(key+".context_window", ep.ContextWindow)
+		positive(key+".max_tokens", ep.MaxTokens)
+		temperature(key+".temperature", ep.Temperature)
+	}
+	return problems
+}
+
+func validProvider(p string) bool { return p == "" || p == ProviderOllama || p == ProviderOpenAI }
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // RequireModels returns the [models] section or ErrNoModels (§3.2, §14.1).

@@ -12,6 +12,8 @@ import (
 
 func intp(v int) *int { return &v }
 
+func floatp(v float64) *float64 { return &v }
+
 func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -62,6 +64,57 @@ default = "scope,precision"
 		{name: "zero attempts", in: "[solve]\nmax_attempts = 0\n", wantErr: "max_attempts must be >= 1"},
 		{name: "bad fsync policy", in: "[world]\nfsync = \"sometimes\"\n", wantErr: `world.fsync is "sometimes": use agent, always or never`},
 		{name: "fsync policy", in: "[world]\nfsync = \"never\"\n", want: &Config{World: &World{Fsync: "never"}}},
+		{
+			name: "model settings",
+			in: `[models]
+provider = "openai"
+coding = "c"
+reasoning = "r"
+base_url = "http://localhost:8000/v1"
+api_key_env = "VLLM_KEY"
+coding_context_window = 16384
+reasoning_context_window = 32768
+coding_temperature = 0.0
+reasoning_temperature = 0.3
+max_tokens = 2048
+timeout = "90s"
+max_retries = 2
+
+[models.supervisor]
+provider = "openai"
+model = "anthropic/claude-sonnet-4"
+base_url = "https://openrouter.ai/api/v1"
+api_key_env = "OPENROUTER_API_KEY"
+context_window = 200000
+temperature = 0.2
+
+[models.summarizer]
+model = "qwen2.5:0.5b"
+`,
+			want: &Config{Models: &Models{Provider: "openai", Coding: "c", Reasoning: "r", BaseURL: "http://localhost:8000/v1",
+				APIKeyEnv: "VLLM_KEY", CodingContextWindow: intp(16384), ReasoningContextWindow: intp(32768),
+				CodingTemperature: floatp(0), ReasoningTemperature: floatp(0.3), MaxTokens: intp(2048), Timeout: "90s", MaxRetries: intp(2),
+				Supervisor: &Endpoint{Provider: "openai", Model: "anthropic/claude-sonnet-4", BaseURL: "https://openrouter.ai/api/v1",
+					APIKeyEnv: "OPENROUTER_API_KEY", ContextWindow: intp(200000), Temperature: floatp(0.2)},
+				Summarizer: &Endpoint{Model: "qwen2.5:0.5b"}}},
+		},
+		{name: "unknown provider", in: "[models]\nprovider = \"anthropic\"\n", wantErr: `models.provider is "anthropic": use ollama or openai`},
+		{name: "bad base url", in: "[models]\nbase_url = \"localhost:11434\"\n", wantErr: `models.base_url "localhost:11434" is not an http(s) URL`},
+		{name: "api key instead of its variable", in: "[models]\napi_key_env = \"sk-or-v1-0123\"\n", wantErr: "not an environment variable name"},
+		{name: "bad timeout", in: "[models]\ntimeout = \"soon\"\n", wantErr: `models.timeout is "soon"`},
+		{name: "negative timeout", in: "[models]\ntimeout = \"-1s\"\n", wantErr: `models.timeout is "-1s"`},
+		{name: "too many retries", in: "[models]\nmax_retries = 99\n", wantErr: "models.max_retries must be between 0 and 20"},
+		{name: "bad windows and temperature", in: "[models]\ncoding_context_window = 0\nmax_tokens = -1\nreasoning_temperature = 3.5\n",
+			wantErr: "models.coding_context_window must be > 0; models.max_tokens must be > 0; models.reasoning_temperature must be between 0 and 2"},
+		{name: "nan temperature", in: "[models]\ncoding_temperature = nan\n", wantErr: "models.coding_temperature must be between 0 and 2"},
+		{name: "empty override", in: "[models.overrides]\nscope = \"\"\n", wantErr: "models.overrides.scope is empty"},
+		{name: "supervisor without model", in: "[models.supervisor]\ntemperature = 0.5\n", wantErr: "[models.supervisor] has no model"},
+		{name: "supervisor url without provider", in: "[models.supervisor]\nmodel = \"m\"\nbase_url = \"https://openrouter.ai/api/v1\"\n",
+			wantErr: "models.supervisor.base_url is set: also set models.supervisor.provider"},
+		{name: "summarizer provider without url", in: "[models.summarizer]\nmodel = \"m\"\nprovider = \"openai\"\n",
+			wantErr: "models.summarizer sets provider or api_key_env without base_url"},
+		{name: "unknown endpoint key", in: "[models.supervisor]\nmodel = \"m\"\napi_key = \"secret\"\n",
+			want: &Config{Models: &Models{Supervisor: &Endpoint{Model: "m"}}, Unknown: []string{"models.supervisor.api_key"}}},
 		{name: "bad index bounds", in: "[index]\nhistory_depth = -1\nmax_commit_files = 1\n", wantErr: "history_depth must be >= 0; index.max_commit_files must be >= 2"},
 	}
 	for _, tc := range tests {
@@ -92,7 +145,8 @@ func TestEncodeWritesOnlyWhatIsSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	for _, absent := range []string{"reasoning", "base_url", "reserved_tokens", "[solve]", "[stages]", "overrides", "[index]"} {
+	for _, absent := range []string{"reasoning", "base_url", "reserved_tokens", "[solve]", "[stages]", "overrides", "[index]",
+		"provider", "api_key_env", "_context_window", "temperature", "max_tokens", "timeout", "max_retries", "supervisor", "summarizer"} {
 		if strings.Contains(text, absent) {
 			t.Errorf("encoded config contains %q, which was not set:\n%s", absent, text)
 		}
@@ -199,6 +253,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[models]\ncoding = \"c\"\n[budget]\ncontext_window = 10\nreserved_tokens = 2\n"))
 	f.Add([]byte("[models.overrides]\nscope = \"x\"\n"))
 	f.Add([]byte("[[x]]\na = 1e999\n"))
+	f.Add([]byte("[models]\nprovider = \"openai\"\ntimeout = \"1m\"\ncoding_temperature = 0.5\n[models.supervisor]\nmodel = \"m\"\nprovider = \"openai\"\nbase_url = \"https://x/v1\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {

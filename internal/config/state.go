@@ -9,6 +9,9 @@ import (
 	"strings"
 )
 
+// StateDir returns the state directory of a repository root.
+func StateDir(repo string) string { return filepath.Join(repo, Dir) }
+
 // EnsureStateDir creates repo/.clean_room if needed and returns its path.
 // The directory carries its own .gitignore ("*") so that commands run
 // before 'cra init' (which also lists it in the repository's .gitignore)

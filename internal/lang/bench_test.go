@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -122,21 +123,19 @@ func BenchmarkParsePython(b *testing.B)     { benchParse(b, Python, genPython(25
 func BenchmarkParseTypeScript(b *testing.B) { benchParse(b, TypeScript, genTS(256<<10)) }
 func BenchmarkParseGo(b *testing.B)         { benchParse(b, Go, genGo(256<<10)) }
 
-// BenchmarkParseCorpus parses every supported file under $CRA_LANG_CORPUS
-// (for example a Django checkout) once per iteration; it is skipped when
-// the variable is not set. Divide the file count by the time per op for
-// files/s on one core.
-func BenchmarkParseCorpus(b *testing.B) {
+// corpusFile is one source file of $CRA_LANG_CORPUS.
+type corpusFile struct {
+	l   Language
+	src []byte
+}
+
+// loadCorpus reads every supported file under $CRA_LANG_CORPUS, skipping
+// the benchmark when the variable is not set.
+func loadCorpus(b *testing.B) (files []corpusFile, size int64) {
 	dir := os.Getenv("CRA_LANG_CORPUS")
 	if dir == "" {
 		b.Skip("set CRA_LANG_CORPUS to a directory of sources")
 	}
-	type file struct {
-		l   Language
-		src []byte
-	}
-	var files []file
-	var size int64
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -149,17 +148,26 @@ func BenchmarkParseCorpus(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		files = append(files, file{l, src})
+		files = append(files, corpusFile{l, src})
 		size += int64(len(src))
 		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	if len(files) == 0 {
+		b.Skip("no supported files")
+	}
+	return files, size
+}
+
+// BenchmarkParseCorpus parses every supported file under $CRA_LANG_CORPUS
+// (for example a Django checkout) once per op on one goroutine.
+func BenchmarkParseCorpus(b *testing.B) {
+	files, size := loadCorpus(b)
 	p := NewParser()
 	defer p.Close()
 	b.SetBytes(size)
-	b.ReportMetric(float64(len(files)), "files")
 	for b.Loop() {
 		for _, f := range files {
 			if _, err := p.Parse(f.l, f.src); err != nil {
@@ -167,4 +175,25 @@ func BenchmarkParseCorpus(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(len(files)), "files")
+}
+
+// BenchmarkParseCorpusParallel parses the files of $CRA_LANG_CORPUS with one
+// Parser per goroutine, as the indexer does; an op is one file, so files/s
+// on all cores is 1e9 / (ns/op).
+func BenchmarkParseCorpusParallel(b *testing.B) {
+	files, size := loadCorpus(b)
+	b.SetBytes(size / int64(len(files)))
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		p := NewParser()
+		defer p.Close()
+		for pb.Next() {
+			f := files[int(next.Add(1))%len(files)]
+			if _, err := p.Parse(f.l, f.src); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -28,18 +28,19 @@ import (
 // isRationale is true for every comment that has a rationale cue, whatever
 // its kind, so "HACK: sleep because the server is slow" is a hack that is
 // also a rationale; a rationale kind always has it. The cues are words and
-// phrases that give a cause, a purpose or a constraint: because, since (as a
-// cause: not followed by a number, a version, "then", "when", "last", ...),
-// so that, so we/it/the/this/they, in order to/for, otherwise, due to, as a
-// result, the reason, why, hence, therefore, thus, workaround/work around,
-// we need, need(s) to, needed, must, required, necessary, note that, to
-// avoid/prevent/ensure/make sure/guarantee/keep/preserve, instead of, rather
-// than, can't/cannot/won't, doesn't/does not work, would/will break, breaks,
-// would/will fail, compatibility phrases, for performance/speed/efficiency/
-// security/safety/consistency/simplicity, safe to/is safe/not safe, assume,
-// relies/rely on, depends on, expected by, intentional(ly), deliberately, on
-// purpose, trade-off. A bare marker ("NOTE:", "XXX") is not a rationale by
-// itself: many notes say what, not why.
+// phrases that give a cause, a purpose or a constraint (rationaleCues):
+// because, since (as a cause: not followed by a number, a version, "then",
+// "when", "last", ...), so that, so we/it/the/this/they, so as to, in order
+// to/for, otherwise, due to, as a result, the reason, why, hence, therefore,
+// thus, workaround/work around, we need, need(s) to, needed, must,
+// required, necessary, note that, to avoid/prevent/ensure/make sure/
+// guarantee/keep/preserve/speed up, avoiding, don't/do not want, instead of,
+// rather than, can't/cannot/won't, doesn't/does not work, would/will break,
+// breaks, would/will fail, compatibility phrases, for performance/speed/
+// efficiency/security/safety/consistency/simplicity, safe to/is safe/not
+// safe, assume, relies/rely on, depends on, expected by, intentional(ly),
+// deliberately, on purpose, trade-off. A bare marker ("NOTE:", "XXX") is not
+// a rationale by itself: many notes say what, not why.
 func ClassifyComment(text string) (kind string, isRationale bool) {
 	norm := normalizeWords(text)
 	isRationale = hasRationaleCue(norm)
@@ -135,7 +136,8 @@ var rationaleCues = []string{
 	" workaround ", " work around ", " works around ", " worked around ",
 	" we need ", " need to ", " needs to ", " needed ", " must ", " required ", " necessary ",
 	" note that ", " to avoid ", " to prevent ", " to ensure ", " to make sure ", " to guarantee ",
-	" to keep ", " to preserve ", " instead of ", " rather than ",
+	" to keep ", " to preserve ", " instead of ", " rather than ", " so as to ", " avoiding ",
+	" don t want ", " do not want ", " to speed up ", " for perf ",
 	" can t ", " cannot ", " won t ", " doesn t work ", " does not work ", " would break ",
 	" will break ", " breaks ", " would fail ", " will fail ",
 	" for compatibility ", " for compat ", " backwards compat", " backward compat", " compatibility with ",
@@ -363,7 +365,7 @@ var pragmaPrefixes = []string{
 	"istanbul ignore", "c8 ignore", "tslint:", "webpackchunkname", "webpackignore", "@vite-ignore",
 	"@jsx", "@flow", "#region", "#endregion", "<reference", "<amd-module", "noinspection", "language=",
 	"nolint", "lint:", "+build",
-	"spell-checker:", "cspell:", "codespell:", "@license", "@preserve", "jscpd:",
+	"spell-checker:", "cspell:", "codespell:", "@license", "@preserve", "jscpd:", "@internal",
 }
 
 // skipComment reports comments that are not worth a row: pragmas, the

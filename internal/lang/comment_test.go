@@ -81,6 +81,8 @@ func TestClassifyComment(t *testing.T) {
 		{"this is intentional", CommentRationale, true},
 		{"due to a race in the driver", CommentRationale, true},
 		{"Why: the cache is cold at start", CommentRationale, true},
+		{"This helps by avoiding the cost of a copy", CommentRationale, true},
+		{"We don't want to hold onto it", CommentRationale, true},
 		// since as a time, and plain descriptions
 		{"since 2019 the field is required", CommentRationale, true}, // "required" is a cue
 		{"deprecated since 3.2", CommentGeneral, false},
@@ -156,6 +158,7 @@ func TestSkipComment(t *testing.T) {
 		{"// prettier-ignore", 3, true},
 		{"/* istanbul ignore next */", 3, true},
 		{"/// <reference path=\"a.d.ts\" />", 1, true},
+		{"/* @internal */", 3, true},
 		{"# ----------", 3, true},
 		{"// ==========", 3, true},
 		{"#", 3, true},

@@ -497,7 +497,12 @@ func (x *ecmaExtractor) calleeRef(c int32, kind string) {
 	case "identifier", "type_identifier":
 		x.addRef(kind, t.text(c), "", c)
 	case "member_expression":
-		x.addRef(kind, t.text(t.child(c, fd.property)), t.text(t.child(c, fd.object)), c)
+		obj := t.child(c, fd.object)
+		switch t.kind(obj) {
+		case "string", "template_string", "number", "array", "object", "regex":
+			return // "a,b".split(","), [].map(...) refer to no definition
+		}
+		x.addRef(kind, t.text(t.child(c, fd.property)), t.text(obj), c)
 	case "nested_type_identifier":
 		x.addRef(kind, t.text(t.child(c, fd.name)), t.text(t.child(c, fd.module)), c)
 	}

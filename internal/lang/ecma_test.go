@@ -135,6 +135,7 @@ func TestECMAReferences(t *testing.T) {
 		{"type names", TypeScript, "function f<T>(a: Foo, b: ns.Bar<T>): Promise<Baz[]> { return a as Qux; }",
 			[]string{"0 name Foo", "0 name Bar ns", "0 name Promise", "0 name Baz", "0 name Qux"}},
 		{"no plain identifiers", TypeScript, "const x = y + z;", nil},
+		{"methods of literals skipped", JavaScript, "function f() { return 'a,b'.split(',').concat([1].map(g)); }", []string{"0 call concat 'a,b'.split(',')"}},
 		{"jsx", TSX, "const App = () => <Layout><ui.Button /><div /></Layout>;", []string{"0 name Layout", "0 name Button ui"}},
 		{"require is an import, not a call", JavaScript, "const a = require('a');", nil},
 	}

@@ -14,7 +14,6 @@ type extractor struct {
 	fd *fieldIDs
 
 	scopes   []scope
-	symNode  []int32 // per symbol: the node whose subtree is its range
 	comments []pendingComment
 	refSeen  map[refKey]struct{}
 	docOf    map[int]bool // symbols that already have a docstring
@@ -75,7 +74,6 @@ func (x *extractor) addSymbol(name, kind string, head, rng int32, sig string) in
 		Signature: sig,
 		Parent:    x.current(),
 	})
-	x.symNode = append(x.symNode, rng)
 	x.scopes = append(x.scopes, scope{sym: idx, end: t.nodes[rng].skip})
 	return idx
 }

@@ -28,6 +28,7 @@ var ErrUnsupported = errors.New("unsupported language")
 type Parser struct {
 	ts       *sitter.Parser
 	grammars map[Language]*grammar
+	current  Language // the language ts is set to
 	nodes    []node
 	lines    []uint32
 }
@@ -62,8 +63,11 @@ func (p *Parser) Parse(l Language, src []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.ts.SetLanguage(g.lang); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", l, err)
+	if p.current != l {
+		if err := p.ts.SetLanguage(g.lang); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", l, err)
+		}
+		p.current = l
 	}
 	tr := p.ts.Parse(src, nil)
 	if tr == nil {

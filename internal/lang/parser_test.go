@@ -342,3 +342,46 @@ func ExampleParser_Parse() {
 	// method hello lines 2-3 parent 0: def hello(self, name):
 	// call greet from symbol 1
 }
+
+// TestCorpus parses every supported file under $CRA_LANG_CORPUS (a Django or
+// CPython checkout, say) and checks the invariants; it is skipped when the
+// variable is not set.
+func TestCorpus(t *testing.T) {
+	dir := os.Getenv("CRA_LANG_CORPUS")
+	if dir == "" {
+		t.Skip("set CRA_LANG_CORPUS to a directory of sources")
+	}
+	p := NewParser()
+	defer p.Close()
+	var files, symbols, refs, broken int
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		l, ok := Detect(path)
+		if !ok {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := p.Parse(l, src)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		checkInvariants(t, f, src)
+		files++
+		symbols += len(f.Symbols)
+		refs += len(f.References)
+		if f.SyntaxErrors > 0 {
+			broken++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d files, %d symbols, %d references, %d files with syntax errors", files, symbols, refs, broken)
+}

@@ -20,7 +20,7 @@ import "strings"
 // functions (and calls of them), names being bound, keyword argument names,
 // self and cls, builtins unless the module itself binds the name, and for a
 // dotted use a.b.c only "c" (qualifier "a.b") and "a" are recorded, not the
-// middle parts.
+// middle parts; attributes of literals (", ".join) are not recorded.
 type pyExtractor struct {
 	*extractor
 	locals      map[int32]map[string]struct{} // local scope node → bound names
@@ -452,8 +452,8 @@ func (x *pyExtractor) attribute(i int32) {
 	t, fd := x.t, x.fd
 	attr := t.child(i, fd.attribute)
 	obj := t.child(i, fd.object)
-	if attr < 0 || obj < 0 {
-		return
+	if attr < 0 || obj < 0 || pyLiteral(t.kind(obj)) {
+		return // ", ".join(...) refers to no definition
 	}
 	p := t.parent(i)
 	switch {
@@ -466,6 +466,16 @@ func (x *pyExtractor) attribute(i int32) {
 	default:
 		x.addRef(RefName, t.text(attr), t.text(obj), i)
 	}
+}
+
+// pyLiteral reports the kinds of literal expressions.
+func pyLiteral(kind string) bool {
+	switch kind {
+	case "string", "concatenated_string", "integer", "float", "list", "dictionary", "set", "tuple",
+		"list_comprehension", "dictionary_comprehension", "set_comprehension", "true", "false", "none":
+		return true
+	}
+	return false
 }
 
 // isBase reports a positional argument of a class's base list, or the

@@ -175,6 +175,7 @@ func TestPythonReferences(t *testing.T) {
 		{"qualified calls", "def f(obj):\n    obj.m()\n    self.save()\n    os.path.join('a')\n    a.b.c.d()\n",
 			[]string{"0 call m obj", "0 call save self", "0 call join os.path", "0 name os", "0 call d a.b.c", "0 name a"}},
 		{"call on a call", "def f():\n    get().run()\n", []string{"0 call run get()", "0 call get"}},
+		{"methods of literals skipped", "def f(xs):\n    return ', '.join(xs) + '{}'.format(1) + [1].count(1)\n", nil},
 		{"super", "class C(B):\n    def f(self):\n        super().f()\n", []string{"0 inherit B", "1 call f super()"}},
 		{"inheritance", "class C(Base, mixins.Audit, Generic[T], metaclass=Meta):\n    pass\n",
 			[]string{"0 inherit Base", "0 inherit Audit mixins", "0 name mixins", "0 inherit Generic", "0 name T", "0 name Meta"}},

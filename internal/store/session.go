@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -96,4 +97,32 @@ func (s *SessionDB) List(ctx context.Context, prefix string) ([]string, error) {
 		keys = append(keys, k)
 	}
 	return keys, rows.Err()
+}
+
+// Archive closes the session, stores the database file's bytes in the raw
+// DB's session_archives and deletes the file (seed 001 §11.1 steps 5-7).
+// The file is removed only after the archive row is committed.
+func (s *SessionDB) Archive(ctx context.Context, f *Factory, raw *sql.DB, taskID string) error {
+	// Closing the last connection checkpoints the WAL into the main file.
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close session: %w", err)
+	}
+	path, err := f.Path(Session, taskID)
+	if err != nil {
+		return err
+	}
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("archive session: %w", err)
+	}
+	if _, err := raw.ExecContext(ctx, `INSERT INTO session_archives(task_id, session_blob, archived_at) VALUES (?, ?, ?)`,
+		taskID, blob, Now()); err != nil {
+		return fmt.Errorf("archive session: %w", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove archived session: %w", err)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -322,5 +323,45 @@ func TestSessionPath(t *testing.T) {
 	}
 	if p, _ := f.Path(Curated, "ignored"); p != filepath.Join("/state", "curated.sqlite") {
 		t.Errorf("curated path: got %q", p)
+	}
+}
+
+func TestSessionArchive(t *testing.T) {
+	ctx := context.Background()
+	f := NewFactory(t.TempDir())
+	raw, err := f.Open(ctx, Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	s, err := f.OpenSession(ctx, "t-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set(ctx, "final_context", map[string]int{"files": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Archive(ctx, f, raw, "t-1"); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := f.Path(Session, "t-1")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("session file still there after archiving: %v", err)
+	}
+	// The archived bytes are a whole SQLite database holding the state.
+	var blob []byte
+	if err := raw.QueryRow("SELECT session_blob FROM session_archives WHERE task_id = 't-1'").Scan(&blob); err != nil {
+		t.Fatal(err)
+	}
+	restored := filepath.Join(t.TempDir(), "restored.sqlite")
+	os.WriteFile(restored, blob, 0o644)
+	db, err := sql.Open("sqlite", restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT value FROM kv WHERE key = 'final_context'").Scan(&v); err != nil || v != `{"files":3}` {
+		t.Errorf("restored session: got %q, %v", v, err)
 	}
 }

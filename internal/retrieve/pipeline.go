@@ -1,0 +1,307 @@
+package retrieve
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// Judge asks the reasoning model for a stage's judgment: it sends system
+// and prompt for callType ("task_analysis", "scope_judgment",
+// "precision_judgment") and returns the reply text. The caller's
+// implementation records the call (seed 001 §4.6 retrieval_llm_calls).
+type Judge func(ctx context.Context, callType, stage, system, prompt string) (string, error)
+
+// Stage is one retrieval stage (seed 001 §5.3): a deterministic pre-filter
+// followed, when a Judge is present, by an LLM judgment.
+type Stage interface {
+	Name() string
+	Run(ctx context.Context, sc *StageContext) error
+}
+
+// StageContext is the state threaded through the stages of one run.
+type StageContext struct {
+	Task       TaskQuery
+	Ranker     *Ranker
+	Candidates []Candidate
+	// Excluded are candidates a judgment left out, with the reason.
+	Excluded map[string]string
+	// Details are the precision stage's symbol tiers by path and name.
+	Details map[string]map[string]string
+	// Judge is nil in deterministic mode.
+	Judge Judge
+	// PromptTokens bounds one stage prompt: the reasoning model's window.
+	PromptTokens int
+	// Decisions are logged to retrieval_decisions after the run.
+	Decisions []Decision
+	// Info collects notes for the user (skipped tiers, fallbacks).
+	Info []string
+}
+
+// Decision is one per-file retrieval decision (seed 001 §4.6).
+type Decision struct {
+	Stage    string `json:"stage"`
+	FileID   int64  `json:"file_id"`
+	Path     string `json:"path"`
+	Tier     string `json:"tier"`
+	Included bool   `json:"included"`
+	Reason   string `json:"reason"`
+}
+
+// stageRegistry maps stage names to constructors (seed 001 §5.4).
+var stageRegistry = map[string]func() Stage{
+	"scope":     func() Stage { return &ScopeStage{} },
+	"precision": func() Stage { return &PrecisionStage{} },
+}
+
+// StageNames lists the registered stages, sorted.
+func StageNames() []string {
+	names := make([]string, 0, len(stageRegistry))
+	for n := range stageRegistry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParseStages resolves a comma-separated stage list. Every name is checked
+// before anything runs; an unknown one is a hard error. Order is the
+// caller's (seed 001 §5.4).
+func ParseStages(list string) ([]Stage, error) {
+	var out []Stage
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		mk, ok := stageRegistry[n]
+		if !ok {
+			return nil, fmt.Errorf("unknown stage %q: known stages are %s", n, strings.Join(StageNames(), ", "))
+		}
+		out = append(out, mk())
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no stages given: pass --stages scope,precision")
+	}
+	return out, nil
+}
+
+// Pipeline runs task analysis, the stages and assembly for one task, and
+// records the run (seed 001 §5.1, §11).
+type Pipeline struct {
+	Curated *sql.DB // read-only
+	Raw     *sql.DB // append-only log; nil skips logging
+	RepoID  int64
+	Root    string
+	// Session is the task's working memory (seed 001 §11); nil skips it.
+	Session *store.SessionDB
+	// Judge is nil in deterministic mode.
+	Judge Judge
+	// PromptTokens bounds each stage prompt (the reasoning model's window).
+	PromptTokens int
+	// Candidates is how many ranked files the scope stage considers.
+	Candidates int
+	// Now stamps log rows; default time.Now.
+	Now func() time.Time
+}
+
+// Result is a pipeline run's output.
+type Result struct {
+	Package   *Package     `json:"package"`
+	Stages    []string     `json:"stages"`
+	Decisions []Decision   `json:"decisions"`
+	Info      []string     `json:"info,omitempty"`
+	Context   StageContext `json:"-"`
+}
+
+// Run retrieves context for task within budget.
+func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage, b Budget) (*Result, error) {
+	if strings.TrimSpace(task) == "" {
+		return nil, ErrEmptyTask
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	q := Analyze(task)
+	sc := &StageContext{
+		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
+		Judge: p.Judge, PromptTokens: p.PromptTokens,
+	}
+	if p.Judge != nil {
+		if err := analyzeIntent(ctx, sc); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.runStages(ctx, sc, stages); err != nil {
+		return nil, err
+	}
+	return p.finish(ctx, taskID, sc, stages, b)
+}
+
+// Refine re-enters the pipeline with a refinement request (seed 001 §13):
+// the missing files and symbols become seeds of the task, the stages run
+// again, and a new package replaces the old one in the session.
+func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, req RefinementRequest, stages []Stage, b Budget) (*Result, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	q := prev
+	q.Files = appendNew(q.Files, req.MissingFiles...)
+	q.FileLines = append(q.FileLines, fileLinesOf(req.ErrorSignatures)...)
+	q.Symbols = appendNew(q.Symbols, req.MissingSymbols...)
+	q.Files = appendNew(q.Files, req.MissingTests...)
+	for _, sig := range req.ErrorSignatures {
+		extra := Analyze(sig)
+		q.Files = appendNew(q.Files, extra.Files...)
+		q.Symbols = appendNew(q.Symbols, extra.Symbols...)
+		q.Errors = appendNew(q.Errors, extra.Errors...)
+		q.Keywords = appendNew(q.Keywords, extra.Keywords...)
+	}
+	if p.Session != nil {
+		if err := p.Session.Set(ctx, "refinement_request", req); err != nil {
+			return nil, err
+		}
+	}
+	sc := &StageContext{
+		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
+		Judge: p.Judge, PromptTokens: p.PromptTokens,
+	}
+	if err := p.runStages(ctx, sc, stages); err != nil {
+		return nil, err
+	}
+	return p.finish(ctx, taskID, sc, stages, b)
+}
+
+func (p *Pipeline) runStages(ctx context.Context, sc *StageContext, stages []Stage) error {
+	limit := p.Candidates
+	if limit <= 0 {
+		limit = 60
+	}
+	var progress []map[string]string
+	outputs := map[string]any{}
+	for _, st := range stages {
+		// The scope stage ranks; a pipeline without it still needs
+		// candidates for the stages after.
+		if sc.Candidates == nil && st.Name() != "scope" {
+			if err := (&ScopeStage{Limit: limit}).rank(ctx, sc); err != nil {
+				return err
+			}
+		}
+		if s, ok := st.(*ScopeStage); ok && s.Limit == 0 {
+			s.Limit = limit
+		}
+		if err := st.Run(ctx, sc); err != nil {
+			return fmt.Errorf("stage %s: %w", st.Name(), err)
+		}
+		progress = append(progress, map[string]string{"stage": st.Name(), "status": "done"})
+		outputs[st.Name()] = stageOutput(st.Name(), sc)
+		if p.Session != nil {
+			if err := p.Session.Set(ctx, "stage_progress", progress); err != nil {
+				return err
+			}
+			if err := p.Session.Set(ctx, "stage_outputs", outputs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func stageOutput(name string, sc *StageContext) any {
+	if name == "precision" {
+		return sc.Details
+	}
+	paths := make([]string, len(sc.Candidates))
+	for i, c := range sc.Candidates {
+		paths[i] = c.Path
+	}
+	return map[string]any{"included": paths, "excluded": sc.Excluded}
+}
+
+func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, stages []Stage, b Budget) (*Result, error) {
+	a := NewAssembler(p.Curated, p.RepoID, p.Root)
+	a.Details = sc.Details
+	pkg, err := a.Assemble(ctx, sc.Task, sc.Candidates, b)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(stages))
+	for i, s := range stages {
+		names[i] = s.Name()
+	}
+	res := &Result{Package: pkg, Stages: names, Decisions: sc.Decisions, Info: sc.Info, Context: *sc}
+	if p.Session != nil {
+		if err := p.Session.Set(ctx, "final_context", map[string]any{"task": sc.Task, "candidates": sc.Candidates, "details": sc.Details, "excluded": sc.Excluded}); err != nil {
+			return nil, err
+		}
+	}
+	if p.Raw != nil {
+		if err := p.logDecisions(ctx, taskID, sc.Decisions); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (p *Pipeline) logDecisions(ctx context.Context, taskID string, ds []Decision) error {
+	now := store.Now()
+	if p.Now != nil {
+		now = p.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	tx, err := p.Raw.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("log decisions: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO retrieval_decisions(task_id, stage, file_id, tier, included, reason, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("log decisions: %w", err)
+	}
+	defer st.Close()
+	for _, d := range ds {
+		if _, err := st.ExecContext(ctx, taskID, d.Stage, d.FileID, d.Tier, d.Included, d.Reason, now); err != nil {
+			return fmt.Errorf("log decisions: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// RefinementRequest asks for more context with concrete evidence (seed
+// 001 §13).
+type RefinementRequest struct {
+	Reason          string   `json:"reason"`
+	MissingFiles    []string `json:"missing_files"`
+	MissingSymbols  []string `json:"missing_symbols"`
+	MissingTests    []string `json:"missing_tests"`
+	ErrorSignatures []string `json:"error_signatures"`
+}
+
+// Validate refuses a request without evidence: "needs more context" alone
+// is not a reason to re-run retrieval (seed 001 §13).
+func (r RefinementRequest) Validate() error {
+	if len(r.MissingFiles)+len(r.MissingSymbols)+len(r.MissingTests)+len(r.ErrorSignatures) == 0 {
+		return errors.New("refinement request without evidence: name missing files, symbols, tests or error signatures")
+	}
+	return nil
+}
+
+func appendNew(list []string, vals ...string) []string {
+	for _, v := range vals {
+		if v != "" && !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}
+
+func fileLinesOf(sigs []string) []FileLine {
+	var out []FileLine
+	for _, s := range sigs {
+		out = append(out, Analyze(s).FileLines...)
+	}
+	return out
+}

@@ -1,0 +1,215 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// scripted is a Judge that answers by call type and records each call.
+type scripted struct {
+	replies map[string]string
+	calls   []string
+	prompts []string
+}
+
+func (s *scripted) judge(_ context.Context, callType, stage, system, prompt string) (string, error) {
+	s.calls = append(s.calls, callType)
+	s.prompts = append(s.prompts, prompt)
+	r, ok := s.replies[callType]
+	if !ok {
+		return "", errors.New("no scripted reply for " + callType)
+	}
+	return r, nil
+}
+
+func newPipeline(t *testing.T, f *fixture, j Judge) (*Pipeline, *store.Factory) {
+	t.Helper()
+	fac := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	raw, err := fac.Open(context.Background(), store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	sess, err := fac.OpenSession(context.Background(), "task-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return &Pipeline{Curated: f.db, Raw: raw, RepoID: f.repoID, Root: f.root, Session: sess, Judge: j, PromptTokens: 4096}, fac
+}
+
+var budget = Budget{ContextWindow: 4000, ReservedTokens: 500}
+
+func TestPipelineDeterministic(t *testing.T) {
+	f := newFixture(t, shop...)
+	p, _ := newPipeline(t, f, nil)
+	stages, err := ParseStages("scope,precision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), "task-1", "Resolve the pager command once, in `_pager_contextmanager`", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Package.Files) == 0 || res.Package.Files[0].Path != "shop/pager.py" {
+		t.Fatalf("package files: got %v, want shop/pager.py first", res.Package.Files)
+	}
+	if !contains(res.Info, "enrichment not found, Tier 4 skipped") {
+		t.Errorf("info: got %v, want the Tier 4 note", res.Info)
+	}
+	// Every candidate's decision is logged; the session holds the stages' state.
+	var n int
+	p.Raw.QueryRow("SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'").Scan(&n)
+	if n != len(res.Decisions) || n == 0 {
+		t.Errorf("retrieval_decisions: got %d rows, want %d", n, len(res.Decisions))
+	}
+	for _, key := range []string{"stage_progress", "stage_outputs", "final_context"} {
+		if _, ok, err := p.Session.Get(context.Background(), key); !ok || err != nil {
+			t.Errorf("session key %s: got %v, %v", key, ok, err)
+		}
+	}
+}
+
+func TestParseStages(t *testing.T) {
+	if _, err := ParseStages("scope,bogus"); err == nil || !strings.Contains(err.Error(), `unknown stage "bogus": known stages are precision, scope`) {
+		t.Errorf("got %v", err)
+	}
+	s, err := ParseStages("precision, scope")
+	if err != nil || s[0].Name() != "precision" || s[1].Name() != "scope" {
+		t.Errorf("caller's order: got %v, %v", s, err)
+	}
+}
+
+func TestPipelineWithJudge(t *testing.T) {
+	f := newFixture(t, shop...)
+	j := &scripted{replies: map[string]string{
+		"task_analysis": `{"intent": "Compute the pager command once.", "type": "refactor", "symbols": ["echo_via_pager"], "files": []}`,
+		// The model drops README.md and a seed (kept anyway), and says
+		// nothing about the other candidates.
+		"scope_judgment": "Here you go:\n```json\n" + `{"files": [{"path": "README.md", "relevant": false, "reason": "docs only"},
+			{"path": "shop/pager.py", "relevant": false, "reason": "wrong"},
+			{"path": "shop/cli.py", "relevant": true, "reason": "calls the pager"},]}` + "\n```",
+		"precision_judgment": `{"symbols": [{"path": "shop/pager.py", "symbol": "echo_via_pager", "tier": "excluded"},
+			{"path": "shop/pager.py", "symbol": "_pager_contextmanager", "tier": "primary"}]}`,
+	}}
+	p, _ := newPipeline(t, f, j.judge)
+	stages, _ := ParseStages("scope,precision")
+	res, err := p.Run(context.Background(), "task-1", "Resolve the pager command once, in `_pager_contextmanager`", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(j.calls, ","); got != "task_analysis,scope_judgment,precision_judgment" {
+		t.Errorf("calls: got %s", got)
+	}
+	if res.Context.Task.Intent != "Compute the pager command once." || res.Context.Task.Type != TypeRefactor || !contains(res.Context.Task.Symbols, "echo_via_pager") {
+		t.Errorf("intent merge: got %+v", res.Context.Task)
+	}
+	decided := map[string]Decision{}
+	for _, d := range res.Decisions {
+		decided[d.Path] = d
+	}
+	if d := decided["README.md"]; d.Included || !strings.Contains(d.Reason, "docs only") {
+		t.Errorf("README.md: got %+v, want excluded by the model", d)
+	}
+	if d := decided["shop/pager.py"]; !d.Included || !strings.Contains(d.Reason, "kept: named by the task") {
+		t.Errorf("pager.py: got %+v, want kept as a seed", d)
+	}
+	if d := decided["tests/test_pager.py"]; !d.Included || !strings.Contains(d.Reason, "not judged by the model") {
+		t.Errorf("unjudged candidate: got %+v, want the deterministic decision, logged", d)
+	}
+	for _, pf := range res.Package.Files {
+		if pf.Path == "README.md" {
+			t.Error("an excluded file is in the package")
+		}
+		for _, it := range pf.Items {
+			if it.Kind == "symbol" && it.Name == "echo_via_pager" {
+				t.Error("a symbol the model excluded is in the package in full")
+			}
+		}
+	}
+	if !strings.Contains(j.prompts[1], "Intent: Compute the pager command once.") {
+		t.Errorf("scope prompt lacks the intent:\n%s", j.prompts[1])
+	}
+}
+
+func TestPipelineMalformedJudgment(t *testing.T) {
+	f := newFixture(t, shop...)
+	for _, tc := range []struct{ call, reply string }{
+		{"task_analysis", "I think this is about paging."},
+		{"scope_judgment", `{"files": [{"path": "shop/pager.py", "relevant": maybe}]}`},
+		{"precision_judgment", `{"symbols": [{"path": "shop/pager.py", "symbol": "x", "tier": "important"}]}`},
+	} {
+		t.Run(tc.call, func(t *testing.T) {
+			j := &scripted{replies: map[string]string{
+				"task_analysis":      `{"intent": "x", "type": "bug"}`,
+				"scope_judgment":     `{"files": []}`,
+				"precision_judgment": `{"symbols": []}`,
+			}}
+			j.replies[tc.call] = tc.reply
+			p, _ := newPipeline(t, f, j.judge)
+			stages, _ := ParseStages("scope,precision")
+			_, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager`", stages, budget)
+			var re *ReplyError
+			if !errors.As(err, &re) || re.Raw != tc.reply || !strings.Contains(err.Error(), tc.reply) {
+				t.Fatalf("got %v, want a ReplyError carrying the raw reply", err)
+			}
+		})
+	}
+}
+
+func TestPipelineScopeBatches(t *testing.T) {
+	f := newFixture(t, shop...)
+	j := &scripted{replies: map[string]string{"task_analysis": `{"intent": "x"}`, "scope_judgment": `{"files": []}`, "precision_judgment": `{"symbols": []}`}}
+	p, _ := newPipeline(t, f, j.judge)
+	p.PromptTokens = 60 // a tiny window: one candidate per prompt
+	stages, _ := ParseStages("scope")
+	res, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager` format table", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopeCalls := 0
+	for _, c := range j.calls {
+		if c == "scope_judgment" {
+			scopeCalls++
+		}
+	}
+	if scopeCalls < 2 || scopeCalls > len(res.Decisions) {
+		t.Errorf("got %d scope calls for %d candidates, want batching by the window", scopeCalls, len(res.Decisions))
+	}
+}
+
+func TestRefine(t *testing.T) {
+	f := newFixture(t, shop...)
+	p, _ := newPipeline(t, f, nil)
+	stages, _ := ParseStages("scope,precision")
+	ctx := context.Background()
+	first, err := p.Run(ctx, "task-1", "pager `_pager_contextmanager`", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{Reason: "needs more context"}, stages, budget); err == nil {
+		t.Error("a refinement without evidence was accepted")
+	}
+	res, err := p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{
+		Reason: "format_table is called", MissingSymbols: []string{"format_table"},
+		ErrorSignatures: []string{`File "shop/fmt.py", line 9, in format_table`},
+	}, stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pf := range res.Package.Files {
+		got = append(got, pf.Path)
+	}
+	if !contains(got[:min(3, len(got))], "shop/fmt.py") {
+		t.Errorf("refined package: got %v, want shop/fmt.py near the top", got)
+	}
+	if _, ok, _ := p.Session.Get(ctx, "refinement_request"); !ok {
+		t.Error("refinement_request not in the session")
+	}
+}
