@@ -220,6 +220,13 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			fileRefLines[r.Line] = true
 		}
 	}
+	type relSym struct {
+		s      symbolRow
+		body   string
+		rel    float64
+		detail string
+	}
+	rs := make([]relSym, 0, len(syms))
 	for _, s := range syms {
 		body := text(s.start, s.end)
 		rel := symbolRelevance(s, body, wanted, qterms, fileRefLines)
@@ -232,21 +239,36 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if d, ok := a.Details[c.Path][s.name]; ok {
 			detail = d
 		}
-		switch detail {
+		rs = append(rs, relSym{s, body, rel, detail})
+	}
+	// Bodies within a file decay by their relevance rank, so a package
+	// spreads over the files that matter instead of pouring one file in.
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return rs[order[i]].rel > rs[order[j]].rel })
+	decay := make([]float64, len(rs))
+	for k, i := range order {
+		decay[i] = math.Pow(0.6, float64(k))
+	}
+	for i, r := range rs {
+		s := r.s
+		switch r.detail {
 		case DetailExcluded:
 			continue
 		case DetailPrimary:
-			out = append(out, mk("symbol", s.name, detail, s.start, s.end, body, weight*(1+rel)))
+			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*(1+r.rel)*math.Max(decay[i], 0.5)))
 		case DetailSupporting:
 			// The body if room allows, after the primaries; the signature in
 			// any case.
-			out = append(out, mk("symbol", s.name, detail, s.start, s.end, body, weight*rel*0.8))
+			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*r.rel*0.8*decay[i]))
 		}
 		sig := s.signature
 		if sig == "" {
 			sig = strings.TrimSpace(text(s.start, s.start))
 		}
-		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.25+rel*0.2)))
+		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.25+r.rel*0.2)))
 	}
 	return out
 }
