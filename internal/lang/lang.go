@@ -28,6 +28,17 @@ const (
 // Languages lists every supported language in a stable order.
 var Languages = []Language{Python, TypeScript, TSX, JavaScript, Go}
 
+// Parsed reports whether files.language names a language cra parses
+// (rather than a text file kept for search).
+func Parsed(language string) bool {
+	for _, l := range Languages {
+		if string(l) == language {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect returns the language of a file from its name, and false when the
 // file is not source cra parses.
 func Detect(path string) (Language, bool) {

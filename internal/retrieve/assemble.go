@@ -107,6 +107,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	used := 0
 	fileCharged := make([]bool, len(pkg.Files))
 	covered := make([][]Item, len(pkg.Files))
+	costs := make([][]int, len(pkg.Files))
 	for _, p := range pieces {
 		cost := p.cost
 		if !fileCharged[p.file] {
@@ -115,13 +116,34 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		if overlaps(covered[p.file], p.item) {
 			continue // a symbol inside an included whole file or class
 		}
-		if used+cost > avail {
+		// A body replaces the signatures it contains: their budget is
+		// refunded.
+		refund := 0
+		if p.item.Kind == "symbol" || p.item.Kind == "file" {
+			for i, h := range covered[p.file] {
+				if h.Kind == "signature" && h.StartLine >= p.item.StartLine && h.StartLine <= p.item.EndLine {
+					refund += costs[p.file][i]
+				}
+			}
+		}
+		if used+cost-refund > avail {
 			pkg.Trimmed = append(pkg.Trimmed, fmt.Sprintf("%s:%d-%d %s %s", pkg.Files[p.file].Path, p.item.StartLine, p.item.EndLine, p.item.Kind, p.item.Name))
 			continue
 		}
-		used += cost
+		if refund > 0 {
+			keptItems, keptCosts := covered[p.file][:0], costs[p.file][:0]
+			for i, h := range covered[p.file] {
+				if h.Kind == "signature" && h.StartLine >= p.item.StartLine && h.StartLine <= p.item.EndLine {
+					continue
+				}
+				keptItems, keptCosts = append(keptItems, h), append(keptCosts, costs[p.file][i])
+			}
+			covered[p.file], costs[p.file] = keptItems, keptCosts
+		}
+		used += cost - refund
 		fileCharged[p.file] = true
 		covered[p.file] = append(covered[p.file], p.item)
+		costs[p.file] = append(costs[p.file], p.cost)
 	}
 	// Files in rank order, items in line order; files with nothing drop out.
 	var files []PackageFile
@@ -228,6 +250,10 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	rs := make([]relSym, 0, len(syms))
 	for _, s := range syms {
+		// A definition comes with the comment block right above it: its doc
+		// comment in Go and JS/TS, and the notes written for it in any
+		// language.
+		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
 		rel := symbolRelevance(s, body, wanted, qterms, fileRefLines)
 		detail := DetailTypeContext
@@ -249,8 +275,10 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	sort.SliceStable(order, func(i, j int) bool { return rs[order[i]].rel > rs[order[j]].rel })
 	decay := make([]float64, len(rs))
+	rank := make([]int, len(rs))
 	for k, i := range order {
 		decay[i] = math.Pow(0.6, float64(k))
+		rank[i] = k
 	}
 	for i, r := range rs {
 		s := r.s
@@ -263,6 +291,10 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			// The body if room allows, after the primaries; the signature in
 			// any case.
 			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*r.rel*0.8*decay[i]))
+		default:
+			// Type context: the signature first; the body only with budget to
+			// spare, after every signature, in file rank order.
+			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*0.2*math.Pow(0.9, float64(rank[i]))))
 		}
 		sig := s.signature
 		if sig == "" {
@@ -271,6 +303,20 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.25+r.rel*0.2)))
 	}
 	return out
+}
+
+// leadingComments returns the first line of the comment block (and
+// decorators) directly above line start, or start when there is none.
+func leadingComments(lines []string, start int) int {
+	for start > 1 && start-1 <= len(lines) {
+		l := strings.TrimSpace(lines[start-2])
+		if !(strings.HasPrefix(l, "//") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "/*") ||
+			strings.HasPrefix(l, "*") || strings.HasPrefix(l, "@")) {
+			break
+		}
+		start--
+	}
+	return start
 }
 
 // symbolRelevance scores a definition for the task: named in the task (or

@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/cra-dev/cra/internal/lang"
 )
 
 // Weights scale the ranking signals. Each signal is normalised to [0, 1]
@@ -20,13 +22,18 @@ type Weights struct {
 	CoChange float64 // changes together with a strong candidate (share of its commits)
 	Ident    float64 // shares rare identifiers with a strong candidate (uses or defines them)
 	Churn    float64 // how often the file changed: files that change, change again
+	Name     float64 // the file's name is a word of the task ("mode" → mode.go); rarer names count more
+	Test     float64 // the test of a strong source file, or the source of a strong test (by naming convention)
+	// Prose scales files cra does not parse (docs, changelogs, configs):
+	// a coding task needs code, unless it names the file or is about docs.
+	Prose float64
 }
 
 // DefaultWeights are cra's ranking weights. They were set by reasoning about
 // each signal's reliability (an explicit mention beats a symbol definition,
 // which beats word overlap; propagated signals are fractions of their
 // source's score) and checked on the development sets, not fitted to tasks.
-var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Dep: 0.25, CoChange: 0.6, Ident: 0.35, Churn: 0.15}
+var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Dep: 0.25, CoChange: 0.6, Ident: 0.35, Churn: 0.15, Name: 0.6, Test: 0.7, Prose: 0.4}
 
 // Ranker ranks the files of one indexed repository for a task. It reads the
 // curated DB only.
@@ -133,9 +140,11 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		return nil, err
 	}
 
+	nameSignal(q, files, get)
+
 	w := r.Weights
 	base := func(s *scored) float64 {
-		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"]
+		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"]
 	}
 	// The strongest direct candidates propagate to their neighbours.
 	direct := make([]*scored, 0, len(all))
@@ -166,19 +175,32 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}
 
-	// Churn prior, for files that are candidates at all.
+	// Churn prior, for files that are candidates at all; prose demoted.
 	maxCommits := 0
 	for _, f := range files {
 		maxCommits = max(maxCommits, f.commits)
 	}
+	score := func(s *scored) float64 {
+		v := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"] + w.Test*s.signals["test"]
+		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && q.Type != TypeDocs {
+			v *= w.Prose
+		}
+		return v
+	}
+	churn := func() {
+		for _, s := range all {
+			if maxCommits > 0 && s.f.commits > 0 {
+				s.signals["churn"] = math.Log1p(float64(s.f.commits)) / math.Log1p(float64(maxCommits))
+			}
+		}
+	}
+	churn()
+	pairTests(all, files, score, get)
+	churn() // for the partners pairTests added
 	out := make([]Candidate, 0, len(all))
 	for _, s := range all {
-		if maxCommits > 0 && s.f.commits > 0 {
-			s.signals["churn"] = math.Log1p(float64(s.f.commits)) / math.Log1p(float64(maxCommits))
-		}
-		score := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"]
 		out = append(out, Candidate{
-			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score,
+			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score(s),
 			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals,
 		})
 	}
@@ -558,6 +580,123 @@ func (r *Ranker) addIdent(rows *sql.Rows, srcs map[int64]float64, byID map[int64
 	}
 	return rows.Err()
 }
+
+// nameSignal scores files whose name is a word of the task: "chore(mode):"
+// or "the pager" point at mode.go and pager.py. A name shared by many files
+// (index, utils, __init__) points weakly at each.
+func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
+	words := map[string]bool{}
+	for _, k := range q.Keywords {
+		words[k] = true
+	}
+	if len(words) == 0 {
+		return
+	}
+	byStem := map[string][]*rankFile{}
+	for _, f := range files {
+		stem := testStem(path.Base(f.path))
+		if stem == "" {
+			continue
+		}
+		// The whole stem as one term: "form_mapping" → formmapping, "L031" → l031.
+		key := strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(stem))
+		byStem[key] = append(byStem[key], f)
+	}
+	for key, fs := range byStem {
+		if !words[key] || len(fs) > 8 {
+			continue
+		}
+		for _, f := range fs {
+			get(f).add("name", 1/math.Sqrt(float64(len(fs))), "its name is a word of the task")
+		}
+	}
+}
+
+// testStem is a file's base name without extension and without test
+// markers: test_types.py, types_test.go, types.test.ts and types.spec.js
+// all give "types".
+func testStem(base string) string {
+	stem := base
+	if i := strings.IndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	stem = strings.TrimPrefix(stem, "test_")
+	stem = strings.TrimSuffix(stem, "_test")
+	stem = strings.TrimSuffix(stem, "_tests")
+	return stem
+}
+
+// isTest reports whether a path is a test by the common conventions.
+func isTest(p string) bool {
+	base := path.Base(p)
+	if strings.HasPrefix(base, "test_") || strings.Contains(base, "_test.") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") {
+		return true
+	}
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		if dir == "tests" || dir == "test" || dir == "__tests__" || dir == "spec" {
+			return true
+		}
+	}
+	return false
+}
+
+// pairTests links sources and their tests by naming convention — Go's
+// x.go and x_test.go side by side, Python's x.py and test_x.py anywhere,
+// JS/TS's x.ts and x.test.ts or x.spec.ts: a change to one usually
+// changes the other, and an agent needs both. The strongest candidates
+// lend their score to their partners.
+func pairTests(all map[int64]*scored, files []*rankFile, score func(*scored) float64, get func(*rankFile) *scored) {
+	top := make([]*scored, 0, len(all))
+	for _, s := range all {
+		if lang.Parsed(s.f.lang) {
+			top = append(top, s)
+		}
+	}
+	sort.Slice(top, func(i, j int) bool {
+		si, sj := score(top[i]), score(top[j])
+		if si != sj {
+			return si > sj
+		}
+		return top[i].f.path < top[j].f.path
+	})
+	if len(top) > 10 {
+		top = top[:10]
+	}
+	if len(top) == 0 || score(top[0]) <= 0 {
+		return
+	}
+	best := score(top[0])
+	byStem := map[string][]*rankFile{}
+	for _, f := range files {
+		if lang.Parsed(f.lang) {
+			byStem[testStem(path.Base(f.path))] = append(byStem[testStem(path.Base(f.path))], f)
+		}
+	}
+	for _, s := range top {
+		srcTest := isTest(s.f.path)
+		stem := testStem(path.Base(s.f.path))
+		partners := byStem[stem]
+		if len(partners) > 6 {
+			continue // __init__, utils: no evidence which
+		}
+		for _, p := range partners {
+			if p.id == s.f.id || isTest(p.path) == srcTest || p.lang != s.f.lang && !(isJS(p.lang) && isJS(s.f.lang)) {
+				continue
+			}
+			// Go pairs live in one directory; elsewhere the closest wins.
+			if p.lang == "go" && path.Dir(p.path) != path.Dir(s.f.path) {
+				continue
+			}
+			why := "test of " + s.f.path
+			if srcTest {
+				why = "tested by " + s.f.path
+			}
+			get(p).add("test", math.Min(1, score(s)/best), why)
+		}
+	}
+}
+
+func isJS(l string) bool { return l == "javascript" || l == "typescript" || l == "tsx" }
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
