@@ -6,8 +6,9 @@
 #
 # For each checkout it reports: full index wall time, files/s, peak RSS,
 # curated/raw DB sizes; a re-run with no change; a re-run after changing one
-# file (parse + the git step, which is "up to date" as HEAD did not move);
-# and 'ctags -R' wall time for a ratio. Needs /usr/bin/time (GNU time) and
+# file (parse + the git step, which is "up to date" as HEAD did not move)
+# and after restoring it; a full index without git history (the work ctags
+# does); and 'ctags -R' wall time for a ratio. Needs /usr/bin/time (GNU time) and
 # universal-ctags (apt-get install -y time universal-ctags).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,7 +41,9 @@ for repo in "$@"; do
   printf '\n# touched by bench\n' >>"$repo/$target"
   measure "cra index (1 file changed)" "$out/cra" index "$repo"
   cp "$out/saved" "$repo/$target"
-  measure "cra index (history only)" "$out/cra" index "$repo" --history-depth 3000
+  measure "cra index (file restored)" "$out/cra" index "$repo"
+  rm -rf "$repo/.clean_room"
+  measure "cra index (no history)" "$out/cra" index "$repo" --history-depth 0
   rm -f "$out/tags"
   t0=$(date +%s%N)
   (cd "$repo" && ctags -R -f "$out/tags" --exclude=.git --exclude=.clean_room . 2>/dev/null)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/cra-dev/cra/internal/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
@@ -46,6 +48,10 @@ func TestScripts(t *testing.T) {
 				data := bytes.Repeat(line, n/len(line)+1)[:n]
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
+
+			// llmtest starts and scripts a fake model server speaking the
+			// Ollama and OpenAI-compatible protocols (see llmtest.ScriptCmd).
+			"llmtest": llmtest.ScriptCmd,
 		},
 	})
 }

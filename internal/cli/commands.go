@@ -10,5 +10,7 @@ func extraCommands(d *deps) []*cobra.Command {
 		newRetrieveCmd(d, nil),
 		newQueryCmd(d),
 		newLogCmd(d),
+		newEnrichCmd(d, nil),
+		newDoctorCmd(d, nil),
 	}
 }

@@ -21,6 +21,10 @@ type initOptions struct {
 	coding             string
 	reasoning          string
 	baseURL            string
+	provider           string
+	apiKeyEnv          string
+	codingWindow       *int
+	reasoningWindow    *int
 	contextWindow      *int
 	reservedTokens     *int
 	stages             string
@@ -30,7 +34,7 @@ type initOptions struct {
 
 func newInitCmd(d *deps, runF func(context.Context, *deps, *initOptions) error) *cobra.Command {
 	opts := &initOptions{}
-	var cw, rt, ma, mrl int
+	var cw, rt, ma, mrl, ccw, rcw int
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write .clean_room/config.toml: models, budget, solve limits, stages",
@@ -46,7 +50,9 @@ A new config needs the models: --coding, --reasoning and --base-url.`,
 		Example: `  cra init --coding qwen2.5-coder:3b-instruct --reasoning qwen3:4b-instruct-2507 \
            --base-url http://localhost:11434
   cra init --context-window 32768 --reserved-tokens 4096 --stages scope,precision
-  cra init --max-attempts 3 --max-refinement-loops 2`,
+  cra init --max-attempts 3 --max-refinement-loops 2
+  cra init --coding-context-window 32768 --reasoning-context-window 32768
+  cra init --provider openai --base-url http://localhost:8000/v1 --api-key-env VLLM_API_KEY`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -60,6 +66,8 @@ A new config needs the models: --coding, --reasoning and --base-url.`,
 			opts.reservedTokens = setInt("reserved-tokens", rt)
 			opts.maxAttempts = setInt("max-attempts", ma)
 			opts.maxRefinementLoops = setInt("max-refinement-loops", mrl)
+			opts.codingWindow = setInt("coding-context-window", ccw)
+			opts.reasoningWindow = setInt("reasoning-context-window", rcw)
 			if runF != nil {
 				return runF(cmd.Context(), d, opts)
 			}
@@ -71,6 +79,10 @@ A new config needs the models: --coding, --reasoning and --base-url.`,
 	f.StringVar(&opts.coding, "coding", "", "coding model tag (code edits), e.g. qwen2.5-coder:3b-instruct")
 	f.StringVar(&opts.reasoning, "reasoning", "", "reasoning model tag (analysis, retrieval, plans), e.g. qwen3:4b-instruct-2507")
 	f.StringVar(&opts.baseURL, "base-url", "", "model server URL, e.g. http://localhost:11434")
+	f.StringVar(&opts.provider, "provider", "", `protocol of --base-url: "ollama" (the default when unset) or "openai" (an OpenAI-compatible /v1 URL)`)
+	f.StringVar(&opts.apiKeyEnv, "api-key-env", "", "name of the environment variable holding the server's API key (the key is never written)")
+	f.IntVar(&ccw, "coding-context-window", 0, "coding model's context window in tokens (Ollama num_ctx)")
+	f.IntVar(&rcw, "reasoning-context-window", 0, "reasoning model's context window in tokens (Ollama num_ctx; bounds enrichment prompts)")
 	f.IntVar(&cw, "context-window", 0, "execute model's context window in tokens")
 	f.IntVar(&rt, "reserved-tokens", 0, "tokens reserved for system prompt, task, retries and the reply")
 	f.StringVar(&opts.stages, "stages", "", "default retrieval stages, comma-separated (e.g. scope,precision)")
@@ -159,6 +171,25 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 		}
 		models().BaseURL = strings.TrimRight(o.baseURL, "/")
 		set = append(set, "models.base_url")
+	}
+	if o.provider != "" {
+		if o.provider != config.ProviderOllama && o.provider != config.ProviderOpenAI {
+			return nil, usageError{fmt.Errorf("--provider %q: use ollama or openai", o.provider)}
+		}
+		models().Provider = o.provider
+		set = append(set, "models.provider")
+	}
+	if o.apiKeyEnv != "" {
+		models().APIKeyEnv = o.apiKeyEnv
+		set = append(set, "models.api_key_env")
+	}
+	if o.codingWindow != nil {
+		models().CodingContextWindow = o.codingWindow
+		set = append(set, "models.coding_context_window")
+	}
+	if o.reasoningWindow != nil {
+		models().ReasoningContextWindow = o.reasoningWindow
+		set = append(set, "models.reasoning_context_window")
 	}
 	budget := func() *config.Budget {
 		if cfg.Budget == nil {

@@ -48,6 +48,9 @@ func newJudge(ctx context.Context, d *deps, cfg *config.Config, f *store.Factory
 		}
 		req := llm.UserPrompt(system, prompt)
 		req.JSON = true
+		// The prompts were bounded by this window; Ollama must be told it
+		// (num_ctx) or it truncates silently.
+		req.ContextWindow = u.promptTokens
 		resp, err := c.Complete(ctx, req)
 		u.calls++
 		u.tokens += resp.PromptTokens + resp.CompletionTokens

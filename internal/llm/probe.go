@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -16,13 +17,14 @@ func ListModels(ctx context.Context, m ModelConfig) ([]string, error) {
 			return nil, err
 		}
 		return c.ListModels(ctx)
-	default:
+	case ProviderOllama:
 		c, err := NewOllama(m)
 		if err != nil {
 			return nil, err
 		}
 		return c.ListModels(ctx)
 	}
+	return nil, fmt.Errorf("unknown provider %q: use ollama or openai", m.Provider)
 }
 
 // HasModel reports whether model is among the names a server listed. An

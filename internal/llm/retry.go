@@ -116,8 +116,10 @@ func (e *CallError) Error() string {
 func (e *CallError) hint() string {
 	var se *StatusError
 	switch {
-	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, ErrNoContextWindow), errors.Is(e.Err, errNoAPIKey):
+	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, ErrNoContextWindow):
 		return ""
+	case errors.Is(e.Err, errNoAPIKey):
+		return "export " + e.Model.APIKeyEnv + "=<your key>"
 	case errors.As(e.Err, &se) && se.StatusCode == http.StatusNotFound && e.Model.Provider == ProviderOllama:
 		return fmt.Sprintf("is the model pulled? run 'ollama pull %s', or 'cra doctor'", e.Model.Model)
 	case errors.As(e.Err, &se) && se.StatusCode == http.StatusNotFound:
@@ -133,6 +135,7 @@ func (e *CallError) hint() string {
 	return ""
 }
 
+// Unwrap returns the last attempt's error.
 func (e *CallError) Unwrap() error { return e.Err }
 
 // Is makes a transport failure match ErrUnavailable.
@@ -149,7 +152,7 @@ func apiKey(m ModelConfig) (string, error) {
 	}
 	key := strings.TrimSpace(os.Getenv(m.APIKeyEnv))
 	if key == "" {
-		return "", fmt.Errorf("%w: environment variable %s (api_key_env) is empty: export it", errNoAPIKey, m.APIKeyEnv)
+		return "", fmt.Errorf("%w: environment variable %s (api_key_env) is empty", errNoAPIKey, m.APIKeyEnv)
 	}
 	return key, nil
 }

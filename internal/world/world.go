@@ -74,6 +74,7 @@ const (
 	SourceSystem     Source = "system"
 	SourceUser       Source = "user"
 	SourceIndex      Source = "index"
+	SourceEnrich     Source = "enrich"
 	SourceRetrieve   Source = "retrieve"
 	SourcePlan       Source = "plan"
 	SourceSolve      Source = "solve"
@@ -85,7 +86,7 @@ const (
 func Sources() []Source {
 	return []Source{
 		SourceChrome, SourceBash, SourceFile, SourceAPI, SourceSystem, SourceUser,
-		SourceIndex, SourceRetrieve, SourcePlan, SourceSolve, SourceBoard, SourceSupervisor,
+		SourceIndex, SourceEnrich, SourceRetrieve, SourcePlan, SourceSolve, SourceBoard, SourceSupervisor,
 	}
 }
 

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+)
+
+func TestDoctorFlags(t *testing.T) {
+	d, _, _ := testDeps()
+	var got doctorOptions
+	cmd := newDoctorCmd(d, func(_ context.Context, _ *deps, o *doctorOptions) error { got = *o; return nil })
+	cmd.SetArgs([]string{"--repo", "r", "--json", "--timeout", "2s"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doctorOptions{repo: "r", json: true, timeout: 2 * time.Second}, got, cmp.AllowUnexported(doctorOptions{})); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestEndpointProblem(t *testing.T) {
+	ollama := llm.ModelConfig{Role: llm.RoleReasoning, Provider: llm.ProviderOllama, BaseURL: "http://h:11434"}
+	openai := llm.ModelConfig{Role: llm.RoleSupervisor, Provider: llm.ProviderOpenAI, BaseURL: "https://or/api/v1", APIKeyEnv: "OR_KEY"}
+	call := func(m llm.ModelConfig, err error) error { return &llm.CallError{Model: m, Err: err} }
+	tests := []struct {
+		name    string
+		m       llm.ModelConfig
+		err     error
+		wantFix string
+	}{
+		{"ollama down", ollama, call(ollama, errors.New("connection failed")), "start the server ('ollama serve') or correct models.base_url"},
+		{"not ollama", ollama, call(ollama, &llm.StatusError{StatusCode: http.StatusNotFound}), `set provider = "openai"`},
+		{"openai without /v1", openai, call(openai, &llm.StatusError{StatusCode: http.StatusNotFound}), "models.supervisor.base_url ends in /v1"},
+		{"bad key", openai, call(openai, &llm.StatusError{StatusCode: http.StatusUnauthorized}), "check the API key in $OR_KEY"},
+		{"key wanted", ollama, call(ollama, &llm.StatusError{StatusCode: http.StatusForbidden}), "set api_key_env"},
+		{"openai down", openai, call(openai, errors.New("connection failed")), "start the server or correct models.supervisor.base_url"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			detail, fix := endpointProblem(tc.m, tc.err)
+			if !strings.Contains(fix, tc.wantFix) || strings.Contains(detail, tc.m.BaseURL+" (") {
+				t.Errorf("got %q / %q, want a fix containing %q and the detail without the model's name", detail, fix, tc.wantFix)
+			}
+		})
+	}
+}
+
+func TestDoctorRunJSON(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("c:1b", "r:1b")
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	window := 8192
+	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(),
+		CodingContextWindow: &window, ReasoningContextWindow: &window}}
+	if err := cfg.Save(repo); err != nil {
+		t.Fatal(err)
+	}
+	d, out, _ := testDeps()
+	err := doctorRun(context.Background(), d, &doctorOptions{repo: repo, json: true, timeout: time.Second})
+	var se silentError
+	if !errors.As(err, &se) || se.code != exitFailure {
+		t.Fatalf("got %v, want exit 1: the repository is not indexed", err)
+	}
+	var report doctorReport
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, c := range report.Checks {
+		status[c.Name] = c.Status
+	}
+	want := map[string]string{"git": "ok", "repository": "ok", "config": "ok", "index": "FAIL", "raw database": "skip",
+		"endpoint " + s.OllamaURL() + " (ollama)": "ok", "coding model c:1b": "ok", "reasoning model r:1b": "ok"}
+	if diff := cmp.Diff(want, status); diff != "" || report.OK {
+		t.Errorf("ok=%v, checks (-want +got):\n%s", report.OK, diff)
+	}
+	if err := doctorRun(context.Background(), d, &doctorOptions{repo: repo, timeout: 0}); err == nil {
+		t.Error("--timeout 0: got no error")
+	}
+}

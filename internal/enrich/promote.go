@@ -1,0 +1,107 @@
+package enrich
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// PromoteResult sums up a promotion.
+type PromoteResult struct {
+	// Promoted files got the newest valid output of their current content.
+	Promoted int `json:"promoted"`
+	// Missing files have no valid output of their current content (never
+	// enriched, changed since, or only malformed replies); a row they had
+	// in file_metadata is left as it was. Empty files are not counted.
+	Missing int `json:"missing"`
+}
+
+// Promote copies, for each file of the repository, the newest valid
+// enrichment output of its current content from the raw database into the
+// curated file_metadata, and marks those outputs promoted (seed 001 §4.4).
+// curated must be a read-write connection: promotion is one of the three
+// writers of the curated database.
+func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteResult, error) {
+	var res PromoteResult
+	type file struct {
+		id         int64
+		path, hash string
+	}
+	var files []file
+	// Empty files are never enriched: there is nothing to describe.
+	rows, err := curated.QueryContext(ctx, `SELECT id, path, content_hash FROM files WHERE repo_id = ? AND size_bytes > 0 ORDER BY path`, repoID)
+	if err != nil {
+		return res, fmt.Errorf("promote: list files: %w", err)
+	}
+	for rows.Next() {
+		var f file
+		if err := rows.Scan(&f.id, &f.path, &f.hash); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("promote: list files: %w", err)
+		}
+		files = append(files, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("promote: list files: %w", err)
+	}
+
+	tx, err := curated.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("promote: %w", err)
+	}
+	defer tx.Rollback()
+	upsert, err := tx.PrepareContext(ctx, `INSERT INTO file_metadata
+		(file_id, purpose, module, domain, concepts, public_api_surface, complexity_notes) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(file_id) DO UPDATE SET purpose = excluded.purpose, module = excluded.module, domain = excluded.domain,
+			concepts = excluded.concepts, public_api_surface = excluded.public_api_surface, complexity_notes = excluded.complexity_notes`)
+	if err != nil {
+		return res, fmt.Errorf("promote: %w", err)
+	}
+	defer upsert.Close()
+	newest, err := raw.PrepareContext(ctx, `SELECT o.id, o.purpose, o.module, o.domain, o.concepts, o.public_api_surface, o.complexity_notes
+		FROM enrichment_outputs o JOIN enrichment_output_details d ON d.output_id = o.id
+		WHERE d.path = ? AND d.content_hash = ? AND d.error IS NULL ORDER BY o.id DESC LIMIT 1`)
+	if err != nil {
+		return res, fmt.Errorf("promote: %w", err)
+	}
+	defer newest.Close()
+	var promoted []int64
+	for _, f := range files {
+		var id int64
+		var purpose, module, domain, concepts, api, notes sql.NullString
+		err := newest.QueryRowContext(ctx, f.path, f.hash).Scan(&id, &purpose, &module, &domain, &concepts, &api, &notes)
+		if errors.Is(err, sql.ErrNoRows) {
+			res.Missing++
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("promote %s: %w", f.path, err)
+		}
+		if _, err := upsert.ExecContext(ctx, f.id, purpose, module, domain, concepts, api, notes); err != nil {
+			return res, fmt.Errorf("promote %s: %w", f.path, err)
+		}
+		promoted = append(promoted, id)
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("promote: %w", err)
+	}
+	res.Promoted = len(promoted)
+	// The flags follow the curated commit: should this fail, file_metadata
+	// is already right and a re-run sets them.
+	rtx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("promote: mark outputs: %w", err)
+	}
+	defer rtx.Rollback()
+	for _, id := range promoted {
+		if _, err := rtx.ExecContext(ctx, `UPDATE enrichment_outputs SET promoted = 1 WHERE id = ?`, id); err != nil {
+			return res, fmt.Errorf("promote: mark outputs: %w", err)
+		}
+	}
+	if err := rtx.Commit(); err != nil {
+		return res, fmt.Errorf("promote: mark outputs: %w", err)
+	}
+	return res, nil
+}
