@@ -69,9 +69,9 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	for _, s := range q.Symbols {
 		wanted[s] = true
 	}
-	qterms := map[string]bool{}
-	for _, k := range q.Keywords {
-		qterms[k] = true
+	qterms, err := a.termWeights(ctx, q.Keywords)
+	if err != nil {
+		return nil, err
 	}
 	topScore := 0.0
 	if len(cands) > 0 {
@@ -196,7 +196,7 @@ func (a *Assembler) symbols(ctx context.Context, fileID int64) ([]symbolRow, err
 }
 
 // filePieces proposes the items of one file with their priorities.
-func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted, qterms map[string]bool,
+func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted map[string]bool, qterms map[string]float64,
 	refs []FileLine, weight float64) []piece {
 	text := func(start, end int) string {
 		start, end = max(start, 1), min(end, len(lines))
@@ -300,7 +300,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if sig == "" {
 			sig = strings.TrimSpace(text(s.start, s.start))
 		}
-		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.25+r.rel*0.2)))
+		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.08+r.rel*0.2)))
 	}
 	return out
 }
@@ -320,9 +320,10 @@ func leadingComments(lines []string, start int) int {
 }
 
 // symbolRelevance scores a definition for the task: named in the task (or
-// holding a referenced line) is certain; otherwise the share of the task's
-// terms its text contains, on a curve that saturates.
-func symbolRelevance(s symbolRow, body string, wanted, qterms map[string]bool, refLines map[int]bool) float64 {
+// holding a referenced line) is certain; otherwise the IDF-weighted share
+// of the task's terms its text contains, on a curve that saturates, with a
+// bonus when its own name carries one of them.
+func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms map[string]float64, refLines map[int]bool) float64 {
 	if wanted[s.name] {
 		return 2
 	}
@@ -334,14 +335,84 @@ func symbolRelevance(s symbolRow, body string, wanted, qterms map[string]bool, r
 	if len(qterms) == 0 {
 		return 0
 	}
+	total := 0.0
+	for _, w := range qterms {
+		total += w
+	}
 	hits := map[string]bool{}
+	got := 0.0
 	terms.Each(body, func(t string) {
-		if qterms[t] {
+		if w, ok := qterms[t]; ok && !hits[t] {
 			hits[t] = true
+			got += w
 		}
 	})
-	share := float64(len(hits)) / math.Min(float64(len(qterms)), 12)
-	return math.Min(1.5, 2*share)
+	rel := math.Min(1.5, 2.5*got/total)
+	nameHit := 0.0
+	terms.Each(s.name, func(t string) {
+		nameHit = math.Max(nameHit, qterms[t])
+	})
+	if nameHit > 0 {
+		rel += 0.5 * nameHit / maxWeight(qterms)
+	}
+	return math.Min(1.9, rel)
+}
+
+func maxWeight(m map[string]float64) float64 {
+	best := 0.0
+	for _, w := range m {
+		best = math.Max(best, w)
+	}
+	return best
+}
+
+// termWeights gives the task's most telling terms their inverse document
+// frequency over the repository's files, so that a symbol sharing the
+// task's rare words outranks one sharing "get" and "context".
+func (a *Assembler) termWeights(ctx context.Context, keywords []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(keywords) == 0 {
+		return out, nil
+	}
+	var n float64
+	if err := a.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM files WHERE repo_id = ?`, a.repoID).Scan(&n); err != nil {
+		return nil, fmt.Errorf("assemble: %w", err)
+	}
+	args := make([]any, 0, len(keywords))
+	for _, k := range keywords[:min(len(keywords), 500)] {
+		args = append(args, k)
+	}
+	rows, err := a.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(len(args))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("assemble: vocabulary: %w", err)
+	}
+	defer rows.Close()
+	type tw struct {
+		t string
+		w float64
+	}
+	var all []tw
+	for rows.Next() {
+		var t string
+		var df float64
+		if err := rows.Scan(&t, &df); err != nil {
+			return nil, err
+		}
+		all = append(all, tw{t, math.Log(1 + (n-df+0.5)/(df+0.5))})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].w != all[j].w {
+			return all[i].w > all[j].w
+		}
+		return all[i].t < all[j].t
+	})
+	for _, x := range all[:min(len(all), 16)] {
+		out[x.t] = x.w
+	}
+	return out, nil
 }
 
 // Render writes the package as Markdown, ready to paste into any agent:
