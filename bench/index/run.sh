@@ -36,7 +36,7 @@ for repo in "$@"; do
   files=$(sed -n 's/^indexed \([0-9]*\) files.*/\1/p' "$out/stdout")
   echo "    DB sizes: curated $(du -h "$repo/.clean_room/curated.sqlite" | cut -f1), raw $(du -h "$repo/.clean_room/raw.sqlite" | cut -f1) (+WAL $(du -ch "$repo"/.clean_room/*-wal 2>/dev/null | tail -1 | cut -f1))"
   measure "cra index (no change)" "$out/cra" index "$repo"
-  target=$(git -C "$repo" ls-files '*.py' '*.go' '*.ts' '*.js' | head -n 200 | tail -n 1)
+  target=$(git -C "$repo" ls-files '*.py' '*.go' '*.ts' '*.js' | awk 'NR <= 200 { t = $0 } END { print t }')
   cp "$repo/$target" "$out/saved"
   printf '\n# touched by bench\n' >>"$repo/$target"
   measure "cra index (1 file changed)" "$out/cra" index "$repo"

@@ -433,6 +433,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := w.flushSearch(ctx); err != nil {
+		return nil, err
+	}
 	return ch, nil
 }
 

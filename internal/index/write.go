@@ -22,6 +22,10 @@ type writer struct {
 	// transaction, so it can number symbols itself and insert a file's
 	// symbols, parents included, in a few multi-row statements.
 	nextSymbol int64
+	// search batches full-text rows across files: FTS5 flushes its pending
+	// postings at every statement, so one row per statement costs a flush
+	// and a merge per file.
+	search *batcher
 }
 
 func newWriter(tx *sql.Tx, repoID int64) *writer {
@@ -41,6 +45,7 @@ type batcher struct {
 	cols   int
 	args   []any
 	rows   int
+	max    int // rows per statement; batchRows when 0
 }
 
 func (w *writer) batch(table string, cols ...string) *batcher {
@@ -50,7 +55,7 @@ func (w *writer) batch(table string, cols ...string) *batcher {
 func (b *batcher) add(ctx context.Context, vals ...any) error {
 	b.args = append(b.args, vals...)
 	b.rows++
-	if b.rows == batchRows {
+	if b.rows == batchRows || b.rows == b.max {
 		return b.flush(ctx)
 	}
 	return nil
@@ -105,6 +110,17 @@ func resolverConfigFile(rel string) bool {
 
 func newChanges(first bool) *changes {
 	return &changes{first: first, removed: map[string]int{}, added: map[string]int{}, importers: map[int64]bool{}}
+}
+
+// flushSearch writes the full-text rows still batched.
+func (w *writer) flushSearch(ctx context.Context) error {
+	if w.search == nil {
+		return nil
+	}
+	if err := w.search.flush(ctx); err != nil {
+		return fmt.Errorf("write search index: %w", err)
+	}
+	return nil
 }
 
 // deleteGone removes the files of the index that are no longer candidates.
@@ -212,8 +228,11 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 				return fmt.Errorf("index %s: %w", o.c.rel, err)
 			}
 		}
-		if _, err := w.exec(ctx, `INSERT INTO file_search(rowid, path, symbols, body) VALUES (?, ?, ?, ?)`,
-			id, o.search.path, o.search.symbols, o.search.body); err != nil {
+		if w.search == nil {
+			w.search = w.batch("file_search", "rowid", "path", "symbols", "body")
+			w.search.max = 32
+		}
+		if err := w.search.add(ctx, id, o.search.path, o.search.symbols, o.search.body); err != nil {
 			return fmt.Errorf("index %s: %w", o.c.rel, err)
 		}
 	}

@@ -48,14 +48,28 @@ func word(w string, fn func(string)) {
 	if w == "" {
 		return
 	}
-	parts := Split(w)
-	whole := strings.ToLower(w)
-	if len(parts) != 1 || parts[0] != whole {
-		emit(strings.ReplaceAll(whole, "_", ""), fn)
+	whole := lowerASCII(strings.ReplaceAll(w, "_", ""))
+	if !isASCII(w) {
+		whole = strings.ToLower(strings.ReplaceAll(w, "_", ""))
 	}
-	for _, p := range parts {
-		emit(p, fn)
+	n, single := 0, ""
+	splitEach(w, func(p string) {
+		n++
+		single = p
+	})
+	if n != 1 || single != whole {
+		emit(whole, fn)
 	}
+	splitEach(w, func(p string) { emit(p, fn) })
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func emit(t string, fn func(string)) {
@@ -79,6 +93,71 @@ func isNumber(t string) bool {
 // "snake_case" → snake, case.
 func Split(ident string) []string {
 	var parts []string
+	splitEach(ident, func(p string) { parts = append(parts, p) })
+	return parts
+}
+
+// splitEach is Split without the slice: ASCII identifiers, nearly all of
+// them, are split in place without converting to runes.
+func splitEach(ident string, fn func(string)) {
+	ascii := true
+	for i := 0; i < len(ident); i++ {
+		if ident[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		splitRunes(ident, fn)
+		return
+	}
+	isUpper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
+	isLower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			fn(lowerASCII(ident[start:end]))
+		}
+		start = -1
+	}
+	for i := 0; i < len(ident); i++ {
+		c := ident[i]
+		if !(isUpper(c) || isLower(c) || isDigit(c)) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := ident[i-1]
+		switch {
+		case isLower(prev) && isUpper(c):
+			flush(i)
+			start = i
+		case isUpper(prev) && isUpper(c) && i+1 < len(ident) && isLower(ident[i+1]):
+			flush(i)
+			start = i
+		case isDigit(prev) != isDigit(c):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(ident))
+}
+
+// lowerASCII lowercases without allocating when s is already lower case.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+func splitRunes(ident string, fn func(string)) {
 	for _, chunk := range strings.FieldsFunc(ident, func(r rune) bool { return r == '_' || !isWordRune(r) }) {
 		rs := []rune(chunk)
 		start := 0
@@ -94,13 +173,12 @@ func Split(ident string) []string {
 				boundary = true
 			}
 			if boundary {
-				parts = append(parts, strings.ToLower(string(rs[start:i])))
+				fn(strings.ToLower(string(rs[start:i])))
 				start = i
 			}
 		}
-		parts = append(parts, strings.ToLower(string(rs[start:])))
+		fn(strings.ToLower(string(rs[start:])))
 	}
-	return parts
 }
 
 // List returns the terms of text in order, with repetitions.

@@ -74,3 +74,20 @@ func FuzzEach(f *testing.F) {
 		})
 	})
 }
+
+// FuzzSplitASCII: the ASCII fast path splits exactly as the rune path.
+func FuzzSplitASCII(f *testing.F) {
+	f.Add("parseHTTPHeader_v2XMLx")
+	f.Add("__a__B9c")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isASCII(s) {
+			return
+		}
+		var fast, slow []string
+		splitEach(s, func(p string) { fast = append(fast, p) })
+		splitRunes(s, func(p string) { slow = append(slow, p) })
+		if !cmp.Equal(fast, slow) {
+			t.Fatalf("%q: fast %q, runes %q", s, fast, slow)
+		}
+	})
+}
