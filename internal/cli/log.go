@@ -257,24 +257,34 @@ func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
 	if opts.id == "" {
 		return usageError{errors.New("empty identifier: name what the event is about")}
 	}
-	sync, err := logSyncPolicy(d, opts.repo, opts.fsync)
+	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
 		return err
 	}
-	output, err := logReadOutput(d, opts.output)
-	if err != nil {
-		return err
-	}
-	l, _, err := openWorldLog(d, opts.repo, true)
-	if err != nil {
-		return err
-	}
-	l.Sync = sync
 	e, err := l.Event(ctx, src, opts.id, output)
 	if err != nil {
 		return err
 	}
 	return logPrintEntry(d, opts.json, e)
+}
+
+// openForAppend is what both appending commands do first: resolve the
+// fsync policy, read the output ("-" is stdin), open the log.
+func openForAppend(d *deps, c logCommon, fsync, rawOutput string) (*world.Log, string, error) {
+	sync, err := logSyncPolicy(d, c.repo, fsync)
+	if err != nil {
+		return nil, "", err
+	}
+	output, err := logReadOutput(d, rawOutput)
+	if err != nil {
+		return nil, "", err
+	}
+	l, _, err := openWorldLog(d, c.repo, true)
+	if err != nil {
+		return nil, "", err
+	}
+	l.Sync = sync
+	return l, output, nil
 }
 
 // logAgentOptions are the inputs of 'cra log agent'.
@@ -326,19 +336,10 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	if opts.id == "" {
 		return usageError{errors.New("empty session id")}
 	}
-	sync, err := logSyncPolicy(d, opts.repo, opts.fsync)
+	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
 		return err
 	}
-	output, err := logReadOutput(d, opts.output)
-	if err != nil {
-		return err
-	}
-	l, _, err := openWorldLog(d, opts.repo, true)
-	if err != nil {
-		return err
-	}
-	l.Sync = sync
 	e, err := l.Agent(ctx, status, opts.id, output, opts.need)
 	if err != nil {
 		return err
