@@ -12,5 +12,7 @@ func extraCommands(d *deps) []*cobra.Command {
 		newLogCmd(d),
 		newEnrichCmd(d, nil),
 		newDoctorCmd(d, nil),
+		newPlanCmd(d, nil),
+		newSolveCmd(d, nil),
 	}
 }

@@ -35,13 +35,15 @@ var ErrNoModels = errors.New("no [models] section in config: run 'cra init --cod
 // Config mirrors config.toml. Pointer and zero values mean "not set": the
 // file records only what the user gave (§10.1).
 type Config struct {
-	Models  *Models  `toml:"models,omitempty"`
-	Budget  *Budget  `toml:"budget,omitempty"`
-	Solve   *Solve   `toml:"solve,omitempty"`
-	Stages  *Stages  `toml:"stages,omitempty"`
-	Index   *Index   `toml:"index,omitempty"`
-	World   *World   `toml:"world,omitempty"`
-	Unknown []string `toml:"-"` // keys present in the file that cra does not know
+	Models *Models `toml:"models,omitempty"`
+	Budget *Budget `toml:"budget,omitempty"`
+	Solve  *Solve  `toml:"solve,omitempty"`
+	// Validation is the [validation] section: how cra solve checks edits.
+	Validation *Validation `toml:"validation,omitempty"`
+	Stages     *Stages     `toml:"stages,omitempty"`
+	Index      *Index      `toml:"index,omitempty"`
+	World      *World      `toml:"world,omitempty"`
+	Unknown    []string    `toml:"-"` // keys present in the file that cra does not know
 }
 
 // Models is the [models] section (§3.2, §10.1): the coding and reasoning
@@ -112,6 +114,34 @@ type Budget struct {
 type Solve struct {
 	MaxAttempts        *int `toml:"max_attempts,omitempty"`
 	MaxRefinementLoops *int `toml:"max_refinement_loops,omitempty"`
+	// KeepWorktree says when cra solve leaves its worktree
+	// (.clean_room/worktrees/<task_id>) on disk after a run: "always",
+	// "on_failure" (for inspection; unset means this) or "never". The
+	// branch cra/<task_id> keeps the edits, committed, in every case.
+	KeepWorktree string `toml:"keep_worktree,omitempty"`
+}
+
+// The values of solve.keep_worktree.
+const (
+	KeepAlways    = "always"
+	KeepOnFailure = "on_failure"
+	KeepNever     = "never"
+)
+
+// Validation is the [validation] section: shell commands cra solve runs
+// in its worktree after applying edits. Any may be absent; a run with
+// none validates nothing and says so.
+type Validation struct {
+	// Test runs the tests ("go test ./...", "pytest -q", "npm test").
+	// Failing test names are read from go test, pytest, jest, vitest
+	// and node:test output.
+	Test string `toml:"test,omitempty"`
+	// Lint and Typecheck run a linter and a type checker.
+	Lint      string `toml:"lint,omitempty"`
+	Typecheck string `toml:"typecheck,omitempty"`
+	// Timeout bounds each command, as a Go duration ("2m"); unset means
+	// 10 minutes.
+	Timeout string `toml:"timeout,omitempty"`
 }
 
 // Stages is the [stages] section.
@@ -193,6 +223,16 @@ func (c *Config) Validate() error {
 		}
 		if s.MaxRefinementLoops != nil && *s.MaxRefinementLoops < 0 {
 			problems = append(problems, "solve.max_refinement_loops must be >= 0")
+		}
+		switch s.KeepWorktree {
+		case "", KeepAlways, KeepOnFailure, KeepNever:
+		default:
+			problems = append(problems, fmt.Sprintf("solve.keep_worktree is %q: use always, on_failure or never", s.KeepWorktree))
+		}
+	}
+	if v := c.Validation; v != nil && v.Timeout != "" {
+		if d, err := time.ParseDuration(v.Timeout); err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("validation.timeout is %q: use a duration like \"90s\" or \"10m\"", v.Timeout))
 		}
 	}
 	if ix := c.Index; ix != nil {

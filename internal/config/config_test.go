@@ -115,6 +115,15 @@ model = "qwen2.5:0.5b"
 			wantErr: "models.summarizer sets provider or api_key_env without base_url"},
 		{name: "unknown endpoint key", in: "[models.supervisor]\nmodel = \"m\"\napi_key = \"secret\"\n",
 			want: &Config{Models: &Models{Supervisor: &Endpoint{Model: "m"}}, Unknown: []string{"models.supervisor.api_key"}}},
+		{
+			name: "solve and validation",
+			in:   "[solve]\nmax_attempts = 2\nkeep_worktree = \"always\"\n[validation]\ntest = \"go test ./...\"\nlint = \"go vet ./...\"\ntypecheck = \"tsc --noEmit\"\ntimeout = \"90s\"\n",
+			want: &Config{Solve: &Solve{MaxAttempts: intp(2), KeepWorktree: KeepAlways},
+				Validation: &Validation{Test: "go test ./...", Lint: "go vet ./...", Typecheck: "tsc --noEmit", Timeout: "90s"}},
+		},
+		{name: "bad keep_worktree", in: "[solve]\nkeep_worktree = \"sometimes\"\n", wantErr: `solve.keep_worktree is "sometimes": use always, on_failure or never`},
+		{name: "bad validation timeout", in: "[validation]\ntimeout = \"0s\"\n", wantErr: `validation.timeout is "0s"`},
+		{name: "unknown validation key", in: "[validation]\ntests = \"pytest\"\n", want: &Config{Validation: &Validation{}, Unknown: []string{"validation.tests"}}},
 		{name: "bad index bounds", in: "[index]\nhistory_depth = -1\nmax_commit_files = 1\n", wantErr: "history_depth must be >= 0; index.max_commit_files must be >= 2"},
 	}
 	for _, tc := range tests {
@@ -145,7 +154,7 @@ func TestEncodeWritesOnlyWhatIsSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	for _, absent := range []string{"reasoning", "base_url", "reserved_tokens", "[solve]", "[stages]", "overrides", "[index]",
+	for _, absent := range []string{"reasoning", "base_url", "reserved_tokens", "[solve]", "[validation]", "[stages]", "overrides", "[index]",
 		"provider", "api_key_env", "_context_window", "temperature", "max_tokens", "timeout", "max_retries", "supervisor", "summarizer"} {
 		if strings.Contains(text, absent) {
 			t.Errorf("encoded config contains %q, which was not set:\n%s", absent, text)

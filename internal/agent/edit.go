@@ -1,0 +1,316 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/retrieve"
+)
+
+// EditBlock is one SEARCH/REPLACE edit (seed 001 §18, §19): lines to find
+// in a file and the lines that take their place.
+type EditBlock struct {
+	// Path is the file, relative to the repository, with forward slashes.
+	Path string `json:"path"`
+	// Search and Replace are whole lines, each ending in "\n". An empty
+	// (or blank) Search creates the file.
+	Search  string `json:"search"`
+	Replace string `json:"replace"`
+	// Line is the 1-based line of the block's SEARCH marker in the reply.
+	Line int `json:"line"`
+}
+
+// The markers of an edit block. Small models vary the length of the
+// runs, so 5 to 9 characters are accepted, as aider does.
+func isSearchMarker(l string) bool  { return isMarker(l, '<', "SEARCH") }
+func isDividerMarker(l string) bool { return isMarker(l, '=', "") }
+func isReplaceMarker(l string) bool { return isMarker(l, '>', "REPLACE") }
+
+func isMarker(l string, c byte, word string) bool {
+	l = strings.TrimRight(l, " \t\r")
+	n := 0
+	for n < len(l) && l[n] == c {
+		n++
+	}
+	if n < 5 || n > 9 {
+		return false
+	}
+	rest := l[n:]
+	if word == "" {
+		return rest == ""
+	}
+	rest = strings.TrimPrefix(rest, " ")
+	return rest == word || (c == '<' && rest == word+">")
+}
+
+// needMarker reports whether a line opens a NEED_CONTEXT request:
+// NEED_CONTEXT alone, as a fence's info string, or before its JSON.
+func needMarker(l string) bool {
+	t, ok := strings.CutPrefix(strings.TrimLeft(l, " \t`*#"), "NEED_CONTEXT")
+	return ok && (t == "" || strings.ContainsRune(" \t`*:{", rune(t[0])))
+}
+
+// FormatError is a reply that does not follow the edit-block format; the
+// message is written for the model, which gets it back.
+type FormatError struct {
+	Line int // 1-based line of the reply; 0 for the reply as a whole
+	Msg  string
+}
+
+func (e *FormatError) Error() string {
+	if e.Line == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+// ParseEditBlocks reads the edit blocks of a reply. Each block is the
+// file's path alone on a line, usually a ``` fence, then
+//
+//	<<<<<<< SEARCH
+//	lines to find
+//	=======
+//	lines to put instead
+//	>>>>>>> REPLACE
+//
+// A block without a path line of its own edits the file of the block
+// before it. Prose and fences between blocks are ignored; a marker out of
+// place is a *FormatError.
+func ParseEditBlocks(reply string) ([]EditBlock, error) {
+	blocks, _, err := parseBlocks(reply)
+	return blocks, err
+}
+
+// parseBlocks also returns the 1-based line of the first NEED_CONTEXT
+// marker outside the blocks, or 0.
+func parseBlocks(reply string) ([]EditBlock, int, error) {
+	lines := strings.Split(stripThink(reply), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	var (
+		blocks    []EditBlock
+		prevPath  string
+		candidate string
+		needLine  int
+	)
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case isSearchMarker(l):
+			start := i + 1
+			path := candidate
+			if path == "" {
+				path = prevPath
+			}
+			if path == "" {
+				return nil, 0, &FormatError{start, "no file path before <<<<<<< SEARCH: put the file's path alone on the line above the block"}
+			}
+			var search, replace []string
+			for i++; i < len(lines) && !isDividerMarker(lines[i]); i++ {
+				if isSearchMarker(lines[i]) || isReplaceMarker(lines[i]) {
+					return nil, 0, &FormatError{i + 1, fmt.Sprintf("the block that starts at line %d has no ======= line between SEARCH and REPLACE", start)}
+				}
+				search = append(search, lines[i])
+			}
+			if i == len(lines) {
+				return nil, 0, &FormatError{start, "the block has no ======= line after its SEARCH lines"}
+			}
+			for i++; i < len(lines) && !isReplaceMarker(lines[i]); i++ {
+				if isSearchMarker(lines[i]) || isDividerMarker(lines[i]) {
+					return nil, 0, &FormatError{i + 1, fmt.Sprintf("the block that starts at line %d has no >>>>>>> REPLACE line", start)}
+				}
+				replace = append(replace, lines[i])
+			}
+			if i == len(lines) {
+				return nil, 0, &FormatError{start, "the block has no >>>>>>> REPLACE line at its end"}
+			}
+			blocks = append(blocks, EditBlock{Path: path, Search: joinLines(search), Replace: joinLines(replace), Line: start})
+			prevPath, candidate = path, ""
+		case isDividerMarker(l), isReplaceMarker(l):
+			return nil, 0, &FormatError{i + 1, fmt.Sprintf("%s outside a block: every block starts with <<<<<<< SEARCH", strings.TrimSpace(l))}
+		case needMarker(l):
+			if needLine == 0 {
+				needLine = i + 1
+			}
+		default:
+			t := strings.TrimSpace(l)
+			if t == "" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				continue
+			}
+			if p := pathOfLine(t); p != "" {
+				candidate = p
+			}
+		}
+	}
+	return blocks, needLine, nil
+}
+
+// joinLines joins lines into text where every line ends in "\n".
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// pathOfLine returns the file path a line names, or "" for prose. Models
+// decorate the path: `calc.go`, **calc.go**, # calc.go, File: calc.go,
+// calc.go:.
+func pathOfLine(t string) string {
+	s := strings.TrimSpace(strings.TrimLeft(t, "#"))
+	for _, p := range []string{"file:", "filename:", "path:"} {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			s = strings.TrimSpace(s[len(p):])
+		}
+	}
+	s = strings.Trim(s, "`*\"'")
+	s = strings.TrimSuffix(s, ":")
+	s = strings.Trim(s, "`*\"'")
+	if s == "" || len(s) > 512 || strings.ContainsAny(s, " \t") {
+		return ""
+	}
+	s = strings.ReplaceAll(s, "\\", "/")
+	for strings.HasPrefix(s, "./") {
+		s = s[2:]
+	}
+	return s
+}
+
+// FormatEditBlocks writes blocks in the format ParseEditBlocks reads.
+func FormatEditBlocks(blocks []EditBlock) string {
+	var b strings.Builder
+	for i, e := range blocks {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(e.Path + "\n```\n<<<<<<< SEARCH\n" + e.Search + "=======\n" + e.Replace + ">>>>>>> REPLACE\n```\n")
+	}
+	return b.String()
+}
+
+// Reply is a coding model's reply: edit blocks, or a request for more
+// context.
+type Reply struct {
+	Edits []EditBlock
+	Need  *retrieve.RefinementRequest
+}
+
+// maxNeedItems bounds each list of a NEED_CONTEXT request: a model that
+// asks for everything has no concrete evidence.
+const maxNeedItems = 20
+
+// ParseReply reads a coding model's reply: SEARCH/REPLACE blocks, or one
+// NEED_CONTEXT request, a JSON object after a NEED_CONTEXT line:
+//
+//	```NEED_CONTEXT
+//	{"reason": "...", "missing_files": ["app/db.py"], "missing_symbols": ["connect"],
+//	 "missing_tests": [], "error_signatures": []}
+//	```
+//
+// A request must name something concrete (seed 001 §13); one that names
+// nothing, a reply with both forms and a reply with neither are
+// *FormatError: a malformed reply, not a refinement.
+func ParseReply(text string) (Reply, error) {
+	blocks, needLine, err := parseBlocks(text)
+	if err != nil {
+		return Reply{}, err
+	}
+	if needLine == 0 {
+		if len(blocks) == 0 {
+			return Reply{}, &FormatError{0, "the reply has no edit blocks: answer with SEARCH/REPLACE blocks (path line, <<<<<<< SEARCH, =======, >>>>>>> REPLACE), or with one NEED_CONTEXT block"}
+		}
+		return Reply{Edits: blocks}, nil
+	}
+	if len(blocks) > 0 {
+		return Reply{}, &FormatError{needLine, "the reply has both edit blocks and NEED_CONTEXT: answer with edit blocks only, or with NEED_CONTEXT only"}
+	}
+	lines := strings.SplitAfter(stripThink(text), "\n")
+	rest := strings.Join(lines[needLine:], "")
+	if first := strings.TrimSpace(lines[needLine-1]); strings.Contains(first, "{") {
+		// NEED_CONTEXT {"missing_files": …} on one line.
+		rest = first[strings.Index(first, "{"):] + "\n" + rest
+	}
+	raw, err := llm.ExtractJSON(rest)
+	if err != nil {
+		return Reply{}, &FormatError{needLine, "NEED_CONTEXT must be followed by a JSON object with reason, missing_files, missing_symbols, missing_tests and error_signatures"}
+	}
+	var v struct {
+		Reason          string `json:"reason"`
+		MissingFiles    any    `json:"missing_files"`
+		MissingSymbols  any    `json:"missing_symbols"`
+		MissingTests    any    `json:"missing_tests"`
+		ErrorSignatures any    `json:"error_signatures"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return Reply{}, &FormatError{needLine, "NEED_CONTEXT JSON: " + err.Error()}
+	}
+	req := &retrieve.RefinementRequest{
+		Reason:          strings.TrimSpace(v.Reason),
+		MissingFiles:    needList(v.MissingFiles, true),
+		MissingSymbols:  needList(v.MissingSymbols, false),
+		MissingTests:    needList(v.MissingTests, false),
+		ErrorSignatures: needList(v.ErrorSignatures, false),
+	}
+	if err := req.Validate(); err != nil {
+		return Reply{}, &FormatError{needLine, "NEED_CONTEXT names nothing concrete: list the missing files, symbols, tests or error messages, or answer with edit blocks"}
+	}
+	return Reply{Need: req}, nil
+}
+
+// needList reads one list of a NEED_CONTEXT request: strings (a lone
+// string is a list of one), trimmed, without duplicates or empties, and
+// for files only paths inside the repository.
+func needList(v any, paths bool) []string {
+	var in []any
+	switch x := v.(type) {
+	case string:
+		in = []any{x}
+	case []any:
+		in = x
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for _, e := range in {
+		s, ok := e.(string)
+		if !ok {
+			continue
+		}
+		s = strings.TrimSpace(s)
+		if paths {
+			s = strings.TrimPrefix(strings.ReplaceAll(s, "\\", "/"), "./")
+			if ValidPath(s) != nil {
+				continue
+			}
+		}
+		if s == "" || len(s) > 500 || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		if len(out) == maxNeedItems {
+			break
+		}
+	}
+	return out
+}
+
+// stripThink blanks the <think>…</think> blocks reasoning models put
+// before their answer, keeping their line breaks so that line numbers
+// still point into the reply; an unclosed one is left alone.
+func stripThink(s string) string {
+	for {
+		i := strings.Index(s, "<think>")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i:], "</think>")
+		if j < 0 {
+			return s
+		}
+		end := i + j + len("</think>")
+		s = s[:i] + strings.Repeat("\n", strings.Count(s[i:end], "\n")) + s[end:]
+	}
+}

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cra-dev/cra/internal/retrieve"
+)
+
+func TestParseEditBlocks(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []EditBlock
+		wantErr string
+	}{
+		{
+			name: "fenced block",
+			in:   "calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n",
+			want: []EditBlock{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n", Line: 3}},
+		},
+		{
+			name: "decorated paths, prose, two files, a block reusing the path above",
+			in: "Here is the fix:\n\n**`a.py`**\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n" +
+				"```python\n<<<<<<< SEARCH\ny = 1\n=======\n>>>>>>> REPLACE\n```\n" +
+				"File: ./pkg\\b.py:\n<<<<<<<SEARCH\n=======\nnew\n>>>>>>>REPLACE\nDone.\n",
+			want: []EditBlock{
+				{Path: "a.py", Search: "x = 1\n", Replace: "x = 2\n", Line: 5},
+				{Path: "a.py", Search: "y = 1\n", Replace: "", Line: 12},
+				{Path: "pkg/b.py", Search: "", Replace: "new\n", Line: 18},
+			},
+		},
+		{
+			name: "CRLF and longer markers",
+			in:   "a.txt\r\n<<<<<<<<< SEARCH\r\none\r\n=========\r\ntwo\r\n>>>>>>>>> REPLACE\r\n",
+			want: []EditBlock{{Path: "a.txt", Search: "one\n", Replace: "two\n", Line: 2}},
+		},
+		{
+			name: "think block ignored",
+			in:   "<think>\na.txt\n<<<<<<< SEARCH\n</think>\nb.txt\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
+			want: []EditBlock{{Path: "b.txt", Search: "x\n", Replace: "y\n", Line: 6}},
+		},
+		{name: "no blocks", in: "I would change the sign.", want: nil},
+		{name: "no path", in: "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n", wantErr: "line 2: no file path before <<<<<<< SEARCH"},
+		{name: "no divider", in: "a.go\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n", wantErr: "line 4: the block that starts at line 2 has no ======= line"},
+		{name: "cut before divider", in: "a.go\n<<<<<<< SEARCH\nx\n", wantErr: "line 2: the block has no ======= line"},
+		{name: "cut before end", in: "a.go\n<<<<<<< SEARCH\nx\n=======\ny\n", wantErr: "line 2: the block has no >>>>>>> REPLACE line"},
+		{name: "second divider", in: "a.go\n<<<<<<< SEARCH\nx\n=======\ny\n=======\n>>>>>>> REPLACE\n", wantErr: "line 6: the block that starts at line 2 has no >>>>>>> REPLACE line"},
+		{name: "stray end marker", in: "a.go\n>>>>>>> REPLACE\n", wantErr: "line 2: >>>>>>> REPLACE outside a block"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseEditBlocks(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseReply(t *testing.T) {
+	edit := "a.go\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
+	tests := []struct {
+		name     string
+		in       string
+		want     Reply
+		wantErr  string
+		wantLine int
+	}{
+		{name: "edits", in: edit, want: Reply{Edits: []EditBlock{{Path: "a.go", Search: "x\n", Replace: "y\n", Line: 2}}}},
+		{
+			name: "need context, fenced",
+			in: "The test file is missing.\n```NEED_CONTEXT\n{\"reason\": \"the test\", \"missing_files\": [\"calc/calc_test.go\", \"../etc/passwd\", \" \"], " +
+				"\"missing_symbols\": \"TestAdd\", \"missing_tests\": [], \"error_signatures\": [\"calc_test.go:7: Add(2, 3) = -1\"]}\n```\n",
+			want: Reply{Need: &retrieve.RefinementRequest{Reason: "the test", MissingFiles: []string{"calc/calc_test.go"}, MissingSymbols: []string{"TestAdd"},
+				MissingTests: []string{}, ErrorSignatures: []string{"calc_test.go:7: Add(2, 3) = -1"}}},
+		},
+		{
+			name: "need context on one line",
+			in:   `NEED_CONTEXT {"missing_symbols": ["connect", "connect"]}`,
+			want: Reply{Need: &retrieve.RefinementRequest{MissingFiles: []string{}, MissingSymbols: []string{"connect"}, MissingTests: []string{}, ErrorSignatures: []string{}}},
+		},
+		{name: "need context without evidence", in: "```NEED_CONTEXT\n{\"reason\": \"I need more context\", \"missing_files\": []}\n```", wantErr: "NEED_CONTEXT names nothing concrete", wantLine: 1},
+		{name: "need context only escaping paths", in: "NEED_CONTEXT\n{\"missing_files\": [\"/etc/passwd\", \".git/config\"]}", wantErr: "names nothing concrete"},
+		{name: "need context without JSON", in: "NEED_CONTEXT\nplease show me more", wantErr: "NEED_CONTEXT must be followed by a JSON object"},
+		{name: "both", in: edit + "NEED_CONTEXT\n{\"missing_files\": [\"b.go\"]}\n", wantErr: "both edit blocks and NEED_CONTEXT", wantLine: 7},
+		{name: "neither", in: "Change the minus to a plus.", wantErr: "the reply has no edit blocks"},
+		{name: "empty", in: "", wantErr: "the reply has no edit blocks"},
+		{name: "malformed block", in: "a.go\n<<<<<<< SEARCH\nx\n", wantErr: "has no ======= line", wantLine: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseReply(tc.in)
+			if tc.wantErr != "" {
+				fe, ok := err.(*FormatError)
+				if !ok || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want a *FormatError containing %q", err, tc.wantErr)
+				}
+				if tc.wantLine != 0 && fe.Line != tc.wantLine {
+					t.Errorf("line: got %d, want %d", fe.Line, tc.wantLine)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzParseEditBlocks: any text parses or fails with a *FormatError; the
+// blocks found have paths, whole lines, and survive formatting and
+// parsing again.
+func FuzzParseEditBlocks(f *testing.F) {
+	f.Add("calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n")
+	f.Add("a.py\n<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nx = 1\n...\ny\n=======\nx = 2\n...\ny\n>>>>>>> REPLACE\n")
+	f.Add("```NEED_CONTEXT\n{\"missing_files\": [\"a.py\"]}\n```")
+	f.Add("<think>x</think>\n**`b.ts`**:\r\n<<<<<<<<< SEARCH>\r\n=========\r\n>>>>>>>>> REPLACE\r\n")
+	f.Add("=======\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		blocks, err := ParseEditBlocks(s)
+		if err != nil {
+			if _, ok := err.(*FormatError); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		for _, b := range blocks {
+			if b.Path == "" || strings.ContainsAny(b.Path, " \t\n\\") {
+				t.Fatalf("bad path %q", b.Path)
+			}
+			for _, text := range []string{b.Search, b.Replace} {
+				if text != "" && !strings.HasSuffix(text, "\n") {
+					t.Fatalf("text not in whole lines: %q", text)
+				}
+			}
+		}
+		if len(blocks) == 0 {
+			return
+		}
+		again, err := ParseEditBlocks(FormatEditBlocks(blocks))
+		if err != nil {
+			t.Fatalf("formatted blocks do not parse: %v\n%s", err, FormatEditBlocks(blocks))
+		}
+		if diff := cmp.Diff(blocks, again, cmpopts.IgnoreFields(EditBlock{}, "Line")); diff != "" {
+			t.Fatalf("round trip (-first +again):\n%s", diff)
+		}
+		ParseReply(s) // must not panic
+	})
+}

@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultValidationTimeout bounds each validation command when
+// [validation] timeout is unset.
+const DefaultValidationTimeout = 10 * time.Minute
+
+// The validation checks, in the order they run.
+const (
+	CheckTest      = "test"
+	CheckLint      = "lint"
+	CheckTypecheck = "typecheck"
+)
+
+// Validator runs the project's own checks in a worktree (seed 001 Phase
+// 3): the [validation] test, lint and typecheck commands, each through
+// the shell, each bounded by Timeout. An empty command is skipped.
+type Validator struct {
+	Test      string
+	Lint      string
+	Typecheck string
+	// Timeout bounds each command; 0 means DefaultValidationTimeout.
+	Timeout time.Duration
+	// MaxOutput caps the output kept of each command (its head and its
+	// tail); 0 means 256 KiB.
+	MaxOutput int
+}
+
+// Configured reports whether any command is set.
+func (v *Validator) Configured() bool {
+	return v != nil && (v.Test != "" || v.Lint != "" || v.Typecheck != "")
+}
+
+// CheckResult is one command's run.
+type CheckResult struct {
+	Name     string        `json:"name"`
+	Command  string        `json:"command"`
+	Passed   bool          `json:"passed"`
+	ExitCode int           `json:"exit_code"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Output is stdout and stderr interleaved, capped.
+	Output string `json:"output"`
+}
+
+// ValidationResult is the outcome of validating one attempt (seed 001
+// §18), a validation_results row.
+type ValidationResult struct {
+	Success bool          `json:"success"`
+	Checks  []CheckResult `json:"checks"`
+	// FailingTests are the names read from the test command's output.
+	FailingTests []string `json:"failing_tests"`
+}
+
+// Check returns the result of the named check, or nil when it did not run.
+func (r *ValidationResult) Check(name string) *CheckResult {
+	for i := range r.Checks {
+		if r.Checks[i].Name == name {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// FirstFailure returns the failure class of the first check that failed,
+// tests first: a failing test says most about the task.
+func (r *ValidationResult) FirstFailure() string {
+	for _, c := range []struct{ name, class string }{{CheckTest, ClassTest}, {CheckLint, ClassLint}, {CheckTypecheck, ClassTypecheck}} {
+		if ch := r.Check(c.name); ch != nil && !ch.Passed {
+			return c.class
+		}
+	}
+	return ""
+}
+
+// Run runs every configured command in dir, all of them even after a
+// failure, so the evidence is complete. Its error is for a cancelled
+// context or a shell that cannot start; a failing command is a result.
+func (v *Validator) Run(ctx context.Context, dir string) (*ValidationResult, error) {
+	res := &ValidationResult{Success: true, FailingTests: []string{}}
+	for _, c := range []struct{ name, cmd string }{{CheckTest, v.Test}, {CheckLint, v.Lint}, {CheckTypecheck, v.Typecheck}} {
+		if strings.TrimSpace(c.cmd) == "" {
+			continue
+		}
+		cr, err := v.run(ctx, dir, c.name, c.cmd)
+		if err != nil {
+			return nil, err
+		}
+		res.Checks = append(res.Checks, cr)
+		if !cr.Passed {
+			res.Success = false
+			if c.name == CheckTest {
+				res.FailingTests = FailingTests(cr.Output)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckResult, error) {
+	timeout := v.Timeout
+	if timeout <= 0 {
+		timeout = DefaultValidationTimeout
+	}
+	max := v.MaxOutput
+	if max <= 0 {
+		max = 256 << 10
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := shellCommand(cctx, command)
+	cmd.Dir = dir
+	out := &cappedBuffer{max: max}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Grandchildren holding the pipes must not keep Wait from returning.
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	cr := CheckResult{Name: name, Command: command, Duration: time.Since(start)}
+	if ctx.Err() != nil {
+		return cr, ctx.Err()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		cr.Passed = true
+	case cctx.Err() != nil:
+		cr.TimedOut, cr.ExitCode = true, -1
+		out.WriteString(fmt.Sprintf("\n[cra: %s timed out after %s and was killed]\n", name, timeout))
+	case errors.As(err, &ee):
+		cr.ExitCode = ee.ExitCode()
+	default:
+		return cr, fmt.Errorf("validation %s: %w", name, err)
+	}
+	cr.Output = out.String()
+	return cr, nil
+}
+
+// cappedBuffer keeps the first quarter and the last three quarters of at
+// most max bytes of what is written: a runner's first failure and its
+// summary both survive.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	max     int
+	head    []byte
+	tail    []byte
+	dropped int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.max/4 - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	b.tail = append(b.tail, p...)
+	if limit := b.max - b.max/4; len(b.tail) > limit {
+		cut := len(b.tail) - limit
+		b.dropped += cut
+		b.tail = append(b.tail[:0], b.tail[cut:]...)
+	}
+	return n, nil
+}
+
+func (b *cappedBuffer) WriteString(s string) { b.Write([]byte(s)) }
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return string(b.head) + string(b.tail)
+	}
+	return fmt.Sprintf("%s\n[… %d bytes of output left out …]\n%s", b.head, b.dropped, b.tail)
+}
+
+// Failing-test lines of the runners cra reads.
+var (
+	goFail       = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	goBuildFail  = regexp.MustCompile(`^FAIL\s+(\S+)\s+\[(build failed|setup failed)\]`)
+	pytestShort  = regexp.MustCompile(`^(?:FAILED|ERROR) (\S+::\S+)`)
+	pytestLong   = regexp.MustCompile(`^(\S+::\S+) (?:FAILED|ERROR)\b`)
+	jestTitle    = regexp.MustCompile(`^\s*● (.+?)\s*$`)
+	vitestFail   = regexp.MustCompile(`^\s*FAIL\s+(\S+\s+>\s+.+?)\s*$`)
+	crossMark    = regexp.MustCompile(`^\s*[×✕✗✖]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s*m?s\)?)?\s*$`)
+	tapNotOK     = regexp.MustCompile(`^\s*not ok \d+ (?:- )?(.+?)\s*$`)
+	tapDirective = regexp.MustCompile(`#\s*(?i:todo|skip)\b`)
+)
+
+// maxFailingTests bounds the names kept.
+const maxFailingTests = 50
+
+// FailingTests reads the names of failing tests from a test runner's
+// output: go test (--- FAIL, build failures), pytest (FAILED/ERROR
+// node ids), jest (● titles), vitest (FAIL file > name, ×), and node:test
+// (TAP not ok, spec ✖). Names come in order of appearance, once each.
+func FailingTests(output string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if s == "" || seen[s] || len(out) >= maxFailingTests {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	for _, l := range strings.Split(output, "\n") {
+		l = strings.TrimRight(l, "\r")
+		if m := goFail.FindStringSubmatch(l); m != nil {
+			add(m[1])
+		} else if m := goBuildFail.FindStringSubmatch(l); m != nil {
+			add(m[1] + " [" + m[2] + "]")
+		} else if m := pytestShort.FindStringSubmatch(l); m != nil {
+			add(m[1])
+		} else if m := pytestLong.FindStringSubmatch(l); m != nil {
+			add(m[1])
+		} else if m := jestTitle.FindStringSubmatch(l); m != nil {
+			if !strings.HasPrefix(m[1], "Test suite failed to run") && !strings.HasPrefix(m[1], "Console") {
+				add(m[1])
+			}
+		} else if m := vitestFail.FindStringSubmatch(l); m != nil {
+			add(m[1])
+		} else if m := crossMark.FindStringSubmatch(l); m != nil {
+			if m[1] != "failing tests:" {
+				add(m[1])
+			}
+		} else if m := tapNotOK.FindStringSubmatch(l); m != nil && !tapDirective.MatchString(l) {
+			add(m[1])
+		}
+	}
+	return out
+}

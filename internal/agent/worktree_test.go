@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
+)
+
+// The fixture: a Go module whose test fails until Add adds.
+const (
+	calcGo     = "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
+	calcTestGo = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n"
+	// testSh stands in for go test where speed matters: it prints what go
+	// test prints.
+	testSh = "if grep -q 'return a + b' calc/calc.go; then echo ok; exit 0; fi\necho '--- FAIL: TestAdd (0.00s)'\necho '    calc_test.go:7: Add(2, 3) = -1, want 5'\necho FAIL\nexit 1\n"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// newRepo makes a committed fixture repository with its state directory.
+func newRepo(t *testing.T) (repo, stateDir string) {
+	t.Helper()
+	repo = t.TempDir()
+	git(t, repo, "init", "-q")
+	writeFile(t, repo, "go.mod", "module calc\n\ngo 1.21\n")
+	writeFile(t, repo, "calc/calc.go", calcGo)
+	writeFile(t, repo, "calc/calc_test.go", calcTestGo)
+	writeFile(t, repo, "test.sh", testSh)
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "calc")
+	stateDir, err := config.EnsureStateDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, stateDir
+}
+
+func TestNewWorktreeErrors(t *testing.T) {
+	ctx := context.Background()
+	plain := t.TempDir()
+	if _, err := NewWorktree(ctx, plain, filepath.Join(plain, ".clean_room"), "t1"); err == nil || !strings.Contains(err.Error(), "run 'git init' and commit first") {
+		t.Errorf("plain directory: got %v", err)
+	}
+	empty := t.TempDir()
+	git(t, empty, "init", "-q")
+	if _, err := NewWorktree(ctx, empty, filepath.Join(empty, ".clean_room"), "t1"); err == nil || !strings.Contains(err.Error(), "no commits: cra solve starts its worktree from HEAD; commit first") {
+		t.Errorf("no commits: got %v", err)
+	}
+	repo, state := newRepo(t)
+	// A file where the worktrees directory should be: git cannot make it.
+	writeFile(t, state, WorktreesDir, "in the way\n")
+	_, err := NewWorktree(ctx, repo, state, "t1")
+	if err == nil || !strings.Contains(err.Error(), "never edits in place") || !strings.Contains(err.Error(), "branch:     cra/t1") {
+		t.Errorf("blocked path: got %v", err)
+	}
+}
+
+func TestWorktreeRun(t *testing.T) {
+	ctx := context.Background()
+	repo, state := newRepo(t)
+	git(t, repo, "branch", "cra/t1") // taken by someone
+	writeFile(t, repo, "notes.txt", "mine\n")
+
+	w, err := NewWorktree(ctx, repo, state, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Git.Branch != "cra/t1-2" || filepath.Base(w.Root) != "t1-2" {
+		t.Errorf("got branch %s in %s, want cra/t1-2", w.Git.Branch, w.Root)
+	}
+	notes := strings.Join(w.Notes, "\n")
+	if !strings.Contains(notes, "branch cra/t1 exists: using cra/t1-2") || !strings.Contains(notes, "1 uncommitted change(s) are not in it") {
+		t.Errorf("notes: %s", notes)
+	}
+	res, err := w.Apply([]EditBlock{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"}})
+	if err != nil || !res[0].OK() {
+		t.Fatalf("%v %+v", err, res)
+	}
+	writeFile(t, w.Root, "calc/cache.out", "validation noise\n")
+	diff, err := w.Diff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(diff, "+\treturn a + b") || strings.Contains(diff, "cache.out") {
+		t.Errorf("diff:\n%s", diff)
+	}
+	// The user's tree has not changed.
+	if st, _ := gitx.Status(ctx, repo); len(st) != 1 || st[0] != "?? notes.txt" {
+		t.Errorf("user's status: %q", st)
+	}
+
+	o, err := w.Finish(ctx, true, config.KeepOnFailure, "cra solve t1: fix Add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Committed || o.Kept || o.BranchDeleted {
+		t.Errorf("outcome %+v", o)
+	}
+	if _, err := os.Stat(w.Git.Path); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the worktree of a success stays under on_failure")
+	}
+	if got := git(t, repo, "show", "cra/t1-2:calc/calc.go"); !strings.Contains(got, "return a + b") {
+		t.Errorf("branch content: %s", got)
+	}
+
+	if err := w.ApplyToUser(ctx, diff); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "calc/calc.go")); !strings.Contains(string(data), "return a + b") {
+		t.Error("--apply did not change the user's file")
+	}
+	err = w.ApplyToUser(ctx, diff)
+	if err == nil || !strings.Contains(err.Error(), "does not apply cleanly to your work tree, which is unchanged") || !strings.Contains(err.Error(), "git merge cra/t1-2") {
+		t.Errorf("second apply: got %v", err)
+	}
+}
+
+func TestWorktreeFinishPolicies(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		keep          string
+		success, edit bool
+		kept, deleted bool
+	}{
+		{config.KeepOnFailure, false, true, true, false},
+		{"", false, false, true, false},
+		{config.KeepNever, false, true, false, false},
+		{config.KeepNever, false, false, false, true},
+		{config.KeepAlways, true, true, true, false},
+	}
+	for _, tc := range tests {
+		repo, state := newRepo(t)
+		w, err := NewWorktree(ctx, repo, state, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.edit {
+			w.Apply([]EditBlock{{Path: "new.txt", Replace: "x\n"}})
+		}
+		o, err := w.Finish(ctx, tc.success, tc.keep, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(w.Git.Path)
+		exists, _ := gitx.BranchExists(ctx, repo, w.Git.Branch)
+		if o.Kept != tc.kept || (statErr == nil) != tc.kept || o.BranchDeleted != tc.deleted || exists == tc.deleted || o.Committed != tc.edit {
+			t.Errorf("%+v: got %+v, dir exists %v, branch exists %v", tc, o, statErr == nil, exists)
+		}
+	}
+}

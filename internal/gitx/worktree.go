@@ -1,0 +1,223 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoCommits is returned by AddWorktree in a repository whose HEAD has
+// no commit yet: a worktree starts from a commit.
+var ErrNoCommits = errors.New("the repository has no commits")
+
+// ErrBranchExists is returned by AddWorktree when the branch it would
+// create is already there; the caller picks another name.
+var ErrBranchExists = errors.New("branch already exists")
+
+// Worktree is a linked work tree on a branch of its own (seed 001 §17):
+// the place where an agent edits, so the user's work tree is never
+// touched.
+type Worktree struct {
+	// Repo is the directory the worktree was made from (any directory of
+	// the main work tree).
+	Repo string `json:"repo"`
+	// Path is the worktree's top-level directory.
+	Path string `json:"path"`
+	// Branch is the branch checked out in it.
+	Branch string `json:"branch"`
+	// Base is the commit the branch started from.
+	Base string `json:"base"`
+}
+
+// TopLevel returns the top-level directory of the work tree holding dir,
+// and dir's path below it with forward slashes ("" at the top, else
+// ending in "/").
+func TopLevel(ctx context.Context, dir string) (top, prefix string, err error) {
+	out, err := run(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	top = filepath.FromSlash(lines[0])
+	if len(lines) > 1 {
+		prefix = lines[1]
+	}
+	return top, prefix, nil
+}
+
+// BranchExists reports whether the local branch exists.
+func BranchExists(ctx context.Context, dir, branch string) (bool, error) {
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "-q", "refs/heads/"+branch)
+	err := cmd.Run()
+	if err == nil {
+		return true, nil
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return false, nil
+	}
+	return false, fmt.Errorf("git rev-parse: %w", err)
+}
+
+// AddWorktree creates branch at HEAD and checks it out in a new worktree
+// at path (git worktree add -b branch path HEAD). Uncommitted changes of
+// the main work tree are not in it: it starts from HEAD. A repository
+// without commits is ErrNoCommits; an existing branch is ErrBranchExists.
+// Any other failure carries git's message and what was attempted.
+func AddWorktree(ctx context.Context, repo, path, branch string) (*Worktree, error) {
+	head, err := Head(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if head == "" {
+		return nil, ErrNoCommits
+	}
+	exists, err := BranchExists(ctx, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		return nil, fmt.Errorf("%s: %w", branch, ErrBranchExists)
+	}
+	// Entries of worktrees whose directory was deleted by hand would
+	// block the path; pruning them is what git itself advises.
+	if _, err := run(ctx, repo, "worktree", "prune"); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("git worktree add: %w", err)
+	}
+	if _, err := run(ctx, repo, "worktree", "add", "-q", "-b", branch, path, head); err != nil {
+		return nil, fmt.Errorf("%w (making branch %s at %.12s in %s)", err, branch, head, path)
+	}
+	return &Worktree{Repo: repo, Path: path, Branch: branch, Base: head}, nil
+}
+
+// Stage adds the given paths (relative to the worktree's top level) to
+// the worktree's index, new files included.
+func (w *Worktree) Stage(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := run(ctx, w.Path, append([]string{"add", "-A", "--"}, paths...)...)
+	return err
+}
+
+// diffArgs pin the patch format against user configuration (noprefix,
+// external diff tools, colour): the output must be what git apply reads.
+var diffArgs = []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--binary"}
+
+// Diff stages paths and returns the unified diff from the base commit to
+// them: what the agent changed, without what the validation commands may
+// have left in the worktree (caches, build output).
+func (w *Worktree) Diff(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	if err := w.Stage(ctx, paths); err != nil {
+		return "", err
+	}
+	args := append(append([]string{}, diffArgs...), "--cached", w.Base, "--")
+	out, err := run(ctx, w.Path, append(args, paths...)...)
+	if err != nil {
+		return "", err
+	}
+	return string(out), nil
+}
+
+// Commit stages paths and commits them on the worktree's branch, authored
+// and committed by "cra <cra@localhost>" whatever the environment says
+// (hooks and signing off: the commit is the agent's record, for review).
+// It reports false when there was nothing to commit.
+func (w *Worktree) Commit(ctx context.Context, message string, paths []string) (bool, error) {
+	if err := w.Stage(ctx, paths); err != nil {
+		return false, err
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", w.Path, "diff", "--cached", "--quiet")
+	if err := cmd.Run(); err == nil {
+		return false, nil
+	} else if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	commit := exec.CommandContext(ctx, "git", "-C", w.Path, "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-F", "-")
+	commit.Env = append(os.Environ(), "GIT_AUTHOR_NAME=cra", "GIT_AUTHOR_EMAIL=cra@localhost", "GIT_COMMITTER_NAME=cra", "GIT_COMMITTER_EMAIL=cra@localhost")
+	commit.Stdin = strings.NewReader(message)
+	if out, err := commit.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("git commit: %s", strings.TrimSpace(string(out)))
+	}
+	return true, nil
+}
+
+// Remove deletes the worktree's directory and git's record of it; the
+// branch stays. Untracked files in it (build output) go too.
+func (w *Worktree) Remove(ctx context.Context) error {
+	_, err := run(ctx, w.Repo, "worktree", "remove", "--force", w.Path)
+	return err
+}
+
+// DeleteBranch deletes a local branch, merged or not.
+func DeleteBranch(ctx context.Context, repo, branch string) error {
+	_, err := run(ctx, repo, "branch", "-q", "-D", branch)
+	return err
+}
+
+// Status returns the lines of git status --porcelain for dir: one per
+// changed or untracked path, none for a clean work tree.
+func Status(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, "status", "--porcelain", "--untracked-files=normal")
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+// ApplyCheck reports whether patch applies cleanly to the work tree of
+// dir (git apply --check); the error carries git's reasons.
+func ApplyCheck(ctx context.Context, dir, patch string) error {
+	_, err := runInput(ctx, dir, patch, "apply", "--check", "-")
+	return err
+}
+
+// Apply applies patch to the work tree of dir (git apply), all or
+// nothing.
+func Apply(ctx context.Context, dir, patch string) error {
+	_, err := runInput(ctx, dir, patch, "apply", "-")
+	return err
+}
+
+// runInput is run with stdin.
+func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out, nil
+}
