@@ -249,13 +249,13 @@ func (r *execRun) judgeTokens() int {
 // the reasoning model's judgments unless deterministic. File text is read
 // under root: the repository, or for solve its worktree, whose HEAD
 // content is what edit blocks must match.
-func (r *execRun) retrieve(ctx context.Context, task, root string, stages []retrieve.Stage, deterministic bool) (*retrieve.Pipeline, *retrieve.Result, error) {
+func (r *execRun) retrieve(ctx context.Context, task, root string, stages []retrieve.Stage, planFiles []string, deterministic bool) (*retrieve.Pipeline, *retrieve.Result, error) {
 	session, err := r.factory.OpenSession(ctx, r.taskID)
 	if err != nil {
 		return nil, nil, err
 	}
 	r.session = session
-	p := &retrieve.Pipeline{Curated: r.curated, Raw: r.raw, RepoID: r.repoID, Root: root, Session: session}
+	p := &retrieve.Pipeline{Curated: r.curated, Raw: r.raw, RepoID: r.repoID, Root: root, Session: session, PlanFiles: planFiles}
 	if deterministic {
 		fmt.Fprintln(r.d.errOut, "deterministic retrieval: no model judges the context")
 	} else {
@@ -337,7 +337,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModePlan, ExecuteModel: model, Budget: r.budget, Stages: r.stageList}); err != nil {
 		return r.fail(ctx, err, "")
 	}
-	_, res, err := r.retrieve(ctx, opts.task, r.repo, r.stages, opts.deterministic)
+	_, res, err := r.retrieve(ctx, opts.task, r.repo, r.stages, nil, opts.deterministic)
 	if err != nil {
 		return r.fail(ctx, err, "")
 	}

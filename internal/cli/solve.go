@@ -228,11 +228,11 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		}
 		return r.fail(ctx, err, need)
 	}
-	stages := r.stages
+	var planFiles []string
 	if plan != nil {
-		stages = agent.SeedPlanFiles(stages, plan.Files())
+		planFiles = plan.Files()
 	}
-	p, res, err := r.retrieve(ctx, task, wt.Root, stages, opts.deterministic)
+	p, res, err := r.retrieve(ctx, task, wt.Root, r.stages, planFiles, opts.deterministic)
 	if err != nil {
 		return stopped(err)
 	}
@@ -256,7 +256,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		Model: c, Worktree: wt, Validator: validator, Session: r.session, Log: r.runLog, Budget: r.budget,
 		ReplyTokens: reply, MaxAttempts: attempts, MaxRefinementLoops: loops, Progress: d.errOut,
 		Refine: func(ctx context.Context, req retrieve.RefinementRequest) (*retrieve.Package, error) {
-			res, err := p.Refine(ctx, r.taskID, prev, req, stages, r.budget)
+			res, err := p.Refine(ctx, r.taskID, prev, req, r.stages, r.budget)
 			if err != nil {
 				return nil, err
 			}

@@ -105,6 +105,9 @@ type Pipeline struct {
 	PromptTokens int
 	// Candidates is how many ranked files the scope stage considers.
 	Candidates int
+	// PlanFiles are a plan's files: tier-0 seeds ahead of everything the
+	// task analysis finds (implement mode with --plan, seed 001 §5.6).
+	PlanFiles []string
 	// Now stamps log rows; default time.Now.
 	Now func() time.Time
 }
@@ -127,6 +130,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 		return nil, err
 	}
 	q := Analyze(task)
+	q.PlanFiles = appendNew(q.PlanFiles, p.PlanFiles...)
 	sc := &StageContext{
 		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
 		Judge: p.Judge, PromptTokens: p.PromptTokens,

@@ -213,3 +213,20 @@ func TestRefine(t *testing.T) {
 		t.Error("refinement_request not in the session")
 	}
 }
+
+func TestPipelinePlanFiles(t *testing.T) {
+	f := newFixture(t, shop...)
+	p, _ := newPipeline(t, f, nil)
+	p.PlanFiles = []string{"shop/fmt.py"}
+	stages, _ := ParseStages("scope,precision")
+	res, err := p.Run(context.Background(), "task-1", "`_pager_contextmanager` leaks", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Decisions[0]; d.Path != "shop/fmt.py" || d.Tier != "plan" {
+		t.Errorf("first decision: got %+v, want the plan file at tier plan", d)
+	}
+	if got := res.Package.Files[0].Path; got != "shop/fmt.py" {
+		t.Errorf("package: got %s first, want the plan file", got)
+	}
+}
