@@ -86,7 +86,7 @@ func ParseEditBlocks(reply string) ([]EditBlock, error) {
 // parseBlocks also returns the 1-based line of the first NEED_CONTEXT
 // marker outside the blocks, or 0.
 func parseBlocks(reply string) ([]EditBlock, int, error) {
-	lines := strings.Split(stripThink(reply), "\n")
+	lines := strings.Split(llm.StripThink(reply), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
@@ -227,7 +227,7 @@ func ParseReply(text string) (Reply, error) {
 	if len(blocks) > 0 {
 		return Reply{}, &FormatError{needLine, "the reply has both edit blocks and NEED_CONTEXT: answer with edit blocks only, or with NEED_CONTEXT only"}
 	}
-	lines := strings.SplitAfter(stripThink(text), "\n")
+	lines := strings.SplitAfter(llm.StripThink(text), "\n")
 	rest := strings.Join(lines[needLine:], "")
 	if first := strings.TrimSpace(lines[needLine-1]); strings.Contains(first, "{") {
 		// NEED_CONTEXT {"missing_files": …} on one line.
@@ -295,22 +295,4 @@ func needList(v any, paths bool) []string {
 		}
 	}
 	return out
-}
-
-// stripThink blanks the <think>…</think> blocks reasoning models put
-// before their answer, keeping their line breaks so that line numbers
-// still point into the reply; an unclosed one is left alone.
-func stripThink(s string) string {
-	for {
-		i := strings.Index(s, "<think>")
-		if i < 0 {
-			return s
-		}
-		j := strings.Index(s[i:], "</think>")
-		if j < 0 {
-			return s
-		}
-		end := i + j + len("</think>")
-		s = s[:i] + strings.Repeat("\n", strings.Count(s[i:end], "\n")) + s[end:]
-	}
 }

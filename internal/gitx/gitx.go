@@ -25,7 +25,15 @@ var ErrNotRepo = errors.New("not a git repository")
 // run runs git in dir and returns its stdout; stderr is folded into the
 // error.
 func run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return runInput(ctx, dir, "", args...)
+}
+
+// runInput is run with stdin (none when empty).
+func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotePath=false"}, args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

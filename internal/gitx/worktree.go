@@ -1,7 +1,6 @@
 package gitx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -200,24 +199,4 @@ func ApplyCheck(ctx context.Context, dir, patch string) error {
 func Apply(ctx context.Context, dir, patch string) error {
 	_, err := runInput(ctx, dir, patch, "apply", "-")
 	return err
-}
-
-// runInput is run with stdin.
-func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("git %s: %s", args[0], msg)
-	}
-	return out, nil
 }

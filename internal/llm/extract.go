@@ -39,7 +39,7 @@ func ExtractJSON(reply string) (json.RawMessage, error) {
 	if obj := try(reply); obj != nil {
 		return obj, nil
 	}
-	text := stripThink(reply)
+	text := StripThink(reply)
 	if obj := try(text); obj != nil {
 		return obj, nil
 	}
@@ -65,9 +65,10 @@ func ExtractJSON(reply string) (json.RawMessage, error) {
 	return nil, fmt.Errorf("%w: %s", ErrNoJSON, excerpt(reply, 200))
 }
 
-// stripThink drops the <think>…</think> blocks reasoning models put before
-// their answer; an unclosed one is left alone.
-func stripThink(s string) string {
+// StripThink blanks the <think>…</think> blocks reasoning models put
+// before their answer, keeping their line breaks so that line numbers
+// still point into the reply; an unclosed one is left alone.
+func StripThink(s string) string {
 	for {
 		i := strings.Index(s, "<think>")
 		if i < 0 {
@@ -77,7 +78,8 @@ func stripThink(s string) string {
 		if j < 0 {
 			return s
 		}
-		s = s[:i] + s[i+j+len("</think>"):]
+		end := i + j + len("</think>")
+		s = s[:i] + strings.Repeat("\n", strings.Count(s[i:end], "\n")) + s[end:]
 	}
 }
 
