@@ -587,7 +587,7 @@ func (r *Ranker) addIdent(rows *sql.Rows, srcs map[int64]float64, byID map[int64
 func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 	words := map[string]bool{}
 	for _, k := range q.Keywords {
-		words[k] = true
+		words[singular(k)] = true
 	}
 	if len(words) == 0 {
 		return
@@ -599,7 +599,7 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 			continue
 		}
 		// The whole stem as one term: "form_mapping" → formmapping, "L031" → l031.
-		key := strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(stem))
+		key := singular(strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(stem)))
 		byStem[key] = append(byStem[key], f)
 	}
 	for key, fs := range byStem {
@@ -610,6 +610,18 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 			get(f).add("name", 1/math.Sqrt(float64(len(fs))), "its name is a word of the task")
 		}
 	}
+}
+
+// singular folds an English plural to its singular, roughly: file names
+// are often plural (types.py, test_options.py) where a task is not.
+func singular(w string) string {
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return w[:len(w)-1]
+	}
+	return w
 }
 
 // testStem is a file's base name without extension and without test

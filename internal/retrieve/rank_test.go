@@ -94,3 +94,20 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestSingularAndNames(t *testing.T) {
+	for in, want := range map[string]string{"defaults": "default", "types": "type", "entries": "entry", "class": "class", "status": "status", "analysis": "analysis", "utils": "util", "go": "go"} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q): got %q, want %q", in, got, want)
+		}
+	}
+	f := newFixture(t, map[string]string{
+		"pkg/options.py":       "def parse(x):\n    return x\n",
+		"tests/test_option.py": "def test_it():\n    pass\n",
+		"pkg/other.py":         "def unrelated():\n    pass\n",
+	})
+	c := f.rank(t, "an option is parsed twice")
+	if len(c) < 2 || !contains(paths(c)[:2], "pkg/options.py") || !contains(paths(c)[:2], "tests/test_option.py") {
+		t.Errorf("got %v, want options.py and test_option.py on top by name", paths(c))
+	}
+}
