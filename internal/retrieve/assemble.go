@@ -36,6 +36,10 @@ func NewAssembler(db *sql.DB, repoID int64, root string) *Assembler {
 	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600}
 }
 
+// densityUnit is the piece size, in tokens, below which size does not
+// lower a piece's priority.
+const densityUnit = 150
+
 // symbolRow is a definition as the assembler sees it.
 type symbolRow struct {
 	name, kind, signature string
@@ -99,7 +103,12 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		fileWeight := rel / (1 + 0.15*float64(fi))
 		pieces = append(pieces, a.filePieces(fi, c, lines, syms, wanted, qterms, q.FileLines, fileWeight)...)
 	}
-	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].priority > pieces[j].priority })
+	// Value per token: a budget buys several relevant medium definitions
+	// rather than one huge one (sizes under densityUnit tokens count alike).
+	density := func(p piece) float64 {
+		return p.priority / math.Sqrt(math.Max(float64(p.cost), densityUnit)/densityUnit)
+	}
+	sort.SliceStable(pieces, func(i, j int) bool { return density(pieces[i]) > density(pieces[j]) })
 
 	// Costs are the estimates of exactly what Render writes, piece by
 	// piece; a sum of rounded-up estimates bounds the estimate of the whole,
