@@ -23,6 +23,11 @@ var (
 	callRe      = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\(`)
 	errorNameRe = regexp.MustCompile(`\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b(?::\s*([^\n]{1,160}))?`)
 	scopeRe     = regexp.MustCompile(`^\s*[a-z][\w-]*(?:\([^)\n]{1,40}\))?!?:\s+`)
+	// Commit trailers ("Co-authored-by: …", "Signed-off-by: …") and e-mail
+	// addresses name people, not code; their rare words would otherwise
+	// weigh most in the search.
+	trailerRe = regexp.MustCompile(`(?mi)^[ \t]*[a-z][a-z-]*-by:[^\n]*$`)
+	emailRe   = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
 )
 
 // typeWords vote for a task type; the type with most votes wins, ties in
@@ -43,6 +48,7 @@ var typeOrder = []string{TypeBug, TypeFeature, TypeRefactor, TypeTest, TypeDocs}
 // type. It never fails; an empty text yields an empty query.
 func Analyze(text string) TaskQuery {
 	q := TaskQuery{Text: text}
+	text = emailRe.ReplaceAllString(trailerRe.ReplaceAllString(text, ""), "")
 	add := func(list *[]string, v string) {
 		for _, x := range *list {
 			if x == v {

@@ -55,6 +55,11 @@ func TestAnalyze(t *testing.T) {
 			text: "docs: fix typo in README.md",
 			want: TaskQuery{Type: TypeDocs, Files: []string{"README.md"}},
 		},
+		{
+			name: "commit trailers and e-mail addresses are not the task",
+			text: "Open the pager temp file in text mode\n\nCo-authored-by: H-Sorkatti <H.Sorkatti.B@Gmail.com>\nSigned-off-by: A <a@example.com>\nReported by bob@example.org",
+			want: TaskQuery{Type: TypeFeature},
+		},
 		{name: "empty", text: "", want: TaskQuery{Type: TypeFeature}},
 	}
 	for _, tc := range tests {
@@ -65,6 +70,18 @@ func TestAnalyze(t *testing.T) {
 				t.Errorf("Analyze(%q) (-want +got):\n%s", tc.text, diff)
 			}
 		})
+	}
+}
+
+func TestTrailersLeaveKeywords(t *testing.T) {
+	q := Analyze("Open the pager\n\nCo-authored-by: H-Sorkatti <H.Sorkatti.B@Gmail.com>\nmail bob@example.org")
+	for _, k := range q.Keywords {
+		if k == "sorkatti" || k == "gmail" || k == "authored" || k == "example" {
+			t.Errorf("keyword %q comes from a trailer or an address: %v", k, q.Keywords)
+		}
+	}
+	if !contains(q.Keywords, "pager") || !contains(q.Keywords, "mail") {
+		t.Errorf("keywords: got %v, want pager and mail kept", q.Keywords)
 	}
 }
 
