@@ -344,10 +344,7 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms ma
 	if len(qterms) == 0 {
 		return 0
 	}
-	total := 0.0
-	for _, w := range qterms {
-		total += w
-	}
+	total := sumWeights(qterms)
 	hits := map[string]bool{}
 	got := 0.0
 	terms.Each(body, func(t string) {
@@ -365,6 +362,22 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms ma
 		rel += 0.5 * nameHit / maxWeight(qterms)
 	}
 	return math.Min(1.9, rel)
+}
+
+// sumWeights adds the weights in a fixed order: float addition is not
+// associative, and map order would make near-ties fall differently from
+// run to run.
+func sumWeights(m map[string]float64) float64 {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	total := 0.0
+	for _, k := range keys {
+		total += m[k]
+	}
+	return total
 }
 
 func maxWeight(m map[string]float64) float64 {
