@@ -143,3 +143,28 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestDeterministic: the same task on the same index gives the same ranking
+// and the same package every time, whatever Go's map order does.
+func TestDeterministic(t *testing.T) {
+	f := newFixture(t, bigShop()...)
+	ctx := context.Background()
+	var first string
+	for i := 0; i < 30; i++ {
+		q := Analyze("`format_table` pads columns wrong; helper strip text pager")
+		cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 1500, ReservedTokens: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(paths(cands)) + pkg.Render()
+		if i == 0 {
+			first = got
+		} else if got != first {
+			t.Fatalf("run %d differs from run 0", i)
+		}
+	}
+}
