@@ -168,3 +168,15 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestSumWeightsOrder: with values where float addition order matters, the
+// sum is the same every time (a map-order sum gives 0 or 1 by chance).
+func TestSumWeightsOrder(t *testing.T) {
+	m := map[string]float64{"a": 1e16, "b": 1, "c": -1e16, "d": 1, "e": 3, "f": -3}
+	want := sumWeights(m)
+	for i := 0; i < 200; i++ {
+		if got := sumWeights(m); got != want {
+			t.Fatalf("run %d: got %v, want %v", i, got, want)
+		}
+	}
+}
