@@ -128,10 +128,13 @@ func openExec(ctx context.Context, d *deps, mode, repoFlag, stageFlag string, bf
 }
 
 // openStores runs the preflight checks (seed 001 §14) and opens the
-// databases and the gateway.
-func (r *execRun) openStores(ctx context.Context) error {
-	if err := preflight.CheckModels(r.cfg); err != nil {
-		return err
+// databases and the gateway. needModels is false only for a retrieval
+// that calls no model.
+func (r *execRun) openStores(ctx context.Context, needModels bool) error {
+	if needModels {
+		if err := preflight.CheckModels(r.cfg); err != nil {
+			return err
+		}
 	}
 	r.factory = store.NewFactory(r.stateDir)
 	if err := preflight.CheckCurated(ctx, r.factory, r.repo); err != nil {
@@ -256,10 +259,8 @@ func (r *execRun) retrieve(ctx context.Context, task, root string, stages []retr
 	}
 	r.session = session
 	p := &retrieve.Pipeline{Curated: r.curated, Raw: r.raw, RepoID: r.repoID, Root: root, Session: session, PlanFiles: planFiles}
-	if deterministic {
-		fmt.Fprintln(r.d.errOut, "deterministic retrieval: no model judges the context")
-	} else {
-		j, u, err := newJudge(ctx, r.d, r.cfg, r.factory, r.raw, r.taskID, r.budget)
+	if !deterministic {
+		j, u, err := newJudge(ctx, r.gateway, r.taskID, r.budget)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -274,6 +275,10 @@ func (r *execRun) retrieve(ctx context.Context, task, root string, stages []retr
 	}
 	return p, res, nil
 }
+
+// deterministicRetrieval says that plan or solve retrieves without the
+// reasoning model's judgments.
+const deterministicRetrieval = "deterministic retrieval: no model judges the context"
 
 // knowledge loads the PROJECT KNOWLEDGE section (seed 003) and says what
 // went in.
@@ -316,7 +321,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 		return err
 	}
 	defer r.close()
-	if err := r.openStores(ctx); err != nil {
+	if err := r.openStores(ctx, true); err != nil {
 		return err
 	}
 	out := opts.output
@@ -336,6 +341,9 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	}
 	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModePlan, ExecuteModel: model, Budget: r.budget, Stages: r.stageList}); err != nil {
 		return r.fail(ctx, err, "")
+	}
+	if opts.deterministic {
+		fmt.Fprintln(d.errOut, deterministicRetrieval)
 	}
 	_, res, err := r.retrieve(ctx, opts.task, r.repo, r.stages, nil, opts.deterministic)
 	if err != nil {

@@ -12,11 +12,9 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/kb"
-	"github.com/cra-dev/cra/internal/preflight"
 	"github.com/cra-dev/cra/internal/retrieve"
-	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -164,95 +162,51 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 }
 
 func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
-	repo, err := findRepo(opts.repo)
+	r, err := openExec(ctx, d, "retrieve", opts.repo, opts.stages, opts.budget, opts.taskID)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(d, repo)
-	if err != nil {
-		return err
-	}
-	stages, stageList, err := resolveStages(opts.stages, cfg)
-	if err != nil {
-		return err
-	}
-	budget, err := resolveBudget(opts.budget, cfg)
-	if err != nil {
-		return err
-	}
+	defer r.close()
 	if strings.TrimSpace(opts.task) == "" {
 		return usageError{retrieve.ErrEmptyTask}
 	}
-	// Preflight, in seed 001 §14's order.
-	if !opts.deterministic {
-		if err := preflight.CheckModels(cfg); err != nil {
+	// Preflight (seed 001 §14): [models] only when a model is called.
+	if err := r.openStores(ctx, !opts.deterministic); err != nil {
+		if errors.Is(err, config.ErrNoModels) {
 			return fmt.Errorf("%w (or pass --deterministic to retrieve without a model)", err)
 		}
-	}
-	stateDir := config.StateDir(repo)
-	factory := store.NewFactory(stateDir)
-	if err := preflight.CheckCurated(ctx, factory, repo); err != nil {
 		return err
 	}
-	curated, err := factory.Open(ctx, store.Curated, "", true)
-	if err != nil {
-		return err
-	}
-	defer curated.Close()
-	r, err := kb.New(curated).Repo(ctx, repo)
-	if err != nil {
-		return err
-	}
-	raw, err := factory.Open(ctx, store.Raw, "", false)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-
-	taskID := opts.taskID
-	if taskID == "" {
-		taskID = newTaskID()
-	}
-	session, err := factory.OpenSession(ctx, taskID)
-	if err != nil {
-		return err
-	}
-	p := &retrieve.Pipeline{Curated: curated, Raw: raw, RepoID: r.ID, Root: repo, Session: session}
 	executeModel := "none"
-	if cfg != nil && cfg.Models != nil && cfg.Models.Coding != "" {
-		executeModel = cfg.Models.Coding
+	if r.cfg != nil && r.cfg.Models != nil && r.cfg.Models.Coding != "" {
+		executeModel = r.cfg.Models.Coding
 	}
-	var usage *llmUsage
+	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: "retrieve",
+		ExecuteModel: executeModel, Budget: r.budget, Stages: r.stageList}); err != nil {
+		return err
+	}
 	if opts.deterministic {
 		fmt.Fprintln(d.errOut, "deterministic: no model is called")
-	} else {
-		j, u, err := newJudge(ctx, d, cfg, factory, raw, taskID, budget)
-		if err != nil {
-			session.Close()
-			return err
-		}
-		p.Judge, usage = j, u
-		p.PromptTokens = u.promptTokens
 	}
-	start := time.Now()
-	res, runErr := p.Run(ctx, taskID, opts.task, stages, budget)
-	elapsed := time.Since(start)
+	_, res, runErr := r.retrieve(ctx, opts.task, r.repo, r.stages, nil, opts.deterministic)
 	// The session is archived and removed whatever happened (seed 001 §11.1).
-	if err := session.Archive(ctx, factory, raw, taskID); err != nil && runErr == nil {
-		runErr = err
+	if r.session != nil {
+		if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil && runErr == nil {
+			runErr = err
+		}
+		r.session = nil
 	}
-	if err := recordTaskRun(ctx, raw, taskID, repo, "retrieve", executeModel, budget, stageList, runErr == nil, usage, elapsed); err != nil && runErr == nil {
+	outcome := agent.RunOutcome{Success: runErr == nil, Tokens: r.judgeTokens(), Latency: time.Since(r.started)}
+	if err := r.runLog.Finish(ctx, outcome); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil {
-		world.NoteEvent(ctx, d.errOut, stateDir, world.SourceRetrieve, taskID, "retrieve failed: "+runErr.Error())
+		world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, "retrieve failed: "+runErr.Error())
 		return runErr
 	}
-	for _, info := range res.Info {
-		fmt.Fprintf(d.errOut, "info: %s\n", info)
-	}
-	summary := fmt.Sprintf("%d files, %d of %d tokens, stages %s", len(res.Package.Files), res.Package.Tokens, res.Package.Budget, stageList)
-	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceRetrieve, taskID, summary)
+	summary := fmt.Sprintf("%d files, %d of %d tokens, stages %s", len(res.Package.Files), res.Package.Tokens, res.Package.Budget, r.stageList)
+	world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, summary)
+	taskID, stageList := r.taskID, r.stageList
 	if opts.json {
 		enc := json.NewEncoder(d.out)
 		enc.SetIndent("", "  ")

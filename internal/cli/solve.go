@@ -190,7 +190,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := r.openStores(ctx); err != nil {
+	if err := r.openStores(ctx, true); err != nil {
 		return err
 	}
 	validator := newValidator(r.cfg)
@@ -231,6 +231,9 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	var planFiles []string
 	if plan != nil {
 		planFiles = plan.Files()
+	}
+	if opts.deterministic {
+		fmt.Fprintln(d.errOut, deterministicRetrieval)
 	}
 	p, res, err := r.retrieve(ctx, task, wt.Root, r.stages, planFiles, opts.deterministic)
 	if err != nil {
