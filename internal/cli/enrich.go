@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
@@ -142,30 +141,17 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	e := enrich.New(k, raw, client, m)
 	e.Concurrency = opts.concurrency
 	e.Logger = d.logger
-	var bar *progressbar.ProgressBar
+	progress := newTermProgress(d.errOut, "enriching")
 	switch {
 	case opts.verbose:
 		e.Progress = func(p enrich.Progress) {
 			fmt.Fprintf(d.errOut, "[%d/%d] %s: %s\n", p.Done, p.Total, p.Path, p.Status)
 		}
 	case isTerminal(d.errOut) && !opts.json:
-		e.Progress = func(p enrich.Progress) {
-			if bar == nil {
-				bar = progressbar.NewOptions(p.Total,
-					progressbar.OptionSetWriter(d.errOut),
-					progressbar.OptionSetDescription("enriching"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetItsString("files"),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
-			bar.Set(p.Done)
-		}
+		e.Progress = func(p enrich.Progress) { progress.report(p.Done, p.Total) }
 	}
 	res, runErr := e.Run(ctx, repo)
-	if bar != nil {
-		bar.Finish()
-	}
+	progress.finish()
 	report := enrichReport{Enrich: res}
 	if runErr == nil && opts.promote {
 		rw, err := f.Open(ctx, store.Curated, "", false)

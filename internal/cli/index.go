@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
@@ -109,26 +108,12 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	b.ContinueOnError = opts.continueOnError
 	b.LineStats = opts.lineStats
 	b.Logger = d.logger
-	var bar *progressbar.ProgressBar
+	progress := newTermProgress(d.errOut, "parsing")
 	if isTerminal(d.errOut) && !opts.json {
-		b.Progress = func(p index.Progress) {
-			if bar == nil {
-				bar = progressbar.NewOptions(p.Total,
-					progressbar.OptionSetWriter(d.errOut),
-					progressbar.OptionSetDescription("parsing"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionShowIts(),
-					progressbar.OptionSetItsString("files"),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
-			bar.Set(p.Done)
-		}
+		b.Progress = func(p index.Progress) { progress.report(p.Done, p.Total) }
 	}
 	res, err := b.Run(ctx, repo)
-	if bar != nil {
-		bar.Finish()
-	}
+	progress.finish()
 	if err != nil {
 		world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), "index failed: "+err.Error())
 		return fmt.Errorf("index %s: %w", repo, err)
