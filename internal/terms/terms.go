@@ -52,15 +52,15 @@ func word(w string, fn func(string)) {
 	if !isASCII(w) {
 		whole = strings.ToLower(strings.ReplaceAll(w, "_", ""))
 	}
-	n, single := 0, ""
-	splitEach(w, func(p string) {
-		n++
-		single = p
-	})
-	if n != 1 || single != whole {
+	var buf [8]string // most identifiers have fewer parts: no allocation
+	parts := buf[:0]
+	splitEach(w, func(p string) { parts = append(parts, p) })
+	if len(parts) != 1 || parts[0] != whole {
 		emit(whole, fn)
 	}
-	splitEach(w, func(p string) { emit(p, fn) })
+	for _, p := range parts {
+		emit(p, fn)
+	}
 }
 
 func isASCII(s string) bool {
