@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,7 +205,6 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 	co := &checkouter{wt: wt}
 	factory := store.NewFactory(filepath.Join(dir, "state"))
 	b := index.NewBuilder(factory)
-	b.Logger = slog.New(slog.DiscardHandler)
 	var (
 		db     *sql.DB
 		corpus = map[string]*bm25Doc{}

@@ -107,7 +107,6 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	}
 	b.ContinueOnError = opts.continueOnError
 	b.LineStats = opts.lineStats
-	b.Logger = d.logger
 	progress := newTermProgress(d.errOut, "parsing")
 	if isTerminal(d.errOut) && !opts.json {
 		b.Progress = func(p index.Progress) { progress.report(p.Done, p.Total) }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"runtime"
 	"sort"
@@ -58,8 +57,6 @@ type Builder struct {
 	// Progress, when set, is called from the indexing goroutine as files are
 	// processed.
 	Progress func(p Progress)
-	// Logger receives diagnostics; default discards.
-	Logger *slog.Logger
 	// readFile reads a file; tests replace it to inject I/O failures.
 	readFile func(string) ([]byte, error)
 }
@@ -78,7 +75,6 @@ func NewBuilder(factory *store.Factory) *Builder {
 		HistoryDepth:   DefaultHistoryDepth,
 		MaxCommitFiles: DefaultMaxCommitFiles,
 		Workers:        runtime.GOMAXPROCS(0),
-		Logger:         slog.New(slog.DiscardHandler),
 		readFile:       os.ReadFile,
 	}
 }

@@ -131,10 +131,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 	}
 	q := Analyze(task)
 	q.PlanFiles = appendNew(q.PlanFiles, p.PlanFiles...)
-	sc := &StageContext{
-		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
-		Judge: p.Judge, PromptTokens: p.PromptTokens,
-	}
+	sc := p.newStageContext(q)
 	if p.Judge != nil {
 		if err := analyzeIntent(ctx, sc); err != nil {
 			return nil, err
@@ -155,11 +152,11 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 	}
 	q := prev
 	q.Files = appendNew(q.Files, req.MissingFiles...)
-	q.FileLines = append(q.FileLines, fileLinesOf(req.ErrorSignatures)...)
 	q.Symbols = appendNew(q.Symbols, req.MissingSymbols...)
 	q.Files = appendNew(q.Files, req.MissingTests...)
 	for _, sig := range req.ErrorSignatures {
 		extra := Analyze(sig)
+		q.FileLines = append(q.FileLines, extra.FileLines...)
 		q.Files = appendNew(q.Files, extra.Files...)
 		q.Symbols = appendNew(q.Symbols, extra.Symbols...)
 		q.Errors = appendNew(q.Errors, extra.Errors...)
@@ -170,14 +167,18 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 			return nil, err
 		}
 	}
-	sc := &StageContext{
-		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
-		Judge: p.Judge, PromptTokens: p.PromptTokens,
-	}
+	sc := p.newStageContext(q)
 	if err := p.runStages(ctx, sc, stages); err != nil {
 		return nil, err
 	}
 	return p.finish(ctx, taskID, sc, stages, b)
+}
+
+func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
+	return &StageContext{
+		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
+		Judge: p.Judge, PromptTokens: p.PromptTokens,
+	}
 }
 
 func (p *Pipeline) runStages(ctx context.Context, sc *StageContext, stages []Stage) error {
@@ -300,12 +301,4 @@ func appendNew(list []string, vals ...string) []string {
 		}
 	}
 	return list
-}
-
-func fileLinesOf(sigs []string) []FileLine {
-	var out []FileLine
-	for _, s := range sigs {
-		out = append(out, Analyze(s).FileLines...)
-	}
-	return out
 }
