@@ -111,3 +111,40 @@ func TestSingularAndNames(t *testing.T) {
 		t.Errorf("got %v, want options.py and test_option.py on top by name", paths(c))
 	}
 }
+
+func TestRankTestPairingAndProse(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"go.mod":           "module example.com/m\n",
+		"mode.go":          "package m\n\n// SetMode sets the mode.\nfunc SetMode(value string) { mode = value }\n\nvar mode string\n",
+		"mode_test.go":     "package m\n\nimport \"testing\"\n\nfunc TestIt(t *testing.T) {}\n",
+		"sub/mode_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n",
+		"README.md":        "# m\n\nSetMode ignores an empty value. SetMode, value, empty, ignores, mode.\n",
+	})
+	byPath := func(c []Candidate) map[string]Candidate {
+		m := map[string]Candidate{}
+		for _, x := range c {
+			m[x.Path] = x
+		}
+		return m
+	}
+	c := byPath(f.rank(t, "`SetMode` ignores an empty value"))
+	// The test beside a strong Go source is its partner; one in another
+	// directory is not.
+	if c["mode_test.go"].Signals["test"] == 0 || !contains(c["mode_test.go"].Reasons, "test of mode.go") {
+		t.Errorf("mode_test.go: got %+v, want paired with mode.go", c["mode_test.go"])
+	}
+	if c["sub/mode_test.go"].Signals["test"] != 0 {
+		t.Errorf("sub/mode_test.go: got %v, want no pairing across directories", c["sub/mode_test.go"].Signals)
+	}
+	// Prose ranks below the code it talks about, unless the task is about
+	// docs or names the file.
+	code, prose := c["mode.go"], c["README.md"]
+	if prose.Score >= code.Score {
+		t.Errorf("README.md (%v) ranks with mode.go (%v)", prose.Score, code.Score)
+	}
+	docs := byPath(f.rank(t, "docs: `SetMode` ignores an empty value"))
+	named := byPath(f.rank(t, "`SetMode` ignores an empty value, see README.md"))
+	if docs["README.md"].Score < 2*prose.Score || named["README.md"].Score < 2*prose.Score {
+		t.Errorf("README.md scores: plain %v, docs task %v, named %v; want the last two undemoted", prose.Score, docs["README.md"].Score, named["README.md"].Score)
+	}
+}
