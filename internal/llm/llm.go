@@ -129,6 +129,19 @@ type ModelConfig struct {
 	Source string
 }
 
+// settings are the temperature and reply cap of a call: the request's
+// where it sets them, else the model's.
+func (m ModelConfig) settings(req Request) (temperature float64, maxTokens int) {
+	temperature, maxTokens = m.Temperature, m.MaxTokens
+	if req.Temperature != nil {
+		temperature = *req.Temperature
+	}
+	if req.MaxTokens > 0 {
+		maxTokens = req.MaxTokens
+	}
+	return temperature, maxTokens
+}
+
 // String names the model for messages: "reasoning model qwen3:4b at
 // http://localhost:11434 (ollama)".
 func (m ModelConfig) String() string {

@@ -130,14 +130,7 @@ func (o *Ollama) chatRequest(req Request, numCtx int) *api.ChatRequest {
 	for _, m := range req.Messages {
 		msgs = append(msgs, api.Message{Role: m.Role, Content: m.Content})
 	}
-	temperature := o.model.Temperature
-	if req.Temperature != nil {
-		temperature = *req.Temperature
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = o.model.MaxTokens
-	}
+	temperature, maxTokens := o.model.settings(req)
 	options := map[string]any{
 		"num_ctx":     numCtx,
 		"temperature": temperature,

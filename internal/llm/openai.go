@@ -94,14 +94,7 @@ func (o *OpenAI) chatRequest(req Request) openai.ChatCompletionRequest {
 	for _, m := range req.Messages {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
 	}
-	temperature := o.model.Temperature
-	if req.Temperature != nil {
-		temperature = *req.Temperature
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = o.model.MaxTokens
-	}
+	temperature, maxTokens := o.model.settings(req)
 	creq := openai.ChatCompletionRequest{
 		Model:       o.model.Model,
 		Messages:    msgs,
