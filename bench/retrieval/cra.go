@@ -21,6 +21,7 @@ func budgetOf(tokens int) retrieve.Budget {
 // craResult is cra's deterministic retrieval of one task.
 type craResult struct {
 	ranked     []string
+	signals    map[string]map[string]float64 // by path
 	p8k, p32k  pack
 	latency    time.Duration // Analyze + Rank + Assemble(8k)
 	tokens8k   int
@@ -33,7 +34,9 @@ type craResult struct {
 func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int) (*craResult, error) {
 	start := time.Now()
 	q := retrieve.Analyze(text)
-	cands, err := retrieve.NewRanker(db, repoID).Rank(ctx, q, limit)
+	rk := retrieve.NewRanker(db, repoID)
+	rk.Root = root
+	cands, err := rk.Rank(ctx, q, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
@@ -47,8 +50,10 @@ func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, li
 	if err != nil {
 		return nil, fmt.Errorf("assemble %d: %w", budgets[1], err)
 	}
+	r.signals = map[string]map[string]float64{}
 	for _, c := range cands {
 		r.ranked = append(r.ranked, c.Path)
+		r.signals[c.Path] = c.Signals
 	}
 	r.p8k, r.p32k = packOf(p8), packOf(p32)
 	for _, f := range p8.Files {

@@ -514,6 +514,15 @@ func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt str
 			}
 			v.CRA = evaluate(r.Gold, c.ranked, c.p8k, c.p32k)
 			v.CRA.Latency, v.CRA.Packed8k = c.latency, c.files8k
+			v.CRA.Signals = map[string]map[string]float64{}
+			for _, p := range v.CRA.Top {
+				v.CRA.Signals[p] = c.signals[p]
+			}
+			for _, g := range r.Gold {
+				if sig, ok := c.signals[g.Path]; ok {
+					v.CRA.Signals[g.Path] = sig
+				}
+			}
 		}
 		query := terms.List(t.text)
 		v.BM25All = baseline(r.Gold, docs, query)

@@ -77,6 +77,12 @@ type score struct {
 	Top []string `json:"top"`
 	// Packed8k lists the files of the 8k package.
 	Packed8k []string `json:"packed_8k"`
+	// GoldSpans8k are, per gold file in the 8k package, the line spans of
+	// its items there: what a miss did include instead.
+	GoldSpans8k map[string][]lineRange `json:"gold_spans_8k,omitempty"`
+	// Signals are cra's ranking signals of the top files and the gold
+	// files it ranked: why a file stood where it did.
+	Signals map[string]map[string]float64 `json:"signals,omitempty"`
 	// Latency is Analyze+Rank+Assemble(8k) for cra, scoring and
 	// packing for BM25.
 	Latency time.Duration `json:"latency_ns"`
@@ -90,6 +96,14 @@ func evaluate(golds []gold, ranked []string, p8, p32 pack) score {
 		s.Covered32k = append(s.Covered32k, p32.covered(g))
 	}
 	s.Top = ranked[:min(len(ranked), 10)]
+	for _, g := range golds {
+		if spans, ok := p8[g.Path]; ok {
+			if s.GoldSpans8k == nil {
+				s.GoldSpans8k = map[string][]lineRange{}
+			}
+			s.GoldSpans8k[g.Path] = spans
+		}
+	}
 	return s
 }
 

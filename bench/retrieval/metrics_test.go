@@ -89,7 +89,8 @@ func TestEvaluateAndSummarize(t *testing.T) {
 	s3 := evaluate([]gold{{"e.py", nil}}, nil, pack{}, pack{})
 	s3.Latency = 20 * time.Millisecond
 
-	want := score{Ranks: []int{3, 7}, Covered8k: []bool{false, false}, Covered32k: []bool{true, true}, Top: ranked2[:10], Latency: 30 * time.Millisecond}
+	want := score{Ranks: []int{3, 7}, Covered8k: []bool{false, false}, Covered32k: []bool{true, true}, Top: ranked2[:10], Latency: 30 * time.Millisecond,
+		GoldSpans8k: map[string][]lineRange{"c.py": {{10, 10}}}} // what the 8k package held of c.py instead
 	if diff := cmp.Diff(want, s2); diff != "" {
 		t.Errorf("evaluate (-want +got):\n%s", diff)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,14 +126,12 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		if overlaps(covered[p.file], p.item) {
 			continue // a symbol inside an included whole file or class
 		}
-		// A body replaces the signatures it contains: their budget is
-		// refunded.
+		// A body replaces the signatures and snippets it contains, a
+		// snippet the signatures: their budget is refunded.
 		refund := 0
-		if p.item.Kind == "symbol" || p.item.Kind == "file" {
-			for i, h := range covered[p.file] {
-				if h.Kind == "signature" && h.StartLine >= p.item.StartLine && h.StartLine <= p.item.EndLine {
-					refund += costs[p.file][i]
-				}
+		for i, h := range covered[p.file] {
+			if replaces(p.item, h) {
+				refund += costs[p.file][i]
 			}
 		}
 		if used+cost-refund > avail {
@@ -142,7 +141,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		if refund > 0 {
 			keptItems, keptCosts := covered[p.file][:0], costs[p.file][:0]
 			for i, h := range covered[p.file] {
-				if h.Kind == "signature" && h.StartLine >= p.item.StartLine && h.StartLine <= p.item.EndLine {
+				if replaces(p.item, h) {
 					continue
 				}
 				keptItems, keptCosts = append(keptItems, h), append(keptCosts, costs[p.file][i])
@@ -173,15 +172,36 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	return pkg, nil
 }
 
+// overlaps reports whether it adds nothing to the items a file already
+// has: it lies in an included body, or it is a signature or snippet
+// touching lines already shown. A body is never redundant next to the
+// signatures and snippets inside it: it replaces them.
 func overlaps(have []Item, it Item) bool {
 	for _, h := range have {
 		if it.StartLine <= h.EndLine && h.StartLine <= it.EndLine {
-			// A signature inside an included body adds nothing; a body
-			// inside an included signature-only item does.
-			if h.Kind == "file" || h.Kind == "symbol" || it.Kind != "symbol" {
+			switch {
+			case h.Kind == "file" || h.Kind == "symbol":
+				return true
+			case it.Kind == "symbol" || it.Kind == "file":
+			case it.Kind == "snippet" && h.Kind == "signature":
+			default:
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// replaces reports whether the new item it makes the included item h
+// redundant: a body holding a signature or snippet, a snippet holding a
+// signature.
+func replaces(it, h Item) bool {
+	inside := h.StartLine >= it.StartLine && h.EndLine <= it.EndLine
+	switch it.Kind {
+	case "symbol", "file":
+		return inside && (h.Kind == "signature" || h.Kind == "snippet")
+	case "snippet":
+		return inside && h.Kind == "signature"
 	}
 	return false
 }
@@ -310,6 +330,82 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			sig = strings.TrimSpace(text(s.start, s.start))
 		}
 		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.08+r.rel*0.2)))
+	}
+	for _, sn := range snippets(lines, qterms) {
+		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
+	}
+	return out
+}
+
+// snippetContext is how many lines a snippet shows around a matching line.
+const snippetContext = 2
+
+// maxSnippets bounds the snippets of one file.
+const maxSnippets = 6
+
+type snippet struct {
+	start, end int
+	rel        float64
+}
+
+// snippets finds where in a file the task's rarest words occur: lines
+// holding a term at least half as telling as the task's best, with a
+// little context, merged when close. A term on more than a tenth of the
+// file's lines (a parameter used throughout) locates nothing and is not
+// looked for. Inside a definition too long to include whole, snippets are
+// the lines an edit is likely to touch. rel is the share of the task's
+// term weight a snippet holds, on the curve of symbolRelevance. The best
+// maxSnippets are returned, in line order.
+func snippets(lines []string, qterms map[string]float64) []snippet {
+	if len(qterms) == 0 {
+		return nil
+	}
+	total, best := sumWeights(qterms), maxWeight(qterms)
+	hits := make([][]string, len(lines))
+	onLines := map[string]int{}
+	for i, l := range lines {
+		terms.Each(l, func(t string) {
+			if _, ok := qterms[t]; ok && !slices.Contains(hits[i], t) {
+				hits[i] = append(hits[i], t)
+				onLines[t]++
+			}
+		})
+	}
+	locates := func(t string) bool { return qterms[t] >= best/2 && onLines[t] <= max(3, len(lines)/10) }
+	var out []snippet
+	var cur *snippet
+	var curHits map[string]bool
+	for i := range lines {
+		if !slices.ContainsFunc(hits[i], locates) {
+			continue
+		}
+		n := i + 1
+		start, end := max(1, n-snippetContext), min(len(lines), n+snippetContext)
+		if cur != nil && start <= cur.end+1 {
+			cur.end = end
+		} else {
+			if cur != nil {
+				out = append(out, *cur)
+			}
+			cur, curHits = &snippet{start: start, end: end}, map[string]bool{}
+		}
+		for _, t := range hits[i] {
+			if !curHits[t] {
+				curHits[t] = true
+				cur.rel += qterms[t]
+			}
+		}
+	}
+	if cur != nil {
+		out = append(out, *cur)
+	}
+	for i := range out {
+		out[i].rel = math.Min(1.5, 2.5*out[i].rel/total)
+	}
+	if len(out) > maxSnippets {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].rel > out[j].rel })
+		out = out[:maxSnippets]
+		sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
 	}
 	return out
 }

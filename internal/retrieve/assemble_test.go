@@ -180,3 +180,130 @@ func TestSumWeightsOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSnippets(t *testing.T) {
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("    x = step(%d)\n", i+1)
+	}
+	lines[9] = "    rotate(archive)\n"           // line 10: the rare term
+	lines[12] = "    archive.close()\n"          // line 13: close enough to merge
+	lines[29] = "    log.info(archive)\n"        // line 30: apart
+	lines[34] = "    log.debug('common only')\n" // line 35: only a common term
+	q := map[string]float64{"rotate": 4, "archive": 3, "log": 1}
+	got := snippets(lines, q)
+	want := []snippet{{start: 8, end: 15}, {start: 28, end: 32}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want spans %+v", got, want)
+	}
+	for i := range want {
+		if got[i].start != want[i].start || got[i].end != want[i].end {
+			t.Errorf("snippet %d: got %d-%d, want %d-%d", i, got[i].start, got[i].end, want[i].start, want[i].end)
+		}
+	}
+	if !(got[0].rel > got[1].rel) {
+		t.Errorf("rel: got %v then %v, want the snippet with both rare terms first", got[0].rel, got[1].rel)
+	}
+	if snippets(lines, nil) != nil {
+		t.Error("no task terms: want no snippets")
+	}
+	// A term on most lines locates nothing.
+	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, map[string]float64{"log": 1}); got != nil {
+		t.Errorf("a term on every line: got %+v, want no snippets", got)
+	}
+	// Many hits: the best maxSnippets survive, in line order.
+	lines = make([]string, 120)
+	for i := range lines {
+		lines[i] = "\n"
+		if i%12 == 0 {
+			lines[i] = "rotate\n" // on 10 of 120 lines: still a locator
+		}
+	}
+	lines[102] = "rotate archive\n"
+	many := snippets(lines, q)
+	if len(many) != maxSnippets {
+		t.Fatalf("got %d snippets, want %d", len(many), maxSnippets)
+	}
+	if many[len(many)-1].start != 101 {
+		t.Errorf("got %+v, want the two-term snippet at 101 kept", many)
+	}
+	for i := 1; i < len(many); i++ {
+		if many[i].start <= many[i-1].start {
+			t.Errorf("not in line order: %+v", many)
+		}
+	}
+}
+
+func TestAssembleSnippetInsideLongDefinition(t *testing.T) {
+	// One function far bigger than the budget, with the line the task is
+	// about in its middle: the package shows that line, not nothing.
+	var b strings.Builder
+	b.WriteString("def run(jobs):\n    \"\"\"Run every job.\"\"\"\n")
+	for i := 0; i < 300; i++ {
+		if i == 150 {
+			b.WriteString("    jobs.requeue_stalled(timeout=heartbeat_interval)\n")
+			continue
+		}
+		fmt.Fprintf(&b, "    jobs.step(%d)\n", i)
+	}
+	f := newFixture(t, map[string]string{"worker.py": b.String(), "other.py": "def other():\n    return 1\n"})
+	ctx := context.Background()
+	q := Analyze("stalled jobs are never requeued after the heartbeat interval")
+	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 900, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snip *Item
+	for _, pf := range pkg.Files {
+		for i, it := range pf.Items {
+			if pf.Path == "worker.py" && it.Kind == "snippet" {
+				snip = &pf.Items[i]
+			}
+		}
+	}
+	if snip == nil || snip.StartLine > 153 || snip.EndLine < 153 || !strings.Contains(snip.Text, "requeue_stalled") {
+		t.Fatalf("got %+v, want a snippet of worker.py around line 153", pkg.Files)
+	}
+	if got := EstimateTokens(pkg.Render()); got > pkg.Budget {
+		t.Errorf("rendered %d tokens over a budget of %d", got, pkg.Budget)
+	}
+	if !strings.Contains(pkg.Render(), "lines 151-155: snippet") {
+		t.Errorf("render lacks the snippet caption:\n%s", pkg.Render())
+	}
+}
+
+func TestOverlapsAndReplaces(t *testing.T) {
+	body := Item{Kind: "symbol", StartLine: 10, EndLine: 20}
+	sig := Item{Kind: "signature", StartLine: 10, EndLine: 10}
+	snip := Item{Kind: "snippet", StartLine: 8, EndLine: 12}
+	inner := Item{Kind: "snippet", StartLine: 12, EndLine: 16}
+	tests := []struct {
+		name string
+		have []Item
+		it   Item
+		want bool
+	}{
+		{"snippet inside an included body", []Item{body}, inner, true},
+		{"signature inside an included body", []Item{body}, sig, true},
+		{"body over an included snippet", []Item{inner}, body, false},
+		{"snippet over an included signature", []Item{sig}, snip, false},
+		{"signature under an included snippet", []Item{snip}, sig, true},
+		{"overlapping snippets", []Item{snip}, inner, true},
+		{"apart", []Item{body}, Item{Kind: "snippet", StartLine: 30, EndLine: 34}, false},
+	}
+	for _, tc := range tests {
+		if got := overlaps(tc.have, tc.it); got != tc.want {
+			t.Errorf("%s: overlaps = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !replaces(body, inner) || !replaces(body, sig) || !replaces(snip, sig) {
+		t.Error("a body replaces the snippets and signatures inside it, a snippet the signatures")
+	}
+	if replaces(body, snip) || replaces(inner, body) || replaces(sig, sig) {
+		t.Error("an item partly outside, or a bigger one, is not replaced")
+	}
+}

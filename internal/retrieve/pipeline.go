@@ -175,8 +175,10 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 }
 
 func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
+	rk := NewRanker(p.Curated, p.RepoID)
+	rk.Root = p.Root
 	return &StageContext{
-		Task: q, Ranker: NewRanker(p.Curated, p.RepoID), Excluded: map[string]string{},
+		Task: q, Ranker: rk, Excluded: map[string]string{},
 		Judge: p.Judge, PromptTokens: p.PromptTokens,
 	}
 }

@@ -1,0 +1,174 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/terms"
+)
+
+// BM25 parameters of the chunk signal (Okapi's usual values).
+const (
+	chunkK1 = 1.2
+	chunkB  = 0.75
+)
+
+// chunkSignal scores definitions instead of files: the strongest direct
+// candidates are read from the checkout, each of their definitions is
+// scored with BM25 against the task (document frequencies from the
+// full-text index, lengths against the mean definition), and a file's
+// signal is its best definition's score over the best of all. A commit
+// touching one function of a 3,000-line module finds that module through
+// the function, where file-level BM25 divides the evidence by the length
+// of everything else.
+func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, all map[int64]*scored, base func(*scored) float64) error {
+	if len(qterms) == 0 || r.ChunkFiles <= 0 {
+		return nil
+	}
+	cands := make([]*scored, 0, len(all))
+	for _, s := range all {
+		if lang.Parsed(s.f.lang) && base(s) > 0 {
+			cands = append(cands, s)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		bi, bj := base(cands[i]), base(cands[j])
+		if bi != bj {
+			return bi > bj
+		}
+		return cands[i].f.path < cands[j].f.path
+	})
+	if len(cands) > r.ChunkFiles {
+		cands = cands[:r.ChunkFiles]
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	idf := make(map[string]float64, len(qterms))
+	for _, t := range qterms {
+		idf[t.term] = math.Log(1 + (float64(nFiles)-float64(t.df)+0.5)/(float64(t.df)+0.5))
+	}
+	spans, err := r.definitionSpans(ctx, cands)
+	if err != nil {
+		return err
+	}
+
+	type chunk struct {
+		file   *scored
+		length int
+		tf     map[string]int
+	}
+	var chunks []chunk
+	for _, s := range cands {
+		data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(s.f.path)))
+		if err != nil {
+			continue // changed or gone since indexing: the file keeps its other signals
+		}
+		lines := strings.Split(string(data), "\n")
+		// Per line: its number of terms and its query-term hits.
+		lineLen := make([]int, len(lines)+1) // prefix sums, 1-based
+		hits := map[int][]string{}
+		for i, l := range lines {
+			n := 0
+			terms.Each(l, func(t string) {
+				n++
+				if _, ok := idf[t]; ok {
+					hits[i+1] = append(hits[i+1], t)
+				}
+			})
+			lineLen[i+1] = lineLen[i] + n
+		}
+		hitLines := make([]int, 0, len(hits))
+		for l := range hits {
+			hitLines = append(hitLines, l)
+		}
+		sort.Ints(hitLines)
+		for _, sp := range spans[s.f.id] {
+			start, end := max(sp[0], 1), min(sp[1], len(lines))
+			if start > end {
+				continue
+			}
+			c := chunk{file: s, length: lineLen[end] - lineLen[start-1], tf: map[string]int{}}
+			for i := sort.SearchInts(hitLines, start); i < len(hitLines) && hitLines[i] <= end; i++ {
+				for _, t := range hits[hitLines[i]] {
+					c.tf[t]++
+				}
+			}
+			chunks = append(chunks, c)
+		}
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	total := 0
+	for _, c := range chunks {
+		total += c.length
+	}
+	avg := math.Max(1, float64(total)/float64(len(chunks)))
+	bestOf := map[*scored]float64{}
+	best := 0.0
+	for _, c := range chunks {
+		if len(c.tf) == 0 {
+			continue
+		}
+		norm := chunkK1 * (1 - chunkB + chunkB*float64(c.length)/avg)
+		v := 0.0
+		for _, t := range sortedKeys(c.tf) {
+			tf := float64(c.tf[t])
+			v += idf[t] * tf * (chunkK1 + 1) / (tf + norm)
+		}
+		if v > bestOf[c.file] {
+			bestOf[c.file] = v
+		}
+		best = math.Max(best, v)
+	}
+	if best == 0 {
+		return nil
+	}
+	for s, v := range bestOf {
+		s.add("chunk", v/best, "")
+	}
+	return nil
+}
+
+// definitionSpans returns the line spans of the definitions of the
+// candidates' files, by file ID.
+func (r *Ranker) definitionSpans(ctx context.Context, cands []*scored) (map[int64][][2]int, error) {
+	args := make([]any, len(cands))
+	for i, s := range cands {
+		args[i] = s.f.id
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT file_id, start_line, end_line FROM symbols WHERE file_id IN (`+placeholders(len(args))+`)
+		ORDER BY file_id, start_line, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("rank: definitions: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][][2]int{}
+	for rows.Next() {
+		var id int64
+		var sp [2]int
+		if err := rows.Scan(&id, &sp[0], &sp[1]); err != nil {
+			return nil, err
+		}
+		out[id] = append(out[id], sp)
+	}
+	return out, rows.Err()
+}
+
+// sortedKeys returns m's keys in order: float sums over them then do not
+// depend on map order.
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

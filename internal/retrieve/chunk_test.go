@@ -1,0 +1,72 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// logShop has the function a task is about buried in a long module, and a
+// short module whose docstring says the task's words in passing.
+func logShop() map[string]string {
+	var big strings.Builder
+	big.WriteString("\"\"\"Storage.\"\"\"\n\n\n")
+	for i := 0; i < 80; i++ {
+		fmt.Fprintf(&big, "def store_record_%d(db, record):\n    \"\"\"Store a record in table %d.\"\"\"\n    db.insert(record, table=%d)\n    db.commit()\n    return record\n\n\n", i, i, i)
+	}
+	big.WriteString("def cycle(directory):\n    \"\"\"Rotate the log archives and compress the old ones.\"\"\"\n" +
+		"    for archive in sorted_archives(directory):\n        compress(archive)\n    drop_oldest(directory)\n")
+	return map[string]string{
+		"app/storage.py": big.String(),
+		"app/notes.py":   "\"\"\"Notes. To rotate the log and compress old archives, see storage.\"\"\"\n\n\ndef note(text):\n    \"\"\"Keep a note.\"\"\"\n    return text\n",
+		"app/web.py":     "\"\"\"Web.\"\"\"\n\n\ndef serve(port):\n    \"\"\"Serve pages.\"\"\"\n    return port\n",
+	}
+}
+
+func TestRankChunkSignal(t *testing.T) {
+	f := newFixture(t, logShop())
+	ctx := context.Background()
+	q := Analyze("rotate and compress old log archives")
+	rank := func(root string) []Candidate {
+		r := NewRanker(f.db, f.repoID)
+		r.Root = root
+		c, err := r.Rank(ctx, q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// File-level BM25 alone divides storage.py's one relevant function by
+	// its eighty others.
+	if c := rank(""); len(c) < 2 || c[0].Path != "app/notes.py" {
+		for _, x := range c {
+			t.Log(x.Path, x.Signals)
+		}
+		t.Fatalf("without the chunk signal: got %v, want the short notes.py first (the fixture no longer tests anything)", paths(c))
+	}
+	c := rank(f.root)
+	if len(c) < 2 || c[0].Path != "app/storage.py" {
+		t.Fatalf("with the chunk signal: got %v, want storage.py first", paths(c))
+	}
+	if c[0].Signals["chunk"] != 1 {
+		t.Errorf("storage.py chunk signal: got %v, want 1 (the best definition of all)", c[0].Signals["chunk"])
+	}
+	if c[1].Path != "app/notes.py" || c[1].Signals["chunk"] != 0 {
+		t.Errorf("second: got %s with chunk signal %v, want notes.py, whose words are in no definition, with none", c[1].Path, c[1].Signals["chunk"])
+	}
+}
+
+func TestRankChunkSignalMissingFile(t *testing.T) {
+	// A file indexed and then deleted keeps its other signals: no error.
+	f := newFixture(t, logShop())
+	r := NewRanker(f.db, f.repoID)
+	r.Root = t.TempDir() // nothing there
+	c, err := r.Rank(context.Background(), Analyze("rotate and compress old log archives"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) == 0 || c[0].Signals["chunk"] != 0 {
+		t.Fatalf("got %v, want candidates without a chunk signal", c)
+	}
+}
