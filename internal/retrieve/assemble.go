@@ -273,6 +273,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	type relSym struct {
 		s      symbolRow
+		decl   int // the definition's own first line; s.start includes its comments
 		body   string
 		rel    float64
 		detail string
@@ -282,6 +283,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		// A definition comes with the comment block right above it: its doc
 		// comment in Go and JS/TS, and the notes written for it in any
 		// language.
+		decl := s.start
 		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
 		rel := symbolRelevance(s, body, wanted, qterms, fileRefLines)
@@ -294,7 +296,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if d, ok := a.Details[c.Path][s.name]; ok {
 			detail = d
 		}
-		rs = append(rs, relSym{s, body, rel, detail})
+		rs = append(rs, relSym{s, decl, body, rel, detail})
 	}
 	// Bodies within a file decay by their relevance rank, so a package
 	// spreads over the files that matter instead of pouring one file in.
@@ -325,11 +327,13 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			// spare, after every signature, in file rank order.
 			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*0.2*math.Pow(0.9, float64(rank[i]))))
 		}
+		// The signature stands at the definition's own line, below its
+		// comments.
 		sig := s.signature
 		if sig == "" {
-			sig = strings.TrimSpace(text(s.start, s.start))
+			sig = strings.TrimSpace(text(r.decl, r.decl))
 		}
-		out = append(out, mk("signature", s.name, DetailTypeContext, s.start, s.start, sig+"\n", weight*(0.08+r.rel*0.2)))
+		out = append(out, mk("signature", s.name, DetailTypeContext, r.decl, r.decl, sig+"\n", weight*(0.08+r.rel*0.2)))
 	}
 	for _, sn := range snippets(lines, qterms) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))

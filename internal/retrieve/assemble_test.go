@@ -307,3 +307,40 @@ func TestOverlapsAndReplaces(t *testing.T) {
 		t.Error("an item partly outside, or a bigger one, is not replaced")
 	}
 }
+
+func TestAssembleSignatureLines(t *testing.T) {
+	// Definitions with comments above them: a signature item stands at
+	// the definition's own line, not at its comment's.
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "# Helper %d pads text.\n# It strips first.\ndef helper_%d(text):\n%s    return text\n\n\n", i, i, strings.Repeat("    text = text.strip()\n", 6))
+	}
+	src := b.String()
+	f := newFixture(t, map[string]string{"pad.py": src})
+	ctx := context.Background()
+	q := Analyze("`helper_7` pads text wrong")
+	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 900, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(src, "\n")
+	sigs := 0
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			if it.Kind != "signature" {
+				continue
+			}
+			sigs++
+			if it.StartLine != it.EndLine || strings.TrimSpace(it.Text) != strings.TrimSpace(lines[it.StartLine-1]) {
+				t.Errorf("signature %s at %d-%d is %q; line %d is %q", it.Name, it.StartLine, it.EndLine, it.Text, it.StartLine, lines[it.StartLine-1])
+			}
+		}
+	}
+	if sigs == 0 {
+		t.Fatalf("no signatures in the package (the test no longer tests anything): %+v", pkg.Files)
+	}
+}
