@@ -40,7 +40,9 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 		b.Run(stage, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := Analyze(tasks[i%len(tasks)])
-				c, err := NewRanker(db, repoID).Rank(ctx, q, 100)
+				rk := NewRanker(db, repoID)
+				rk.Root = root // as cra retrieve does: the chunk signal reads the checkout
+				c, err := rk.Rank(ctx, q, 100)
 				if err != nil {
 					b.Fatal(err)
 				}
