@@ -335,10 +335,33 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 		out = append(out, mk("signature", s.name, DetailTypeContext, r.decl, r.decl, sig+"\n", weight*(0.08+r.rel*0.2)))
 	}
+	// The end of the file, where new definitions and tests usually go: an
+	// edit that appends needs it as its anchor.
+	if end := lastNonBlank(lines); end > 0 {
+		start := max(1, end-tailLines+1)
+		prio := weight * 0.15
+		if isTest(c.Path) {
+			prio = weight * 0.3
+		}
+		out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
+	}
 	for _, sn := range snippets(lines, qterms) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
 	}
 	return out
+}
+
+// tailLines is how many lines the end-of-file snippet shows.
+const tailLines = 3
+
+// lastNonBlank returns the number of the last line with text, 0 if none.
+func lastNonBlank(lines []string) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // snippetContext is how many lines a snippet shows around a matching line.

@@ -257,13 +257,22 @@ func TestAssembleSnippetInsideLongDefinition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var snip *Item
+	var snip, tail *Item
 	for _, pf := range pkg.Files {
 		for i, it := range pf.Items {
-			if pf.Path == "worker.py" && it.Kind == "snippet" {
+			switch {
+			case pf.Path != "worker.py" || it.Kind != "snippet":
+			case it.Name == "end of file":
+				tail = &pf.Items[i]
+			default:
 				snip = &pf.Items[i]
 			}
 		}
+	}
+	// The file's last lines come along as the anchor for an appended
+	// definition.
+	if tail == nil || tail.StartLine != 300 || tail.EndLine != 302 || !strings.HasSuffix(tail.Text, "jobs.step(299)\n") {
+		t.Errorf("end of file: got %+v, want lines 300-302 of worker.py", tail)
 	}
 	if snip == nil || snip.StartLine > 153 || snip.EndLine < 153 || !strings.Contains(snip.Text, "requeue_stalled") {
 		t.Fatalf("got %+v, want a snippet of worker.py around line 153", pkg.Files)
