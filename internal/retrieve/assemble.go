@@ -341,7 +341,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		start := max(1, end-tailLines+1)
 		prio := weight * 0.15
 		if isTest(c.Path) {
-			prio = weight * 0.3
+			prio = weight * 0.6 // tests are appended far more often than code
 		}
 		out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
 	}

@@ -91,7 +91,9 @@ const (
 // Item is one piece of a file in a context package.
 type Item struct {
 	// Kind is "symbol" (a definition in full), "signature", "header" (the
-	// file's imports and module docstring) or "file" (the whole file).
+	// file's imports and module docstring), "file" (the whole file) or
+	// "snippet" (lines around the task's rarest words, or, named "end of
+	// file", a file's last lines: the anchor for appending).
 	Kind      string `json:"kind"`
 	Name      string `json:"name,omitempty"`
 	Detail    string `json:"detail,omitempty"`
