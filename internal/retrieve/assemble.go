@@ -258,8 +258,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		return out
 	}
 	// Header: everything before the first symbol (imports, module doc),
-	// capped.
-	if first := syms[0].start; first > 1 {
+	// capped, and short of the first symbol's leading comments, which come
+	// with its body.
+	if first := leadingComments(lines, syms[0].start); first > 1 {
 		end := min(first-1, 40)
 		if body := text(1, end); strings.TrimSpace(body) != "" {
 			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
@@ -345,7 +346,11 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 		out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
 	}
-	for _, sn := range snippets(lines, qterms) {
+	spans := make([][2]int, len(syms)) // as the bodies have them: with their comments
+	for i, sy := range syms {
+		spans[i] = [2]int{leadingComments(lines, sy.start), sy.end}
+	}
+	for _, sn := range snippets(lines, qterms, spans) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
 	}
 	return out
@@ -373,17 +378,46 @@ const maxSnippets = 6
 type snippet struct {
 	start, end int
 	rel        float64
+	lo, hi     int // the innermost definition holding it (or the file)
+}
+
+// innermost returns the span of the smallest definition in defs holding
+// line n or, outside every definition, the lines between its neighbours.
+// A snippet stays inside it, so a body included later holds the whole
+// snippet or none of it.
+func innermost(defs [][2]int, n, last int) (lo, hi int) {
+	lo, hi = 1, last
+	inside := false
+	for _, d := range defs {
+		if d[0] <= n && n <= d[1] && (!inside || d[1]-d[0] < hi-lo) {
+			lo, hi, inside = d[0], d[1], true
+		}
+	}
+	if inside {
+		return lo, hi
+	}
+	// Between definitions: up to the neighbours, not into them.
+	for _, d := range defs {
+		if d[1] < n {
+			lo = max(lo, d[1]+1)
+		}
+		if d[0] > n {
+			hi = min(hi, d[0]-1)
+		}
+	}
+	return lo, hi
 }
 
 // snippets finds where in a file the task's rarest words occur: lines
 // holding a term at least half as telling as the task's best, with a
-// little context, merged when close. A term on more than a tenth of the
+// little context within the innermost definition holding them, merged
+// when close within one definition. A term on more than a tenth of the
 // file's lines (a parameter used throughout) locates nothing and is not
 // looked for. Inside a definition too long to include whole, snippets are
 // the lines an edit is likely to touch. rel is the share of the task's
 // term weight a snippet holds, on the curve of symbolRelevance. The best
 // maxSnippets are returned, in line order.
-func snippets(lines []string, qterms map[string]float64) []snippet {
+func snippets(lines []string, qterms map[string]float64, defs [][2]int) []snippet {
 	if len(qterms) == 0 {
 		return nil
 	}
@@ -407,14 +441,15 @@ func snippets(lines []string, qterms map[string]float64) []snippet {
 			continue
 		}
 		n := i + 1
-		start, end := max(1, n-snippetContext), min(len(lines), n+snippetContext)
-		if cur != nil && start <= cur.end+1 {
+		lo, hi := innermost(defs, n, len(lines))
+		start, end := max(lo, n-snippetContext), min(hi, n+snippetContext)
+		if cur != nil && start <= cur.end+1 && cur.lo == lo && cur.hi == hi {
 			cur.end = end
 		} else {
 			if cur != nil {
 				out = append(out, *cur)
 			}
-			cur, curHits = &snippet{start: start, end: end}, map[string]bool{}
+			cur, curHits = &snippet{start: start, end: end, lo: lo, hi: hi}, map[string]bool{}
 		}
 		for _, t := range hits[i] {
 			if !curHits[t] {

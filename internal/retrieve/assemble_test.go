@@ -121,13 +121,34 @@ func TestAssembleDetailsOverride(t *testing.T) {
 // TestAssembleNeverExceedsBudget is a property test: for random budgets
 // and tasks the rendered package fits.
 func TestAssembleNeverExceedsBudget(t *testing.T) {
-	f := newFixture(t, bigShop()...)
+	// Also: the items of a file never overlap (a snippet or signature
+	// inside an included body is dropped, a header stops short of the
+	// first definition's comments).
+	var commented strings.Builder
+	commented.WriteString("\"\"\"Padding.\"\"\"\nimport textwrap\n\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&commented, "# Helper %d pads text.\n# It strips first.\ndef helper_%d(text):\n%s    return textwrap.fill(text)\n\n\n", i, i, strings.Repeat("    text = text.strip()\n", 6))
+	}
+	var goPad strings.Builder
+	goPad.WriteString("package pad\n\nimport \"strings\"\n\n// Pad pads text.\n// It trims first.\nfunc Pad(s string) string {\n\treturn strings.TrimSpace(s)\n}\n\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&goPad, "// Helper%d wraps text.\nfunc Helper%d(s string) string {\n%s\treturn s\n}\n\n", i, i, strings.Repeat("\ts = strings.ToLower(s)\n", 5))
+	}
+	fixtures := []struct {
+		f     *fixture
+		tasks []string
+	}{
+		{newFixture(t, bigShop()...), []string{"`format_table` pads columns wrong", "pager leaks", "helper_3 helper_40 strip text", "README shop", "x"}},
+		{newFixture(t, map[string]string{"pad.py": commented.String(), "README.md": "pad\n"}), []string{"helper_7 pads text", "strip text first, then fill", "textwrap padding", "`helper_0` textwrap fill"}},
+		{newFixture(t, map[string]string{"pad.go": goPad.String(), "go.mod": "module pad\n"}), []string{"Helper7 wraps text wrong", "Pad trims text", "lower case strings"}},
+	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(1))
-	tasks := []string{"`format_table` pads columns wrong", "pager leaks", "helper_3 helper_40 strip text", "README shop", "x"}
-	a := NewAssembler(f.db, f.repoID, f.root)
-	for i := 0; i < 200; i++ {
-		q := Analyze(tasks[rng.Intn(len(tasks))])
+	for i := 0; i < 300; i++ {
+		fx := fixtures[i%len(fixtures)]
+		f := fx.f
+		a := NewAssembler(f.db, f.repoID, f.root)
+		q := Analyze(fx.tasks[rng.Intn(len(fx.tasks))])
 		cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 1+rng.Intn(10))
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +161,14 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 		}
 		if got := EstimateTokens(pkg.Render()); got > b.Available() || pkg.Tokens > b.Available() {
 			t.Fatalf("budget %+v (available %d): rendered %d tokens, counted %d", b, b.Available(), got, pkg.Tokens)
+		}
+		for _, pf := range pkg.Files {
+			for j := 1; j < len(pf.Items); j++ {
+				if prev, it := pf.Items[j-1], pf.Items[j]; it.StartLine <= prev.EndLine {
+					t.Fatalf("%q, budget %d: %s items overlap: %s %d-%d and %s %d-%d", q.Text, b.Available(), pf.Path,
+						prev.Kind, prev.StartLine, prev.EndLine, it.Kind, it.StartLine, it.EndLine)
+				}
+			}
 		}
 	}
 }
@@ -191,7 +220,7 @@ func TestSnippets(t *testing.T) {
 	lines[29] = "    log.info(archive)\n"        // line 30: apart
 	lines[34] = "    log.debug('common only')\n" // line 35: only a common term
 	q := map[string]float64{"rotate": 4, "archive": 3, "log": 1}
-	got := snippets(lines, q)
+	got := snippets(lines, q, nil)
 	want := []snippet{{start: 8, end: 15}, {start: 28, end: 32}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want spans %+v", got, want)
@@ -204,11 +233,11 @@ func TestSnippets(t *testing.T) {
 	if !(got[0].rel > got[1].rel) {
 		t.Errorf("rel: got %v then %v, want the snippet with both rare terms first", got[0].rel, got[1].rel)
 	}
-	if snippets(lines, nil) != nil {
+	if snippets(lines, nil, nil) != nil {
 		t.Error("no task terms: want no snippets")
 	}
 	// A term on most lines locates nothing.
-	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, map[string]float64{"log": 1}); got != nil {
+	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, map[string]float64{"log": 1}, nil); got != nil {
 		t.Errorf("a term on every line: got %+v, want no snippets", got)
 	}
 	// Many hits: the best maxSnippets survive, in line order.
@@ -220,7 +249,7 @@ func TestSnippets(t *testing.T) {
 		}
 	}
 	lines[102] = "rotate archive\n"
-	many := snippets(lines, q)
+	many := snippets(lines, q, nil)
 	if len(many) != maxSnippets {
 		t.Fatalf("got %d snippets, want %d", len(many), maxSnippets)
 	}
@@ -351,5 +380,30 @@ func TestAssembleSignatureLines(t *testing.T) {
 	}
 	if sigs == 0 {
 		t.Fatalf("no signatures in the package (the test no longer tests anything): %+v", pkg.Files)
+	}
+}
+
+func TestSnippetsStayInsideDefinitions(t *testing.T) {
+	lines := make([]string, 30)
+	for i := range lines {
+		lines[i] = "x\n"
+	}
+	lines[9] = "rotate\n"  // line 10: last line of def 3-10
+	lines[11] = "rotate\n" // line 12: first line of def 12-20
+	lines[24] = "rotate\n" // line 25: between defs 12-20 and 27-30
+	defs := [][2]int{{3, 10}, {12, 20}, {27, 30}}
+	got := snippets(lines, map[string]float64{"rotate": 1}, defs)
+	want := [][2]int{{8, 10}, {12, 14}, {23, 26}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want spans %v", got, want)
+	}
+	for i, w := range want {
+		if got[i].start != w[0] || got[i].end != w[1] {
+			t.Errorf("snippet %d: got %d-%d, want %d-%d", i, got[i].start, got[i].end, w[0], w[1])
+		}
+	}
+	// Nested definitions: the innermost holds the snippet.
+	if lo, hi := innermost([][2]int{{1, 50}, {10, 20}}, 15, 60); lo != 10 || hi != 20 {
+		t.Errorf("innermost: got %d-%d, want 10-20", lo, hi)
 	}
 }
