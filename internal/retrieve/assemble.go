@@ -78,6 +78,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	if err != nil {
 		return nil, err
 	}
+	tt := newTaskTerms(qterms)
 	topScore := 0.0
 	if len(cands) > 0 {
 		topScore = cands[0].Score
@@ -102,7 +103,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		// Rank decays: the tenth file matters less than the first even at
 		// equal score, since the model reads the package in order.
 		fileWeight := rel / (1 + 0.15*float64(fi))
-		pieces = append(pieces, a.filePieces(fi, c, lines, syms, wanted, qterms, q.FileLines, fileWeight)...)
+		pieces = append(pieces, a.filePieces(fi, c, lines, syms, wanted, tt, q.FileLines, fileWeight)...)
 	}
 	// Value per token: a budget buys several relevant medium definitions
 	// rather than one huge one (sizes under densityUnit tokens count alike).
@@ -225,7 +226,7 @@ func (a *Assembler) symbols(ctx context.Context, fileID int64) ([]symbolRow, err
 }
 
 // filePieces proposes the items of one file with their priorities.
-func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted map[string]bool, qterms map[string]float64,
+func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted map[string]bool, tt *taskTerms,
 	refs []FileLine, weight float64) []piece {
 	text := func(start, end int) string {
 		start, end = max(start, 1), min(end, len(lines))
@@ -287,7 +288,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		decl := s.start
 		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
-		rel := symbolRelevance(s, body, wanted, qterms, fileRefLines)
+		rel := symbolRelevance(s, body, wanted, tt, fileRefLines)
 		detail := DetailTypeContext
 		if rel >= 1 {
 			detail = DetailPrimary
@@ -350,7 +351,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for i, sy := range syms {
 		spans[i] = [2]int{leadingComments(lines, sy.start), sy.end}
 	}
-	for _, sn := range snippets(lines, qterms, spans) {
+	for _, sn := range snippets(lines, tt, spans) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
 	}
 	return out
@@ -417,22 +418,22 @@ func innermost(defs [][2]int, n, last int) (lo, hi int) {
 // the lines an edit is likely to touch. rel is the share of the task's
 // term weight a snippet holds, on the curve of symbolRelevance. The best
 // maxSnippets are returned, in line order.
-func snippets(lines []string, qterms map[string]float64, defs [][2]int) []snippet {
-	if len(qterms) == 0 {
+func snippets(lines []string, tt *taskTerms, defs [][2]int) []snippet {
+	if tt == nil || len(tt.w) == 0 {
 		return nil
 	}
-	total, best := sumWeights(qterms), maxWeight(qterms)
+	total, best := sumWeights(tt.w), maxWeight(tt.w)
 	hits := make([][]string, len(lines))
 	onLines := map[string]int{}
 	for i, l := range lines {
 		terms.Each(l, func(t string) {
-			if _, ok := qterms[t]; ok && !slices.Contains(hits[i], t) {
-				hits[i] = append(hits[i], t)
-				onLines[t]++
+			if q, ok := tt.match(t); ok && !slices.Contains(hits[i], q) {
+				hits[i] = append(hits[i], q)
+				onLines[q]++
 			}
 		})
 	}
-	locates := func(t string) bool { return qterms[t] >= best/2 && onLines[t] <= max(3, len(lines)/10) }
+	locates := func(t string) bool { return tt.w[t] >= best/2 && onLines[t] <= max(3, len(lines)/10) }
 	var out []snippet
 	var cur *snippet
 	var curHits map[string]bool
@@ -454,7 +455,7 @@ func snippets(lines []string, qterms map[string]float64, defs [][2]int) []snippe
 		for _, t := range hits[i] {
 			if !curHits[t] {
 				curHits[t] = true
-				cur.rel += qterms[t]
+				cur.rel += tt.w[t]
 			}
 		}
 	}
@@ -490,7 +491,7 @@ func leadingComments(lines []string, start int) int {
 // holding a referenced line) is certain; otherwise the IDF-weighted share
 // of the task's terms its text contains, on a curve that saturates, with a
 // bonus when its own name carries one of them.
-func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms map[string]float64, refLines map[int]bool) float64 {
+func symbolRelevance(s symbolRow, body string, wanted map[string]bool, tt *taskTerms, refLines map[int]bool) float64 {
 	if wanted[s.name] {
 		return 2
 	}
@@ -499,14 +500,16 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms ma
 			return 2
 		}
 	}
-	if len(qterms) == 0 {
+	if len(tt.w) == 0 {
 		return 0
 	}
-	total := sumWeights(qterms)
+	total := sumWeights(tt.w)
 	hits := map[string]bool{}
 	got := 0.0
+	// Exact terms only: matching inflections here made whole definitions
+	// relevant on common words (measured: lower recall within budget).
 	terms.Each(body, func(t string) {
-		if w, ok := qterms[t]; ok && !hits[t] {
+		if w, ok := tt.w[t]; ok && !hits[t] {
 			hits[t] = true
 			got += w
 		}
@@ -514,12 +517,61 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, qterms ma
 	rel := math.Min(1.5, 2.5*got/total)
 	nameHit := 0.0
 	terms.Each(s.name, func(t string) {
-		nameHit = math.Max(nameHit, qterms[t])
+		nameHit = math.Max(nameHit, tt.w[t])
 	})
 	if nameHit > 0 {
-		rel += 0.5 * nameHit / maxWeight(qterms)
+		rel += 0.5 * nameHit / maxWeight(tt.w)
 	}
 	return math.Min(1.9, rel)
+}
+
+// taskTerms are the task's most telling terms with their weights, and the
+// match of every term met so far: a term of the code stands for the task
+// term it is or inflects ("allowed" for "allow", "collection" for
+// "collections").
+type taskTerms struct {
+	w     map[string]float64
+	keys  []string          // sorted: the first match wins, deterministically
+	forms map[string]string // term → task term, "" for none
+}
+
+func newTaskTerms(w map[string]float64) *taskTerms {
+	tt := &taskTerms{w: w, forms: map[string]string{}}
+	for k := range w {
+		tt.keys = append(tt.keys, k)
+	}
+	sort.Strings(tt.keys)
+	return tt
+}
+
+// match returns the task term t stands for.
+func (tt *taskTerms) match(t string) (string, bool) {
+	if q, ok := tt.forms[t]; ok {
+		return q, q != ""
+	}
+	q := ""
+	if _, ok := tt.w[t]; ok {
+		q = t
+	} else {
+		for _, k := range tt.keys {
+			if sameWord(k, t) {
+				q = k
+				break
+			}
+		}
+	}
+	tt.forms[t] = q
+	return q, q != ""
+}
+
+// sameWord reports whether two terms are one word inflected: equal, or
+// one a prefix of the other at least five letters long and at most three
+// letters shorter (collection, collections; allow, allowed).
+func sameWord(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(a) >= 5 && len(b)-len(a) <= 3 && strings.HasPrefix(b, a)
 }
 
 // sumWeights adds the weights in a fixed order: float addition is not

@@ -220,7 +220,7 @@ func TestSnippets(t *testing.T) {
 	lines[29] = "    log.info(archive)\n"        // line 30: apart
 	lines[34] = "    log.debug('common only')\n" // line 35: only a common term
 	q := map[string]float64{"rotate": 4, "archive": 3, "log": 1}
-	got := snippets(lines, q, nil)
+	got := snippets(lines, newTaskTerms(q), nil)
 	want := []snippet{{start: 8, end: 15}, {start: 28, end: 32}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want spans %+v", got, want)
@@ -233,11 +233,11 @@ func TestSnippets(t *testing.T) {
 	if !(got[0].rel > got[1].rel) {
 		t.Errorf("rel: got %v then %v, want the snippet with both rare terms first", got[0].rel, got[1].rel)
 	}
-	if snippets(lines, nil, nil) != nil {
+	if snippets(lines, nil, nil) != nil || snippets(lines, newTaskTerms(nil), nil) != nil {
 		t.Error("no task terms: want no snippets")
 	}
 	// A term on most lines locates nothing.
-	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, map[string]float64{"log": 1}, nil); got != nil {
+	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, newTaskTerms(map[string]float64{"log": 1}), nil); got != nil {
 		t.Errorf("a term on every line: got %+v, want no snippets", got)
 	}
 	// Many hits: the best maxSnippets survive, in line order.
@@ -249,7 +249,7 @@ func TestSnippets(t *testing.T) {
 		}
 	}
 	lines[102] = "rotate archive\n"
-	many := snippets(lines, q, nil)
+	many := snippets(lines, newTaskTerms(q), nil)
 	if len(many) != maxSnippets {
 		t.Fatalf("got %d snippets, want %d", len(many), maxSnippets)
 	}
@@ -392,7 +392,7 @@ func TestSnippetsStayInsideDefinitions(t *testing.T) {
 	lines[11] = "rotate\n" // line 12: first line of def 12-20
 	lines[24] = "rotate\n" // line 25: between defs 12-20 and 27-30
 	defs := [][2]int{{3, 10}, {12, 20}, {27, 30}}
-	got := snippets(lines, map[string]float64{"rotate": 1}, defs)
+	got := snippets(lines, newTaskTerms(map[string]float64{"rotate": 1}), defs)
 	want := [][2]int{{8, 10}, {12, 14}, {23, 26}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want spans %v", got, want)
@@ -405,5 +405,32 @@ func TestSnippetsStayInsideDefinitions(t *testing.T) {
 	// Nested definitions: the innermost holds the snippet.
 	if lo, hi := innermost([][2]int{{1, 50}, {10, 20}}, 15, 60); lo != 10 || hi != 20 {
 		t.Errorf("innermost: got %d-%d, want 10-20", lo, hi)
+	}
+}
+
+func TestTaskTermsMatch(t *testing.T) {
+	tt := newTaskTerms(map[string]float64{"allow": 2, "collections": 3, "bind": 1})
+	tests := []struct {
+		term, want string
+	}{
+		{"allow", "allow"},
+		{"allowed", "allow"},          // five letters, three more
+		{"collection", "collections"}, // the task's plural
+		{"binding", ""},               // "bind" is too short to match by prefix
+		{"allowance", ""},             // four letters more: another word
+		{"collect", ""},               // four letters shorter
+		{"header", ""},
+	}
+	for _, tc := range tests {
+		got, ok := tt.match(tc.term)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("match(%q) = %q, %v; want %q", tc.term, got, ok, tc.want)
+		}
+	}
+	// Snippets find the inflected form.
+	lines := []string{"a\n", "b\n", "if handle_method_not_allowed:\n", "c\n", "d\n", "e\n", "f\n"}
+	got := snippets(lines, newTaskTerms(map[string]float64{"allow": 1}), nil)
+	if len(got) != 1 || got[0].start != 1 || got[0].end != 5 {
+		t.Errorf("snippets: got %+v, want one at 1-5 around the line saying 'allowed'", got)
 	}
 }
