@@ -276,16 +276,7 @@ func TestAssembleSnippetInsideLongDefinition(t *testing.T) {
 		fmt.Fprintf(&b, "    jobs.step(%d)\n", i)
 	}
 	f := newFixture(t, map[string]string{"worker.py": b.String(), "other.py": "def other():\n    return 1\n"})
-	ctx := context.Background()
-	q := Analyze("stalled jobs are never requeued after the heartbeat interval")
-	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 900, ReservedTokens: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := f.assemble(t, "stalled jobs are never requeued after the heartbeat interval", Budget{ContextWindow: 900, ReservedTokens: 100})
 	var snip, tail *Item
 	for _, pf := range pkg.Files {
 		for i, it := range pf.Items {
@@ -355,16 +346,7 @@ func TestAssembleSignatureLines(t *testing.T) {
 	}
 	src := b.String()
 	f := newFixture(t, map[string]string{"pad.py": src})
-	ctx := context.Background()
-	q := Analyze("`helper_7` pads text wrong")
-	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 900, ReservedTokens: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := f.assemble(t, "`helper_7` pads text wrong", Budget{ContextWindow: 900, ReservedTokens: 100})
 	lines := strings.Split(src, "\n")
 	sigs := 0
 	for _, pf := range pkg.Files {

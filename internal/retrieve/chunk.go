@@ -31,22 +31,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 	if len(qterms) == 0 || r.ChunkFiles <= 0 {
 		return nil
 	}
-	cands := make([]*scored, 0, len(all))
-	for _, s := range all {
-		if lang.Parsed(s.f.lang) && base(s) > 0 {
-			cands = append(cands, s)
-		}
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		bi, bj := base(cands[i]), base(cands[j])
-		if bi != bj {
-			return bi > bj
-		}
-		return cands[i].f.path < cands[j].f.path
-	})
-	if len(cands) > r.ChunkFiles {
-		cands = cands[:r.ChunkFiles]
-	}
+	cands := strongest(all, func(s *scored) bool { return lang.Parsed(s.f.lang) && base(s) > 0 }, base, r.ChunkFiles)
 	if len(cands) == 0 {
 		return nil
 	}

@@ -74,6 +74,22 @@ func (f *fixture) rank(t testing.TB, task string) []Candidate {
 	return c
 }
 
+// assemble ranks the files for task and assembles its package within b.
+func (f *fixture) assemble(t testing.TB, task string, b Budget) *Package {
+	t.Helper()
+	ctx := context.Background()
+	q := Analyze(task)
+	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkg
+}
+
 func paths(cs []Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {

@@ -166,20 +166,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}
 	// The strongest direct candidates propagate to their neighbours.
-	direct := make([]*scored, 0, len(all))
-	for _, s := range all {
-		direct = append(direct, s)
-	}
-	sort.Slice(direct, func(i, j int) bool {
-		bi, bj := base(direct[i]), base(direct[j])
-		if bi != bj {
-			return bi > bj
-		}
-		return direct[i].f.path < direct[j].f.path
-	})
-	if len(direct) > r.Sources {
-		direct = direct[:r.Sources]
-	}
+	direct := strongest(all, nil, base, r.Sources)
 	maxBase := 0.0
 	if len(direct) > 0 {
 		maxBase = base(direct[0])
@@ -679,22 +666,7 @@ func isTest(p string) bool {
 // changes the other, and an agent needs both. The strongest candidates
 // lend their score to their partners.
 func pairTests(all map[int64]*scored, files []*rankFile, score func(*scored) float64, get func(*rankFile) *scored) {
-	top := make([]*scored, 0, len(all))
-	for _, s := range all {
-		if lang.Parsed(s.f.lang) {
-			top = append(top, s)
-		}
-	}
-	sort.Slice(top, func(i, j int) bool {
-		si, sj := score(top[i]), score(top[j])
-		if si != sj {
-			return si > sj
-		}
-		return top[i].f.path < top[j].f.path
-	})
-	if len(top) > 10 {
-		top = top[:10]
-	}
+	top := strongest(all, func(s *scored) bool { return lang.Parsed(s.f.lang) }, score, 10)
 	if len(top) == 0 || score(top[0]) <= 0 {
 		return
 	}
@@ -727,6 +699,25 @@ func pairTests(all map[int64]*scored, files []*rankFile, score func(*scored) flo
 			get(p).add("test", math.Min(1, score(s)/best), why)
 		}
 	}
+}
+
+// strongest returns the n best candidates by score among those keep
+// accepts (all when keep is nil), best first, ties by path.
+func strongest(all map[int64]*scored, keep func(*scored) bool, score func(*scored) float64, n int) []*scored {
+	out := make([]*scored, 0, len(all))
+	for _, s := range all {
+		if keep == nil || keep(s) {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		si, sj := score(out[i]), score(out[j])
+		if si != sj {
+			return si > sj
+		}
+		return out[i].f.path < out[j].f.path
+	})
+	return out[:min(len(out), n)]
 }
 
 func isJS(l string) bool { return l == "javascript" || l == "typescript" || l == "tsx" }
