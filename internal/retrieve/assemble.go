@@ -267,6 +267,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
 		}
 	}
+	ft := scanTerms(lines, tt)
 	fileRefLines := map[int]bool{}
 	for _, r := range refs {
 		if strings.HasSuffix(r.Path, c.Path) || strings.HasSuffix(c.Path, r.Path) {
@@ -288,7 +289,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		decl := s.start
 		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
-		rel := symbolRelevance(s, body, wanted, tt, fileRefLines)
+		rel := symbolRelevance(s, ft, wanted, tt, fileRefLines)
 		detail := DetailTypeContext
 		if rel >= 1 {
 			detail = DetailPrimary
@@ -351,7 +352,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for i, sy := range syms {
 		spans[i] = [2]int{leadingComments(lines, sy.start), sy.end}
 	}
-	for _, sn := range snippets(lines, tt, spans) {
+	for _, sn := range snippets(lines, ft, tt, spans) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
 	}
 	return out
@@ -368,6 +369,37 @@ func lastNonBlank(lines []string) int {
 		}
 	}
 	return 0
+}
+
+// fileTerms is a file's lines as the task's terms: for each line, the
+// task terms it holds exactly and those it holds inflected too, tokenized
+// once for the definitions' relevance and the snippets alike.
+type fileTerms struct {
+	exact, loose [][]string // by 0-based line; distinct per line
+	onLines      map[string]int
+}
+
+func scanTerms(lines []string, tt *taskTerms) fileTerms {
+	ft := fileTerms{exact: make([][]string, len(lines)), loose: make([][]string, len(lines)), onLines: map[string]int{}}
+	if tt == nil || len(tt.w) == 0 {
+		return ft
+	}
+	for i, l := range lines {
+		terms.Each(l, func(t string) {
+			q, ok := tt.match(t)
+			if !ok {
+				return
+			}
+			if q == t && !slices.Contains(ft.exact[i], q) {
+				ft.exact[i] = append(ft.exact[i], q)
+			}
+			if !slices.Contains(ft.loose[i], q) {
+				ft.loose[i] = append(ft.loose[i], q)
+				ft.onLines[q]++
+			}
+		})
+	}
+	return ft
 }
 
 // snippetContext is how many lines a snippet shows around a matching line.
@@ -418,21 +450,12 @@ func innermost(defs [][2]int, n, last int) (lo, hi int) {
 // the lines an edit is likely to touch. rel is the share of the task's
 // term weight a snippet holds, on the curve of symbolRelevance. The best
 // maxSnippets are returned, in line order.
-func snippets(lines []string, tt *taskTerms, defs [][2]int) []snippet {
+func snippets(lines []string, ft fileTerms, tt *taskTerms, defs [][2]int) []snippet {
 	if tt == nil || len(tt.w) == 0 {
 		return nil
 	}
 	total, best := sumWeights(tt.w), maxWeight(tt.w)
-	hits := make([][]string, len(lines))
-	onLines := map[string]int{}
-	for i, l := range lines {
-		terms.Each(l, func(t string) {
-			if q, ok := tt.match(t); ok && !slices.Contains(hits[i], q) {
-				hits[i] = append(hits[i], q)
-				onLines[q]++
-			}
-		})
-	}
+	hits, onLines := ft.loose, ft.onLines
 	locates := func(t string) bool { return tt.w[t] >= best/2 && onLines[t] <= max(3, len(lines)/10) }
 	var out []snippet
 	var cur *snippet
@@ -491,7 +514,7 @@ func leadingComments(lines []string, start int) int {
 // holding a referenced line) is certain; otherwise the IDF-weighted share
 // of the task's terms its text contains, on a curve that saturates, with a
 // bonus when its own name carries one of them.
-func symbolRelevance(s symbolRow, body string, wanted map[string]bool, tt *taskTerms, refLines map[int]bool) float64 {
+func symbolRelevance(s symbolRow, ft fileTerms, wanted map[string]bool, tt *taskTerms, refLines map[int]bool) float64 {
 	if wanted[s.name] {
 		return 2
 	}
@@ -508,12 +531,14 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, tt *taskT
 	got := 0.0
 	// Exact terms only: matching inflections here made whole definitions
 	// relevant on common words (measured: lower recall within budget).
-	terms.Each(body, func(t string) {
-		if w, ok := tt.w[t]; ok && !hits[t] {
-			hits[t] = true
-			got += w
+	for l := max(s.start, 1); l <= min(s.end, len(ft.exact)); l++ {
+		for _, t := range ft.exact[l-1] {
+			if !hits[t] {
+				hits[t] = true
+				got += tt.w[t]
+			}
 		}
-	})
+	}
 	rel := math.Min(1.5, 2.5*got/total)
 	nameHit := 0.0
 	terms.Each(s.name, func(t string) {
@@ -531,33 +556,39 @@ func symbolRelevance(s symbolRow, body string, wanted map[string]bool, tt *taskT
 // "collections").
 type taskTerms struct {
 	w     map[string]float64
-	keys  []string          // sorted: the first match wins, deterministically
-	forms map[string]string // term → task term, "" for none
+	byPre map[string][]string // task terms of five letters or more by their first five, sorted
+	forms map[string]string   // term → task term, "" for none
 }
 
 func newTaskTerms(w map[string]float64) *taskTerms {
-	tt := &taskTerms{w: w, forms: map[string]string{}}
+	tt := &taskTerms{w: w, byPre: map[string][]string{}, forms: map[string]string{}}
 	for k := range w {
-		tt.keys = append(tt.keys, k)
+		if len(k) >= 5 {
+			tt.byPre[k[:5]] = append(tt.byPre[k[:5]], k)
+		}
 	}
-	sort.Strings(tt.keys)
+	for _, ks := range tt.byPre {
+		sort.Strings(ks) // the first match wins, deterministically
+	}
 	return tt
 }
 
 // match returns the task term t stands for.
 func (tt *taskTerms) match(t string) (string, bool) {
+	if _, ok := tt.w[t]; ok {
+		return t, true
+	}
+	if len(t) < 5 {
+		return "", false // too short to inflect (sameWord needs five letters)
+	}
 	if q, ok := tt.forms[t]; ok {
 		return q, q != ""
 	}
 	q := ""
-	if _, ok := tt.w[t]; ok {
-		q = t
-	} else {
-		for _, k := range tt.keys {
-			if sameWord(k, t) {
-				q = k
-				break
-			}
+	for _, k := range tt.byPre[t[:5]] {
+		if sameWord(k, t) {
+			q = k
+			break
 		}
 	}
 	tt.forms[t] = q

@@ -220,7 +220,7 @@ func TestSnippets(t *testing.T) {
 	lines[29] = "    log.info(archive)\n"        // line 30: apart
 	lines[34] = "    log.debug('common only')\n" // line 35: only a common term
 	q := map[string]float64{"rotate": 4, "archive": 3, "log": 1}
-	got := snippets(lines, newTaskTerms(q), nil)
+	got := snippetsOf(lines, q, nil)
 	want := []snippet{{start: 8, end: 15}, {start: 28, end: 32}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want spans %+v", got, want)
@@ -233,11 +233,12 @@ func TestSnippets(t *testing.T) {
 	if !(got[0].rel > got[1].rel) {
 		t.Errorf("rel: got %v then %v, want the snippet with both rare terms first", got[0].rel, got[1].rel)
 	}
-	if snippets(lines, nil, nil) != nil || snippets(lines, newTaskTerms(nil), nil) != nil {
+	if snippets(lines, fileTerms{}, nil, nil) != nil || snippets(lines, scanTerms(lines, nil), newTaskTerms(nil), nil) != nil {
 		t.Error("no task terms: want no snippets")
 	}
 	// A term on most lines locates nothing.
-	if got := snippets([]string{"log\n", "log\n", "log\n", "log\n", "log x\n"}, newTaskTerms(map[string]float64{"log": 1}), nil); got != nil {
+	logs := []string{"log\n", "log\n", "log\n", "log\n", "log x\n"}
+	if got := snippetsOf(logs, map[string]float64{"log": 1}, nil); got != nil {
 		t.Errorf("a term on every line: got %+v, want no snippets", got)
 	}
 	// Many hits: the best maxSnippets survive, in line order.
@@ -249,7 +250,7 @@ func TestSnippets(t *testing.T) {
 		}
 	}
 	lines[102] = "rotate archive\n"
-	many := snippets(lines, newTaskTerms(q), nil)
+	many := snippetsOf(lines, q, nil)
 	if len(many) != maxSnippets {
 		t.Fatalf("got %d snippets, want %d", len(many), maxSnippets)
 	}
@@ -374,7 +375,7 @@ func TestSnippetsStayInsideDefinitions(t *testing.T) {
 	lines[11] = "rotate\n" // line 12: first line of def 12-20
 	lines[24] = "rotate\n" // line 25: between defs 12-20 and 27-30
 	defs := [][2]int{{3, 10}, {12, 20}, {27, 30}}
-	got := snippets(lines, newTaskTerms(map[string]float64{"rotate": 1}), defs)
+	got := snippetsOf(lines, map[string]float64{"rotate": 1}, defs)
 	want := [][2]int{{8, 10}, {12, 14}, {23, 26}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want spans %v", got, want)
@@ -411,8 +412,14 @@ func TestTaskTermsMatch(t *testing.T) {
 	}
 	// Snippets find the inflected form.
 	lines := []string{"a\n", "b\n", "if handle_method_not_allowed:\n", "c\n", "d\n", "e\n", "f\n"}
-	got := snippets(lines, newTaskTerms(map[string]float64{"allow": 1}), nil)
+	got := snippetsOf(lines, map[string]float64{"allow": 1}, nil)
 	if len(got) != 1 || got[0].start != 1 || got[0].end != 5 {
 		t.Errorf("snippets: got %+v, want one at 1-5 around the line saying 'allowed'", got)
 	}
+}
+
+// snippetsOf scans lines for the terms w and finds their snippets.
+func snippetsOf(lines []string, w map[string]float64, defs [][2]int) []snippet {
+	tt := newTaskTerms(w)
+	return snippets(lines, scanTerms(lines, tt), tt, defs)
 }

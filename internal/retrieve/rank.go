@@ -607,7 +607,7 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 			continue
 		}
 		// The whole stem as one term: "form_mapping" → formmapping, "L031" → l031.
-		key := singular(strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "").Replace(stem)))
+		key := singular(strings.ToLower(stemJoiner.Replace(stem)))
 		byStem[key] = append(byStem[key], f)
 	}
 	for key, fs := range byStem {
@@ -619,6 +619,9 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 		}
 	}
 }
+
+// stemJoiner joins a file stem's words into one term.
+var stemJoiner = strings.NewReplacer("_", "", "-", "", ".", "")
 
 // singular folds an English plural to its singular, roughly: file names
 // are often plural (types.py, test_options.py) where a task is not.
