@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 )
@@ -61,9 +61,7 @@ func TestDoctorRunJSON(t *testing.T) {
 	s := llmtest.NewServer(t)
 	s.SetModels("c:1b", "r:1b")
 	repo := t.TempDir()
-	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	gittest.Run(t, repo, "init", "-q")
 	window := 8192
 	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(),
 		CodingContextWindow: &window, ReasoningContextWindow: &window}}

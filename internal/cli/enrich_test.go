@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/enrich"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 )
 
@@ -69,9 +69,7 @@ func TestEnrichRun(t *testing.T) {
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "a.py"), []byte("def a():\n    pass\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "b.py"), []byte("def b():\n    pass\n"), 0o644)
-	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	gittest.Run(t, repo, "init", "-q")
 	window := 4096
 	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(), ReasoningContextWindow: &window}}
 	if err := cfg.Save(repo); err != nil {

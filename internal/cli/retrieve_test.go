@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -16,9 +16,7 @@ func TestRetrieveRecordsTheRun(t *testing.T) {
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "pager.py"), []byte("def _pager_contextmanager():\n    return 'less'\n"), 0o644)
 	os.WriteFile(filepath.Join(repo, "cli.py"), []byte("from pager import _pager_contextmanager\n"), 0o644)
-	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	gittest.Run(t, repo, "init", "-q")
 	d, out, _ := testDeps()
 	if err := indexRun(ctx, d, &indexOptions{repo: repo}); err != nil {
 		t.Fatal(err)

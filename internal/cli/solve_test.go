@@ -14,6 +14,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -115,12 +116,8 @@ func solveFixture(t *testing.T, s *llmtest.Server) string {
 	if err := cfg.Save(repo); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "calc"}} {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "calc"}} {
+		gittest.Run(t, repo, args...)
 	}
 	d, _, _ := testDeps()
 	if err := indexRun(context.Background(), d, &indexOptions{repo: repo}); err != nil {

@@ -57,6 +57,21 @@ type tsPattern struct {
 	subs           []string
 }
 
+// newTSPattern reads a paths or exports key: exact, or with one '*'
+// matching any text; a key with more is rejected, as tsc rejects it.
+func newTSPattern(key string, subs []string) (tsPattern, bool) {
+	pat := tsPattern{prefix: key, subs: subs}
+	switch strings.Count(key, "*") {
+	case 0:
+	case 1:
+		pat.prefix, pat.suffix, _ = strings.Cut(key, "*")
+		pat.wildcard = true
+	default:
+		return tsPattern{}, false
+	}
+	return pat, true
+}
+
 // tsManifest is what resolution uses of a package.json.
 type tsManifest struct {
 	name string
@@ -508,16 +523,9 @@ func (b *tsConfigLoader) settings(p string) *tsSettings {
 		}
 	}
 	for key, subs := range m.paths {
-		pat := tsPattern{prefix: key, subs: subs}
-		switch strings.Count(key, "*") {
-		case 0:
-		case 1:
-			pat.prefix, pat.suffix, _ = strings.Cut(key, "*")
-			pat.wildcard = true
-		default:
-			continue // tsc rejects such keys too
+		if pat, ok := newTSPattern(key, subs); ok {
+			s.patterns = append(s.patterns, pat)
 		}
-		s.patterns = append(s.patterns, pat)
 	}
 	tsSortPatterns(s.patterns)
 	return s
@@ -679,16 +687,9 @@ func tsReadManifest(read func(string) ([]byte, error), p string) (*tsManifest, e
 		if key == "." || !strings.HasPrefix(key, "./") {
 			continue
 		}
-		pat := tsPattern{prefix: key, subs: targets}
-		switch strings.Count(key, "*") {
-		case 0:
-		case 1:
-			pat.prefix, pat.suffix, _ = strings.Cut(key, "*")
-			pat.wildcard = true
-		default:
-			continue
+		if pat, ok := newTSPattern(key, targets); ok {
+			m.subpaths = append(m.subpaths, pat)
 		}
-		m.subpaths = append(m.subpaths, pat)
 	}
 	tsSortPatterns(m.subpaths)
 	return m, nil

@@ -109,24 +109,17 @@ func fencedBlocks(s string) []string {
 // matchBrace returns the index of the '}' closing the '{' at s[i], minding
 // JSON strings, or -1.
 func matchBrace(s string, i int) int {
-	depth, inString, escaped := 0, false, false
+	depth := 0
+	var js jsonStrings
 	for j := i; j < len(s); j++ {
 		c := s[j]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+		if js.next(c) {
+			continue
+		}
+		switch c {
+		case '{', '[':
 			depth++
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
 			if depth == 0 {
 				if c == '}' {
@@ -142,30 +135,40 @@ func matchBrace(s string, i int) int {
 	return -1
 }
 
+// jsonStrings follows a byte-by-byte walk over JSON text and knows whether
+// it is inside a string.
+type jsonStrings struct{ in, escaped bool }
+
+// next takes the walk's next byte and reports whether it belongs to a
+// string, its quotes included.
+func (js *jsonStrings) next(c byte) bool {
+	switch {
+	case js.in:
+		switch {
+		case js.escaped:
+			js.escaped = false
+		case c == '\\':
+			js.escaped = true
+		case c == '"':
+			js.in = false
+		}
+		return true
+	case c == '"':
+		js.in = true
+		return true
+	}
+	return false
+}
+
 // removeTrailingCommas drops each comma that, outside strings, is followed
 // only by blanks before a '}' or ']'.
 func removeTrailingCommas(s string) string {
 	var b bytes.Buffer
 	b.Grow(len(s))
-	inString, escaped := false, false
+	var js jsonStrings
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			b.WriteByte(c)
-			continue
-		}
-		if c == '"' {
-			inString = true
-		}
-		if c == ',' {
+		if !js.next(c) && c == ',' {
 			j := i + 1
 			for j < len(s) && strings.IndexByte(" \t\r\n", s[j]) >= 0 {
 				j++

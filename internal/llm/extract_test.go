@@ -142,30 +142,17 @@ func FuzzExtractJSONWrapped(f *testing.F) {
 // non-empty object or array, outside strings.
 func addTrailingCommas(s string) string {
 	var b strings.Builder
-	inString, escaped := false, false
-	var last byte // last non-blank byte outside strings
+	var js jsonStrings
+	var last byte // last non-blank byte outside strings; '"' for a string
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if js.next(c) {
 			b.WriteByte(c)
-			if !inString {
-				last = '"'
-			}
+			last = '"'
 			continue
 		}
 		if (c == '}' || c == ']') && last != 0 && last != '{' && last != '[' && last != ',' {
 			b.WriteByte(',')
-		}
-		if c == '"' {
-			inString = true
 		}
 		b.WriteByte(c)
 		if !strings.ContainsRune(" \t\r\n", rune(c)) {

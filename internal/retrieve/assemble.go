@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -609,13 +610,8 @@ func sameWord(a, b string) bool {
 // associative, and map order would make near-ties fall differently from
 // run to run.
 func sumWeights(m map[string]float64) float64 {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	total := 0.0
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		total += m[k]
 	}
 	return total

@@ -3,9 +3,11 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,7 +106,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 		}
 		norm := chunkK1 * (1 - chunkB + chunkB*float64(c.length)/avg)
 		v := 0.0
-		for _, t := range sortedKeys(c.tf) {
+		for _, t := range slices.Sorted(maps.Keys(c.tf)) { // a fixed order: float sums do not depend on map order
 			tf := float64(c.tf[t])
 			v += idf[t] * tf * (chunkK1 + 1) / (tf + norm)
 		}
@@ -145,15 +147,4 @@ func (r *Ranker) definitionSpans(ctx context.Context, cands []*scored) (map[int6
 		out[id] = append(out[id], sp)
 	}
 	return out, rows.Err()
-}
-
-// sortedKeys returns m's keys in order: float sums over them then do not
-// depend on map order.
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -45,15 +45,11 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, e
 		return stats, err
 	}
 	defer lk.Close()
-	src, err := os.Open(l.path)
+	src, fi, err := l.open()
 	if err != nil {
-		return stats, fmt.Errorf("open world log: %w", err)
+		return stats, err
 	}
 	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil {
-		return stats, fmt.Errorf("stat world log: %w", err)
-	}
 
 	// Pass 1: every agent's final state, from the log itself.
 	st := newState(fi)

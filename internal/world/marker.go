@@ -94,15 +94,11 @@ func (l *Log) Check(ctx context.Context, name string, fn func(*Record) error) (P
 	if err != nil {
 		return Position{}, err
 	}
-	f, err := os.Open(l.path)
+	f, fi, err := l.open()
 	if err != nil {
-		return Position{}, fmt.Errorf("open world log: %w", err)
+		return Position{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Position{}, fmt.Errorf("stat world log: %w", err)
-	}
 	existed := m != nil
 	if !existed {
 		m = &marker{}

@@ -157,15 +157,11 @@ func (l *Log) Query(ctx context.Context, f Filter, fn func(*Record) error) error
 // returns the end of the log's complete lines: the position Follow goes
 // on from.
 func (l *Log) Tail(ctx context.Context, n int, f Filter, fn func(*Record) error) (Position, error) {
-	file, err := os.Open(l.path)
+	file, fi, err := l.open()
 	if err != nil {
-		return Position{}, fmt.Errorf("open world log: %w", err)
+		return Position{}, err
 	}
 	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
-		return Position{}, fmt.Errorf("stat world log: %w", err)
-	}
 	end, err := completeEnd(file, fi.Size())
 	if err != nil {
 		return Position{}, err
@@ -239,15 +235,11 @@ var ErrReplaced = errors.New("the world log was replaced by another file: start 
 // followed across: reading goes on where the compacted log ends.
 func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Record) error) error {
 	m := newMatcher(f)
-	file, err := os.Open(l.path)
+	file, fi, err := l.open()
 	if err != nil {
-		return fmt.Errorf("open world log: %w", err)
+		return err
 	}
 	defer func() { file.Close() }()
-	fi, err := file.Stat()
-	if err != nil {
-		return fmt.Errorf("stat world log: %w", err)
-	}
 	pos := from
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
@@ -289,14 +281,9 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 		}); err != nil {
 			return err
 		}
-		next, err := os.Open(l.path)
+		next, nfi, err := l.open()
 		if err != nil {
-			return fmt.Errorf("open world log: %w", err)
-		}
-		nfi, err := next.Stat()
-		if err != nil {
-			next.Close()
-			return fmt.Errorf("stat world log: %w", err)
+			return err
 		}
 		resume, ok := readCompacted(filepath.Join(l.dir, compactedName), nfi)
 		if !ok {

@@ -172,6 +172,20 @@ func countLines(ctx context.Context, f io.ReaderAt, off int64) (int64, error) {
 	return n, nil
 }
 
+// open opens the log for reading with its file info.
+func (l *Log) open() (*os.File, os.FileInfo, error) {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open world log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("stat world log: %w", err)
+	}
+	return f, fi, nil
+}
+
 // completeEnd returns the offset after the last newline of f, whose size
 // is size: the end of its complete lines.
 func completeEnd(f io.ReaderAt, size int64) (int64, error) {
