@@ -60,28 +60,10 @@ web/types.ts   typescript   6 lines
 		{"none of a language", queryFilesOptions{queryOptions: queryOptions{repo: repo}, language: "go"}, "", "no indexed go files (indexed languages: python, typescript)\n"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			d, out, errOut := testDeps()
-			if err := queryFilesRun(context.Background(), d, &tc.opts); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkQuery(t, queryFilesRun, &tc.opts, tc.wantOut, tc.wantErrOut) })
 	}
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		if err := queryFilesRun(context.Background(), d, &queryFilesOptions{queryOptions: queryOptions{repo: repo, json: true}}); err != nil {
-			t.Fatal(err)
-		}
-		var files []kb.File
-		if err := json.Unmarshal(out.Bytes(), &files); err != nil {
-			t.Fatal(err)
-		}
+		files := queryJSON[[]kb.File](t, queryFilesRun, &queryFilesOptions{queryOptions: queryOptions{repo: repo, json: true}})
 		if len(files) != 6 || files[1].Path != "app/db.py" || files[1].SyntaxErrors != 2 {
 			t.Errorf("got %+v, want 6 files, app/db.py second with 2 syntax errors", files)
 		}
@@ -122,29 +104,10 @@ User  interface  web/types.ts:1-4
 		{"no match", querySymbolsOptions{queryOptions: queryOptions{repo: repo}, pattern: "zzz", limit: 50}, "", "no symbols match \"zzz\"\n"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			d, out, errOut := testDeps()
-			if err := querySymbolsRun(context.Background(), d, &tc.opts); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkQuery(t, querySymbolsRun, &tc.opts, tc.wantOut, tc.wantErrOut) })
 	}
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		opts := &querySymbolsOptions{queryOptions: queryOptions{repo: repo, json: true}, pattern: "save", limit: 50}
-		if err := querySymbolsRun(context.Background(), d, opts); err != nil {
-			t.Fatal(err)
-		}
-		var syms []kb.Symbol
-		if err := json.Unmarshal(out.Bytes(), &syms); err != nil {
-			t.Fatal(err)
-		}
+		syms := queryJSON[[]kb.Symbol](t, querySymbolsRun, &querySymbolsOptions{queryOptions: queryOptions{repo: repo, json: true}, pattern: "save", limit: 50})
 		want := []kb.Symbol{{ID: kbtest.SymUserSave, FileID: kbtest.ModelsPy, Path: "app/models.py", Name: "save", Kind: "method",
 			StartLine: 8, EndLine: 14, Signature: "def save(self):", ParentID: kbtest.SymUser, Parent: "User"}}
 		if diff := cmp.Diff(want, syms); diff != "" {
@@ -192,29 +155,10 @@ imports  web/types.ts  type_ref
 			"no dependency edges (imports) for app/util.py\n"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			d, out, errOut := testDeps()
-			if err := queryDepsRun(context.Background(), d, &tc.opts); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkQuery(t, queryDepsRun, &tc.opts, tc.wantOut, tc.wantErrOut) })
 	}
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		opts := &queryDepsOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "app/util.py", direction: kb.Both, depth: 2}
-		if err := queryDepsRun(context.Background(), d, opts); err != nil {
-			t.Fatal(err)
-		}
-		var g kb.DependencyGraph
-		if err := json.Unmarshal(out.Bytes(), &g); err != nil {
-			t.Fatal(err)
-		}
+		g := queryJSON[kb.DependencyGraph](t, queryDepsRun, &queryDepsOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "app/util.py", direction: kb.Both, depth: 2})
 		if len(g.Nodes) != 4 || len(g.Edges) != 4 || g.Nodes[0].Path != "app/util.py" {
 			t.Errorf("got %+v, want 4 nodes from app/util.py and 4 edges", g)
 		}
@@ -268,29 +212,10 @@ func TestQueryCoChangeRun(t *testing.T) {
 			"no files changed together with app/db.py in 9 commits or more\n"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			d, out, errOut := testDeps()
-			if err := queryCoChangeRun(context.Background(), d, &tc.opts); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkQuery(t, queryCoChangeRun, &tc.opts, tc.wantOut, tc.wantErrOut) })
 	}
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		opts := &queryCoChangeOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "web/types.ts", minCount: 1}
-		if err := queryCoChangeRun(context.Background(), d, opts); err != nil {
-			t.Fatal(err)
-		}
-		var cs []kb.CoChange
-		if err := json.Unmarshal(out.Bytes(), &cs); err != nil {
-			t.Fatal(err)
-		}
+		cs := queryJSON[[]kb.CoChange](t, queryCoChangeRun, &queryCoChangeOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "web/types.ts", minCount: 1})
 		want := []kb.CoChange{{FileID: kbtest.ClientTS, Path: "web/client.ts", Count: 3, LastCommitHash: "c2c2c2c2c2c2"}}
 		if diff := cmp.Diff(want, cs); diff != "" {
 			t.Errorf("co-changes (-want +got):\n%s", diff)
@@ -359,14 +284,7 @@ recent commits (3)
 		}
 	})
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		if err := queryContextRun(context.Background(), d, &queryContextOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "app/db.py"}); err != nil {
-			t.Fatal(err)
-		}
-		var c kb.FileContext
-		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+		c := queryJSON[kb.FileContext](t, queryContextRun, &queryContextOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "app/db.py"})
 		if c.File.Path != "app/db.py" || len(c.Symbols) != 3 || len(c.ImportedBy) != 2 || c.Metadata == nil || c.Metadata.Domain != "storage" {
 			t.Errorf("got %+v, want app/db.py's context", c)
 		}
@@ -406,14 +324,7 @@ most often changed together (commits)
 	}
 
 	t.Run("json", func(t *testing.T) {
-		d, out, _ := testDeps()
-		if err := queryOverviewRun(context.Background(), d, &queryOverviewOptions{queryOptions{repo: repo, json: true}}); err != nil {
-			t.Fatal(err)
-		}
-		var o kb.RepoOverview
-		if err := json.Unmarshal(out.Bytes(), &o); err != nil {
-			t.Fatal(err)
-		}
+		o := queryJSON[kb.RepoOverview](t, queryOverviewRun, &queryOverviewOptions{queryOptions{repo: repo, json: true}})
 		if o.Files != 6 || o.Symbols != 13 || o.Commits != 4 || o.SyntaxWarnings != 1 || o.Repo.Path != repo {
 			t.Errorf("got %+v, want the fixture's counts", o)
 		}
@@ -527,4 +438,33 @@ func TestQueryFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkQuery runs a query command and compares what it printed.
+func checkQuery[O any](t *testing.T, run func(context.Context, *deps, *O) error, opts *O, wantOut, wantErrOut string) {
+	t.Helper()
+	d, out, errOut := testDeps()
+	if err := run(context.Background(), d, opts); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantOut, out.String()); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantErrOut, errOut.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+}
+
+// queryJSON runs a query command with --json and decodes what it printed.
+func queryJSON[T, O any](t *testing.T, run func(context.Context, *deps, *O) error, opts *O) T {
+	t.Helper()
+	d, out, _ := testDeps()
+	if err := run(context.Background(), d, opts); err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	return v
 }

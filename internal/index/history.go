@@ -1,9 +1,12 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/cra-dev/cra/internal/gitx"
@@ -200,16 +203,7 @@ func (b *Builder) storeCommits(ctx context.Context, tx *sql.Tx, repoID int64, co
 			}
 		}
 	}
-	keys := make([]pair, 0, len(pairs))
-	for p := range pairs {
-		keys = append(keys, p)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].a != keys[j].a {
-			return keys[i].a < keys[j].a
-		}
-		return keys[i].b < keys[j].b
-	})
+	keys := slices.SortedFunc(maps.Keys(pairs), func(x, y pair) int { return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b)) })
 	up, err := tx.PrepareContext(ctx, `INSERT INTO co_changes(file_a_id, file_b_id, count, last_commit_hash) VALUES (?, ?, ?, ?)
 		ON CONFLICT(file_a_id, file_b_id) DO UPDATE SET count = count + excluded.count, last_commit_hash = excluded.last_commit_hash`)
 	if err != nil {

@@ -1,12 +1,15 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -495,16 +498,7 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	edges := make([]edge, 0, len(kinds))
-	for e := range kinds {
-		edges = append(edges, e)
-	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].src != edges[j].src {
-			return edges[i].src < edges[j].src
-		}
-		return edges[i].dst < edges[j].dst
-	})
+	edges := slices.SortedFunc(maps.Keys(kinds), func(x, y edge) int { return cmp.Or(cmp.Compare(x.src, y.src), cmp.Compare(x.dst, y.dst)) })
 	ins := w.batch("dependencies", "source_file_id", "target_file_id", "kind")
 	for _, e := range edges {
 		if err := ins.add(ctx, e.src, e.dst, kinds[e]); err != nil {
