@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
 )
 
@@ -349,9 +350,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 		out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
 	}
-	spans := make([][2]int, len(syms)) // as the bodies have them: with their comments
-	for i, sy := range syms {
-		spans[i] = [2]int{leadingComments(lines, sy.start), sy.end}
+	spans := make([][2]int, len(rs)) // as the bodies have them: with their comments
+	for i, r := range rs {
+		spans[i] = [2]int{r.s.start, r.s.end}
 	}
 	for _, sn := range snippets(lines, ft, tt, spans) {
 		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
@@ -455,7 +456,7 @@ func snippets(lines []string, ft fileTerms, tt *taskTerms, defs [][2]int) []snip
 	if tt == nil || len(tt.w) == 0 {
 		return nil
 	}
-	total, best := sumWeights(tt.w), maxWeight(tt.w)
+	total, best := tt.total, tt.best
 	hits, onLines := ft.loose, ft.onLines
 	locates := func(t string) bool { return tt.w[t] >= best/2 && onLines[t] <= max(3, len(lines)/10) }
 	var out []snippet
@@ -527,7 +528,7 @@ func symbolRelevance(s symbolRow, ft fileTerms, wanted map[string]bool, tt *task
 	if len(tt.w) == 0 {
 		return 0
 	}
-	total := sumWeights(tt.w)
+	total := tt.total
 	hits := map[string]bool{}
 	got := 0.0
 	// Exact terms only: matching inflections here made whole definitions
@@ -546,7 +547,7 @@ func symbolRelevance(s symbolRow, ft fileTerms, wanted map[string]bool, tt *task
 		nameHit = math.Max(nameHit, tt.w[t])
 	})
 	if nameHit > 0 {
-		rel += 0.5 * nameHit / maxWeight(tt.w)
+		rel += 0.5 * nameHit / tt.best
 	}
 	return math.Min(1.9, rel)
 }
@@ -556,13 +557,14 @@ func symbolRelevance(s symbolRow, ft fileTerms, wanted map[string]bool, tt *task
 // term it is or inflects ("allowed" for "allow", "collection" for
 // "collections").
 type taskTerms struct {
-	w     map[string]float64
-	byPre map[string][]string // task terms of five letters or more by their first five, sorted
-	forms map[string]string   // term → task term, "" for none
+	w           map[string]float64
+	total, best float64             // the weights' sum and maximum
+	byPre       map[string][]string // task terms of five letters or more by their first five, sorted
+	forms       map[string]string   // term → task term, "" for none
 }
 
 func newTaskTerms(w map[string]float64) *taskTerms {
-	tt := &taskTerms{w: w, byPre: map[string][]string{}, forms: map[string]string{}}
+	tt := &taskTerms{w: w, total: sumWeights(w), best: maxWeight(w), byPre: map[string][]string{}, forms: map[string]string{}}
 	for k := range w {
 		if len(k) >= 5 {
 			tt.byPre[k[:5]] = append(tt.byPre[k[:5]], k)
@@ -719,18 +721,10 @@ func renderItem(it Item, lang string) string {
 }
 
 func fenceLang(p string) string {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".py", ".pyi":
-		return "python"
-	case ".go":
-		return "go"
-	case ".ts", ".mts", ".cts":
-		return "typescript"
-	case ".tsx":
-		return "tsx"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".md":
+	if l, ok := lang.Detect(p); ok {
+		return string(l) // the fence names of Markdown are the language names
+	}
+	if strings.ToLower(filepath.Ext(p)) == ".md" {
 		return "markdown"
 	}
 	return ""

@@ -80,7 +80,6 @@ type scored struct {
 	f       *rankFile
 	signals map[string]float64
 	reasons []string
-	tier    int
 }
 
 func (s *scored) add(signal string, v float64, reason string) {
@@ -112,7 +111,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	get := func(f *rankFile) *scored {
 		s := all[f.id]
 		if s == nil {
-			s = &scored{f: f, signals: map[string]float64{}, tier: TierSearch}
+			s = &scored{f: f, signals: map[string]float64{}}
 			all[f.id] = s
 		}
 		return s
@@ -127,7 +126,6 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		for _, f := range matchPath(p, files, byPath) {
 			s := get(f)
 			s.add("plan", 1, "in the plan")
-			s.tier = TierPlan
 		}
 	}
 	for _, m := range q.Files {
@@ -230,7 +228,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 // tierOf names why a file is a candidate: the scope tier of seed 001 §5.6.
 func tierOf(s *scored) int {
 	switch {
-	case s.tier == TierPlan:
+	case s.signals["plan"] > 0:
 		return TierPlan
 	case s.signals["mention"] > 0 || s.signals["symbol"] > 0:
 		return TierSeed

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,16 +212,8 @@ func (l *Log) Tail(ctx context.Context, n int, f Filter, fn func(*Record) error)
 
 // countLinesBetween counts the newlines of f in [from, to).
 func countLinesBetween(ctx context.Context, f *os.File, from, to int64) (int64, error) {
-	sr := &offsetReader{f: f, base: from}
-	return countLines(ctx, sr, to-from)
+	return countLines(ctx, io.NewSectionReader(f, from, to-from), to-from)
 }
-
-type offsetReader struct {
-	f    *os.File
-	base int64
-}
-
-func (r *offsetReader) ReadAt(p []byte, off int64) (int, error) { return r.f.ReadAt(p, r.base+off) }
 
 // followPoll is how often Follow looks for new lines.
 const followPoll = 100 * time.Millisecond
