@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -192,7 +193,7 @@ func Apply(root string, blocks []EditBlock) ([]BlockResult, []string, error) {
 				f.content, f.changed = next, true
 			}
 		}
-		if f != nil && !contains(order, f) {
+		if f != nil && !slices.Contains(order, f) {
 			order = append(order, f)
 		}
 		results = append(results, res)
@@ -213,15 +214,6 @@ func Apply(root string, blocks []EditBlock) ([]BlockResult, []string, error) {
 	}
 	sort.Strings(changed)
 	return results, changed, nil
-}
-
-func contains(fs []*editFile, f *editFile) bool {
-	for _, g := range fs {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
 
 // loadEditFile returns the file p names, reading it on first use.
@@ -471,14 +463,7 @@ func isElision(l string) bool {
 	return t == "..." || t == "…"
 }
 
-func hasElision(lines []string) bool {
-	for _, l := range lines {
-		if isElision(l) {
-			return true
-		}
-	}
-	return false
-}
+func hasElision(lines []string) bool { return slices.ContainsFunc(lines, isElision) }
 
 // ApplyText applies one block to the content of an existing file: the
 // ladder exact → indentation → elision, each requiring exactly one
@@ -501,11 +486,11 @@ func ApplyText(content string, b EditBlock) (string, BlockResult) {
 		}
 		return content, BlockResult{Status: StatusFailed, Message: name + " already exists: an empty SEARCH only creates new files; to change this one, SEARCH for the lines to replace"}
 	}
+	ms, rung := find(t.lines, search)
 	if !allBlank(repl) && !hasElision(repl) {
 		if rm, _ := find(t.lines, repl); len(rm) == 1 {
-			sm, _ := find(t.lines, search)
 			within := true
-			for _, m := range sm {
+			for _, m := range ms {
 				if m.at < rm[0].at || m.at+len(search) > rm[0].at+len(repl) {
 					within = false
 				}
@@ -515,7 +500,6 @@ func ApplyText(content string, b EditBlock) (string, BlockResult) {
 			}
 		}
 	}
-	ms, rung := find(t.lines, search)
 	switch {
 	case len(ms) == 1:
 		t.lines = splice(t.lines, ms[0].at, len(search), shift(repl, ms[0]))

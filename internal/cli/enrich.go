@@ -126,12 +126,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	if err != nil {
 		return err
 	}
-	switch c := client.(type) {
-	case *llm.Ollama:
-		c.Logger = d.logger
-	case *llm.OpenAI:
-		c.Logger = d.logger
-	}
+	llm.SetLogger(client, d.logger)
 	raw, err := f.Open(ctx, store.Raw, "", false)
 	if err != nil {
 		return err
@@ -140,7 +135,6 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 
 	e := enrich.New(k, raw, client, m)
 	e.Concurrency = opts.concurrency
-	e.Logger = d.logger
 	progress := newTermProgress(d.errOut, "enriching")
 	switch {
 	case opts.verbose:

@@ -20,7 +20,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -77,8 +76,6 @@ type Enricher struct {
 	MaxReplyTokens int
 	// Progress, when set, is called after each file.
 	Progress func(Progress)
-	// Logger gets diagnostics; nil discards.
-	Logger *slog.Logger
 }
 
 // New returns an Enricher reading the index through k, calling client
@@ -274,10 +271,8 @@ func (e *Enricher) file(ctx context.Context, repo kb.Repo, f kb.File) (FileResul
 		}
 		call := llm.Call{CallInfo: llm.CallInfo{Type: llm.CallEnrichment, Role: e.model.Role, Stage: Stage},
 			Model: e.model, Request: req, Response: resp, Err: callErr}
-		// The write outlives a cancelled run: every call is recorded.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		_, recErr := e.rec.RecordEnrichment(wctx, call, out)
-		cancel()
+		// Recorded even when the run is being cancelled (Recorder's rule).
+		_, recErr := e.rec.RecordEnrichment(ctx, call, out)
 		switch {
 		case recErr != nil:
 			fr.Status, fr.Error = StatusFailed, recErr.Error()

@@ -66,8 +66,11 @@ func NewRecorder(db *sql.DB) *Recorder { return &Recorder{db: db, Now: time.Now}
 
 func (r *Recorder) timestamp() string { return r.Now().UTC().Format(timestampFormat) }
 
-// Record writes a retrieval or general call and returns its row id.
+// Record writes a retrieval or general call and returns its row id, also
+// when ctx has been cancelled (see outliving).
 func (r *Recorder) Record(ctx context.Context, c Call) (int64, error) {
+	ctx, cancel := outliving(ctx)
+	defer cancel()
 	if c.Type == "" || c.Role == "" {
 		return 0, fmt.Errorf("record LLM call: call type and role are required")
 	}
@@ -139,6 +142,8 @@ type EnrichmentOutput struct {
 // output is valid when neither the call nor the output has an error; only
 // then are the parsed fields stored.
 func (r *Recorder) RecordEnrichment(ctx context.Context, c Call, out EnrichmentOutput) (int64, error) {
+	ctx, cancel := outliving(ctx)
+	defer cancel()
 	errText := errString(errors.Join(c.Err, out.Err))
 	var purpose, module, domain, concepts, api, notes, pt, ct any
 	if errText == nil {
@@ -208,9 +213,15 @@ func jsonArray(l []string) string {
 	return string(data)
 }
 
-// recordTimeout bounds the write of a call whose context has ended: the
-// call is recorded even when the command is being cancelled.
+// recordTimeout bounds the write of a call whose context has ended.
 const recordTimeout = 10 * time.Second
+
+// outliving returns a context for recording: it survives ctx's
+// cancellation, for up to recordTimeout, so a call is recorded even when
+// the command is being cancelled, a failed call included.
+func outliving(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+}
 
 // recorded is a Client whose calls are all recorded.
 type recorded struct {
@@ -240,10 +251,8 @@ func (w *recorded) Complete(ctx context.Context, req Request) (Response, error) 
 	if resp.Latency == 0 {
 		resp.Latency = time.Since(start)
 	}
-	// The write outlives a cancelled call: a failed call is recorded too.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	if _, rerr := w.rec.Record(wctx, Call{CallInfo: w.info, Model: w.model, Request: req, Response: resp, Err: err}); rerr != nil {
+	// Recorded even when ctx has ended (see inTx): a failed call too.
+	if _, rerr := w.rec.Record(ctx, Call{CallInfo: w.info, Model: w.model, Request: req, Response: resp, Err: err}); rerr != nil {
 		if err != nil {
 			return resp, errors.Join(err, fmt.Errorf("%w: %v", ErrNotRecorded, rerr))
 		}
@@ -286,11 +295,17 @@ func (g *Gateway) Client(ctx context.Context, info CallInfo) (Client, ModelConfi
 	if err != nil {
 		return nil, ModelConfig{}, err
 	}
+	SetLogger(c, g.Logger)
+	return g.Recorder.Wrap(c, m, info), m, nil
+}
+
+// SetLogger gives a provider client its diagnostics logger; clients of
+// other kinds (test fakes) are left as they are.
+func SetLogger(c Client, l *slog.Logger) {
 	switch p := c.(type) {
 	case *Ollama:
-		p.Logger = g.Logger
+		p.Logger = l
 	case *OpenAI:
-		p.Logger = g.Logger
+		p.Logger = l
 	}
-	return g.Recorder.Wrap(c, m, info), m, nil
 }

@@ -311,3 +311,53 @@ func TestPromptText(t *testing.T) {
 		t.Errorf("an assistant message: got %q", got)
 	}
 }
+
+// TestRecorderOutlivesCancellation: the recorder writes with a context
+// that was cancelled before the write, for both kinds of record (enrich
+// relies on it and passes its run's context as is).
+func TestRecorderOutlivesCancellation(t *testing.T) {
+	db := openRaw(t)
+	rec := NewRecorder(db)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m := ModelConfig{Model: "coder:3b", Role: RoleCoding}
+	if _, err := rec.Record(ctx, Call{CallInfo: CallInfo{Type: "plan", Role: RoleReasoning}, Model: m, Request: UserPrompt("", "x")}); err != nil {
+		t.Fatalf("Record with a cancelled context: %v", err)
+	}
+	call := Call{CallInfo: CallInfo{Type: CallEnrichment, Role: RoleReasoning}, Model: m, Request: UserPrompt("", "y")}
+	if _, err := rec.RecordEnrichment(ctx, call, EnrichmentOutput{FileID: 1, Path: "a.py", ContentHash: "h"}); err != nil {
+		t.Fatalf("RecordEnrichment with a cancelled context: %v", err)
+	}
+	for _, table := range []string{"llm_calls", "enrichment_outputs"} {
+		if n, err := countRows(db, table); err != nil || n != 1 {
+			t.Errorf("%s: got %d rows, %v; want 1", table, n, err)
+		}
+	}
+}
+
+// fixedLatency is a client that reports the latency it is given.
+type fixedLatency time.Duration
+
+func (f fixedLatency) Complete(ctx context.Context, req Request) (Response, error) {
+	if f == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	return Response{Text: "ok", Latency: time.Duration(f)}, nil
+}
+
+// TestRecordedLatency: a client's own latency is recorded as is; a client
+// that reports none gets the wall time of the call.
+func TestRecordedLatency(t *testing.T) {
+	db := openRaw(t)
+	rec := NewRecorder(db)
+	m := ModelConfig{Model: "coder:3b", Role: RoleCoding}
+	for _, c := range []Client{fixedLatency(1500 * time.Millisecond), fixedLatency(0)} {
+		if _, err := rec.Wrap(c, m, CallInfo{Type: "solve"}).Complete(context.Background(), UserPrompt("", "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := queryRows(t, db, `SELECT latency_ms FROM llm_calls ORDER BY id`)
+	if len(got) != 2 || got[0]["latency_ms"] != int64(1500) || got[1]["latency_ms"].(int64) < 2 {
+		t.Errorf("got %v, want 1500 then the measured >= 2 ms", got)
+	}
+}

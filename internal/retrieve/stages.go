@@ -293,7 +293,7 @@ Reply with JSON only: {"intent": "<one or two sentences>", "type": "bug|feature|
 // analyzeIntent is task analysis's LLM step (seed 001 §5.2): intent and
 // type, and names to add; it only adds to the deterministic extraction.
 func analyzeIntent(ctx context.Context, sc *StageContext) error {
-	reply, err := sc.Judge(ctx, "task_analysis", "", intentSystem, "Task:\n"+sc.Task.Text)
+	reply, err := sc.Judge(ctx, llm.CallTaskAnalysis, "", intentSystem, "Task:\n"+sc.Task.Text)
 	if err != nil {
 		return err
 	}
@@ -304,10 +304,10 @@ func analyzeIntent(ctx context.Context, sc *StageContext) error {
 		Files   []string `json:"files"`
 	}
 	if err := DecodeReply(reply, &v); err != nil {
-		return &ReplyError{CallType: "task_analysis", Raw: reply, Err: err}
+		return &ReplyError{CallType: llm.CallTaskAnalysis, Raw: reply, Err: err}
 	}
 	if strings.TrimSpace(v.Intent) == "" {
-		return &ReplyError{CallType: "task_analysis", Raw: reply, Err: fmt.Errorf("no intent")}
+		return &ReplyError{CallType: llm.CallTaskAnalysis, Raw: reply, Err: fmt.Errorf("no intent")}
 	}
 	sc.Task.Intent = strings.TrimSpace(v.Intent)
 	switch v.Type {
