@@ -64,7 +64,7 @@ func (w *writer) resolvePythonRefs(ctx context.Context, ch *changes) error {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, chunk := range chunks(ids, 500) {
+	for chunk := range slices.Chunk(ids, 500) {
 		args, marks := inArgs(chunk)
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM symbol_references WHERE caller_symbol_id IN
 			(SELECT id FROM symbols WHERE file_id IN (`+marks+`))`, args...); err != nil {
@@ -213,7 +213,7 @@ func (w *writer) affectedPythonFiles(ctx context.Context, ch *changes, byName ma
 	for _, id := range ch.pyContent {
 		out[id] = true
 	}
-	for _, chunk := range chunks(ch.content, 500) {
+	for chunk := range slices.Chunk(ch.content, 500) {
 		args, marks := inArgs(chunk)
 		if err := addRows(`SELECT DISTINCT d.source_file_id FROM dependencies d JOIN files f ON f.id = d.source_file_id
 			WHERE f.language = 'python' AND d.target_file_id IN (`+marks+`)`, args...); err != nil {
@@ -234,7 +234,7 @@ func (w *writer) affectedPythonFiles(ctx context.Context, ch *changes, byName ma
 		}
 	}
 	sort.Strings(names)
-	for _, chunk := range chunks(names, 500) {
+	for chunk := range slices.Chunk(names, 500) {
 		args, marks := inArgs(chunk)
 		if err := addRows(`SELECT DISTINCT r.file_id FROM name_refs r JOIN files f ON f.id = r.file_id
 			WHERE f.language = 'python' AND r.symbol_id IS NOT NULL AND r.name IN (`+marks+`)`, args...); err != nil {
@@ -300,18 +300,6 @@ func (w *writer) pythonRefs(ctx context.Context, marks string, args []any) ([]py
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-func chunks[T any](s []T, n int) [][]T {
-	var out [][]T
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if len(s) > 0 {
-		out = append(out, s)
-	}
-	return out
 }
 
 func inArgs[T any](vals []T) ([]any, string) {

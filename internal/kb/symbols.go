@@ -90,9 +90,9 @@ func (k *KnowledgeBase) SearchSymbolsByName(ctx context.Context, repoID int64, p
 }
 
 // escapeLike escapes the LIKE metacharacters of s for ESCAPE '\'.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
+func escapeLike(s string) string { return likeEscaper.Replace(s) }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // SymbolNeighbor is a symbol linked to another by a reference edge (seed
 // 001 §4.5 symbol_references, resolved for Python only in the MVP).
