@@ -129,7 +129,7 @@ func trimLines(s string) string {
 // ParsePlanMarkdown reads it back.
 func (p *Plan) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Plan: %s\n\n", firstLine(p.Task, 80))
+	fmt.Fprintf(&b, "# Plan: %s\n\n", FirstLine(p.Task, 80))
 	id := ""
 	if p.TaskID != "" {
 		id = " · task " + p.TaskID
@@ -356,8 +356,9 @@ func SavePlan(path string, p *Plan) (string, error) {
 	return jsonPath, nil
 }
 
-// firstLine is s's first line, cut to n bytes.
-func firstLine(s string, n int) string {
+// FirstLine is s's first line, trimmed and cut to at most n bytes on a
+// UTF-8 boundary, with "…" when cut.
+func FirstLine(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -175,4 +176,24 @@ func FuzzParsePlanMarkdown(f *testing.F) {
 			t.Fatalf("round trip (-first +again):\n%s\n%s", diff, p.Markdown())
 		}
 	})
+}
+
+func TestFirstLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  fix the pager\nmore text", 80, "fix the pager"},
+		{"abcdef", 3, "abc…"},
+		{"héllo", 2, "h…"}, // é is two bytes: no half of it
+		{"日本語のタスク", 7, "日本…"},
+		{"", 5, ""},
+	}
+	for _, tc := range tests {
+		got := FirstLine(tc.in, tc.n)
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("FirstLine(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
 }

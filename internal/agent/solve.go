@@ -197,7 +197,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			res.Success = true
 			break
 		}
-		s.progress("attempt %d/%d: %s: %s", n, s.MaxAttempts, a.Class, firstLine(note.summary, 160))
+		s.progress("attempt %d/%d: %s: %s", n, s.MaxAttempts, a.Class, FirstLine(note.summary, 160))
 		note.class = a.Class
 		notes = append(notes, note)
 		res.Class, res.Evidence = a.Class, a.Evidence
@@ -331,7 +331,7 @@ func describeNeed(r retrieve.RefinementRequest) string {
 		items []string
 	}{{"files", r.MissingFiles}, {"symbols", r.MissingSymbols}, {"tests", r.MissingTests}, {"errors", r.ErrorSignatures}} {
 		if len(l.items) > 0 {
-			parts = append(parts, l.name+": "+firstLine(strings.Join(l.items, ", "), 120))
+			parts = append(parts, l.name+": "+FirstLine(strings.Join(l.items, ", "), 120))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -177,7 +177,7 @@ func (r *execRun) begin(ctx context.Context, task string) error {
 	if err != nil {
 		return err
 	}
-	if err := l.Begin(ctx, r.taskID, fmt.Sprintf("cra %s: %s", r.mode, firstLine(task, 120)), clip(task, maxCriteria)); err != nil {
+	if err := l.Begin(ctx, r.taskID, fmt.Sprintf("cra %s: %s", r.mode, agent.FirstLine(task, 120)), clip(task, maxCriteria)); err != nil {
 		return fmt.Errorf("record the run in the world log: %w", err)
 	}
 	r.log, r.begun = l, true
@@ -233,9 +233,9 @@ func (r *execRun) fail(ctx context.Context, err error, need string) error {
 		}
 	}
 	if need == "" {
-		need = "fix the cause and run again: " + firstLine(err.Error(), 200)
+		need = "fix the cause and run again: " + agent.FirstLine(err.Error(), 200)
 	}
-	if lerr := r.end(ctx, false, fmt.Sprintf("cra %s stopped: %s", r.mode, firstLine(err.Error(), 200)), need); lerr != nil {
+	if lerr := r.end(ctx, false, fmt.Sprintf("cra %s stopped: %s", r.mode, agent.FirstLine(err.Error(), 200)), need); lerr != nil {
 		errs = append(errs, lerr)
 	}
 	return errors.Join(errs...)

@@ -219,19 +219,8 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 	if !opts.deterministic {
 		mode = "with the reasoning model"
 	}
-	fmt.Fprintf(d.out, "# Context for: %s\n\n", firstLine(opts.task, 100))
+	fmt.Fprintf(d.out, "# Context for: %s\n\n", agent.FirstLine(opts.task, 100))
 	fmt.Fprintf(d.out, "task %s · stages %s (%s) · %d files · %d of %d tokens\n", taskID, stageList, mode, len(res.Package.Files), res.Package.Tokens, res.Package.Budget)
 	fmt.Fprint(d.out, res.Package.Render())
 	return nil
-}
-
-func firstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }

@@ -218,7 +218,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	// From here a run that stops commits what it edited and handles its
 	// worktree as configured.
 	stopped := func(err error) error {
-		o, ferr := wt.Finish(context.WithoutCancel(ctx), false, keep, fmt.Sprintf("cra solve %s (stopped): %s\n\n%v\n", r.taskID, firstLine(task, 40), err))
+		o, ferr := wt.Finish(context.WithoutCancel(ctx), false, keep, fmt.Sprintf("cra solve %s (stopped): %s\n\n%v\n", r.taskID, agent.FirstLine(task, 40), err))
 		if ferr != nil {
 			err = errors.Join(err, ferr)
 		}
@@ -276,9 +276,9 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	// the session archived and removed (seed 001 §11.1), the run
 	// finalised, then its end logged.
 	var errs []error
-	message := fmt.Sprintf("cra solve %s: %s\n\n%s\n", r.taskID, firstLine(task, 60), strings.TrimSpace(task))
+	message := fmt.Sprintf("cra solve %s: %s\n\n%s\n", r.taskID, agent.FirstLine(task, 60), strings.TrimSpace(task))
 	if !result.Success {
-		message = fmt.Sprintf("cra solve %s (not solved: %s): %s\n\n%s\n", r.taskID, result.Class, firstLine(task, 40), strings.TrimSpace(task))
+		message = fmt.Sprintf("cra solve %s (not solved: %s): %s\n\n%s\n", r.taskID, result.Class, agent.FirstLine(task, 40), strings.TrimSpace(task))
 	}
 	outcome, err := wt.Finish(ctx, result.Success, keep, message)
 	if err != nil {
@@ -297,7 +297,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	}
 	summary, need := solveSummary(r, result, outcome)
 	if len(errs) > 0 {
-		need = "the run could not be recorded or cleaned up (" + firstLine(errors.Join(errs...).Error(), 200) + "): fix that and run again"
+		need = "the run could not be recorded or cleaned up (" + agent.FirstLine(errors.Join(errs...).Error(), 200) + "): fix that and run again"
 	}
 	if err := r.end(ctx, result.Success && len(errs) == 0, summary, need); err != nil {
 		errs = append(errs, err)
@@ -362,9 +362,9 @@ func solveSummary(r *execRun, res *agent.TaskResult, o agent.Outcome) (string, s
 	}
 	summary := fmt.Sprintf("not solved after %d attempt(s)%s: %s", n, refined, res.Class)
 	need := fmt.Sprintf("review the last attempt (%s: %s) on %s, then fix it by hand or run again with more attempts or a plan",
-		res.Class, firstLine(res.Evidence, 160), where)
+		res.Class, agent.FirstLine(res.Evidence, 160), where)
 	if len(res.Files) == 0 {
-		need = fmt.Sprintf("no edit applied (%s: %s); rephrase the task, add a plan, or check the model", res.Class, firstLine(res.Evidence, 160))
+		need = fmt.Sprintf("no edit applied (%s: %s); rephrase the task, add a plan, or check the model", res.Class, agent.FirstLine(res.Evidence, 160))
 	}
 	return summary, need
 }
