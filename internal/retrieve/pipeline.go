@@ -186,7 +186,7 @@ func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
 func (p *Pipeline) runStages(ctx context.Context, sc *StageContext, stages []Stage) error {
 	limit := p.Candidates
 	if limit <= 0 {
-		limit = 60
+		limit = defaultCandidates
 	}
 	var progress []map[string]string
 	outputs := map[string]any{}

@@ -230,3 +230,40 @@ func TestPipelinePlanFiles(t *testing.T) {
 		t.Errorf("package: got %s first, want the plan file", got)
 	}
 }
+
+func TestScopeKeepsEarlierRanking(t *testing.T) {
+	// With precision first, the pipeline ranks before it; scope then judges
+	// those candidates and does not rank again.
+	f := newFixture(t, shop...)
+	ctx := context.Background()
+	sc := &StageContext{Task: Analyze("`_pager_contextmanager` leaks"), Ranker: NewRanker(f.db, f.repoID), Excluded: map[string]string{}}
+	preset := []Candidate{{Path: "shop/fmt.py", Score: 1, Tier: TierSearch}}
+	sc.Candidates = preset
+	if err := (&ScopeStage{}).Run(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Candidates) != 1 || sc.Candidates[0].Path != "shop/fmt.py" {
+		t.Errorf("got %v, want the earlier candidates kept", paths(sc.Candidates))
+	}
+	// Without earlier candidates, scope ranks.
+	sc.Candidates = nil
+	if err := (&ScopeStage{}).Run(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Candidates) == 0 || sc.Candidates[0].Path != "shop/pager.py" {
+		t.Errorf("got %v, want shop/pager.py ranked first", paths(sc.Candidates))
+	}
+	// A whole pipeline in that order works end to end.
+	p, _ := newPipeline(t, f, nil)
+	stages, err := ParseStages("precision,scope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(ctx, "task-2", "Resolve the pager command once, in `_pager_contextmanager`", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Package.Files) == 0 || res.Package.Files[0].Path != "shop/pager.py" {
+		t.Errorf("package files: got %v, want shop/pager.py first", res.Package.Files)
+	}
+}

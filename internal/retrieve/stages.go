@@ -50,10 +50,14 @@ type ScopeStage struct {
 // Name implements Stage.
 func (s *ScopeStage) Name() string { return "scope" }
 
+// defaultCandidates is how many ranked files the stages consider when
+// neither the pipeline nor the scope stage says.
+const defaultCandidates = 60
+
 func (s *ScopeStage) rank(ctx context.Context, sc *StageContext) error {
 	limit := s.Limit
 	if limit <= 0 {
-		limit = 60
+		limit = defaultCandidates
 	}
 	cands, err := sc.Ranker.Rank(ctx, sc.Task, limit)
 	if err != nil {
@@ -65,8 +69,12 @@ func (s *ScopeStage) rank(ctx context.Context, sc *StageContext) error {
 
 // Run implements Stage.
 func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
-	if err := s.rank(ctx, sc); err != nil {
-		return err
+	// Candidates ranked for an earlier stage ("precision,scope") are the
+	// same ranking: scope judges them instead of ranking again.
+	if sc.Candidates == nil {
+		if err := s.rank(ctx, sc); err != nil {
+			return err
+		}
 	}
 	promoted, err := metadataPromoted(ctx, sc.Ranker)
 	if err != nil {
