@@ -436,15 +436,9 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 		byPath[f.path] = f
 		byID[f.id] = f
 	}
-	var only map[int64]bool
 	if full {
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM dependencies WHERE source_file_id IN (SELECT id FROM files WHERE repo_id = ?)`, w.repoID); err != nil {
 			return fmt.Errorf("reset dependencies: %w", err)
-		}
-	} else {
-		only = map[int64]bool{}
-		for _, id := range ch.content {
-			only[id] = true
 		}
 	}
 	read := func(rel string) ([]byte, error) {
@@ -454,49 +448,59 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 	for _, werr := range r.Warnings() {
 		res.Warnings = append(res.Warnings, Warning{"", "import resolution: " + werr.Error()})
 	}
-	rows, err := w.tx.QueryContext(ctx, `SELECT i.file_id, i.module, i.level, i.names, i.type_only, i.line FROM file_imports i
-		JOIN files f ON f.id = i.file_id WHERE f.repo_id = ? ORDER BY i.file_id, i.line`, w.repoID)
-	if err != nil {
-		return fmt.Errorf("read imports: %w", err)
-	}
 	kinds := map[edge]string{}
-	for rows.Next() {
-		var (
-			id       int64
-			im       lang.Import
-			names    string
-			typeOnly bool
-		)
-		if err := rows.Scan(&id, &im.Path, &im.Level, &names, &typeOnly, &im.Line); err != nil {
-			rows.Close()
+	resolve := func(where string, args ...any) error {
+		rows, err := w.tx.QueryContext(ctx, `SELECT i.file_id, i.module, i.level, i.names, i.type_only, i.line FROM file_imports i
+			JOIN files f ON f.id = i.file_id WHERE f.repo_id = ?`+where+` ORDER BY i.file_id, i.line`, append([]any{w.repoID}, args...)...)
+		if err != nil {
+			return fmt.Errorf("read imports: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				id       int64
+				im       lang.Import
+				names    string
+				typeOnly bool
+			)
+			if err := rows.Scan(&id, &im.Path, &im.Level, &names, &typeOnly, &im.Line); err != nil {
+				return err
+			}
+			if names != "" {
+				im.Names = strings.Split(names, ",")
+			}
+			im.TypeOnly = typeOnly
+			src := byID[id]
+			for _, target := range r.Resolve(src.path, lang.Language(src.lang), im) {
+				t, ok := byPath[target]
+				if !ok || t.id == id {
+					continue
+				}
+				k := "import"
+				if typeOnly {
+					k = "type_ref"
+				}
+				e := edge{id, t.id}
+				if prev, ok := kinds[e]; !ok || prev == "type_ref" {
+					kinds[e] = k
+				}
+			}
+		}
+		return rows.Err()
+	}
+	// A full run resolves every file's imports; an incremental one only
+	// those of the changed files, read by their IDs.
+	if full {
+		if err := resolve(""); err != nil {
 			return err
 		}
-		if only != nil && !only[id] {
-			continue
-		}
-		if names != "" {
-			im.Names = strings.Split(names, ",")
-		}
-		im.TypeOnly = typeOnly
-		src := byID[id]
-		for _, target := range r.Resolve(src.path, lang.Language(src.lang), im) {
-			t, ok := byPath[target]
-			if !ok || t.id == id {
-				continue
-			}
-			k := "import"
-			if typeOnly {
-				k = "type_ref"
-			}
-			e := edge{id, t.id}
-			if prev, ok := kinds[e]; !ok || prev == "type_ref" {
-				kinds[e] = k
+	} else {
+		for chunk := range slices.Chunk(ch.content, 500) {
+			args, marks := inArgs(chunk)
+			if err := resolve(" AND i.file_id IN ("+marks+")", args...); err != nil {
+				return err
 			}
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	edges := slices.SortedFunc(maps.Keys(kinds), func(x, y edge) int { return cmp.Or(cmp.Compare(x.src, y.src), cmp.Compare(x.dst, y.dst)) })
 	ins := w.batch("dependencies", "source_file_id", "target_file_id", "kind")
