@@ -137,16 +137,18 @@ func (k *KnowledgeBase) DependencyWalk(ctx context.Context, fileIDs []int64, dir
 		frontier = next
 	}
 
-	for _, n := range g.Nodes {
-		ds, err := queryAll(ctx, k.db, scanDependency, dependencySelect+`WHERE d.source_file_id = ?`, n.FileID)
+	// The edges among the nodes, in one query.
+	ids := make([]int64, len(g.Nodes))
+	for i, n := range g.Nodes {
+		ids[i] = n.FileID
+	}
+	if len(ids) > 0 {
+		marks, args := placeholders(ids)
+		edges, err := queryAll(ctx, k.db, scanDependency, dependencySelect+`WHERE d.source_file_id IN (`+marks+`) AND d.target_file_id IN (`+marks+`)`, append(args, args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("query dependency edges: %w", err)
 		}
-		for _, d := range ds {
-			if seen[d.TargetID] {
-				g.Edges = append(g.Edges, d)
-			}
-		}
+		g.Edges = edges
 	}
 	slices.SortFunc(g.Edges, func(a, b Dependency) int {
 		return cmp.Or(cmp.Compare(a.SourcePath, b.SourcePath), cmp.Compare(a.TargetPath, b.TargetPath), cmp.Compare(a.Kind, b.Kind))
