@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/cra-dev/cra/internal/kb"
 )
 
 // PromoteResult sums up a promotion.
@@ -24,28 +27,12 @@ type PromoteResult struct {
 // writers of the curated database.
 func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteResult, error) {
 	var res PromoteResult
-	type file struct {
-		id         int64
-		path, hash string
-	}
-	var files []file
-	// Empty files are never enriched: there is nothing to describe.
-	rows, err := curated.QueryContext(ctx, `SELECT id, path, content_hash FROM files WHERE repo_id = ? AND size_bytes > 0 ORDER BY path`, repoID)
+	all, err := kb.New(curated).Files(ctx, repoID, "")
 	if err != nil {
 		return res, fmt.Errorf("promote: list files: %w", err)
 	}
-	for rows.Next() {
-		var f file
-		if err := rows.Scan(&f.id, &f.path, &f.hash); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("promote: list files: %w", err)
-		}
-		files = append(files, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("promote: list files: %w", err)
-	}
+	// Empty files are never enriched: there is nothing to describe.
+	files := slices.DeleteFunc(all, func(f kb.File) bool { return f.SizeBytes == 0 })
 
 	tx, err := curated.BeginTx(ctx, nil)
 	if err != nil {
@@ -71,16 +58,16 @@ func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteRe
 	for _, f := range files {
 		var id int64
 		var purpose, module, domain, concepts, api, notes sql.NullString
-		err := newest.QueryRowContext(ctx, f.path, f.hash).Scan(&id, &purpose, &module, &domain, &concepts, &api, &notes)
+		err := newest.QueryRowContext(ctx, f.Path, f.ContentHash).Scan(&id, &purpose, &module, &domain, &concepts, &api, &notes)
 		if errors.Is(err, sql.ErrNoRows) {
 			res.Missing++
 			continue
 		}
 		if err != nil {
-			return res, fmt.Errorf("promote %s: %w", f.path, err)
+			return res, fmt.Errorf("promote %s: %w", f.Path, err)
 		}
-		if _, err := upsert.ExecContext(ctx, f.id, purpose, module, domain, concepts, api, notes); err != nil {
-			return res, fmt.Errorf("promote %s: %w", f.path, err)
+		if _, err := upsert.ExecContext(ctx, f.ID, purpose, module, domain, concepts, api, notes); err != nil {
+			return res, fmt.Errorf("promote %s: %w", f.Path, err)
 		}
 		promoted = append(promoted, id)
 	}
