@@ -76,8 +76,9 @@ func (b *Builder) startHistory(ctx context.Context, tx *sql.Tx, root string, rep
 
 // finishHistory waits for the commits and writes commits, file_commits and
 // co_changes.
-func (b *Builder) finishHistory(ctx context.Context, tx *sql.Tx, h *history, repoID int64, res *Result) error {
+func (b *Builder) finishHistory(ctx context.Context, w *writer, h *history, res *Result) error {
 	defer h.cancel()
+	tx, repoID := w.tx, w.repoID
 	select {
 	case <-h.done:
 	case <-ctx.Done():
@@ -93,7 +94,7 @@ func (b *Builder) finishHistory(ctx context.Context, tx *sql.Tx, h *history, rep
 		}
 	}
 	if len(h.commits) > 0 {
-		if err := b.storeCommits(ctx, tx, repoID, h.commits, res); err != nil {
+		if err := b.storeCommits(ctx, w, h.commits, res); err != nil {
 			return err
 		}
 	}
@@ -127,24 +128,16 @@ type pairCount struct {
 	lastHash string // newest commit of the pair: the first seen, as log runs newest first
 }
 
-func (b *Builder) storeCommits(ctx context.Context, tx *sql.Tx, repoID int64, commits []gitx.Commit, res *Result) error {
-	ids := map[string]int64{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, path FROM files WHERE repo_id = ?`, repoID)
+func (b *Builder) storeCommits(ctx context.Context, w *writer, commits []gitx.Commit, res *Result) error {
+	tx, repoID := w.tx, w.repoID
+	files, err := w.files(ctx)
 	if err != nil {
-		return fmt.Errorf("list files: %w", err)
+		return err
 	}
-	for rows.Next() {
-		var (
-			id int64
-			p  string
-		)
-		if err := rows.Scan(&id, &p); err != nil {
-			rows.Close()
-			return err
-		}
-		ids[p] = id
+	ids := make(map[string]int64, len(files))
+	for _, f := range files {
+		ids[f.path] = f.id
 	}
-	rows.Close()
 	insCommit, err := tx.PrepareContext(ctx, `INSERT INTO commits(repo_id, hash, author, message, timestamp, files_changed, insertions, deletions)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(repo_id, hash) DO NOTHING RETURNING id`)
 	if err != nil {

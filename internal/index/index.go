@@ -237,6 +237,7 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	// Git history is read concurrently with parsing; it is written once
 	// the files it refers to have their rows.
 	hist := b.startHistory(ctx, tx, root, repoID, isGit)
+	defer hist.cancel() // stops the reading on any early return
 
 	for _, s := range skips {
 		res.Skipped[s.Reason]++
@@ -246,24 +247,21 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	w := newWriter(tx, repoID)
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
-		hist.cancel()
 		return err
 	}
 	res.Phases.Parse = time.Since(t)
 
 	t = time.Now()
 	if err := w.resolveDependencies(ctx, root, ch, res); err != nil {
-		hist.cancel()
 		return err
 	}
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
-		hist.cancel()
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)
 
 	t = time.Now()
-	if err := b.finishHistory(ctx, tx, hist, repoID, res); err != nil {
+	if err := b.finishHistory(ctx, w, hist, res); err != nil {
 		return err
 	}
 	res.Phases.Git = time.Since(t)
