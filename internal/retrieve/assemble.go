@@ -85,6 +85,10 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	if len(cands) > 0 {
 		topScore = cands[0].Score
 	}
+	symsOf, err := a.symbols(ctx, cands)
+	if err != nil {
+		return nil, err
+	}
 	var pieces []piece
 	for fi, c := range cands {
 		pkg.Files = append(pkg.Files, PackageFile{Path: c.Path, Tier: c.Tier, Score: c.Score, Reasons: c.Reasons})
@@ -94,10 +98,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 			continue
 		}
 		lines := strings.SplitAfter(string(data), "\n")
-		syms, err := a.symbols(ctx, c.FileID)
-		if err != nil {
-			return nil, err
-		}
+		syms := symsOf[c.FileID]
 		rel := 1.0
 		if topScore > 0 {
 			rel = c.Score / topScore
@@ -209,20 +210,30 @@ func replaces(it, h Item) bool {
 	return false
 }
 
-func (a *Assembler) symbols(ctx context.Context, fileID int64) ([]symbolRow, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
-		FROM symbols WHERE file_id = ? ORDER BY start_line, id`, fileID)
+// symbols returns the definitions of the candidates' files, by file ID,
+// in line order: one query for the package.
+func (a *Assembler) symbols(ctx context.Context, cands []Candidate) (map[int64][]symbolRow, error) {
+	out := map[int64][]symbolRow{}
+	if len(cands) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(cands))
+	for i, c := range cands {
+		args[i] = c.FileID
+	}
+	rows, err := a.db.QueryContext(ctx, `SELECT file_id, id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
+		FROM symbols WHERE file_id IN (`+placeholders(len(args))+`) ORDER BY file_id, start_line, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("assemble: symbols: %w", err)
 	}
 	defer rows.Close()
-	var out []symbolRow
 	for rows.Next() {
+		var fileID int64
 		var s symbolRow
-		if err := rows.Scan(&s.id, &s.name, &s.kind, &s.signature, &s.start, &s.end, &s.parent); err != nil {
+		if err := rows.Scan(&fileID, &s.id, &s.name, &s.kind, &s.signature, &s.start, &s.end, &s.parent); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out[fileID] = append(out[fileID], s)
 	}
 	return out, rows.Err()
 }
