@@ -131,8 +131,10 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 // summaryLine is the one line a run prints.
 func summaryLine(r *index.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "indexed %d files in %s: %d parsed (%d added, %d changed), %d deleted, %d unchanged",
-		r.Indexed, r.Duration.Round(time.Millisecond), r.Parsed, r.Added, r.Changed, r.Deleted, r.Unchanged)
+	// Added, changed and unchanged add up to the files indexed; parsed is
+	// the share of the added and changed that is in a parsed language.
+	fmt.Fprintf(&b, "indexed %d files in %s: %d added, %d changed, %d deleted, %d unchanged (%d parsed)",
+		r.Indexed, r.Duration.Round(time.Millisecond), r.Added, r.Changed, r.Deleted, r.Unchanged, r.Parsed)
 	if n := len(r.SkipList); n > 0 {
 		reasons := make([]string, 0, len(r.Skipped))
 		for k, v := range r.Skipped {
