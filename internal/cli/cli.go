@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,7 +36,10 @@ type deps struct {
 }
 
 // usageError marks an error in the command line itself.
-type usageError struct{ err error }
+type usageError struct {
+	err error
+	cmd string // the command path whose help to point at; "" for the root's
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
@@ -75,8 +79,13 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "cra: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "Run 'cra --help' for usage.")
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra reports a mistyped subcommand of the root as a plain error.
+		cmd := ue.cmd
+		if cmd == "" {
+			cmd = "cra"
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd)
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {
@@ -109,7 +118,7 @@ Start with:
 		SilenceUsage:  true,
 		Version:       version,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
 	root.AddCommand(
 		newInitCmd(d, nil),
 	)
@@ -123,15 +132,25 @@ Start with:
 // version is set at build time with -ldflags "-X github.com/cra-dev/cra/internal/cli.version=…".
 var version = "dev"
 
-// wrapArgs makes argument-count errors usage errors, recursively.
+// wrapArgs makes argument-count errors usage errors, recursively, and
+// says what the arguments are: a task of several words given unquoted is
+// the common slip.
 func wrapArgs(c *cobra.Command) {
 	if c.Args != nil {
 		check := c.Args
 		c.Args = func(cmd *cobra.Command, args []string) error {
-			if err := check(cmd, args); err != nil {
-				return usageError{err}
+			err := check(cmd, args)
+			if err == nil {
+				return nil
 			}
-			return nil
+			use := cmd.CommandPath() + strings.TrimPrefix(cmd.Use, cmd.Name())
+			switch {
+			case strings.HasSuffix(cmd.Use, " <task>") && len(args) > 1:
+				err = fmt.Errorf("%w: quote the task as one argument: %s %q", err, cmd.CommandPath(), strings.Join(args, " "))
+			case strings.Contains(cmd.Use, "<"):
+				err = fmt.Errorf("%w: usage: %s", err, use)
+			}
+			return usageError{err: err, cmd: cmd.CommandPath()}
 		}
 	}
 	for _, sub := range c.Commands() {

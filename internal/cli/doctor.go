@@ -114,7 +114,7 @@ func (dr *doctor) skip(name, detail string) {
 
 func doctorRun(ctx context.Context, d *deps, opts *doctorOptions) error {
 	if opts.timeout <= 0 {
-		return usageError{errors.New("--timeout must be > 0")}
+		return usageError{err: errors.New("--timeout must be > 0")}
 	}
 	root, err := findRepo(opts.repo)
 	if err != nil {

@@ -85,7 +85,7 @@ type enrichReport struct {
 
 func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	if opts.concurrency < 1 || opts.concurrency > maxEnrichConcurrency {
-		return usageError{fmt.Errorf("--concurrency must be between 1 and %d", maxEnrichConcurrency)}
+		return usageError{err: fmt.Errorf("--concurrency must be between 1 and %d", maxEnrichConcurrency)}
 	}
 	root, err := repoDir(opts.repo)
 	if err != nil {

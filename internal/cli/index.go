@@ -95,13 +95,13 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	b.ApplyConfig(cfg)
 	if opts.historyDepth != nil {
 		if *opts.historyDepth < 0 {
-			return usageError{fmt.Errorf("--history-depth must be >= 0")}
+			return usageError{err: fmt.Errorf("--history-depth must be >= 0")}
 		}
 		b.HistoryDepth = *opts.historyDepth
 	}
 	if opts.maxCommitFiles != nil {
 		if *opts.maxCommitFiles < 2 {
-			return usageError{fmt.Errorf("--max-commit-files must be >= 2")}
+			return usageError{err: fmt.Errorf("--max-commit-files must be >= 2")}
 		}
 		b.MaxCommitFiles = *opts.maxCommitFiles
 	}

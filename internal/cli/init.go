@@ -116,11 +116,11 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 		return err
 	}
 	if missing := missingModelFlags(cfg); len(missing) > 0 {
-		return usageError{fmt.Errorf("missing required values: %s (the model server and the two model tags; pass the flags, or run 'cra init' on a terminal to be asked)",
+		return usageError{err: fmt.Errorf("missing required values: %s (the model server and the two model tags; pass the flags, or run 'cra init' on a terminal to be asked)",
 			strings.Join(missing, ", "))}
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	if _, err := config.EnsureStateDir(repo); err != nil {
 		return err
@@ -167,14 +167,14 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 	if o.baseURL != "" {
 		u, err := url.Parse(o.baseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usageError{fmt.Errorf("--base-url %q is not an http(s) URL: pass e.g. http://localhost:11434", o.baseURL)}
+			return nil, usageError{err: fmt.Errorf("--base-url %q is not an http(s) URL: pass e.g. http://localhost:11434", o.baseURL)}
 		}
 		models().BaseURL = strings.TrimRight(o.baseURL, "/")
 		set = append(set, "models.base_url")
 	}
 	if o.provider != "" {
 		if o.provider != config.ProviderOllama && o.provider != config.ProviderOpenAI {
-			return nil, usageError{fmt.Errorf("--provider %q: use ollama or openai", o.provider)}
+			return nil, usageError{err: fmt.Errorf("--provider %q: use ollama or openai", o.provider)}
 		}
 		models().Provider = o.provider
 		set = append(set, "models.provider")
@@ -224,7 +224,7 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 		for i, n := range names {
 			names[i] = strings.TrimSpace(n)
 			if !stageNamePattern.MatchString(names[i]) {
-				return nil, usageError{fmt.Errorf("--stages %q: %q is not a stage name (comma-separated names like scope,precision)", o.stages, names[i])}
+				return nil, usageError{err: fmt.Errorf("--stages %q: %q is not a stage name (comma-separated names like scope,precision)", o.stages, names[i])}
 			}
 		}
 		cfg.Stages = &config.Stages{Default: strings.Join(names, ",")}

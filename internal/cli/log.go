@@ -41,6 +41,8 @@ An agent moves start → active → finish → verified | retry | failed;
 start and retry may also go to failed, active to retry, retry to active,
 and failed to retry only after an [event:user] for it. cra refuses any other
 step and names the agent's current status.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(
 		newLogEventCmd(d, nil),
@@ -96,7 +98,7 @@ func logSyncPolicy(d *deps, repoFlag, flag string) (world.SyncPolicy, error) {
 	if flag != "" {
 		p, err := world.ParseSyncPolicy(flag)
 		if err != nil {
-			return 0, usageError{err}
+			return 0, usageError{err: err}
 		}
 		return p, nil
 	}
@@ -252,10 +254,10 @@ agent's retry. OUTPUT "-" reads the output from standard input.`,
 func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
 	src := world.Source(opts.source)
 	if !src.Known() {
-		return usageError{fmt.Errorf("unknown event source %q: use one of %s", opts.source, logSourceNames())}
+		return usageError{err: fmt.Errorf("unknown event source %q: use one of %s", opts.source, logSourceNames())}
 	}
 	if opts.id == "" {
-		return usageError{errors.New("empty identifier: name what the event is about")}
+		return usageError{err: errors.New("empty identifier: name what the event is about")}
 	}
 	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
@@ -331,10 +333,10 @@ from standard input.`,
 func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	status := world.Status(opts.status)
 	if !status.Valid() {
-		return usageError{fmt.Errorf("unknown agent status %q: use one of %s", opts.status, logStatusNames())}
+		return usageError{err: fmt.Errorf("unknown agent status %q: use one of %s", opts.status, logStatusNames())}
 	}
 	if opts.id == "" {
-		return usageError{errors.New("empty session id")}
+		return usageError{err: errors.New("empty session id")}
 	}
 	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
@@ -382,7 +384,7 @@ Nothing new prints nothing.`,
 
 func logCheckRun(ctx context.Context, d *deps, opts *logCheckOptions) error {
 	if err := world.CheckMarkerName(opts.marker); err != nil {
-		return usageError{err}
+		return usageError{err: err}
 	}
 	l, name, err := openWorldLog(d, opts.repo, false)
 	if err != nil {
@@ -431,11 +433,11 @@ func (ff *logFilterFlags) filter(now time.Time) (world.Filter, error) {
 	case "", world.KindEvent, world.KindAgent:
 		f.Kind = world.Kind(ff.kind)
 	default:
-		return f, usageError{fmt.Errorf("--kind %q: use event or agent", ff.kind)}
+		return f, usageError{err: fmt.Errorf("--kind %q: use event or agent", ff.kind)}
 	}
 	for _, s := range ff.statuses {
 		if !world.Status(s).Valid() {
-			return f, usageError{fmt.Errorf("--status %q: use one of %s", s, logStatusNames())}
+			return f, usageError{err: fmt.Errorf("--status %q: use one of %s", s, logStatusNames())}
 		}
 		f.Statuses = append(f.Statuses, world.Status(s))
 	}
@@ -468,7 +470,7 @@ func logParseWhen(flag, s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, usageError{fmt.Errorf("%s %q: use RFC 3339 (2025-01-02T15:04:05Z), a date (2025-01-02) or a duration ago (90m)", flag, s)}
+	return time.Time{}, usageError{err: fmt.Errorf("%s %q: use RFC 3339 (2025-01-02T15:04:05Z), a date (2025-01-02) or a duration ago (90m)", flag, s)}
 }
 
 // logQueryOptions are the inputs of 'cra log query'.
@@ -524,13 +526,13 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	}
 	agentView := opts.current || opts.limbo > 0
 	if opts.current && opts.limbo > 0 {
-		return usageError{errors.New("--current and --limbo are two views: give one")}
+		return usageError{err: errors.New("--current and --limbo are two views: give one")}
 	}
 	if opts.limbo < 0 {
-		return usageError{fmt.Errorf("--limbo %v: give a positive duration", opts.limbo)}
+		return usageError{err: fmt.Errorf("--limbo %v: give a positive duration", opts.limbo)}
 	}
 	if agentView && (filter.Kind != "" || len(filter.Sources) > 0 || !filter.Since.IsZero() || !filter.Until.IsZero() || filter.Text != "") {
-		return usageError{errors.New("--current and --limbo take only --status and --id")}
+		return usageError{err: errors.New("--current and --limbo take only --status and --id")}
 	}
 	l, name, err := openWorldLog(d, opts.repo, false)
 	if err != nil {
@@ -671,7 +673,7 @@ ones until interrupted. Following goes on across 'cra log compact'.`,
 
 func logTailRun(ctx context.Context, d *deps, opts *logTailOptions) error {
 	if opts.lines < 0 {
-		return usageError{fmt.Errorf("-n %d: give a count >= 0", opts.lines)}
+		return usageError{err: fmt.Errorf("-n %d: give a count >= 0", opts.lines)}
 	}
 	filter, err := opts.filter(d.now())
 	if err != nil {

@@ -307,14 +307,14 @@ func (r *execRun) client(ctx context.Context, info llm.CallInfo) (llm.Client, ll
 	}
 	reply := min(m.MaxTokens, r.budget.ReservedTokens/2)
 	if reply <= 0 {
-		return nil, m, 0, usageError{fmt.Errorf("--reserved-tokens %d leaves no room for the model's reply: reserve at least the reply's tokens and the prompt around the context", r.budget.ReservedTokens)}
+		return nil, m, 0, usageError{err: fmt.Errorf("--reserved-tokens %d leaves no room for the model's reply: reserve at least the reply's tokens and the prompt around the context", r.budget.ReservedTokens)}
 	}
 	return c, m, reply, nil
 }
 
 func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if strings.TrimSpace(opts.task) == "" {
-		return usageError{retrieve.ErrEmptyTask}
+		return usageError{err: retrieve.ErrEmptyTask}
 	}
 	r, err := openExec(ctx, d, "plan", opts.repo, opts.stages, opts.budget, opts.taskID)
 	if err != nil {
@@ -328,7 +328,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if out == "" {
 		out = filepath.Join(r.stateDir, "plans", r.taskID+".md")
 	} else if strings.EqualFold(filepath.Ext(out), ".json") {
-		return usageError{fmt.Errorf("--output %s: name the Markdown file; its JSON goes beside it", out)}
+		return usageError{err: fmt.Errorf("--output %s: name the Markdown file; its JSON goes beside it", out)}
 	} else if out, err = filepath.Abs(out); err != nil {
 		return err
 	}

@@ -312,10 +312,10 @@ func queryFilesRun(ctx context.Context, d *deps, opts *queryFilesOptions) error 
 
 func querySymbolsRun(ctx context.Context, d *deps, opts *querySymbolsOptions) error {
 	if opts.kind != "" && !slices.Contains(symbolKinds, opts.kind) {
-		return usageError{fmt.Errorf("--kind %q: want one of %s", opts.kind, strings.Join(symbolKinds, ", "))}
+		return usageError{err: fmt.Errorf("--kind %q: want one of %s", opts.kind, strings.Join(symbolKinds, ", "))}
 	}
 	if opts.limit < 1 {
-		return usageError{errors.New("--limit must be >= 1")}
+		return usageError{err: errors.New("--limit must be >= 1")}
 	}
 	ix, err := openQueryIndex(ctx, opts.repo)
 	if err != nil {
@@ -353,10 +353,10 @@ func queryDepsRun(ctx context.Context, d *deps, opts *queryDepsOptions) error {
 	switch opts.direction {
 	case kb.Imports, kb.ImportedBy, kb.Both:
 	default:
-		return usageError{fmt.Errorf("--direction %q: want imports, imported_by or both", opts.direction)}
+		return usageError{err: fmt.Errorf("--direction %q: want imports, imported_by or both", opts.direction)}
 	}
 	if opts.depth < 1 {
-		return usageError{errors.New("--depth must be >= 1")}
+		return usageError{err: errors.New("--depth must be >= 1")}
 	}
 	ix, err := openQueryIndex(ctx, opts.repo)
 	if err != nil {
@@ -439,7 +439,7 @@ func depWalkRows(direction string, g *kb.DependencyGraph) [][]string {
 
 func queryCoChangeRun(ctx context.Context, d *deps, opts *queryCoChangeOptions) error {
 	if opts.minCount < 1 {
-		return usageError{errors.New("--min-count must be >= 1")}
+		return usageError{err: errors.New("--min-count must be >= 1")}
 	}
 	ix, err := openQueryIndex(ctx, opts.repo)
 	if err != nil {

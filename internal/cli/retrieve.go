@@ -51,7 +51,7 @@ func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
 	pair := b.contextWindow != nil || b.reservedTokens != nil
 	switch {
 	case b.budgetConfig != "" && pair:
-		return out, usageError{errors.New("--budget-config and --context-window/--reserved-tokens are mutually exclusive: pass one or the other")}
+		return out, usageError{err: errors.New("--budget-config and --context-window/--reserved-tokens are mutually exclusive: pass one or the other")}
 	case b.budgetConfig != "":
 		var file struct {
 			ContextWindow  *int `toml:"context_window"`
@@ -59,29 +59,29 @@ func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
 		}
 		md, err := toml.DecodeFile(b.budgetConfig, &file)
 		if err != nil {
-			return out, usageError{fmt.Errorf("--budget-config %s: %w", b.budgetConfig, err)}
+			return out, usageError{err: fmt.Errorf("--budget-config %s: %w", b.budgetConfig, err)}
 		}
 		if u := md.Undecoded(); len(u) > 0 {
-			return out, usageError{fmt.Errorf("--budget-config %s: unknown key %s (only context_window and reserved_tokens)", b.budgetConfig, u[0])}
+			return out, usageError{err: fmt.Errorf("--budget-config %s: unknown key %s (only context_window and reserved_tokens)", b.budgetConfig, u[0])}
 		}
 		if file.ContextWindow == nil || file.ReservedTokens == nil {
-			return out, usageError{fmt.Errorf("--budget-config %s: needs both context_window and reserved_tokens", b.budgetConfig)}
+			return out, usageError{err: fmt.Errorf("--budget-config %s: needs both context_window and reserved_tokens", b.budgetConfig)}
 		}
 		out.ContextWindow, out.ReservedTokens = *file.ContextWindow, *file.ReservedTokens
 	case pair:
 		if b.contextWindow == nil || b.reservedTokens == nil {
-			return out, usageError{errors.New("--context-window and --reserved-tokens go together: pass both")}
+			return out, usageError{err: errors.New("--context-window and --reserved-tokens go together: pass both")}
 		}
 		out.ContextWindow, out.ReservedTokens = *b.contextWindow, *b.reservedTokens
 	default:
 		if cfg == nil || cfg.Budget == nil || cfg.Budget.ContextWindow == nil || cfg.Budget.ReservedTokens == nil {
-			return out, usageError{errors.New("missing budget: pass --context-window N --reserved-tokens N or --budget-config FILE, " +
+			return out, usageError{err: errors.New("missing budget: pass --context-window N --reserved-tokens N or --budget-config FILE, " +
 				"or store them with 'cra init --context-window N --reserved-tokens N'")}
 		}
 		out.ContextWindow, out.ReservedTokens = *cfg.Budget.ContextWindow, *cfg.Budget.ReservedTokens
 	}
 	if err := out.Validate(); err != nil {
-		return out, usageError{fmt.Errorf("invalid budget: %w", err)}
+		return out, usageError{err: fmt.Errorf("invalid budget: %w", err)}
 	}
 	return out, nil
 }
@@ -93,11 +93,11 @@ func resolveStages(flag string, cfg *config.Config) ([]retrieve.Stage, string, e
 		list = cfg.Stages.Default
 	}
 	if list == "" {
-		return nil, "", usageError{errors.New("missing --stages: pass --stages scope,precision, or store a default with 'cra init --stages scope,precision'")}
+		return nil, "", usageError{err: errors.New("missing --stages: pass --stages scope,precision, or store a default with 'cra init --stages scope,precision'")}
 	}
 	stages, err := retrieve.ParseStages(list)
 	if err != nil {
-		return nil, "", usageError{err}
+		return nil, "", usageError{err: err}
 	}
 	return stages, list, nil
 }
@@ -168,7 +168,7 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 	}
 	defer r.close()
 	if strings.TrimSpace(opts.task) == "" {
-		return usageError{retrieve.ErrEmptyTask}
+		return usageError{err: retrieve.ErrEmptyTask}
 	}
 	// Preflight (seed 001 §14): [models] only when a model is called.
 	if err := r.openStores(ctx, !opts.deterministic); err != nil {

@@ -105,7 +105,7 @@ func resolveSolveBounds(opts *solveOptions, cfg *config.Config) (attempts, loops
 	case s.MaxAttempts != nil:
 		attempts = *s.MaxAttempts
 	default:
-		return 0, 0, usageError{errors.New("missing --max-attempts: pass --max-attempts N, or store it with 'cra init --max-attempts N'")}
+		return 0, 0, usageError{err: errors.New("missing --max-attempts: pass --max-attempts N, or store it with 'cra init --max-attempts N'")}
 	}
 	switch {
 	case opts.maxRefinementLoops != nil:
@@ -113,13 +113,13 @@ func resolveSolveBounds(opts *solveOptions, cfg *config.Config) (attempts, loops
 	case s.MaxRefinementLoops != nil:
 		loops = *s.MaxRefinementLoops
 	default:
-		return 0, 0, usageError{errors.New("missing --max-refinement-loops: pass --max-refinement-loops N, or store it with 'cra init --max-refinement-loops N'")}
+		return 0, 0, usageError{err: errors.New("missing --max-refinement-loops: pass --max-refinement-loops N, or store it with 'cra init --max-refinement-loops N'")}
 	}
 	if attempts < 1 {
-		return 0, 0, usageError{fmt.Errorf("--max-attempts must be >= 1, got %d", attempts)}
+		return 0, 0, usageError{err: fmt.Errorf("--max-attempts must be >= 1, got %d", attempts)}
 	}
 	if loops < 0 {
-		return 0, 0, usageError{fmt.Errorf("--max-refinement-loops must be >= 0, got %d", loops)}
+		return 0, 0, usageError{err: fmt.Errorf("--max-refinement-loops must be >= 0, got %d", loops)}
 	}
 	return attempts, loops, nil
 }
@@ -132,7 +132,7 @@ func resolveKeep(flag string, cfg *config.Config) (string, error) {
 		case config.KeepAlways, config.KeepOnFailure, config.KeepNever:
 			return flag, nil
 		}
-		return "", usageError{fmt.Errorf("--keep-worktree %q: use always, on_failure or never", flag)}
+		return "", usageError{err: fmt.Errorf("--keep-worktree %q: use always, on_failure or never", flag)}
 	case cfg != nil && cfg.Solve != nil && cfg.Solve.KeepWorktree != "":
 		return cfg.Solve.KeepWorktree, nil
 	}
@@ -175,7 +175,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		task = plan.Task
 	}
 	if strings.TrimSpace(task) == "" {
-		return usageError{errors.New("no task: pass the task, or --plan FILE with a plan of one")}
+		return usageError{err: errors.New("no task: pass the task, or --plan FILE with a plan of one")}
 	}
 	r, err := openExec(ctx, d, "solve", opts.repo, opts.stages, opts.budget, opts.taskID)
 	if err != nil {
