@@ -65,7 +65,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	var ue usageError
+	if errors.As(err, &ue) && ue.cmd == "" && cmd != nil {
+		ue.cmd = cmd.CommandPath() // point at the help of the command that refused
+		err = ue
+	}
 	return exitCode(err, stderr)
 }
 

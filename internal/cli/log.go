@@ -427,8 +427,16 @@ func addLogFilterFlags(cmd *cobra.Command, ff *logFilterFlags) {
 	f.StringVar(&ff.text, "text", "", "lines containing this text, as written (escaped), like grep")
 }
 
-func (ff *logFilterFlags) filter(now time.Time) (world.Filter, error) {
+// filter reads the flags. A source this cra does not write is queried
+// anyway, since readers accept newer logs' sources, but warned of on w:
+// it is more often a typo.
+func (ff *logFilterFlags) filter(now time.Time, w io.Writer) (world.Filter, error) {
 	var f world.Filter
+	for _, s := range ff.sources {
+		if !world.Source(s).Known() {
+			fmt.Fprintf(w, "warning: --source %q: cra writes no such source (it writes %s); only lines of a newer cra can match\n", s, logSourceNames())
+		}
+	}
 	switch world.Kind(ff.kind) {
 	case "", world.KindEvent, world.KindAgent:
 		f.Kind = world.Kind(ff.kind)
@@ -452,6 +460,10 @@ func (ff *logFilterFlags) filter(now time.Time) (world.Filter, error) {
 	if f.Until, err = logParseWhen("--until", ff.until, now); err != nil {
 		return f, err
 	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return f, usageError{err: fmt.Errorf("--since %s is not before --until %s: nothing can match; a duration counts back from now, so the longer one goes in --since",
+			f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))}
+	}
 	f.Text = ff.text
 	return f, nil
 }
@@ -462,6 +474,9 @@ func logParseWhen(flag, s string, now time.Time) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if dur, err := time.ParseDuration(s); err == nil {
+		if dur < 0 {
+			return time.Time{}, usageError{err: fmt.Errorf("%s %q: a duration counts back from now and cannot be negative: write %s", flag, s, strings.TrimPrefix(s, "-"))}
+		}
 		return now.Add(-dur), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -520,7 +535,7 @@ and only the log written since; --status and --id narrow them.`,
 
 func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	now := d.now()
-	filter, err := opts.filter(now)
+	filter, err := opts.filter(now, d.errOut)
 	if err != nil {
 		return err
 	}
@@ -675,7 +690,7 @@ func logTailRun(ctx context.Context, d *deps, opts *logTailOptions) error {
 	if opts.lines < 0 {
 		return usageError{err: fmt.Errorf("-n %d: give a count >= 0", opts.lines)}
 	}
-	filter, err := opts.filter(d.now())
+	filter, err := opts.filter(d.now(), d.errOut)
 	if err != nil {
 		return err
 	}
