@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -191,7 +192,7 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 	cfg, err := config.Load(root)
 	switch {
 	case err != nil:
-		dr.fail(true, "config", err.Error(), "fix "+name+" or re-run 'cra init'")
+		dr.fail(true, "config", err.Error(), "fix "+name+" (a bad value can also be replaced with 'cra init --FLAG VALUE')")
 		return nil
 	case cfg == nil:
 		dr.fail(true, "config", "no "+name, "run 'cra init --coding MODEL --reasoning MODEL --base-url URL'")
@@ -200,6 +201,11 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 	dr.ok("config", name+" parses")
 	if len(cfg.Unknown) > 0 {
 		dr.fail(false, "config keys", "unknown keys, ignored: "+strings.Join(cfg.Unknown, ", "), "correct or remove them in "+name)
+	}
+	if cfg.Stages != nil && cfg.Stages.Default != "" {
+		if _, err := retrieve.ParseStages(cfg.Stages.Default); err != nil {
+			dr.fail(true, "config stages", "[stages] default: "+err.Error(), "run 'cra init --stages scope,precision'")
+		}
 	}
 	return cfg
 }

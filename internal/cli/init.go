@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 // initOptions are the inputs of 'cra init'. A nil pointer or empty string is
@@ -91,21 +91,59 @@ A new config needs the models: --coding, --reasoning and --base-url.`,
 	return cmd
 }
 
-var stageNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// checkInitFlags refuses a bad flag value by the flag's name, before the
+// config file is judged.
+func checkInitFlags(o *initOptions) error {
+	ints := []struct {
+		flag string
+		v    *int
+		min  int
+	}{
+		{"--context-window", o.contextWindow, 1},
+		{"--reserved-tokens", o.reservedTokens, 0},
+		{"--coding-context-window", o.codingWindow, 1},
+		{"--reasoning-context-window", o.reasoningWindow, 1},
+		{"--max-attempts", o.maxAttempts, 1},
+		{"--max-refinement-loops", o.maxRefinementLoops, 0},
+	}
+	for _, f := range ints {
+		if f.v != nil && *f.v < f.min {
+			return usageError{err: fmt.Errorf("%s %d: must be at least %d", f.flag, *f.v, f.min)}
+		}
+	}
+	if o.contextWindow != nil && o.reservedTokens != nil && *o.reservedTokens >= *o.contextWindow {
+		return usageError{err: fmt.Errorf("--reserved-tokens %d leaves nothing of --context-window %d: reserve less", *o.reservedTokens, *o.contextWindow)}
+	}
+	if o.stages != "" {
+		if _, err := retrieve.ParseStages(o.stages); err != nil {
+			return usageError{err: fmt.Errorf("--stages %q: %w", o.stages, err)}
+		}
+	}
+	return nil
+}
 
 func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	repo, err := repoDir(opts.repo)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(d, repo)
+	// Unchecked: a bad value in the file is what these flags may be here
+	// to replace. The result is validated before it is written.
+	cfg, old, err := config.LoadUnchecked(repo)
 	if err != nil {
+		return err
+	}
+	if cfg != nil && len(cfg.Unknown) > 0 {
+		fmt.Fprintf(d.errOut, "warning: %s has unknown keys, ignored: %s\n", config.Path(repo), strings.Join(cfg.Unknown, ", "))
+	}
+	if err := checkInitFlags(opts); err != nil {
 		return err
 	}
 	existed := cfg != nil
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
+	fileErr := cfg.Validate()
 	if d.terminal {
 		if err := askMissing(d, cfg, opts); err != nil {
 			return err
@@ -120,10 +158,22 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 			strings.Join(missing, ", "))}
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{err: err}
+		if fileErr == nil {
+			// The file was fine: the values given clash with it.
+			return usageError{err: fmt.Errorf("the values given clash with %s: %w", relPath(repo, config.Path(repo)), err)}
+		}
+		return fmt.Errorf("%w (edit %s, or pass the flag that sets the value, e.g. 'cra init --context-window 32768')", err, relPath(repo, config.Path(repo)))
 	}
 	if _, err := config.EnsureStateDir(repo); err != nil {
 		return err
+	}
+	if existed && len(set) > 0 && cfg.Lossy(old) {
+		// Encoding drops comments and unknown keys: keep what was written.
+		bak := config.Path(repo) + ".bak"
+		if err := config.WriteFileAtomic(bak, old, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(d.errOut, "note: the rewritten config keeps no comments or unknown keys; the previous file is in %s\n", relPath(repo, bak))
 	}
 	if err := cfg.Save(repo); err != nil {
 		return err
@@ -223,9 +273,6 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 		names := strings.Split(o.stages, ",")
 		for i, n := range names {
 			names[i] = strings.TrimSpace(n)
-			if !stageNamePattern.MatchString(names[i]) {
-				return nil, usageError{err: fmt.Errorf("--stages %q: %q is not a stage name (comma-separated names like scope,precision)", o.stages, names[i])}
-			}
 		}
 		cfg.Stages = &config.Stages{Default: strings.Join(names, ",")}
 		set = append(set, "stages.default")

@@ -97,6 +97,9 @@ func resolveStages(flag string, cfg *config.Config) ([]retrieve.Stage, string, e
 	}
 	stages, err := retrieve.ParseStages(list)
 	if err != nil {
+		if flag == "" {
+			err = fmt.Errorf("[stages] default in .clean_room/config.toml: %w (store good ones with 'cra init --stages scope,precision', or pass --stages)", err)
+		}
 		return nil, "", usageError{err: err}
 	}
 	return stages, list, nil

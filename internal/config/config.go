@@ -184,22 +184,92 @@ func Load(repo string) (*Config, error) {
 	return Parse(data)
 }
 
-// Parse decodes config.toml text. Unknown keys are collected in
-// Config.Unknown so the caller can warn about them instead of ignoring them.
+// Parse decodes config.toml text and validates it. Unknown keys are
+// collected in Config.Unknown so the caller can warn about them instead of
+// ignoring them.
 func Parse(data []byte) (*Config, error) {
+	c, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Decode reads config.toml text without validating the values: 'cra init'
+// loads a config this way so that its flags can replace a bad value.
+func Decode(data []byte) (*Config, error) {
 	var c Config
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w (fix the file or re-run 'cra init')", FileName, err)
+		return nil, fmt.Errorf("parse %s: %w (fix that line of the file: 'cra init' rewrites only a file it can read)", FileName, err)
 	}
 	for _, k := range md.Undecoded() {
 		c.Unknown = append(c.Unknown, k.String())
 	}
 	sort.Strings(c.Unknown)
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
 	return &c, nil
+}
+
+// LoadUnchecked is Load without validating the values (see Decode), and
+// returns the file's bytes too.
+func LoadUnchecked(repo string) (*Config, []byte, error) {
+	data, err := os.ReadFile(Path(repo))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Decode(data)
+	return c, data, err
+}
+
+// Lossy reports whether writing c over the file data came from would drop
+// something a person wrote: a comment other than the header Encode writes,
+// or a key cra does not know.
+func (c *Config) Lossy(data []byte) bool {
+	if len(c.Unknown) > 0 {
+		return true
+	}
+	header, _ := (&Config{}).Encode()
+	own := map[string]bool{}
+	for _, l := range strings.Split(string(header), "\n") {
+		own[strings.TrimSpace(l)] = true
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if i := commentAt(l); i >= 0 && !(i == 0 && own[l]) {
+			return true
+		}
+	}
+	return false
+}
+
+// commentAt returns where a TOML comment starts in line, -1 for none: the
+// first '#' outside a basic ("...", with \ escapes) or literal ('...')
+// string. A line inside a multi-line string is read as a line of its own;
+// the config has none.
+func commentAt(line string) int {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '"' && c == '\\':
+			i++ // the escaped character
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return i
+		}
+	}
+	return -1
 }
 
 // Validate checks the values that are present. It never complains about a

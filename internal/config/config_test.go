@@ -283,3 +283,50 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestLossy(t *testing.T) {
+	written, err := (&Config{Solve: &Solve{MaxAttempts: ptr(3)}}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		text string
+		want bool
+	}{
+		{"as cra wrote it", string(written), false},
+		{"a comment line", string(written) + "# keep me\n", true},
+		{"a comment after a value", "[solve]\nmax_attempts = 3 # three is enough\n", true},
+		{"a comment after a string", "[models]\ncoding = \"c\" # small\n", true},
+		{"a hash inside a string", "[models]\ncoding = \"c#1\"\nreasoning = 'r#2'\n", false},
+		{"an escaped quote before a hash", "[models]\ncoding = \"a\\\"#b\"\n", false},
+		{"an unknown key", "[models]\ntemprature = 0.2\n", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Decode([]byte(tc.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Lossy([]byte(tc.text)); got != tc.want {
+				t.Errorf("Lossy(%q) = %v, want %v", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeLeavesValuesToValidate(t *testing.T) {
+	text := []byte("[budget]\ncontext_window = -5\n")
+	if _, err := Parse(text); err == nil || !strings.Contains(err.Error(), "budget.context_window must be > 0") {
+		t.Fatalf("Parse: got %v, want the bad value named", err)
+	}
+	c, err := Decode(text)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if c.Budget == nil || c.Budget.ContextWindow == nil || *c.Budget.ContextWindow != -5 {
+		t.Errorf("Decode lost the value: %+v", c.Budget)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
