@@ -144,8 +144,11 @@ type Outcome struct {
 
 // Finish commits the edits on the branch (so they outlive the worktree)
 // and keeps or removes the worktree as keep says (config.KeepAlways,
-// KeepOnFailure — the default for "" — or KeepNever). The branch stays
-// for review unless the run edited nothing.
+// KeepOnFailure — the default for "" — or KeepNever). A failure that
+// edited nothing (the model never answered, a step before the first
+// attempt failed) leaves nothing to inspect: its worktree goes even with
+// KeepOnFailure. The branch stays for review unless the run edited
+// nothing.
 func (w *Worktree) Finish(ctx context.Context, success bool, keep, message string) (Outcome, error) {
 	o := Outcome{Branch: w.Git.Branch, Path: w.Git.Path}
 	committed, err := w.Git.Commit(ctx, message, w.topFiles())
@@ -153,7 +156,7 @@ func (w *Worktree) Finish(ctx context.Context, success bool, keep, message strin
 		return o, fmt.Errorf("commit the edits on %s: %w", w.Git.Branch, err)
 	}
 	o.Committed = committed
-	o.Kept = keep == config.KeepAlways || !success && keep != config.KeepNever
+	o.Kept = keep == config.KeepAlways || !success && keep != config.KeepNever && committed
 	if o.Kept {
 		return o, nil
 	}

@@ -133,7 +133,8 @@ func TestWorktreeFinishPolicies(t *testing.T) {
 		kept, deleted bool
 	}{
 		{config.KeepOnFailure, false, true, true, false},
-		{"", false, false, true, false},
+		{"", false, false, false, true}, // nothing to inspect
+		{config.KeepAlways, false, false, true, false},
 		{config.KeepNever, false, true, false, false},
 		{config.KeepNever, false, false, false, true},
 		{config.KeepAlways, true, true, true, false},

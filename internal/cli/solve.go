@@ -201,6 +201,12 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	if r.cfg.Models != nil {
 		model = r.cfg.Models.Coding
 	}
+	// The model client and the reply's budget are checked before anything
+	// is logged or a worktree is made: a usage error leaves nothing behind.
+	c, m, reply, err := r.client(ctx, llm.CallInfo{Type: "solve", Role: llm.RoleCoding, Stage: "execute_code"})
+	if err != nil {
+		return err
+	}
 	if err := r.begin(ctx, task); err != nil {
 		return err
 	}
@@ -245,10 +251,6 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		}
 	}
 	knowledge, err := r.knowledge(task)
-	if err != nil {
-		return stopped(err)
-	}
-	c, m, reply, err := r.client(ctx, llm.CallInfo{Type: "solve", Role: llm.RoleCoding, Stage: "execute_code"})
 	if err != nil {
 		return stopped(err)
 	}
