@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"strings"
@@ -217,6 +219,7 @@ func TestRetries(t *testing.T) {
 		{name: "retries are bounded", replies: []llmtest.Reply{llmtest.Status(500, "down"), llmtest.Status(500, "down"), llmtest.Status(500, "down")}, maxRetries: 2, wantRequests: 3, wantErr: "failed after 3 attempts: HTTP 500: down", unavailable: true},
 		{name: "timeout is retried", replies: []llmtest.Reply{llmtest.Slow(2*time.Second, "late"), llmtest.Text("ok")}, maxRetries: 1, timeout: 200 * time.Millisecond, wantRequests: 2, wantText: "ok"},
 		{name: "timeouts are bounded", replies: []llmtest.Reply{llmtest.Slow(2*time.Second, "late"), llmtest.Slow(2*time.Second, "late")}, maxRetries: 1, timeout: 100 * time.Millisecond, wantRequests: 2, wantErr: "no reply within 100ms (models.timeout)", unavailable: true},
+		{name: "two timeouts end the call", replies: []llmtest.Reply{llmtest.Slow(2*time.Second, "late"), llmtest.Slow(2*time.Second, "late"), llmtest.Text("ok")}, maxRetries: 3, timeout: 100 * time.Millisecond, wantRequests: 2, wantErr: "no reply within 100ms (models.timeout), 2 times: raise models.timeout", unavailable: true},
 		{name: "malformed JSON is not retried", replies: []llmtest.Reply{llmtest.Malformed(), llmtest.Text("ok")}, maxRetries: 3, wantRequests: 1, wantErr: "malformed reply"},
 		{name: "Retry-After beyond the limit", replies: []llmtest.Reply{llmtest.RateLimited("86400"), llmtest.Text("ok")}, maxRetries: 3, wantRequests: 1, wantErr: "retry after 24h0m0s", unavailable: true},
 	}
@@ -409,5 +412,29 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if _, err := New(m); err == nil {
 			t.Errorf("New(%+v): got no error", m)
 		}
+	}
+}
+
+// TestRetryIsWarned: a user on a terminal sees each retry, at the warning
+// level the CLI shows, with the model, its server and the attempt count.
+func TestRetryIsWarned(t *testing.T) {
+	for _, p := range providers {
+		t.Run(string(p), func(t *testing.T) {
+			s := llmtest.NewServer(t)
+			s.Enqueue(llmtest.Status(500, "boom"), llmtest.Text("ok"))
+			m := testModel(p, s)
+			c := newTestClient(t, m)
+			var buf bytes.Buffer
+			SetLogger(c, slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			if _, err := c.Complete(context.Background(), UserPrompt("", "hi")); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			for _, want := range []string{"level=WARN", `msg="LLM call failed, retrying"`, "url=" + m.BaseURL, "attempt=1 of=4", "HTTP 500: boom"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("log %q lacks %q", got, want)
+				}
+			}
+		})
 	}
 }

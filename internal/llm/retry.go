@@ -248,6 +248,11 @@ type engine struct {
 // attemptFunc makes one request with the given HTTP client.
 type attemptFunc func(ctx context.Context, hc *http.Client) (Response, error)
 
+// maxTimeouts is how many attempts may time out before a call gives up,
+// whatever its retries: a stalled or too-slow server would otherwise hold
+// the user for (retries+1) × timeout.
+const maxTimeouts = 2
+
 // run makes attempts until one succeeds, the error is not retryable, the
 // retries are spent or ctx ends.
 func (e *engine) run(ctx context.Context, attempt attemptFunc) (Response, error) {
@@ -256,6 +261,7 @@ func (e *engine) run(ctx context.Context, attempt attemptFunc) (Response, error)
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	timeouts := 0
 	for n := 1; ; n++ {
 		ex := &exchange{}
 		hc := &http.Client{Transport: &recordingTransport{base: base, ex: ex, apiKey: e.apiKey}}
@@ -277,15 +283,25 @@ func (e *engine) run(ctx context.Context, attempt attemptFunc) (Response, error)
 		fail := func(err error) (Response, error) {
 			return Response{Latency: time.Since(start), Attempts: n}, &CallError{Model: e.model, Attempts: n, Unavailable: retry, Err: err}
 		}
+		if timedOut {
+			timeouts++
+		}
 		if !retry || n > e.policy.MaxRetries {
 			return fail(err)
+		}
+		if timeouts >= maxTimeouts {
+			// A model too slow for the prompt stays too slow: more tries
+			// of the same length only multiply the wait.
+			return fail(fmt.Errorf("%w, %d times: raise models.timeout in .clean_room/config.toml for this machine, or use a smaller model or a smaller prompt", err, timeouts))
 		}
 		if wait > e.policy.MaxRetryAfter {
 			return fail(fmt.Errorf("%w; the server asks to retry after %s, longer than cra waits", err, wait))
 		}
 		wait = max(wait, e.policy.backoff(n))
 		if e.logger != nil {
-			e.logger.Info("retrying LLM call", "model", e.model.Model, "attempt", n, "wait", wait, "err", err)
+			// Warn: a user waiting on a silent terminal needs to know.
+			e.logger.Warn("LLM call failed, retrying", "model", e.model.Model, "url", e.model.BaseURL,
+				"attempt", n, "of", e.policy.MaxRetries+1, "wait", wait, "err", err)
 		}
 		t := time.NewTimer(wait)
 		select {
