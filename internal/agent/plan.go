@@ -339,10 +339,10 @@ func LoadPlan(path string) (*Plan, error) {
 // (the same name with .json), each atomically, and returns the JSON
 // file's path.
 func SavePlan(path string, p *Plan) (string, error) {
-	jsonPath := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
-	if jsonPath == path {
-		return "", fmt.Errorf("plan file %s: the Markdown form needs a name not ending in .json", path)
+	if err := CheckPlanPath(path); err != nil {
+		return "", err
 	}
+	jsonPath := PlanJSONPath(path)
 	if err := config.WriteFileAtomic(path, []byte(p.Markdown()), 0o644); err != nil {
 		return "", err
 	}
@@ -354,6 +354,36 @@ func SavePlan(path string, p *Plan) (string, error) {
 		return "", err
 	}
 	return jsonPath, nil
+}
+
+// PlanJSONPath is where SavePlan puts the JSON of a plan saved at path.
+func PlanJSONPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
+}
+
+// CheckPlanPath reports, before a plan is made, whether SavePlan can
+// write path and its JSON: neither is a directory, and their directory
+// exists or can be made, and takes a file. It creates that directory.
+func CheckPlanPath(path string) error {
+	jsonPath := PlanJSONPath(path)
+	if jsonPath == path {
+		return fmt.Errorf("plan file %s: the Markdown form needs a name not ending in .json", path)
+	}
+	for _, f := range []string{path, jsonPath} {
+		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
+			return fmt.Errorf("plan file %s is a directory: name a file, or move the directory", f)
+		}
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plan file %s: cannot make its directory: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, ".cra-plan-check*")
+	if err != nil {
+		return fmt.Errorf("plan file %s: its directory takes no file: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // FirstLine is s's first line, trimmed and cut to at most n bytes on a

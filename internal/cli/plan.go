@@ -332,6 +332,12 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	} else if out, err = filepath.Abs(out); err != nil {
 		return err
 	}
+	// Before the model is asked: a plan that cannot be saved is wasted.
+	if opts.output != "" {
+		if err := agent.CheckPlanPath(out); err != nil {
+			return usageError{err: fmt.Errorf("--output: %w", err)}
+		}
+	}
 	model := "none"
 	if r.cfg.Models != nil {
 		model = r.cfg.Models.Reasoning
@@ -371,6 +377,15 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 		return r.fail(ctx, err, "")
 	}
 	jsonPath, err := agent.SavePlan(out, plan)
+	if err != nil && opts.output != "" {
+		// The path went bad while the model worked: keep the plan where
+		// cra keeps plans rather than lose the call.
+		fallback := filepath.Join(r.stateDir, "plans", r.taskID+".md")
+		if jp, ferr := agent.SavePlan(fallback, plan); ferr == nil {
+			fmt.Fprintf(d.errOut, "warning: could not save the plan to %s (%v); saved it to %s instead\n", relPath(r.repo, out), err, relPath(r.repo, fallback))
+			out, jsonPath, err = fallback, jp, nil
+		}
+	}
 	if err != nil {
 		return r.fail(ctx, err, "")
 	}
