@@ -61,6 +61,17 @@ func (e *incompleteModelsError) Error() string {
 // Is makes an incomplete section match config.ErrNoModels.
 func (e *incompleteModelsError) Is(target error) bool { return target == config.ErrNoModels }
 
+// emptyIndexError is a repository indexed with nothing in it: running
+// 'cra index' again, the fix for kb.ErrNotIndexed, would not help.
+type emptyIndexError string
+
+func (e emptyIndexError) Error() string {
+	return fmt.Sprintf("%s: indexed, but no file was kept: add files, or see what was skipped with 'cra index --verbose' (.gitignore, binary, size)", string(e))
+}
+
+// Is keeps the error a kb.ErrNotIndexed for callers that test for it.
+func (e emptyIndexError) Is(target error) bool { return target == kb.ErrNotIndexed }
+
 // CheckCurated checks that the curated database exists, knows the
 // repository at repoPath (absolute) and holds files of it (seed 001 §14.2).
 // Any of them missing is kb.ErrNotIndexed.
@@ -82,8 +93,11 @@ func CheckCurated(ctx context.Context, f *store.Factory, repoPath string) error 
 		return notIndexed
 	}
 	r, err := kb.New(db).Repo(ctx, repoPath)
-	if errors.Is(err, kb.ErrNotIndexed) || (err == nil && r.Files == 0) {
+	if errors.Is(err, kb.ErrNotIndexed) {
 		return notIndexed
+	}
+	if err == nil && r.Files == 0 {
+		return emptyIndexError(repoPath)
 	}
 	if err != nil {
 		return fmt.Errorf("check curated db: %w", err)

@@ -50,17 +50,21 @@ func TestCheckCurated(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(empty, "curated.sqlite"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const notIndexed = "repository is not indexed: run 'cra index <repo>' first"
 	tests := []struct {
 		name    string
 		dir     string
 		repo    string
 		wantErr error
+		wantMsg string // the message's end
 	}{
-		{"indexed", indexed, "/src/shop", nil},
-		{"no curated db", t.TempDir(), "/src/shop", kb.ErrNotIndexed},
-		{"empty db file", empty, "/src/shop", kb.ErrNotIndexed},
-		{"repo not indexed", indexed, "/src/elsewhere", kb.ErrNotIndexed},
-		{"repo without files", indexed, kbtest.EmptyRepo, kb.ErrNotIndexed},
+		{"indexed", indexed, "/src/shop", nil, ""},
+		{"no curated db", t.TempDir(), "/src/shop", kb.ErrNotIndexed, notIndexed},
+		{"empty db file", empty, "/src/shop", kb.ErrNotIndexed, notIndexed},
+		{"repo not indexed", indexed, "/src/elsewhere", kb.ErrNotIndexed, notIndexed},
+		// Indexing again would not help: say what would.
+		{"repo without files", indexed, kbtest.EmptyRepo, kb.ErrNotIndexed,
+			"indexed, but no file was kept: add files, or see what was skipped with 'cra index --verbose' (.gitignore, binary, size)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +72,8 @@ func TestCheckCurated(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("got %v, want %v", err, tc.wantErr)
 			}
-			if err != nil && !strings.HasSuffix(err.Error(), "repository is not indexed: run 'cra index <repo>' first") {
-				t.Errorf("got %q, want the fix named", err)
+			if err != nil && !strings.HasSuffix(err.Error(), tc.wantMsg) {
+				t.Errorf("got %q, want it to end %q", err, tc.wantMsg)
 			}
 		})
 	}

@@ -20,7 +20,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Role names one of the three databases (§4.2).
@@ -91,15 +92,29 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	}
 	if err := checkWAL(ctx, db, readOnly); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s db %s: %w", role, path, err)
+		return nil, fmt.Errorf("open %s db %s: %w%s", role, path, err, damagedHint(err, role))
 	}
 	if !readOnly {
 		if err := Migrate(ctx, db, role); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("open %s db %s: %w", role, path, err)
+			return nil, fmt.Errorf("open %s db %s: %w%s", role, path, err, damagedHint(err, role))
 		}
 	}
 	return db, nil
+}
+
+// damagedHint says what to do with a file SQLite cannot read as a
+// database: the curated one is rebuilt from the repository, the others
+// hold records worth keeping.
+func damagedHint(err error, role Role) string {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || (se.Code()&0xff != sqlite3.SQLITE_NOTADB && se.Code()&0xff != sqlite3.SQLITE_CORRUPT) {
+		return ""
+	}
+	if role == Curated {
+		return " (the file is damaged or not cra's: delete it and run 'cra index' to rebuild it)"
+	}
+	return " (the file is damaged or not cra's: move it aside, keeping it for its records, and cra starts a new one)"
 }
 
 func dsn(path string, readOnly bool) string {

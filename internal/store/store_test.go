@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -363,5 +364,40 @@ func TestSessionArchive(t *testing.T) {
 	var v string
 	if err := db.QueryRow("SELECT value FROM kv WHERE key = 'final_context'").Scan(&v); err != nil || v != `{"files":3}` {
 		t.Errorf("restored session: got %q, %v", v, err)
+	}
+}
+
+// TestDamagedFileSaysWhatToDo: a file that is not a database names the
+// fix, which differs between the rebuildable knowledge base and the
+// records.
+func TestDamagedFileSaysWhatToDo(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		role Role
+		want string
+	}{
+		{Curated, "delete it and run 'cra index' to rebuild it"},
+		{Raw, "move it aside, keeping it for its records"},
+	} {
+		t.Run(string(tc.role), func(t *testing.T) {
+			f := NewFactory(t.TempDir())
+			path, err := f.Path(tc.role, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, bytes.Repeat([]byte("not a database "), 300), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, ro := range []bool{false, true} {
+				db, err := f.Open(ctx, tc.role, "", ro)
+				if err == nil {
+					db.Close()
+					t.Fatalf("read-only %v: opened a damaged file", ro)
+				}
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("read-only %v: got %v, want it to contain %q", ro, err, tc.want)
+				}
+			}
+		})
 	}
 }

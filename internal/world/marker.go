@@ -51,7 +51,7 @@ func readMarker(path string) (*marker, error) {
 	}
 	var m marker
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("read marker %s: %w", path, err)
+		return nil, fmt.Errorf("read marker %s: %w (the marker is damaged: read from the start again with --reset)", path, err)
 	}
 	return &m, nil
 }
