@@ -311,6 +311,9 @@ func cutField(t, name string) (string, bool) {
 // Markdown form otherwise.
 func LoadPlan(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("plan %s does not exist: write one with 'cra plan \"<task>\"' (it says where it saved it), or check the path", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
@@ -318,7 +321,12 @@ func LoadPlan(path string) (*Plan, error) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		p = &Plan{}
 		if err := json.Unmarshal(data, p); err != nil {
-			return nil, fmt.Errorf("plan %s: %w", path, err)
+			line := 1
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				line += strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
+			}
+			return nil, fmt.Errorf("plan %s:%d: not valid plan JSON (%v): fix it, or pass the plan's Markdown file instead, which 'cra plan' writes beside it", path, line, err)
 		}
 		p.normalize()
 		err = p.Validate()

@@ -149,8 +149,13 @@ func TestSaveAndLoadPlan(t *testing.T) {
 	if _, err := SavePlan(filepath.Join(dir, "p.json"), samplePlan); err == nil {
 		t.Error("a .json Markdown path was accepted")
 	}
-	if _, err := LoadPlan(filepath.Join(dir, "missing.md")); err == nil || !strings.Contains(err.Error(), "read plan") {
-		t.Errorf("got %v", err)
+	if _, err := LoadPlan(filepath.Join(dir, "missing.md")); err == nil || !strings.Contains(err.Error(), "missing.md does not exist: write one with 'cra plan") {
+		t.Errorf("missing file: got %v, want the fix named", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{\n  \"task\": \"x\",\n  bad\n}\n"), 0o644)
+	if _, err := LoadPlan(bad); err == nil || !strings.Contains(err.Error(), "bad.json:3: not valid plan JSON") || !strings.Contains(err.Error(), "pass the plan's Markdown file instead") {
+		t.Errorf("bad JSON: got %v, want the line and the fix", err)
 	}
 }
 
