@@ -190,9 +190,13 @@ func (dr *doctor) checkGit(ctx context.Context, root string) {
 func (dr *doctor) checkConfig(root string) *config.Config {
 	name := relPath(root, config.Path(root))
 	cfg, err := config.Load(root)
+	var se *config.SyntaxError
 	switch {
+	case errors.As(err, &se):
+		dr.fail(true, "config", "parse "+name+": "+se.Err.Error(), "fix that line of "+name)
+		return nil
 	case err != nil:
-		dr.fail(true, "config", err.Error(), "fix "+name+" (a bad value can also be replaced with 'cra init --FLAG VALUE')")
+		dr.fail(true, "config", err.Error(), "edit "+name+", or replace the value with 'cra init --FLAG VALUE'")
 		return nil
 	case cfg == nil:
 		dr.fail(true, "config", "no "+name, "run 'cra init --coding MODEL --reasoning MODEL --base-url URL'")

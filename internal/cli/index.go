@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/world"
@@ -87,6 +89,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	if err != nil {
 		return err
 	}
+	noteSubdirectory(ctx, d, repo)
 	stateDir, err := config.EnsureStateDir(repo)
 	if err != nil {
 		return err
@@ -126,6 +129,30 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	fmt.Fprintln(d.out, summaryLine(res))
 	printDetails(d, res, opts.verbose)
 	return nil
+}
+
+// noteSubdirectory says so when a first index of repo starts inside a
+// repository indexed or versioned higher up: a deliberate sub-project
+// index, or a 'cra index .' run from the wrong directory. The other
+// commands use the nearest .clean_room/ above them, which becomes this one.
+func noteSubdirectory(ctx context.Context, d *deps, repo string) {
+	if st, err := os.Stat(filepath.Join(repo, config.Dir)); err == nil && st.IsDir() {
+		return // indexed here before
+	}
+	// findRepo returns the nearest directory above holding .clean_room/, or
+	// the one it started from when none does.
+	if up, err := findRepo(filepath.Dir(repo)); err == nil && hasStateDir(up) {
+		fmt.Fprintf(d.errOut, "note: %s is inside %s, which has its own index; indexing this directory apart (for that one, run 'cra index %s')\n", repo, up, up)
+		return
+	}
+	if top, prefix, err := gitx.TopLevel(ctx, repo); err == nil && prefix != "" {
+		fmt.Fprintf(d.errOut, "note: %s is a subdirectory of the git repository %s; indexing it apart (for the whole repository, run 'cra index %s')\n", repo, top, top)
+	}
+}
+
+func hasStateDir(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, config.Dir))
+	return err == nil && st.IsDir()
 }
 
 // summaryLine is the one line a run prints.

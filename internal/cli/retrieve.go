@@ -207,6 +207,10 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 		world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, "retrieve failed: "+runErr.Error())
 		return runErr
 	}
+	if len(res.Package.Files) == 0 && len(res.Package.Trimmed) > 0 {
+		fmt.Fprintf(d.errOut, "warning: a budget of %d tokens holds none of the %d items found: raise --context-window or lower --reserved-tokens\n",
+			res.Package.Budget, len(res.Package.Trimmed))
+	}
 	summary := fmt.Sprintf("%d files, %d of %d tokens, stages %s", len(res.Package.Files), res.Package.Tokens, res.Package.Budget, r.stageList)
 	world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, summary)
 	taskID, stageList := r.taskID, r.stageList

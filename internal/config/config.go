@@ -204,7 +204,7 @@ func Decode(data []byte) (*Config, error) {
 	var c Config
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w (fix that line of the file: 'cra init' rewrites only a file it can read)", FileName, err)
+		return nil, &SyntaxError{err}
 	}
 	for _, k := range md.Undecoded() {
 		c.Unknown = append(c.Unknown, k.String())
@@ -212,6 +212,15 @@ func Decode(data []byte) (*Config, error) {
 	sort.Strings(c.Unknown)
 	return &c, nil
 }
+
+// SyntaxError is a config file that is not TOML.
+type SyntaxError struct{ Err error }
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("parse %s: %v (fix that line of the file: 'cra init' rewrites only a file it can read)", FileName, e.Err)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // LoadUnchecked is Load without validating the values (see Decode), and
 // returns the file's bytes too.
