@@ -37,10 +37,10 @@ func newDoctorCmd(d *deps, runF func(context.Context, *deps, *doctorOptions) err
 		Long: `Check what cra needs, one line per check, and say how to fix each
 failure:
 
-  git          installed, and the repository a git work tree
-  config       .clean_room/config.toml parses, has no unknown keys, and
-               names the coding and reasoning models, the server and their
-               context windows
+  git          installed, and the repository a git work tree with a commit
+  config       .clean_room/config.toml parses, has no unknown keys, valid
+               default stages, and names the coding and reasoning models,
+               the server and their context windows
   index        the repository is indexed (files, last indexed), the last
                index run, recorded LLM calls, and whether enrichment was
                promoted
@@ -180,6 +180,10 @@ func (dr *doctor) checkGit(ctx context.Context, root string) {
 	dr.ok("git", strings.TrimSpace(string(out)))
 	if ok, err := gitx.IsRepo(ctx, root); err != nil || !ok {
 		dr.fail(false, "repository", root+" is not a git work tree: no history, co-change or worktrees", "run 'git init' and commit")
+		return
+	}
+	if h, err := gitx.Head(ctx, root); err == nil && h == "" {
+		dr.fail(false, "repository", root+" has no commits: cra solve starts its worktree from HEAD, and there is no history to mine", "commit your work (git add -A && git commit -m 'initial')")
 		return
 	}
 	dr.ok("repository", root+" is a git work tree")

@@ -62,6 +62,7 @@ func TestDoctorRunJSON(t *testing.T) {
 	s.SetModels("c:1b", "r:1b")
 	repo := t.TempDir()
 	gittest.Run(t, repo, "init", "-q")
+	gittest.Run(t, repo, "commit", "-q", "--allow-empty", "-m", "first")
 	window := 8192
 	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(),
 		CodingContextWindow: &window, ReasoningContextWindow: &window}}
