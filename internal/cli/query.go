@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -709,6 +710,13 @@ func writeColumns(w io.Writer, indent string, rows [][]string, right ...int) {
 	var widths []int
 	for _, r := range rows {
 		for i, c := range r {
+			// A file may be named with a newline or a tab: one row stays
+			// one line, its columns aligned.
+			if strings.ContainsFunc(c, unicode.IsControl) {
+				q := strconv.Quote(c)
+				c = q[1 : len(q)-1]
+				r[i] = c
+			}
 			if i == len(widths) {
 				widths = append(widths, 0)
 			}
