@@ -133,9 +133,7 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	if cfg != nil && len(cfg.Unknown) > 0 {
-		fmt.Fprintf(d.errOut, "warning: %s has unknown keys, ignored: %s\n", config.Path(repo), strings.Join(cfg.Unknown, ", "))
-	}
+	warnUnknownKeys(d, repo, cfg)
 	if err := checkInitFlags(opts); err != nil {
 		return err
 	}
@@ -197,21 +195,23 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	return nil
 }
 
+// section returns the config section *p, made when absent.
+func section[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
+	}
+	return *p
+}
+
 // applyInit copies the given options into cfg and returns the keys it set.
 func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 	var set []string
-	models := func() *config.Models {
-		if cfg.Models == nil {
-			cfg.Models = &config.Models{}
-		}
-		return cfg.Models
-	}
 	if o.coding != "" {
-		models().Coding = o.coding
+		section(&cfg.Models).Coding = o.coding
 		set = append(set, "models.coding")
 	}
 	if o.reasoning != "" {
-		models().Reasoning = o.reasoning
+		section(&cfg.Models).Reasoning = o.reasoning
 		set = append(set, "models.reasoning")
 	}
 	if o.baseURL != "" {
@@ -219,54 +219,42 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, usageError{err: fmt.Errorf("--base-url %q is not an http(s) URL: pass e.g. http://localhost:11434", o.baseURL)}
 		}
-		models().BaseURL = strings.TrimRight(o.baseURL, "/")
+		section(&cfg.Models).BaseURL = strings.TrimRight(o.baseURL, "/")
 		set = append(set, "models.base_url")
 	}
 	if o.provider != "" {
 		if o.provider != config.ProviderOllama && o.provider != config.ProviderOpenAI {
 			return nil, usageError{err: fmt.Errorf("--provider %q: use ollama or openai", o.provider)}
 		}
-		models().Provider = o.provider
+		section(&cfg.Models).Provider = o.provider
 		set = append(set, "models.provider")
 	}
 	if o.apiKeyEnv != "" {
-		models().APIKeyEnv = o.apiKeyEnv
+		section(&cfg.Models).APIKeyEnv = o.apiKeyEnv
 		set = append(set, "models.api_key_env")
 	}
 	if o.codingWindow != nil {
-		models().CodingContextWindow = o.codingWindow
+		section(&cfg.Models).CodingContextWindow = o.codingWindow
 		set = append(set, "models.coding_context_window")
 	}
 	if o.reasoningWindow != nil {
-		models().ReasoningContextWindow = o.reasoningWindow
+		section(&cfg.Models).ReasoningContextWindow = o.reasoningWindow
 		set = append(set, "models.reasoning_context_window")
 	}
-	budget := func() *config.Budget {
-		if cfg.Budget == nil {
-			cfg.Budget = &config.Budget{}
-		}
-		return cfg.Budget
-	}
 	if o.contextWindow != nil {
-		budget().ContextWindow = o.contextWindow
+		section(&cfg.Budget).ContextWindow = o.contextWindow
 		set = append(set, "budget.context_window")
 	}
 	if o.reservedTokens != nil {
-		budget().ReservedTokens = o.reservedTokens
+		section(&cfg.Budget).ReservedTokens = o.reservedTokens
 		set = append(set, "budget.reserved_tokens")
 	}
-	solve := func() *config.Solve {
-		if cfg.Solve == nil {
-			cfg.Solve = &config.Solve{}
-		}
-		return cfg.Solve
-	}
 	if o.maxAttempts != nil {
-		solve().MaxAttempts = o.maxAttempts
+		section(&cfg.Solve).MaxAttempts = o.maxAttempts
 		set = append(set, "solve.max_attempts")
 	}
 	if o.maxRefinementLoops != nil {
-		solve().MaxRefinementLoops = o.maxRefinementLoops
+		section(&cfg.Solve).MaxRefinementLoops = o.maxRefinementLoops
 		set = append(set, "solve.max_refinement_loops")
 	}
 	if o.stages != "" {

@@ -56,10 +56,15 @@ func loadConfig(d *deps, repo string) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnUnknownKeys(d, repo, cfg)
+	return cfg, nil
+}
+
+// warnUnknownKeys says which keys of the repository's config cra ignores.
+func warnUnknownKeys(d *deps, repo string, cfg *config.Config) {
 	if cfg != nil && len(cfg.Unknown) > 0 {
 		fmt.Fprintf(d.errOut, "warning: %s has unknown keys, ignored: %s\n", config.Path(repo), strings.Join(cfg.Unknown, ", "))
 	}
-	return cfg, nil
 }
 
 // relPath shows path relative to base when it is inside it.

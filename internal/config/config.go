@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -174,14 +175,14 @@ func Path(repo string) string { return filepath.Join(repo, Dir, FileName) }
 // Load reads the config of the repository at repo. A missing file returns
 // (nil, nil): config is optional for commands that need no model (§10.3).
 func Load(repo string) (*Config, error) {
-	data, err := os.ReadFile(Path(repo))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	c, _, err := LoadUnchecked(repo)
+	if err != nil || c == nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
-	return Parse(data)
+	return c, nil
 }
 
 // Parse decodes config.toml text and validates it. Unknown keys are
@@ -243,14 +244,10 @@ func (c *Config) Lossy(data []byte) bool {
 	if len(c.Unknown) > 0 {
 		return true
 	}
-	header, _ := (&Config{}).Encode()
-	own := map[string]bool{}
-	for _, l := range strings.Split(string(header), "\n") {
-		own[strings.TrimSpace(l)] = true
-	}
+	own := strings.Split(fileHeader, "\n")
 	for _, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)
-		if i := commentAt(l); i >= 0 && !(i == 0 && own[l]) {
+		if i := commentAt(l); i >= 0 && !(i == 0 && slices.Contains(own, l)) {
 			return true
 		}
 	}
@@ -437,11 +434,14 @@ func (c *Config) RequireModels() (*Models, error) {
 	return c.Models, nil
 }
 
+// fileHeader opens every config file Encode writes.
+const fileHeader = "# cra configuration (seed 001 §10). Written by 'cra init'; edit freely.\n" +
+	"# Only values you gave are here: a command that needs a missing value says which flag to pass."
+
 // Encode renders the config as TOML. Only set values appear.
 func (c *Config) Encode() ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteString("# cra configuration (seed 001 §10). Written by 'cra init'; edit freely.\n")
-	buf.WriteString("# Only values you gave are here: a command that needs a missing value says which flag to pass.\n\n")
+	buf.WriteString(fileHeader + "\n\n")
 	enc := toml.NewEncoder(&buf)
 	enc.Indent = ""
 	if err := enc.Encode(c); err != nil {

@@ -125,16 +125,17 @@ func BenchmarkParseGo(b *testing.B)         { benchParse(b, Go, genGo(256<<10)) 
 
 // corpusFile is one source file of $CRA_LANG_CORPUS.
 type corpusFile struct {
-	l   Language
-	src []byte
+	path string
+	l    Language
+	src  []byte
 }
 
 // loadCorpus reads every supported file under $CRA_LANG_CORPUS, skipping
-// the benchmark when the variable is not set.
-func loadCorpus(b *testing.B) (files []corpusFile, size int64) {
+// the test or benchmark when the variable is not set.
+func loadCorpus(tb testing.TB) (files []corpusFile, size int64) {
 	dir := os.Getenv("CRA_LANG_CORPUS")
 	if dir == "" {
-		b.Skip("set CRA_LANG_CORPUS to a directory of sources")
+		tb.Skip("set CRA_LANG_CORPUS to a directory of sources")
 	}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -148,15 +149,15 @@ func loadCorpus(b *testing.B) (files []corpusFile, size int64) {
 		if err != nil {
 			return err
 		}
-		files = append(files, corpusFile{l, src})
+		files = append(files, corpusFile{path, l, src})
 		size += int64(len(src))
 		return nil
 	})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if len(files) == 0 {
-		b.Skip("no supported files")
+		tb.Skip("no supported files")
 	}
 	return files, size
 }

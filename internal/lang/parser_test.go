@@ -347,41 +347,23 @@ func ExampleParser_Parse() {
 // CPython checkout, say) and checks the invariants; it is skipped when the
 // variable is not set.
 func TestCorpus(t *testing.T) {
-	dir := os.Getenv("CRA_LANG_CORPUS")
-	if dir == "" {
-		t.Skip("set CRA_LANG_CORPUS to a directory of sources")
-	}
+	corpus, _ := loadCorpus(t)
 	p := NewParser()
 	defer p.Close()
 	var files, symbols, refs, broken int
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		l, ok := Detect(path)
-		if !ok {
-			return nil
-		}
-		src, err := os.ReadFile(path)
+	for _, c := range corpus {
+		f, err := p.Parse(c.l, c.src)
 		if err != nil {
-			return err
+			t.Errorf("%s: %v", c.path, err)
+			continue
 		}
-		f, err := p.Parse(l, src)
-		if err != nil {
-			t.Errorf("%s: %v", path, err)
-			return nil
-		}
-		checkInvariants(t, f, src)
+		checkInvariants(t, f, c.src)
 		files++
 		symbols += len(f.Symbols)
 		refs += len(f.References)
 		if f.SyntaxErrors > 0 {
 			broken++
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	t.Logf("%d files, %d symbols, %d references, %d files with syntax errors", files, symbols, refs, broken)
 }
