@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -324,7 +325,7 @@ func LoadPlan(path string) (*Plan, error) {
 			line := 1
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
-				line += strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n")
+				line += bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
 			}
 			return nil, fmt.Errorf("plan %s:%d: not valid plan JSON (%v): fix it, or pass the plan's Markdown file instead, which 'cra plan' writes beside it", path, line, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -136,7 +135,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 // index, or a 'cra index .' run from the wrong directory. The other
 // commands use the nearest .clean_room/ above them, which becomes this one.
 func noteSubdirectory(ctx context.Context, d *deps, repo string) {
-	if st, err := os.Stat(filepath.Join(repo, config.Dir)); err == nil && st.IsDir() {
+	if hasStateDir(repo) {
 		return // indexed here before
 	}
 	// findRepo returns the nearest directory above holding .clean_room/, or
@@ -148,11 +147,6 @@ func noteSubdirectory(ctx context.Context, d *deps, repo string) {
 	if top, prefix, err := gitx.TopLevel(ctx, repo); err == nil && prefix != "" {
 		fmt.Fprintf(d.errOut, "note: %s is a subdirectory of the git repository %s; indexing it apart (for the whole repository, run 'cra index %s')\n", repo, top, top)
 	}
-}
-
-func hasStateDir(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, config.Dir))
-	return err == nil && st.IsDir()
 }
 
 // summaryLine is the one line a run prints.

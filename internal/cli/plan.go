@@ -324,9 +324,10 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if err := r.openStores(ctx, true); err != nil {
 		return err
 	}
+	defaultOut := filepath.Join(r.stateDir, "plans", r.taskID+".md")
 	out := opts.output
 	if out == "" {
-		out = filepath.Join(r.stateDir, "plans", r.taskID+".md")
+		out = defaultOut
 	} else if strings.EqualFold(filepath.Ext(out), ".json") {
 		return usageError{err: fmt.Errorf("--output %s: name the Markdown file; its JSON goes beside it", out)}
 	} else if out, err = filepath.Abs(out); err != nil {
@@ -380,10 +381,9 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if err != nil && opts.output != "" {
 		// The path went bad while the model worked: keep the plan where
 		// cra keeps plans rather than lose the call.
-		fallback := filepath.Join(r.stateDir, "plans", r.taskID+".md")
-		if jp, ferr := agent.SavePlan(fallback, plan); ferr == nil {
-			fmt.Fprintf(d.errOut, "warning: could not save the plan to %s (%v); saved it to %s instead\n", relPath(r.repo, out), err, relPath(r.repo, fallback))
-			out, jsonPath, err = fallback, jp, nil
+		if jp, ferr := agent.SavePlan(defaultOut, plan); ferr == nil {
+			fmt.Fprintf(d.errOut, "warning: could not save the plan to %s (%v); saved it to %s instead\n", relPath(r.repo, out), err, relPath(r.repo, defaultOut))
+			out, jsonPath, err = defaultOut, jp, nil
 		}
 	}
 	if err != nil {

@@ -359,15 +359,11 @@ func queryDepsRun(ctx context.Context, d *deps, opts *queryDepsOptions) error {
 	if opts.depth < 1 {
 		return usageError{err: errors.New("--depth must be >= 1")}
 	}
-	ix, err := openQueryIndex(ctx, opts.repo)
+	ix, f, err := openQueryFile(ctx, opts.repo, opts.path)
 	if err != nil {
 		return err
 	}
 	defer ix.close()
-	f, err := ix.file(ctx, opts.path)
-	if err != nil {
-		return err
-	}
 	g, err := ix.kb.DependencyWalk(ctx, []int64{f.ID}, opts.direction, opts.depth)
 	if err != nil {
 		return err
@@ -442,15 +438,11 @@ func queryCoChangeRun(ctx context.Context, d *deps, opts *queryCoChangeOptions) 
 	if opts.minCount < 1 {
 		return usageError{err: errors.New("--min-count must be >= 1")}
 	}
-	ix, err := openQueryIndex(ctx, opts.repo)
+	ix, f, err := openQueryFile(ctx, opts.repo, opts.path)
 	if err != nil {
 		return err
 	}
 	defer ix.close()
-	f, err := ix.file(ctx, opts.path)
-	if err != nil {
-		return err
-	}
 	cs, err := ix.kb.CoChangeNeighbors(ctx, f.ID, opts.minCount)
 	if err != nil {
 		return err
@@ -471,15 +463,11 @@ func queryCoChangeRun(ctx context.Context, d *deps, opts *queryCoChangeOptions) 
 }
 
 func queryContextRun(ctx context.Context, d *deps, opts *queryContextOptions) error {
-	ix, err := openQueryIndex(ctx, opts.repo)
+	ix, f, err := openQueryFile(ctx, opts.repo, opts.path)
 	if err != nil {
 		return err
 	}
 	defer ix.close()
-	f, err := ix.file(ctx, opts.path)
-	if err != nil {
-		return err
-	}
 	c, err := ix.kb.FileContext(ctx, f.ID)
 	if err != nil {
 		return err
@@ -671,6 +659,21 @@ func openQueryIndex(ctx context.Context, repoFlag string) (*queryIndex, error) {
 }
 
 func (ix *queryIndex) close() { ix.db.Close() }
+
+// openQueryFile opens the index and finds the file a path argument names
+// in it (see file); the caller closes the index.
+func openQueryFile(ctx context.Context, repoFlag, path string) (*queryIndex, kb.File, error) {
+	ix, err := openQueryIndex(ctx, repoFlag)
+	if err != nil {
+		return nil, kb.File{}, err
+	}
+	f, err := ix.file(ctx, path)
+	if err != nil {
+		ix.close()
+		return nil, kb.File{}, err
+	}
+	return ix, f, nil
+}
 
 // file finds the indexed file named by a path argument: relative to the
 // working directory when that lands inside the repository (as git reads

@@ -38,7 +38,7 @@ func findRepo(path string) (string, error) {
 		return "", err
 	}
 	for dir := abs; ; {
-		if st, err := os.Stat(filepath.Join(dir, config.Dir)); err == nil && st.IsDir() {
+		if hasStateDir(dir) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -47,6 +47,12 @@ func findRepo(path string) (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// hasStateDir reports whether dir holds a .clean_room/ directory.
+func hasStateDir(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, config.Dir))
+	return err == nil && st.IsDir()
 }
 
 // loadConfig loads the repository's config and warns about unknown keys
