@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -71,6 +72,23 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 	f.BoolVar(&opts.json, "json", false, "print the plan as JSON")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
 	return cmd
+}
+
+// savePlan saves p at out or, should that fail after the model was asked
+// (the path went bad meanwhile), at fallback with a warning on w: a plan
+// the user waited for is not lost. It returns where the Markdown and the
+// JSON went.
+func savePlan(w io.Writer, repo, out, fallback string, p *agent.Plan) (string, string, error) {
+	jsonPath, err := agent.SavePlan(out, p)
+	if err == nil || out == fallback {
+		return out, jsonPath, err
+	}
+	jp, ferr := agent.SavePlan(fallback, p)
+	if ferr != nil {
+		return out, "", err
+	}
+	fmt.Fprintf(w, "warning: could not save the plan to %s (%v); saved it to %s instead\n", relPath(repo, out), err, relPath(repo, fallback))
+	return fallback, jp, nil
 }
 
 // execRun is what plan and solve share around their execute stage: the
@@ -377,15 +395,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if err := r.session.Set(ctx, "plan_artifact", plan); err != nil {
 		return r.fail(ctx, err, "")
 	}
-	jsonPath, err := agent.SavePlan(out, plan)
-	if err != nil && opts.output != "" {
-		// The path went bad while the model worked: keep the plan where
-		// cra keeps plans rather than lose the call.
-		if jp, ferr := agent.SavePlan(defaultOut, plan); ferr == nil {
-			fmt.Fprintf(d.errOut, "warning: could not save the plan to %s (%v); saved it to %s instead\n", relPath(r.repo, out), err, relPath(r.repo, defaultOut))
-			out, jsonPath, err = defaultOut, jp, nil
-		}
-	}
+	out, jsonPath, err := savePlan(d.errOut, r.repo, out, defaultOut, plan)
 	if err != nil {
 		return r.fail(ctx, err, "")
 	}
