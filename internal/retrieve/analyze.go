@@ -3,6 +3,7 @@ package retrieve
 import (
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,7 +142,25 @@ func Analyze(text string) TaskQuery {
 
 	q.Keywords = keywords(text)
 	q.Type = taskType(text)
+	q.Areas = areas(text)
 	return q
+}
+
+// areas returns the words of a conventional-commit scope, lower case:
+// "fix(binding, render): " → binding, render.
+func areas(text string) []string {
+	m := scopeRe.FindString(text)
+	open, end := strings.IndexByte(m, '('), strings.LastIndexByte(m, ')')
+	if open < 0 || end < open {
+		return nil
+	}
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(m[open+1:end]), func(r rune) bool { return r == ',' || r == '/' || r == ' ' }) {
+		if len(w) >= 3 && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func appendFileLine(list []FileLine, fl FileLine) []FileLine {

@@ -37,6 +37,7 @@ func TestAnalyze(t *testing.T) {
 				FileLines: []FileLine{{"src/click/core.py", 42}},
 				Symbols:   []string{"parseHTTPHeader", "with_resource"},
 				Modules:   []string{"Context.with_resource"},
+				Areas:     []string{"context"},
 			},
 		},
 		{
@@ -99,6 +100,25 @@ func TestKeywordsAndScope(t *testing.T) {
 	} {
 		if got := StripScope(tc.in); got != tc.want {
 			t.Errorf("StripScope(%q): got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestAreas(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"fix(binding): handle nil", []string{"binding"}},
+		{"feat(Render, binding/form)!: more", []string{"render", "binding", "form"}},
+		{"fix(ui): too short", nil},
+		{"docs: no scope", nil},
+		{"Fix(context): capitalised, prose", nil},
+		{"the (context) is not at the start", nil},
+		{"", nil},
+	} {
+		if diff := cmp.Diff(tc.want, Analyze(tc.in).Areas); diff != "" {
+			t.Errorf("Analyze(%q).Areas (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }

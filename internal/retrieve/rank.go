@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,6 +26,7 @@ type Weights struct {
 	Name     float64 // the file's name is a word of the task ("mode" → mode.go); rarer names count more
 	Chunk    float64 // BM25 of the file's best definition on its own (needs Ranker.Root)
 	Test     float64 // the test of a strong source file, or the source of a strong test (by naming convention)
+	Area     float64 // the file's path holds a word of the task's commit scope ("fix(form):" → binding/form_mapping.go)
 	// Prose scales files cra does not parse (docs, changelogs, configs):
 	// a coding task needs code, unless it names the file or is about docs.
 	Prose float64
@@ -39,7 +41,7 @@ type Weights struct {
 // identifiers and test pairing lifted hub modules (node_classes.py,
 // utils.py) that link to every strong file over the one file the task
 // describes; at these weights they still break ties and bring tests in.
-var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Prose: 0.4}
+var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Prose: 0.4}
 
 // Ranker ranks the files of one indexed repository for a task. It reads the
 // curated DB only.
@@ -153,10 +155,11 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	}
 
 	nameSignal(q, files, get)
+	areaSignal(q, files, get)
 
 	w := r.Weights
 	base := func(s *scored) float64 {
-		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"]
+		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"]
 	}
 	if r.Root != "" && w.Chunk > 0 {
 		if err := r.chunkSignal(ctx, qterms, len(files), all, base); err != nil {
@@ -614,6 +617,28 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 		}
 		for _, f := range fs {
 			get(f).add("name", 1/math.Sqrt(float64(len(fs))), "its name is a word of the task")
+		}
+	}
+}
+
+// areaSignal scores files whose path holds a word of the task's commit
+// scope: "feat(form):" points at binding/form_mapping.go, "fix(recover):"
+// at recovery.go, "fix(binding):" weakly at every file under binding/.
+func areaSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
+	for _, a := range q.Areas {
+		a = singular(a)
+		var hits []*rankFile
+		for _, f := range files {
+			dir, base := path.Split(f.path)
+			words := strings.FieldsFunc(strings.ToLower(dir+testStem(base)), func(r rune) bool {
+				return r == '/' || r == '_' || r == '-' || r == '.'
+			})
+			if slices.ContainsFunc(words, func(w string) bool { w = singular(w); return w == a || sameWord(w, a) }) {
+				hits = append(hits, f)
+			}
+		}
+		for _, f := range hits {
+			get(f).add("area", 1/math.Sqrt(float64(len(hits))), "its path is in the task's scope ("+a+")")
 		}
 	}
 }

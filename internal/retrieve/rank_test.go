@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"math"
 	"testing"
 )
 
@@ -109,6 +110,43 @@ func TestSingularAndNames(t *testing.T) {
 	c := f.rank(t, "an option is parsed twice")
 	if len(c) < 2 || !contains(paths(c)[:2], "pkg/options.py") || !contains(paths(c)[:2], "tests/test_option.py") {
 		t.Errorf("got %v, want options.py and test_option.py on top by name", paths(c))
+	}
+}
+
+func TestRankArea(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"binding/form_mapping.go": "package binding\n\nfunc mapForm(ptr any, values map[string][]string) error { return setDefault(ptr) }\n",
+		"binding/json.go":         "package binding\n\nfunc decodeJSON(ptr any) error { return nil }\n",
+		"recovery.go":             "package gin\n\nfunc stack() []byte { return nil }\n",
+		"defaults.go":             "package gin\n\nfunc setDefault(ptr any) error { return nil }\n",
+	})
+	areas := func(task string) map[string]float64 {
+		out := map[string]float64{}
+		for _, c := range f.rank(t, task) {
+			out[c.Path] = c.Signals["area"]
+		}
+		return out
+	}
+	// A scope word names a file's word or a directory; a broader match
+	// points more weakly at each file.
+	got := areas("feat(form): support default values")
+	if got["binding/form_mapping.go"] != 1 || got["binding/json.go"] != 0 || got["defaults.go"] != 0 {
+		t.Errorf("feat(form): area signals %v, want 1 for form_mapping.go alone", got)
+	}
+	got = areas("fix(binding): support default values")
+	if w := 1 / math.Sqrt(2); got["binding/form_mapping.go"] != w || got["binding/json.go"] != w || got["defaults.go"] != 0 {
+		t.Errorf("fix(binding): area signals %v, want 1/√2 for both binding files", got)
+	}
+	// Inflected: "recover" is recovery.go.
+	if got = areas("perf(recover): support default values"); got["recovery.go"] != 1 {
+		t.Errorf("perf(recover): area signals %v, want recovery.go", got)
+	}
+	c := f.rank(t, "feat(form): support default values")
+	if len(c) == 0 || c[0].Path != "binding/form_mapping.go" {
+		t.Errorf("feat(form): got %v, want form_mapping.go first", paths(c))
+	}
+	if got = areas("support default values"); got["binding/form_mapping.go"] != 0 {
+		t.Errorf("no scope: area signals %v, want none", got)
 	}
 }
 

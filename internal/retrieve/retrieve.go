@@ -47,6 +47,9 @@ type TaskQuery struct {
 	PlanFiles []string `json:"plan_files,omitempty"`
 	// Errors are exception or error names and messages.
 	Errors []string `json:"errors,omitempty"`
+	// Areas are the parts of the project a conventional-commit scope
+	// names: "fix(binding): …" → binding.
+	Areas []string `json:"areas,omitempty"`
 	// Keywords are the task's search terms (internal/terms), most telling
 	// first.
 	Keywords []string `json:"keywords,omitempty"`
