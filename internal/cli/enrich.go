@@ -42,7 +42,8 @@ its content, bounded by the reasoning model's context window.
 
 Every reply is stored with its raw prompt and response in
 .clean_room/raw.sqlite (enrichment_outputs). A malformed reply is retried
-once with the error, then recorded and counted; it does not stop the run.
+once with the error, then recorded and counted; it does not stop the run,
+but a run in which every file asked about got a malformed reply exits 1.
 A failed call (server down, model missing) stops it. Runs are resumable: a
 file whose current content already has a valid description from the same
 model is skipped, so re-running after an interruption only does the rest.
@@ -146,6 +147,13 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	}
 	res, runErr := e.Run(ctx, repo)
 	progress.finish()
+	stopped := runErr != nil
+	if runErr == nil && res.Enriched == 0 && res.Malformed > 0 {
+		// Nothing gained and every file asked about failed: for a script
+		// ('cra enrich && …') that is a failed run, not a partial one.
+		runErr = fmt.Errorf("enrich: %s replied malformed JSON for every file it was asked about (%d): the model does not keep to the format; "+
+			"try a larger models.reasoning, or read the replies in .clean_room/raw.sqlite (enrichment_outputs)", res.Model, res.Malformed)
+	}
 	report := enrichReport{Enrich: res}
 	if runErr == nil && opts.promote {
 		rw, err := f.Open(ctx, store.Curated, "", false)
@@ -182,7 +190,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	stateDir := config.StateDir(root)
 	if runErr != nil {
 		world.NoteEvent(ctx, d.errOut, stateDir, world.SourceEnrich, filepath.Base(root), "enrich failed: "+runErr.Error())
-		if res.Calls > 0 {
+		if stopped && res.Calls > 0 {
 			fmt.Fprintln(d.errOut, "the run stopped: every call so far is recorded, and a re-run resumes")
 		}
 		return runErr
