@@ -53,9 +53,14 @@ func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
 	case b.budgetConfig != "" && pair:
 		return out, usageError{err: errors.New("--budget-config and --context-window/--reserved-tokens are mutually exclusive: pass one or the other")}
 	case b.budgetConfig != "":
-		var file struct {
+		type pairKeys struct {
 			ContextWindow  *int `toml:"context_window"`
 			ReservedTokens *int `toml:"reserved_tokens"`
+		}
+		var file struct {
+			pairKeys
+			// A [budget] table, as config.toml has it, reads the same.
+			Budget *pairKeys `toml:"budget"`
 		}
 		md, err := toml.DecodeFile(b.budgetConfig, &file)
 		if err != nil {
@@ -63,6 +68,12 @@ func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
 		}
 		if u := md.Undecoded(); len(u) > 0 {
 			return out, usageError{err: fmt.Errorf("--budget-config %s: unknown key %s (only context_window and reserved_tokens)", b.budgetConfig, u[0])}
+		}
+		if file.Budget != nil {
+			if file.ContextWindow != nil || file.ReservedTokens != nil {
+				return out, usageError{err: fmt.Errorf("--budget-config %s: the keys are both at the top and under [budget]: keep one place", b.budgetConfig)}
+			}
+			file.pairKeys = *file.Budget
 		}
 		if file.ContextWindow == nil || file.ReservedTokens == nil {
 			return out, usageError{err: fmt.Errorf("--budget-config %s: needs both context_window and reserved_tokens", b.budgetConfig)}
