@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -177,27 +178,47 @@ func (p *solvePrompt) trimOne() bool {
 	return false
 }
 
-// trimPackage drops the lowest-priority piece of a package: the last item
-// of its last file (files come best first).
+// trimPackage drops the lowest-priority piece of a package (seed 001
+// §7.4): type context (signatures, outlines) before supporting code
+// before the primary symbols, and within a tier the lowest-ranked file's
+// last item first (files come best first).
 func trimPackage(pkg *retrieve.Package, trimmed *[]string) bool {
 	if pkg == nil {
 		return false
 	}
-	for len(pkg.Files) > 0 {
-		last := &pkg.Files[len(pkg.Files)-1]
-		if len(last.Items) == 0 {
-			pkg.Files = pkg.Files[:len(pkg.Files)-1]
-			continue
+	for _, tier := range trimOrder {
+		for fi := len(pkg.Files) - 1; fi >= 0; fi-- {
+			f := &pkg.Files[fi]
+			for ii := len(f.Items) - 1; ii >= 0; ii-- {
+				it := f.Items[ii]
+				if detailRank(it.Detail) != tier {
+					continue
+				}
+				f.Items = slices.Delete(f.Items, ii, ii+1)
+				*trimmed = append(*trimmed, fmt.Sprintf("context %s lines %d-%d", f.Path, it.StartLine, it.EndLine))
+				if len(f.Items) == 0 {
+					pkg.Files = slices.Delete(pkg.Files, fi, fi+1)
+				}
+				return true
+			}
 		}
-		it := last.Items[len(last.Items)-1]
-		last.Items = last.Items[:len(last.Items)-1]
-		*trimmed = append(*trimmed, fmt.Sprintf("context %s lines %d-%d", last.Path, it.StartLine, it.EndLine))
-		if len(last.Items) == 0 {
-			pkg.Files = pkg.Files[:len(pkg.Files)-1]
-		}
-		return true
 	}
 	return false
+}
+
+// trimOrder is the order detailRank's tiers are trimmed in.
+var trimOrder = []int{0, 1, 2}
+
+// detailRank orders an item's detail tier for trimming: 0 goes first.
+// A tier cra does not know is trimmed with the type context.
+func detailRank(d string) int {
+	switch d {
+	case retrieve.DetailPrimary:
+		return 2
+	case retrieve.DetailSupporting:
+		return 1
+	}
+	return 0
 }
 
 // copyPackage copies a package deeply enough for trimPackage.

@@ -319,6 +319,28 @@ func TestSolveStops(t *testing.T) {
 	}
 }
 
+// The package is trimmed by priority: type context, then supporting code,
+// then the primary symbols; the lowest-ranked file first within a tier.
+func TestTrimPackageOrder(t *testing.T) {
+	item := func(detail string, line int) retrieve.Item {
+		return retrieve.Item{Kind: "symbol", Detail: detail, StartLine: line, EndLine: line}
+	}
+	pkg := &retrieve.Package{Files: []retrieve.PackageFile{
+		{Path: "a.go", Items: []retrieve.Item{item(retrieve.DetailPrimary, 1), item(retrieve.DetailTypeContext, 2), item(retrieve.DetailSupporting, 3)}},
+		{Path: "b.go", Items: []retrieve.Item{item(retrieve.DetailSupporting, 4), item(retrieve.DetailPrimary, 5), item(retrieve.DetailTypeContext, 6)}},
+	}}
+	var trimmed []string
+	for trimPackage(pkg, &trimmed) {
+	}
+	want := []string{"context b.go lines 6-6", "context a.go lines 2-2", "context b.go lines 4-4", "context a.go lines 3-3", "context b.go lines 5-5", "context a.go lines 1-1"}
+	if diff := cmp.Diff(want, trimmed); diff != "" {
+		t.Errorf("trim order (-want +got):\n%s", diff)
+	}
+	if len(pkg.Files) != 0 {
+		t.Errorf("files left: %v", pkg.Files)
+	}
+}
+
 func TestSolvePromptFit(t *testing.T) {
 	pkg := pkgOf("a.go", "b.go")
 	p := &solvePrompt{task: "fix", knowledge: "rules", pkg: copyPackage(pkg), changes: strings.Repeat("+x\n", 100), notes: []retryNote{
