@@ -60,6 +60,24 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 	return &fixture{root: root, db: db, repoID: res.RepoID}
 }
 
+// describe writes file_metadata rows, as 'cra enrich --promote' does: by
+// path, module, domain, concepts (a JSON array) and purpose.
+func (f *fixture) describe(t testing.TB, rows map[string][4]string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.NewFactory(config.StateDir(f.root)).Open(ctx, store.Curated, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for p, m := range rows {
+		if _, err := db.ExecContext(ctx, `INSERT INTO file_metadata (file_id, module, domain, concepts, purpose)
+			SELECT id, ?, ?, ?, ? FROM files WHERE repo_id = ? AND path = ?`, m[0], m[1], m[2], m[3], f.repoID, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (f *fixture) rank(t testing.TB, task string) []Candidate {
 	t.Helper()
 	c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), Analyze(task), 20)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/terms"
 )
 
 // Weights scale the ranking signals. Each signal is normalised to [0, 1]
@@ -27,6 +29,7 @@ type Weights struct {
 	Chunk    float64 // BM25 of the file's best definition on its own (needs Ranker.Root)
 	Test     float64 // the test of a strong source file, or the source of a strong test (by naming convention)
 	Area     float64 // the file's path holds a word of the task's commit scope ("fix(form):" → binding/form_mapping.go)
+	Metadata float64 // the file's enrichment (file_metadata) shares the task's words, or a strong candidate's module or domain
 	// Prose scales files cra does not parse (docs, changelogs, configs):
 	// a coding task needs code, unless it names the file or is about docs.
 	Prose float64
@@ -41,7 +44,7 @@ type Weights struct {
 // identifiers and test pairing lifted hub modules (node_classes.py,
 // utils.py) that link to every strong file over the one file the task
 // describes; at these weights they still break ties and bring tests in.
-var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Prose: 0.4}
+var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Metadata: 0.3, Prose: 0.4}
 
 // Ranker ranks the files of one indexed repository for a task. It reads the
 // curated DB only.
@@ -172,14 +175,17 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	if len(direct) > 0 {
 		maxBase = base(direct[0])
 	}
+	srcs := make(map[int64]float64, len(direct))
 	if maxBase > 0 {
-		srcs := make(map[int64]float64, len(direct))
 		for _, s := range direct {
 			srcs[s.f.id] = base(s) / maxBase
 		}
 		if err := r.propagate(ctx, srcs, byID, get); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.metadataSignal(ctx, q.Keywords[:min(len(q.Keywords), r.MaxQueryTerms)], qterms, len(files), srcs, byID, get); err != nil {
+		return nil, err
 	}
 
 	// Churn prior, for files that are candidates at all; prose demoted.
@@ -188,7 +194,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		maxCommits = max(maxCommits, f.commits)
 	}
 	score := func(s *scored) float64 {
-		v := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"] + w.Test*s.signals["test"]
+		v := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"] + w.Test*s.signals["test"] + w.Metadata*s.signals["metadata"]
 		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && q.Type != TypeDocs {
 			v *= w.Prose
 		}
@@ -236,7 +242,7 @@ func tierOf(s *scored) int {
 	case s.signals["mention"] > 0 || s.signals["symbol"] > 0:
 		return TierSeed
 	}
-	dep, co, id, search := s.signals["dep"], s.signals["cochange"], s.signals["ident"], s.signals["search"]
+	dep, co, id, meta, search := s.signals["dep"], s.signals["cochange"], s.signals["ident"], s.signals["metadata"], s.signals["search"]
 	switch {
 	case dep > 0 && dep >= co && dep >= search:
 		return TierDep
@@ -244,6 +250,8 @@ func tierOf(s *scored) int {
 		return TierCoChange
 	case id > search:
 		return TierDep
+	case meta > 0 && meta >= search:
+		return TierMetadata
 	}
 	return TierSearch
 }
@@ -462,11 +470,114 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 	return present, nil
 }
 
+// metadataSignal is Scope Tier 4 (seed 001 §5.6): files whose enrichment,
+// promoted into file_metadata by 'cra enrich --promote', shares the task's
+// rare words (in its module, domain, concepts or purpose), and files of
+// the same module or domain as a strong candidate. Without promoted
+// enrichment it adds nothing.
+func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, qterms []termDF, nFiles int, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	rows, err := r.db.QueryContext(ctx, `SELECT m.file_id, COALESCE(m.module, ''), COALESCE(m.domain, ''), COALESCE(m.concepts, ''), COALESCE(m.purpose, '')
+		FROM file_metadata m JOIN files f ON f.id = m.file_id WHERE f.repo_id = ? ORDER BY m.file_id`, r.repoID)
+	if err != nil {
+		return fmt.Errorf("rank: file metadata: %w", err)
+	}
+	type meta struct {
+		id             int64
+		module, domain string
+		text           string
+	}
+	var all []meta
+	for rows.Next() {
+		var m meta
+		var concepts, purpose string
+		if err := rows.Scan(&m.id, &m.module, &m.domain, &concepts, &purpose); err != nil {
+			rows.Close()
+			return err
+		}
+		m.module, m.domain = strings.ToLower(strings.TrimSpace(m.module)), strings.ToLower(strings.TrimSpace(m.domain))
+		m.text = strings.Join([]string{m.module, m.domain, concepts, purpose}, " ")
+		all = append(all, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(all) == 0 {
+		return err
+	}
+	// The task's words, weighted by rarity in the code as the search
+	// weighs them; a word no file holds can still describe one.
+	df := make(map[string]int, len(qterms))
+	for _, t := range qterms {
+		df[t.term] = t.df
+	}
+	weight := map[string]float64{}
+	total := 0.0
+	for _, k := range keywords {
+		if _, dup := weight[k]; dup {
+			continue
+		}
+		w := math.Log(1 + (float64(nFiles)-float64(df[k])+0.5)/(float64(df[k])+0.5))
+		weight[k] = w
+		total += w
+	}
+	byModule, byDomain := map[string][]int64{}, map[string][]int64{}
+	for _, m := range all {
+		if m.module != "" {
+			byModule[m.module] = append(byModule[m.module], m.id)
+		}
+		if m.domain != "" {
+			byDomain[m.domain] = append(byDomain[m.domain], m.id)
+		}
+		if total == 0 {
+			continue
+		}
+		got, seen := 0.0, map[string]bool{}
+		terms.Each(m.text, func(t string) {
+			if w, ok := weight[t]; ok && !seen[t] {
+				seen[t] = true
+				got += w
+			}
+		})
+		if f := byID[m.id]; f != nil && got > 0 {
+			get(f).add("metadata", math.Min(1, 2*got/total), "its description shares the task's words")
+		}
+	}
+	// Same module or domain as a strong candidate; a domain shared by many
+	// files points weakly at each.
+	ids := slices.Sorted(maps.Keys(srcs))
+	metaOf := make(map[int64]meta, len(all))
+	for _, m := range all {
+		metaOf[m.id] = m
+	}
+	share := func(src int64, group []int64, v float64, why string) {
+		for _, id := range group {
+			if f := byID[id]; f != nil && id != src {
+				get(f).add("metadata", v/math.Sqrt(math.Max(1, float64(len(group))/4)), why+byID[src].path)
+			}
+		}
+	}
+	for _, s := range ids {
+		m, ok := metaOf[s]
+		if !ok || byID[s] == nil {
+			continue
+		}
+		if m.module != "" {
+			share(s, byModule[m.module], srcs[s], "same module as ")
+		}
+		if m.domain != "" {
+			share(s, byDomain[m.domain], 0.5*srcs[s], "same domain as ")
+		}
+	}
+	return nil
+}
+
 // termDF is a query term with its document frequency.
 type termDF struct {
 	term string
 	df   int
 }
+
+// minCoChange is the fewest shared commits that make two files co-change
+// neighbours.
+const minCoChange = 2
 
 // propagate spreads the strongest candidates' scores to files linked to
 // them by imports, co-change and shared rare identifiers. srcs maps a
@@ -512,9 +623,12 @@ func (r *Ranker) propagate(ctx context.Context, srcs map[int64]float64, byID map
 	}
 
 	// Co-change: the share of the source's commits that also touched the
-	// file, smoothed so one shared commit of a new file means little.
-	rows, err = r.db.QueryContext(ctx, `SELECT file_a_id, file_b_id, count FROM co_changes WHERE file_a_id IN (`+in+`)
-		UNION ALL SELECT file_b_id, file_a_id, count FROM co_changes WHERE file_b_id IN (`+in+`)`, append(args, args...)...)
+	// file, smoothed so one shared commit of a new file means little, and
+	// from minCoChange shared commits on (seed 001 §5.6: "above a minimum
+	// count"): one commit together is as often a sweeping change.
+	rows, err = r.db.QueryContext(ctx, `SELECT file_a_id, file_b_id, count FROM co_changes WHERE file_a_id IN (`+in+`) AND count >= ?
+		UNION ALL SELECT file_b_id, file_a_id, count FROM co_changes WHERE file_b_id IN (`+in+`) AND count >= ?`,
+		append(append(append(args, minCoChange), args...), minCoChange)...)
 	if err != nil {
 		return fmt.Errorf("rank: co-change: %w", err)
 	}

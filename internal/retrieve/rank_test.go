@@ -150,6 +150,52 @@ func TestRankArea(t *testing.T) {
 	}
 }
 
+// Scope Tier 4: promoted enrichment brings in files the task's words and
+// the code's links miss.
+func TestRankMetadata(t *testing.T) {
+	files := map[string]string{
+		"shop/pager.py": "def _pager_contextmanager(color=None):\n    return color\n",
+		"shop/tty.py":   "def isatty(stream):\n    return stream.isatty()\n",
+		"shop/db.py":    "def connect(url):\n    return url\n",
+		"shop/money.py": "def total(items):\n    return sum(items)\n",
+	}
+	byPath := func(c []Candidate) map[string]Candidate {
+		m := map[string]Candidate{}
+		for _, x := range c {
+			m[x.Path] = x
+		}
+		return m
+	}
+	f := newFixture(t, files)
+	// Not promoted: no metadata signal, the tier is never 4.
+	for _, c := range f.rank(t, "`_pager_contextmanager` leaks the scrollback") {
+		if c.Signals["metadata"] != 0 || c.Tier == TierMetadata {
+			t.Fatalf("no enrichment, got %s with %v (tier %d)", c.Path, c.Signals, c.Tier)
+		}
+	}
+	f.describe(t, map[string][4]string{
+		"shop/pager.py": {"shop.pager", "terminal", `["paging"]`, "Pages long output."},
+		"shop/tty.py":   {"shop.tty", "terminal", `["tty detection"]`, "Detects a terminal."},
+		"shop/db.py":    {"shop.db", "storage", `["connections"]`, "Opens database connections."},
+		"shop/money.py": {"shop.money", "billing", `["scrollback of invoices"]`, "Sums invoices."},
+	})
+	c := byPath(f.rank(t, "`_pager_contextmanager` leaks the scrollback"))
+	// The seed's domain brings tty.py in; the task's word in a description
+	// brings money.py; db.py shares neither.
+	if tty := c["shop/tty.py"]; tty.Tier != TierMetadata || !contains(tty.Reasons, "same domain as shop/pager.py") {
+		t.Errorf("tty.py: got tier %d, reasons %v; want tier 4, same domain as pager.py", tty.Tier, tty.Reasons)
+	}
+	if money := c["shop/money.py"]; money.Tier != TierMetadata || !contains(money.Reasons, "its description shares the task's words") {
+		t.Errorf("money.py: got tier %d, reasons %v; want tier 4 by its description", money.Tier, money.Reasons)
+	}
+	if db, ok := c["shop/db.py"]; ok && db.Signals["metadata"] != 0 {
+		t.Errorf("db.py: got metadata signal %v, want none", db.Signals["metadata"])
+	}
+	if pager := c["shop/pager.py"]; pager.Tier != TierSeed || pager.Score <= c["shop/tty.py"].Score {
+		t.Errorf("pager.py (%v, tier %d) should lead tty.py (%v) as the seed", pager.Score, pager.Tier, c["shop/tty.py"].Score)
+	}
+}
+
 func TestRankTestPairingAndProse(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"go.mod":           "module example.com/m\n",
