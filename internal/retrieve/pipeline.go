@@ -137,7 +137,7 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 			return nil, err
 		}
 	}
-	if err := p.runStages(ctx, sc, stages); err != nil {
+	if err := p.runStages(ctx, taskID, sc, stages); err != nil {
 		return nil, err
 	}
 	return p.finish(ctx, taskID, sc, stages, b)
@@ -153,7 +153,11 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 	q := prev
 	q.Files = appendNew(q.Files, req.MissingFiles...)
 	q.Symbols = appendNew(q.Symbols, req.MissingSymbols...)
-	q.Files = appendNew(q.Files, req.MissingTests...)
+	for _, t := range req.MissingTests {
+		files, symbols := testRef(t)
+		q.Files = appendNew(q.Files, files...)
+		q.Symbols = appendNew(q.Symbols, symbols...)
+	}
 	for _, sig := range req.ErrorSignatures {
 		extra := Analyze(sig)
 		q.FileLines = append(q.FileLines, extra.FileLines...)
@@ -168,10 +172,27 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 		}
 	}
 	sc := p.newStageContext(q)
-	if err := p.runStages(ctx, sc, stages); err != nil {
+	if err := p.runStages(ctx, taskID, sc, stages); err != nil {
 		return nil, err
 	}
 	return p.finish(ctx, taskID, sc, stages, b)
+}
+
+// testRef reads a missing test as a model names one: a file
+// ("tests/test_x.py"), a test's name ("test_once", "TestParse"), or
+// both as a pytest node ID ("tests/test_x.py::TestX::test_once").
+func testRef(t string) (files, symbols []string) {
+	parts := strings.Split(strings.TrimSpace(t), "::")
+	if looksLikeFile(parts[0]) || strings.Contains(parts[0], "/") {
+		files, parts = append(files, parts[0]), parts[1:]
+	}
+	for _, p := range parts {
+		// A parametrised case ("test_x[a-b]") is its function.
+		if name, _, _ := strings.Cut(p, "["); name != "" {
+			symbols = append(symbols, name)
+		}
+	}
+	return files, symbols
 }
 
 func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
@@ -183,10 +204,21 @@ func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
 	}
 }
 
-func (p *Pipeline) runStages(ctx context.Context, sc *StageContext, stages []Stage) error {
+// runStages runs the stages in order. Each stage's decisions are logged
+// as it finishes, so a later stage's failure loses none of them.
+func (p *Pipeline) runStages(ctx context.Context, taskID string, sc *StageContext, stages []Stage) error {
 	limit := p.Candidates
 	if limit <= 0 {
 		limit = defaultCandidates
+	}
+	// Before any stage (seed 001 §14.4): without promoted enrichment the
+	// ranking has no Tier 4, whichever stages run.
+	promoted, err := metadataPromoted(ctx, sc.Ranker)
+	if err != nil {
+		return err
+	}
+	if !promoted {
+		sc.Info = append(sc.Info, "enrichment not found, Tier 4 skipped")
 	}
 	var progress []map[string]string
 	outputs := map[string]any{}
@@ -201,8 +233,14 @@ func (p *Pipeline) runStages(ctx context.Context, sc *StageContext, stages []Sta
 		if s, ok := st.(*ScopeStage); ok && s.Limit == 0 {
 			s.Limit = limit
 		}
+		logged := len(sc.Decisions)
 		if err := st.Run(ctx, sc); err != nil {
 			return fmt.Errorf("stage %s: %w", st.Name(), err)
+		}
+		if p.Raw != nil {
+			if err := p.logDecisions(ctx, taskID, sc.Decisions[logged:]); err != nil {
+				return err
+			}
 		}
 		progress = append(progress, map[string]string{"stage": st.Name(), "status": "done"})
 		outputs[st.Name()] = stageOutput(st.Name(), sc)
@@ -243,11 +281,6 @@ func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, 
 	res := &Result{Package: pkg, Stages: names, Decisions: sc.Decisions, Info: sc.Info, Context: *sc}
 	if p.Session != nil {
 		if err := p.Session.Set(ctx, "final_context", map[string]any{"task": sc.Task, "candidates": sc.Candidates, "details": sc.Details, "excluded": sc.Excluded}); err != nil {
-			return nil, err
-		}
-	}
-	if p.Raw != nil {
-		if err := p.logDecisions(ctx, taskID, sc.Decisions); err != nil {
 			return nil, err
 		}
 	}

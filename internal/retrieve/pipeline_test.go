@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -158,6 +159,15 @@ func TestPipelineMalformedJudgment(t *testing.T) {
 			if !errors.As(err, &re) || re.Raw != tc.reply || !strings.Contains(err.Error(), tc.reply) {
 				t.Fatalf("got %v, want a ReplyError carrying the raw reply", err)
 			}
+			// The stages that finished before the bad reply keep their
+			// decisions in the raw DB.
+			var scope int
+			if err := p.Raw.QueryRow(`SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'`).Scan(&scope); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.call == "precision_judgment"; (scope > 0) != want {
+				t.Errorf("%d scope decisions logged, want some: %v", scope, want)
+			}
 		})
 	}
 }
@@ -211,6 +221,40 @@ func TestRefine(t *testing.T) {
 	}
 	if _, ok, _ := p.Session.Get(ctx, "refinement_request"); !ok {
 		t.Error("refinement_request not in the session")
+	}
+	// A missing test named by its function is a symbol to find, not a path.
+	res, err = p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{Reason: "the failing test", MissingTests: []string{"test_echo"}}, stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, pf := range res.Package.Files {
+		if pf.Path == "tests/test_pager.py" {
+			found = pf.Tier == TierSeed && contains(pf.Reasons, "defines test_echo")
+		}
+	}
+	if !found {
+		t.Errorf("refined for test_echo: got %+v, want tests/test_pager.py as a seed defining test_echo", res.Package.Files)
+	}
+}
+
+func TestTestRef(t *testing.T) {
+	for _, tc := range []struct {
+		in             string
+		files, symbols []string
+	}{
+		{"test_once", nil, []string{"test_once"}},
+		{"TestParse", nil, []string{"TestParse"}},
+		{"tests/test_pager.py", []string{"tests/test_pager.py"}, nil},
+		{"test_pager.py", []string{"test_pager.py"}, nil},
+		{"tests/test_x.py::TestX::test_once[a-b]", []string{"tests/test_x.py"}, []string{"TestX", "test_once"}},
+		{" pager_test.go ", []string{"pager_test.go"}, nil},
+		{"", nil, nil},
+	} {
+		files, symbols := testRef(tc.in)
+		if !cmp.Equal(files, tc.files) || !cmp.Equal(symbols, tc.symbols) {
+			t.Errorf("testRef(%q): got %q %q, want %q %q", tc.in, files, symbols, tc.files, tc.symbols)
+		}
 	}
 }
 

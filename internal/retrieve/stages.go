@@ -76,15 +76,9 @@ func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
 			return err
 		}
 	}
-	promoted, err := metadataPromoted(ctx, sc.Ranker)
-	if err != nil {
-		return err
-	}
-	if !promoted {
-		sc.Info = append(sc.Info, "enrichment not found, Tier 4 skipped")
-	}
 	verdicts := map[string]scopeVerdict{}
 	if sc.Judge != nil && len(sc.Candidates) > 0 {
+		var err error
 		if verdicts, err = judgeScope(ctx, sc); err != nil {
 			return err
 		}
