@@ -255,9 +255,10 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	var out []piece
 	whole := strings.Join(lines, "")
-	if EstimateTokens(whole) <= a.WholeFileTokens || len(syms) == 0 {
+	if EstimateTokens(whole) <= a.WholeFileTokens && !slices.Contains(slices.Collect(maps.Values(a.Details[c.Path])), DetailExcluded) || len(syms) == 0 {
 		// Small files, and files with no symbols (docs, configs, changelogs),
-		// go in whole or by their head.
+		// go in whole or by their head; a small file with a definition the
+		// precision stage excluded goes by its definitions, without it.
 		end := len(lines)
 		body := whole
 		if len(syms) == 0 && EstimateTokens(whole) > a.WholeFileTokens {
@@ -327,10 +328,12 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		decay[i] = math.Pow(0.6, float64(k))
 		rank[i] = k
 	}
+	var excluded [][2]int // what the precision stage left out: no snippet shows it
 	for i, r := range rs {
 		s := r.s
 		switch r.detail {
 		case DetailExcluded:
+			excluded = append(excluded, [2]int{s.start, s.end})
 			continue
 		case DetailPrimary:
 			out = append(out, mk("symbol", s.name, r.detail, s.start, s.end, r.body, weight*(1+r.rel)*math.Max(decay[i], 0.5)))
@@ -359,16 +362,25 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if isTest(c.Path) {
 			prio = weight * 0.6 // tests are appended far more often than code
 		}
-		out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
+		if !hits(excluded, start, end) {
+			out = append(out, mk("snippet", "end of file", DetailTypeContext, start, end, text(start, end), prio))
+		}
 	}
 	spans := make([][2]int, len(rs)) // as the bodies have them: with their comments
 	for i, r := range rs {
 		spans[i] = [2]int{r.s.start, r.s.end}
 	}
 	for _, sn := range snippets(lines, ft, tt, spans) {
-		out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
+		if !hits(excluded, sn.start, sn.end) {
+			out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
+		}
 	}
 	return out
+}
+
+// hits reports whether lines start-end touch any of the spans.
+func hits(spans [][2]int, start, end int) bool {
+	return slices.ContainsFunc(spans, func(s [2]int) bool { return start <= s[1] && s[0] <= end })
 }
 
 // tailLines is how many lines the end-of-file snippet shows.

@@ -118,6 +118,48 @@ func TestAssembleDetailsOverride(t *testing.T) {
 	}
 }
 
+// A small file goes in whole, unless the precision stage excluded one of
+// its definitions: then it goes by its definitions, and nothing shows the
+// excluded one.
+func TestAssembleExcludedInSmallFile(t *testing.T) {
+	f := newFixture(t, shop...)
+	ctx := context.Background()
+	q := Analyze("`_pager_contextmanager` and echo_via_pager print twice")
+	cands, _ := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.db, f.repoID, f.root)
+	b := Budget{ContextWindow: 4000, ReservedTokens: 100}
+	items := func(pkg *Package) []Item {
+		for _, pf := range pkg.Files {
+			if pf.Path == "shop/pager.py" {
+				return pf.Items
+			}
+		}
+		t.Fatalf("shop/pager.py not in the package: %+v", pkg.Files)
+		return nil
+	}
+	pkg, err := a.Assemble(ctx, q, cands, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := items(pkg); len(it) != 1 || it[0].Kind != "file" {
+		t.Fatalf("without verdicts: got %+v, want the whole file", it)
+	}
+	a.Details = map[string]map[string]string{"shop/pager.py": {"_pager_contextmanager": DetailExcluded}}
+	if pkg, err = a.Assemble(ctx, q, cands, b); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items(pkg) {
+		if it.Kind == "file" || strings.Contains(it.Text, "os.environ") || it.Name == "_pager_contextmanager" {
+			t.Errorf("excluded _pager_contextmanager shows in %s %s lines %d-%d", it.Kind, it.Name, it.StartLine, it.EndLine)
+		}
+		names = append(names, it.Name)
+	}
+	if !contains(names, "echo_via_pager") {
+		t.Errorf("items %v, want echo_via_pager kept", names)
+	}
+}
+
 // TestAssembleNeverExceedsBudget is a property test: for random budgets
 // and tasks the rendered package fits.
 func TestAssembleNeverExceedsBudget(t *testing.T) {
