@@ -138,6 +138,9 @@ func openExec(ctx context.Context, d *deps, mode, repoFlag, stageFlag string, bf
 	if err != nil {
 		return nil, err
 	}
+	if err := checkExecuteWindow(cfg, mode, budget); err != nil {
+		return nil, err
+	}
 	if taskID == "" {
 		taskID = newTaskID()
 	}
@@ -328,6 +331,28 @@ func (r *execRun) client(ctx context.Context, info llm.CallInfo) (llm.Client, ll
 		return nil, m, 0, usageError{err: fmt.Errorf("--reserved-tokens %d leaves no room for the model's reply: reserve at least the reply's tokens and the prompt around the context", r.budget.ReservedTokens)}
 	}
 	return c, m, reply, nil
+}
+
+// checkExecuteWindow refuses a budget larger than the window configured
+// for the model that executes the mode (seed 001 §7.2: plan → reasoning,
+// solve → coding), before anything is logged or asked.
+func checkExecuteWindow(cfg *config.Config, mode string, b retrieve.Budget) error {
+	if cfg == nil || cfg.Models == nil {
+		return nil
+	}
+	var w *int
+	var role, model, key string
+	switch mode {
+	case "plan":
+		w, role, model, key = cfg.Models.ReasoningContextWindow, "reasoning", cfg.Models.Reasoning, "models.reasoning_context_window"
+	case "solve":
+		w, role, model, key = cfg.Models.CodingContextWindow, "coding", cfg.Models.Coding, "models.coding_context_window"
+	}
+	if w == nil || *w <= 0 || b.ContextWindow <= *w {
+		return nil
+	}
+	return usageError{err: fmt.Errorf("the budget's context window (%d) is larger than the %s model %s reads (%s = %d): "+
+		"pass --context-window %d or less, or raise %s", b.ContextWindow, role, model, key, *w, *w, key)}
 }
 
 func planRun(ctx context.Context, d *deps, opts *planOptions) error {
