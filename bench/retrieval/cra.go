@@ -31,7 +31,7 @@ type craResult struct {
 
 // runCRA analyses text, ranks up to limit files and assembles the packages
 // of both budgets, as 'cra retrieve --deterministic' would.
-func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int) (*craResult, error) {
+func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int, precision bool) (*craResult, error) {
 	start := time.Now()
 	q := retrieve.Analyze(text)
 	rk := retrieve.NewRanker(db, repoID)
@@ -41,6 +41,15 @@ func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, li
 		return nil, fmt.Errorf("rank: %w", err)
 	}
 	asm := retrieve.NewAssembler(db, repoID, root)
+	if precision {
+		// The precision stage's deterministic step, as 'cra retrieve
+		// --stages scope,precision --deterministic' runs it.
+		sc := &retrieve.StageContext{Task: q, Ranker: rk, Candidates: cands, Excluded: map[string]string{}}
+		if err := (&retrieve.PrecisionStage{}).Run(ctx, sc); err != nil {
+			return nil, fmt.Errorf("precision: %w", err)
+		}
+		asm.Details = sc.Details
+	}
 	p8, err := asm.Assemble(ctx, q, cands, budgetOf(budgets[0]))
 	if err != nil {
 		return nil, fmt.Errorf("assemble %d: %w", budgets[0], err)

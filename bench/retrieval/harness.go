@@ -501,7 +501,7 @@ func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt str
 			continue
 		}
 		v := &variantResult{Name: t.name, Text: t.text}
-		c, err := runCRA(ctx, db, repoID, wt, t.text, h.opts.rankLimit)
+		c, err := runCRA(ctx, db, repoID, wt, t.text, h.opts.rankLimit, h.opts.precision)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()

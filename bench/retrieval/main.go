@@ -36,6 +36,7 @@ type options struct {
 	limit      int
 	rankLimit  int
 	stripScope bool
+	precision  bool
 	jsonPath   string
 	stateDir   string
 	verbose    bool
@@ -103,6 +104,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&opts.limit, "limit", 0, "evaluate only the first `N` tasks of each set (0: all)")
 	fs.IntVar(&opts.rankLimit, "rank", 100, "candidates cra ranks and hands to the assembler")
 	fs.BoolVar(&opts.stripScope, "strip-scope", true, "also score commit sets with the subject's scope prefix stripped")
+	fs.BoolVar(&opts.precision, "precision", true, "run the precision stage's deterministic step, as --stages scope,precision does")
 	fs.StringVar(&opts.jsonPath, "json", "", "write per-task details to this `file`")
 	fs.StringVar(&opts.stateDir, "state", "", "keep the curated DBs in this `dir` (one per repository; default: a temp dir, removed)")
 	fs.BoolVar(&opts.verbose, "v", false, "print a line per task")

@@ -311,7 +311,15 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			detail = DetailSupporting
 		}
 		if d, ok := a.Details[c.Path][s.name]; ok {
+			// A tier the precision stage set weighs as that tier does,
+			// whatever the task's words say.
 			detail = d
+			switch d {
+			case DetailPrimary:
+				rel = math.Max(rel, 1)
+			case DetailSupporting:
+				rel = math.Max(rel, 0.5)
+			}
 		}
 		rs = append(rs, relSym{s, decl, body, rel, detail})
 	}

@@ -35,6 +35,8 @@ type StageContext struct {
 	Excluded map[string]string
 	// Details are the precision stage's symbol tiers by path and name.
 	Details map[string]map[string]string
+	// Symbols are the precision stage's candidates, best first.
+	Symbols []SymbolCandidate
 	// Judge is nil in deterministic mode.
 	Judge Judge
 	// PromptTokens bounds one stage prompt: the reasoning model's window.
@@ -258,7 +260,7 @@ func (p *Pipeline) runStages(ctx context.Context, taskID string, sc *StageContex
 
 func stageOutput(name string, sc *StageContext) any {
 	if name == "precision" {
-		return sc.Details
+		return map[string]any{"details": sc.Details, "symbols": sc.Symbols[:min(len(sc.Symbols), 40)]}
 	}
 	paths := make([]string, len(sc.Candidates))
 	for i, c := range sc.Candidates {

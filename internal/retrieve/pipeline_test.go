@@ -89,12 +89,13 @@ func TestParseStages(t *testing.T) {
 func TestPipelineWithJudge(t *testing.T) {
 	f := newFixture(t, shop...)
 	j := &scripted{replies: map[string]string{
-		"task_analysis": `{"intent": "Compute the pager command once.", "type": "refactor", "symbols": ["echo_via_pager"], "files": []}`,
+		"task_analysis": `{"intent": "Compute the pager command once.", "type": "refactor", "symbols": ["echo_via_pager"], "files": ["shop/fmt.py"]}`,
 		// The model drops README.md and a seed (kept anyway), and says
 		// nothing about the other candidates.
 		"scope_judgment": "Here you go:\n```json\n" + `{"files": [{"path": "README.md", "relevant": false, "reason": "docs only"},
 			{"path": "shop/pager.py", "relevant": false, "reason": "wrong"},
-			{"path": "shop/cli.py", "relevant": true, "reason": "calls the pager"},]}` + "\n```",
+			{"path": "shop/cli.py", "relevant": true, "reason": "calls the pager"},
+			{"path": "shop/fmt.py", "relevant": false, "reason": "formatting only"},]}` + "\n```",
 		"precision_judgment": `{"symbols": [{"path": "shop/pager.py", "symbol": "echo_via_pager", "tier": "excluded"},
 			{"path": "shop/pager.py", "symbol": "_pager_contextmanager", "tier": "primary"}]}`,
 	}}
@@ -107,7 +108,8 @@ func TestPipelineWithJudge(t *testing.T) {
 	if got := strings.Join(j.calls, ","); got != "task_analysis,scope_judgment,precision_judgment" {
 		t.Errorf("calls: got %s", got)
 	}
-	if res.Context.Task.Intent != "Compute the pager command once." || res.Context.Task.Type != TypeRefactor || !contains(res.Context.Task.Symbols, "echo_via_pager") {
+	if res.Context.Task.Intent != "Compute the pager command once." || res.Context.Task.Type != TypeRefactor ||
+		!contains(res.Context.Task.ImpliedSymbols, "echo_via_pager") || !contains(res.Context.Task.ImpliedFiles, "shop/fmt.py") {
 		t.Errorf("intent merge: got %+v", res.Context.Task)
 	}
 	decided := map[string]Decision{}
@@ -119,6 +121,11 @@ func TestPipelineWithJudge(t *testing.T) {
 	}
 	if d := decided["shop/pager.py"]; !d.Included || !strings.Contains(d.Reason, "kept: named by the task") {
 		t.Errorf("pager.py: got %+v, want kept as a seed", d)
+	}
+	// A file the task analysis implied is a guess, not a seed: the scope
+	// judgment drops it.
+	if d := decided["shop/fmt.py"]; d.Included || d.Reason != "model: formatting only" {
+		t.Errorf("fmt.py: got %+v, want dropped by the model", d)
 	}
 	if d := decided["tests/test_pager.py"]; !d.Included || !strings.Contains(d.Reason, "not judged by the model") {
 		t.Errorf("unjudged candidate: got %+v, want the deterministic decision, logged", d)
@@ -135,6 +142,37 @@ func TestPipelineWithJudge(t *testing.T) {
 	}
 	if !strings.Contains(j.prompts[1], "Intent: Compute the pager command once.") {
 		t.Errorf("scope prompt lacks the intent:\n%s", j.prompts[1])
+	}
+	// The precision prompt lists the candidates best first, with why.
+	prec := j.prompts[2]
+	named := strings.Index(prec, "- shop/pager.py function _pager_contextmanager: def _pager_contextmanager(color=None): (named in the task")
+	linked := strings.Index(prec, "calls echo_via_pager")
+	if named < 0 || linked < 0 || linked < named {
+		t.Errorf("precision prompt: want _pager_contextmanager first, named in the task, and a caller of echo_via_pager after it:\n%s", prec)
+	}
+}
+
+// A verdict on a symbol the prompt did not offer is a slip of the model:
+// ignored, and said.
+func TestPrecisionIgnoresUnofferedVerdicts(t *testing.T) {
+	f := newFixture(t, shop...)
+	j := &scripted{replies: map[string]string{
+		"task_analysis":  `{"intent": "x", "type": "bug"}`,
+		"scope_judgment": `{"files": []}`,
+		"precision_judgment": `{"symbols": [{"path": "nowhere/ghost.py", "symbol": "boo", "tier": "primary"},
+			{"path": "shop/pager.py", "symbol": "_pager_contextmanager", "tier": "excluded"}]}`,
+	}}
+	p, _ := newPipeline(t, f, j.judge)
+	stages, _ := ParseStages("scope,precision")
+	res, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager`", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Context.Details["nowhere/ghost.py"]; ok || res.Context.Details["shop/pager.py"]["_pager_contextmanager"] != DetailExcluded {
+		t.Errorf("details: got %v", res.Context.Details)
+	}
+	if !contains(res.Info, "precision: 1 verdict(s) named symbols that were not offered; ignored") {
+		t.Errorf("info: got %v", res.Info)
 	}
 }
 

@@ -30,6 +30,7 @@ type Weights struct {
 	Test     float64 // the test of a strong source file, or the source of a strong test (by naming convention)
 	Area     float64 // the file's path holds a word of the task's commit scope ("fix(form):" → binding/form_mapping.go)
 	Metadata float64 // the file's enrichment (file_metadata) shares the task's words, or a strong candidate's module or domain
+	Implied  float64 // the task analysis model implies the file, or a symbol the file defines
 	// Prose scales files cra does not parse (docs, changelogs, configs):
 	// a coding task needs code, unless it names the file or is about docs.
 	Prose float64
@@ -44,7 +45,7 @@ type Weights struct {
 // identifiers and test pairing lifted hub modules (node_classes.py,
 // utils.py) that link to every strong file over the one file the task
 // describes; at these weights they still break ties and bring tests in.
-var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Metadata: 0.3, Prose: 0.4}
+var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Metadata: 0.3, Implied: 0.6, Prose: 0.4}
 
 // Ranker ranks the files of one indexed repository for a task. It reads the
 // curated DB only.
@@ -146,9 +147,18 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}
 
-	// Symbols the task names.
-	if err := r.symbolSignal(ctx, q.Symbols, byID, get); err != nil {
+	// Symbols the task names, then what the task analysis implies.
+	if err := r.symbolSignal(ctx, q.Symbols, "symbol", "", byID, get); err != nil {
 		return nil, err
+	}
+	if err := r.symbolSignal(ctx, q.ImpliedSymbols, "implied", " (implied by the task analysis)", byID, get); err != nil {
+		return nil, err
+	}
+	for _, m := range q.ImpliedFiles {
+		hits := matchPath(m, files, byPath)
+		for _, f := range hits {
+			get(f).add("implied", 1/math.Sqrt(float64(len(hits))), "implied by the task analysis as "+m)
+		}
 	}
 
 	// Full-text relevance.
@@ -162,7 +172,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 
 	w := r.Weights
 	base := func(s *scored) float64 {
-		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"]
+		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"] + w.Implied*s.signals["implied"]
 	}
 	if r.Root != "" && w.Chunk > 0 {
 		if err := r.chunkSignal(ctx, qterms, len(files), all, base); err != nil {
@@ -335,7 +345,7 @@ func matchModule(m string, files []*rankFile, byPath map[string]*rankFile) []*ra
 // symbolSignal scores files that define the symbols the task names: a
 // name defined in one file points at it; a name defined in many points
 // weakly at each.
-func (r *Ranker) symbolSignal(ctx context.Context, names []string, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+func (r *Ranker) symbolSignal(ctx context.Context, names []string, signal, note string, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
 	if len(names) == 0 {
 		return nil
 	}
@@ -382,7 +392,7 @@ func (r *Ranker) symbolSignal(ctx context.Context, names []string, byID map[int6
 	}
 	for id, v := range score {
 		if f := byID[id]; f != nil {
-			get(f).add("symbol", math.Min(1, v), reason[id])
+			get(f).add(signal, math.Min(1, v), reason[id]+note)
 		}
 	}
 	return nil

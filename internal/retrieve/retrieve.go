@@ -56,6 +56,11 @@ type TaskQuery struct {
 	// Intent is the reasoning model's one-paragraph reading of the task;
 	// empty in deterministic mode.
 	Intent string `json:"intent,omitempty"`
+	// ImpliedSymbols and ImpliedFiles are what the reasoning model's task
+	// analysis adds: names and paths the task implies without saying. They
+	// rank as guesses, not as seeds: the scope judgment may drop them.
+	ImpliedSymbols []string `json:"implied_symbols,omitempty"`
+	ImpliedFiles   []string `json:"implied_files,omitempty"`
 }
 
 // Scope tiers (seed 001 §5.6): why a file is a candidate. Plan files

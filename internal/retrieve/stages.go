@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/llm"
@@ -202,12 +203,16 @@ func promptChars(tokens int) int {
 }
 
 // PrecisionStage classifies the symbols of the scoped files (seed 001
-// §5.7) into primary, supporting, type_context and excluded. The
-// deterministic tiers come from the task's names, referenced lines and
-// term overlap (see Assembler); with a Judge the model decides for the
-// symbols it names, and the rest keep the deterministic tier.
+// §5.7) into primary, supporting, type_context and excluded. Its
+// deterministic step weighs the definitions of the best files and follows
+// references from the best of them (symbolCandidates): a definition
+// reached only through a reference — a caller, a callee, a test that
+// exercises it — is supporting; the rest keep the assembler's tiers, from
+// the task's names, referenced lines and words. With a Judge the model
+// sees the candidates best first, with why each is one, and decides for
+// the symbols it names; the rest keep the deterministic tier.
 type PrecisionStage struct {
-	// Files is how many of the top scoped files are judged.
+	// Files is how many of the top scoped files are weighed.
 	Files int
 }
 
@@ -221,6 +226,7 @@ type precisionVerdict struct {
 }
 
 const precisionSystem = `You decide how much of each code symbol a coding task needs.
+The symbols are listed best first, each with why it is a candidate.
 Classify each listed symbol as one of:
 "primary" (needed in full), "supporting" (its signature and surroundings help),
 "type_context" (its signature is enough), "excluded" (not needed).
@@ -232,37 +238,46 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	if sc.Details == nil {
 		sc.Details = map[string]map[string]string{}
 	}
-	if sc.Judge == nil || len(sc.Candidates) == 0 {
+	if len(sc.Candidates) == 0 {
 		return nil
 	}
 	files := s.Files
 	if files <= 0 {
-		files = 8
+		files = precisionFiles
+	}
+	cs, err := symbolCandidates(ctx, sc.Ranker, sc.Task, sc.Candidates, files)
+	if err != nil {
+		return err
+	}
+	sc.Symbols = cs
+	for _, c := range cs {
+		if c.Linked {
+			setDetail(sc.Details, c.Path, c.Name, DetailSupporting)
+		}
+	}
+	if sc.Judge == nil {
+		return nil
 	}
 	var b strings.Builder
 	b.WriteString("Task:\n" + sc.Task.Text + "\n\nSymbols:\n")
 	limit := promptChars(sc.PromptTokens)
-	for _, c := range sc.Candidates[:min(files, len(sc.Candidates))] {
-		rows, err := sc.Ranker.db.QueryContext(ctx, `SELECT name, kind, COALESCE(signature, '') FROM symbols WHERE file_id = ? ORDER BY start_line LIMIT 80`, c.FileID)
-		if err != nil {
-			return fmt.Errorf("precision: %w", err)
+	offered := map[[2]string]bool{}
+	for _, c := range cs {
+		line := fmt.Sprintf("- %s %s %s: %s", c.Path, c.Kind, c.Name, c.Signature)
+		var why []string
+		why = append(why, c.Reasons...)
+		if c.Rationale != "" {
+			why = append(why, "rationale: "+c.Rationale)
 		}
-		for rows.Next() {
-			var name, kind, sig string
-			if err := rows.Scan(&name, &kind, &sig); err != nil {
-				rows.Close()
-				return err
-			}
-			line := fmt.Sprintf("- %s %s %s: %s\n", c.Path, kind, name, sig)
-			if b.Len()+len(line) > limit {
-				break
-			}
-			b.WriteString(line)
+		if len(why) > 0 {
+			line += " (" + strings.Join(why, "; ") + ")"
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
+		line += "\n"
+		if b.Len()+len(line) > limit {
+			break
 		}
+		b.WriteString(line)
+		offered[[2]string{c.Path, c.Name}] = true
 	}
 	reply, err := sc.Judge(ctx, "precision_judgment", "precision", precisionSystem, b.String())
 	if err != nil {
@@ -274,18 +289,30 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	if err := DecodeReply(reply, &vs); err != nil {
 		return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: err}
 	}
+	ignored := 0
 	for _, v := range vs.Symbols {
 		switch v.Tier {
 		case DetailPrimary, DetailSupporting, DetailTypeContext, DetailExcluded:
 		default:
 			return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: fmt.Errorf("unknown tier %q for %s", v.Tier, v.Symbol)}
 		}
-		if sc.Details[v.Path] == nil {
-			sc.Details[v.Path] = map[string]string{}
+		if !offered[[2]string{v.Path, v.Symbol}] {
+			ignored++ // a symbol the prompt did not list: a slip of the model
+			continue
 		}
-		sc.Details[v.Path][v.Symbol] = v.Tier
+		setDetail(sc.Details, v.Path, v.Symbol, v.Tier)
+	}
+	if ignored > 0 {
+		sc.Info = append(sc.Info, fmt.Sprintf("precision: %d verdict(s) named symbols that were not offered; ignored", ignored))
 	}
 	return nil
+}
+
+func setDetail(d map[string]map[string]string, path, name, tier string) {
+	if d[path] == nil {
+		d[path] = map[string]string{}
+	}
+	d[path][name] = tier
 }
 
 const intentSystem = `You read a coding task and state its intent for a retrieval system.
@@ -316,7 +343,15 @@ func analyzeIntent(ctx context.Context, sc *StageContext) error {
 	case TypeBug, TypeFeature, TypeRefactor, TypeTest, TypeDocs:
 		sc.Task.Type = v.Type
 	}
-	sc.Task.Symbols = appendNew(sc.Task.Symbols, v.Symbols...)
-	sc.Task.Files = appendNew(sc.Task.Files, v.Files...)
+	for _, n := range v.Symbols {
+		if !slices.Contains(sc.Task.Symbols, n) {
+			sc.Task.ImpliedSymbols = appendNew(sc.Task.ImpliedSymbols, n)
+		}
+	}
+	for _, f := range v.Files {
+		if !slices.Contains(sc.Task.Files, f) {
+			sc.Task.ImpliedFiles = appendNew(sc.Task.ImpliedFiles, f)
+		}
+	}
 	return nil
 }

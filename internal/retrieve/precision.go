@@ -1,0 +1,327 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// SymbolCandidate is a definition the precision stage weighs (seed 001
+// §5.7), with why it is one.
+type SymbolCandidate struct {
+	Path      string   `json:"path"`
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Signature string   `json:"signature,omitempty"`
+	Line      int      `json:"line"`
+	Score     float64  `json:"score"`
+	Reasons   []string `json:"reasons,omitempty"`
+	// Rationale is a comment in or above the definition that says why the
+	// code is as it is ("# must stay sorted: …").
+	Rationale string `json:"rationale,omitempty"`
+	// Linked: found through a reference to a symbol the task points at, not
+	// by the task's words (a caller, a callee, a test that exercises it).
+	Linked bool  `json:"linked,omitempty"`
+	id     int64 // symbols.id
+}
+
+// Bounds of the deterministic precision step.
+const (
+	precisionFiles = 8  // the scoped files whose definitions are weighed, by default
+	precisionSeeds = 6  // the definitions links are followed from
+	linksPerSeed   = 8  // linked definitions kept per seed
+	maxNameUses    = 30 // a name used by more definitions locates nothing
+)
+
+// symbolCandidates is the precision stage's deterministic step (seed 001
+// §5.7): the definitions of the best scoped files, scored for the task as
+// the assembler scores them; from the best of them, the definitions linked
+// by references — Python's resolved symbol_references both ways, and for
+// every language the names a definition uses (name signals) — including
+// the tests that exercise them; and the rationale comments of all. Best
+// first.
+func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candidate, nFiles int) ([]SymbolCandidate, error) {
+	top := cands[:min(nFiles, len(cands))]
+	if len(top) == 0 {
+		return nil, nil
+	}
+	a := NewAssembler(r.db, r.repoID, r.Root)
+	w, err := a.termWeights(ctx, q.Keywords)
+	if err != nil {
+		return nil, err
+	}
+	tt := newTaskTerms(w)
+	wanted := map[string]bool{}
+	for _, s := range q.Symbols {
+		wanted[s] = true
+	}
+	symsOf, err := a.symbols(ctx, top)
+	if err != nil {
+		return nil, err
+	}
+	var out []*SymbolCandidate
+	byID := map[int64]*SymbolCandidate{}
+	for _, c := range top {
+		var lines []string
+		if r.Root != "" {
+			if data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(c.Path))); err == nil {
+				lines = strings.SplitAfter(string(data), "\n")
+			}
+		}
+		ft := scanTerms(lines, tt)
+		refLines := map[int]bool{}
+		for _, fl := range q.FileLines {
+			if strings.HasSuffix(fl.Path, c.Path) || strings.HasSuffix(c.Path, fl.Path) {
+				refLines[fl.Line] = true
+			}
+		}
+		for _, s := range symsOf[c.FileID] {
+			decl := s.start
+			if lines != nil {
+				s.start = leadingComments(lines, s.start)
+			}
+			sc := &SymbolCandidate{Path: c.Path, Name: s.name, Kind: s.kind, Signature: s.signature, Line: decl, id: s.id,
+				Score: symbolRelevance(s, ft, wanted, tt, refLines)}
+			switch {
+			case wanted[s.name]:
+				sc.Reasons = append(sc.Reasons, "named in the task")
+			case sc.Score >= 2:
+				sc.Reasons = append(sc.Reasons, "holds a line the task points at")
+			case sc.Score > 0:
+				sc.Reasons = append(sc.Reasons, "holds the task's words")
+			}
+			out = append(out, sc)
+			byID[s.id] = sc
+		}
+	}
+	byScore := func(x, y *SymbolCandidate) int {
+		switch {
+		case x.Score != y.Score:
+			if x.Score > y.Score {
+				return -1
+			}
+			return 1
+		case x.Path != y.Path:
+			return strings.Compare(x.Path, y.Path)
+		}
+		return x.Line - y.Line
+	}
+	slices.SortStableFunc(out, byScore)
+	var seeds []*SymbolCandidate
+	for _, sc := range out {
+		if sc.Score <= 0 || len(seeds) == precisionSeeds {
+			break
+		}
+		seeds = append(seeds, sc)
+	}
+	linked, err := linkedSymbols(ctx, r, seeds, byID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, linked...)
+	slices.SortStableFunc(out, byScore)
+	if err := rationales(ctx, r, out); err != nil {
+		return nil, err
+	}
+	res := make([]SymbolCandidate, len(out))
+	for i, sc := range out {
+		res[i] = *sc
+	}
+	return res, nil
+}
+
+// linkedSymbols follows references from the seeds: the definitions that
+// call them or that they call (symbol_references, Python), and those
+// whose body uses a seed's name (name_refs, every language). A link is
+// worth half its seed. Definitions already weighed get the reason, and
+// the link's worth when it is more.
+func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byID map[int64]*SymbolCandidate) ([]*SymbolCandidate, error) {
+	if len(seeds) == 0 {
+		return nil, nil
+	}
+	type link struct {
+		from *SymbolCandidate
+		to   int64
+		why  string
+	}
+	var links []link
+	ids := make([]any, len(seeds))
+	bySeed := map[int64]*SymbolCandidate{}
+	for i, s := range seeds {
+		ids[i], bySeed[s.id] = s.id, s
+	}
+	in := placeholders(len(ids))
+	rows, err := r.db.QueryContext(ctx, `SELECT caller_symbol_id, callee_symbol_id FROM symbol_references
+		WHERE caller_symbol_id IN (`+in+`) OR callee_symbol_id IN (`+in+`) ORDER BY id`, append(ids, ids...)...)
+	if err != nil {
+		return nil, fmt.Errorf("precision: references: %w", err)
+	}
+	for rows.Next() {
+		var caller, callee int64
+		if err := rows.Scan(&caller, &callee); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if s := bySeed[callee]; s != nil && caller != callee {
+			links = append(links, link{s, caller, "calls " + s.Name})
+		}
+		if s := bySeed[caller]; s != nil && caller != callee {
+			links = append(links, link{s, callee, "called by " + s.Name})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Name signals: definitions whose body uses a seed's name, unless the
+	// name is used everywhere or a reference links them already.
+	referenced := map[[2]int64]bool{}
+	for _, l := range links {
+		referenced[[2]int64{l.from.id, l.to}] = true
+	}
+	names := map[string][]*SymbolCandidate{}
+	for _, s := range seeds {
+		names[s.Name] = append(names[s.Name], s)
+	}
+	nameArgs := make([]any, 0, len(names))
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		nameArgs = append(nameArgs, n)
+	}
+	rows, err = r.db.QueryContext(ctx, `SELECT nr.name, nr.symbol_id FROM name_refs nr JOIN files f ON f.id = nr.file_id
+		WHERE f.repo_id = ? AND nr.symbol_id IS NOT NULL AND nr.name IN (`+placeholders(len(nameArgs))+`)
+		AND nr.name IN (SELECT name FROM name_refs WHERE name IN (`+placeholders(len(nameArgs))+`) AND symbol_id IS NOT NULL
+			GROUP BY name HAVING COUNT(DISTINCT symbol_id) <= ?)
+		GROUP BY nr.name, nr.symbol_id ORDER BY nr.name, nr.symbol_id`, append(append(append([]any{r.repoID}, nameArgs...), nameArgs...), maxNameUses)...)
+	if err != nil {
+		return nil, fmt.Errorf("precision: name signals: %w", err)
+	}
+	for rows.Next() {
+		var name string
+		var id int64
+		if err := rows.Scan(&name, &id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		for _, s := range names[name] {
+			if s.id != id && !referenced[[2]int64{s.id, id}] {
+				links = append(links, link{s, id, "uses " + s.Name})
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The linked definitions not weighed yet, with their files.
+	var missing []any
+	for _, l := range links {
+		if byID[l.to] == nil && !slices.Contains(missing, any(l.to)) {
+			missing = append(missing, l.to)
+		}
+	}
+	var added []*SymbolCandidate
+	if len(missing) > 0 {
+		rows, err = r.db.QueryContext(ctx, `SELECT s.id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
+			FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id IN (`+placeholders(len(missing))+`) ORDER BY s.id`, missing...)
+		if err != nil {
+			return nil, fmt.Errorf("precision: linked symbols: %w", err)
+		}
+		for rows.Next() {
+			sc := &SymbolCandidate{Linked: true}
+			if err := rows.Scan(&sc.id, &sc.Name, &sc.Kind, &sc.Signature, &sc.Line, &sc.Path); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			byID[sc.id] = sc
+			added = append(added, sc)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	// Each seed keeps its best links: tests first (they pin the behaviour
+	// the task changes), then by path and line.
+	perSeed := map[*SymbolCandidate]int{}
+	sort.SliceStable(links, func(i, j int) bool {
+		ti, tj := isTest(byIDPath(byID, links[i].to)), isTest(byIDPath(byID, links[j].to))
+		return ti && !tj
+	})
+	for _, l := range links {
+		to := byID[l.to]
+		if to == nil || to == l.from || perSeed[l.from] >= linksPerSeed {
+			continue
+		}
+		perSeed[l.from]++
+		why := l.why
+		if isTest(to.Path) {
+			why = "exercises " + l.from.Name
+		}
+		if !slices.Contains(to.Reasons, why) {
+			to.Reasons = append(to.Reasons, why)
+		}
+		if v := l.from.Score / 2; v > to.Score {
+			to.Score, to.Linked = v, true
+		}
+	}
+	var kept []*SymbolCandidate
+	for _, sc := range added {
+		if len(sc.Reasons) > 0 {
+			kept = append(kept, sc)
+		}
+	}
+	return kept, nil
+}
+
+func byIDPath(byID map[int64]*SymbolCandidate, id int64) string {
+	if sc := byID[id]; sc != nil {
+		return sc.Path
+	}
+	return ""
+}
+
+// rationales attaches to each candidate its first rationale comment.
+func rationales(ctx context.Context, r *Ranker, cs []*SymbolCandidate) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	byID := make(map[int64]*SymbolCandidate, len(cs))
+	args := make([]any, len(cs))
+	for i, c := range cs {
+		byID[c.id], args[i] = c, c.id
+	}
+	rows, err := r.db.QueryContext(ctx, `SELECT symbol_id, content FROM inline_comments
+		WHERE is_rationale = 1 AND symbol_id IN (`+placeholders(len(args))+`) ORDER BY symbol_id, line`, args...)
+	if err != nil {
+		return fmt.Errorf("precision: rationale comments: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return err
+		}
+		if c := byID[id]; c != nil && c.Rationale == "" {
+			c.Rationale = clip(strings.TrimSpace(text), 160)
+		}
+	}
+	return rows.Err()
+}
+
+// clip cuts s to at most n bytes at a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
