@@ -27,9 +27,10 @@ type Solver struct {
 	// Validator runs the [validation] commands; nil or empty validates
 	// nothing, and TaskResult.Validated says so.
 	Validator *Validator
-	// Refine re-enters retrieval with a refinement request and returns the
-	// new package (seed 001 §13); nil disables refinement.
-	Refine func(ctx context.Context, req retrieve.RefinementRequest) (*retrieve.Package, error)
+	// Refine re-enters retrieval and returns the new package (seed 001
+	// §13): the solver has written the refinement_request to Session, where
+	// retrieval reads it. nil disables refinement.
+	Refine func(ctx context.Context) (*retrieve.Package, error)
 	// Session is the task's session DB: retry_context, attempt_summary
 	// (seed 001 §11.2); nil keeps nothing.
 	Session *store.SessionDB
@@ -131,11 +132,16 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 				note.summary = fmt.Sprintf("You asked for more context, but the limit of %d refinement(s) is reached. Make the change with the context you have.", s.MaxRefinementLoops)
 			default:
 				asked = append(asked, key)
+				// Seed 001 §13 step 2: the request and the attempts so far go
+				// to the session, where retrieval reads them.
+				if err := s.setSession(ctx, "refinement_request", reply.Need); err != nil {
+					return res, err
+				}
 				if err := s.setSession(ctx, "attempt_summary", map[string]any{"attempts": notesJSON(append(notes, retryNote{attempt: n, class: a.Class, summary: "asked for context"})), "request": reply.Need}); err != nil {
 					return res, err
 				}
 				s.progress("attempt %d/%d: the model needs context (%s): refining retrieval", n, s.MaxAttempts, describeNeed(*reply.Need))
-				newPkg, err := s.Refine(ctx, *reply.Need)
+				newPkg, err := s.Refine(ctx)
 				if err != nil {
 					res.Attempts = append(res.Attempts, a)
 					if rerr := s.record(ctx, &a); rerr != nil {

@@ -241,7 +241,13 @@ func TestSolveRefines(t *testing.T) {
 	model := scripted(needReply, needReply, fixReply)
 	e := newSolveEnv(t, model, "sh test.sh", 3)
 	var got []retrieve.RefinementRequest
-	e.solver.Refine = func(_ context.Context, req retrieve.RefinementRequest) (*retrieve.Package, error) {
+	// Retrieval reads the request from the session, where the solver
+	// wrote it (seed 001 §13).
+	e.solver.Refine = func(ctx context.Context) (*retrieve.Package, error) {
+		var req retrieve.RefinementRequest
+		if ok, err := e.sess.Load(ctx, "refinement_request", &req); !ok || err != nil {
+			t.Fatalf("no refinement_request in the session: %v", err)
+		}
 		got = append(got, req)
 		return pkgOf("calc/calc.go", "calc/calc_test.go"), nil
 	}
@@ -274,7 +280,7 @@ func TestSolveRefines(t *testing.T) {
 	// With no refinement left, the model is told to go on.
 	e = newSolveEnv(t, scripted(needReply, fixReply), "sh test.sh", 2)
 	e.solver.MaxRefinementLoops = 0
-	e.solver.Refine = func(context.Context, retrieve.RefinementRequest) (*retrieve.Package, error) {
+	e.solver.Refine = func(context.Context) (*retrieve.Package, error) {
 		t.Error("refined past the limit")
 		return nil, nil
 	}

@@ -256,16 +256,16 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	}
 	fmt.Fprintf(d.errOut, "task %s: %d files of context (%d tokens); %s in %s on branch %s\n",
 		r.taskID, len(res.Package.Files), res.Package.Tokens, m.Model, relPath(r.repo, wt.Root), wt.Git.Branch)
-	prev := res.Package.Task
 	solver := &agent.Solver{
 		Model: c, Worktree: wt, Validator: validator, Session: r.session, Log: r.runLog, Budget: r.budget,
 		ReplyTokens: reply, MaxAttempts: attempts, MaxRefinementLoops: loops, Progress: d.errOut,
-		Refine: func(ctx context.Context, req retrieve.RefinementRequest) (*retrieve.Package, error) {
-			res, err := p.Refine(ctx, r.taskID, prev, req, r.stages, r.budget)
+		// The solver writes the refinement_request to the session first;
+		// retrieval reads it there (seed 001 §13).
+		Refine: func(ctx context.Context) (*retrieve.Package, error) {
+			res, err := p.Refine(ctx, r.taskID, r.stages, r.budget)
 			if err != nil {
 				return nil, err
 			}
-			prev = res.Package.Task
 			return res.Package, nil
 		},
 	}

@@ -145,14 +145,33 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 	return p.finish(ctx, taskID, sc, stages, b)
 }
 
-// Refine re-enters the pipeline with a refinement request (seed 001 §13):
-// the missing files and symbols become seeds of the task, the stages run
-// again, and a new package replaces the old one in the session.
-func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, req RefinementRequest, stages []Stage, b Budget) (*Result, error) {
+// Refine re-enters the pipeline for a refinement (seed 001 §13): it reads
+// the task's final_context and the refinement_request that the executor
+// wrote to the session, makes the missing files and symbols seeds of the
+// task, runs the stages again, and writes the new package's final_context
+// and stage_progress back.
+func (p *Pipeline) Refine(ctx context.Context, taskID string, stages []Stage, b Budget) (*Result, error) {
+	if p.Session == nil {
+		return nil, errors.New("refine: no session: the refinement is read from the task's session DB")
+	}
+	var prev struct {
+		Task *TaskQuery `json:"task"`
+	}
+	if ok, err := p.Session.Load(ctx, "final_context", &prev); err != nil {
+		return nil, fmt.Errorf("refine: final_context: %w", err)
+	} else if !ok || prev.Task == nil {
+		return nil, errors.New("refine: no final_context in the session: run retrieval for the task first")
+	}
+	var req RefinementRequest
+	if ok, err := p.Session.Load(ctx, "refinement_request", &req); err != nil {
+		return nil, fmt.Errorf("refine: refinement_request: %w", err)
+	} else if !ok {
+		return nil, errors.New("refine: no refinement_request in the session: write it before re-entering")
+	}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	q := prev
+	q := *prev.Task
 	q.Files = appendNew(q.Files, req.MissingFiles...)
 	q.Symbols = appendNew(q.Symbols, req.MissingSymbols...)
 	for _, t := range req.MissingTests {
@@ -167,11 +186,6 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, prev TaskQuery, re
 		q.Symbols = appendNew(q.Symbols, extra.Symbols...)
 		q.Errors = appendNew(q.Errors, extra.Errors...)
 		q.Keywords = appendNew(q.Keywords, extra.Keywords...)
-	}
-	if p.Session != nil {
-		if err := p.Session.Set(ctx, "refinement_request", req); err != nil {
-			return nil, err
-		}
 	}
 	sc := p.newStageContext(q)
 	if err := p.runStages(ctx, taskID, sc, stages); err != nil {

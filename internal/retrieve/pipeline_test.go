@@ -236,17 +236,31 @@ func TestRefine(t *testing.T) {
 	p, _ := newPipeline(t, f, nil)
 	stages, _ := ParseStages("scope,precision")
 	ctx := context.Background()
-	first, err := p.Run(ctx, "task-1", "pager `_pager_contextmanager`", stages, budget)
-	if err != nil {
+	// Re-entry reads its inputs from the session: before retrieval ran
+	// and before a request is written, it says what is missing.
+	if _, err := p.Refine(ctx, "task-1", stages, budget); err == nil || !strings.Contains(err.Error(), "no final_context in the session") {
+		t.Errorf("refine before retrieval: got %v", err)
+	}
+	if _, err := p.Run(ctx, "task-1", "pager `_pager_contextmanager`", stages, budget); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{Reason: "needs more context"}, stages, budget); err == nil {
+	if _, err := p.Refine(ctx, "task-1", stages, budget); err == nil || !strings.Contains(err.Error(), "no refinement_request in the session") {
+		t.Errorf("refine without a request: got %v", err)
+	}
+	refine := func(req RefinementRequest) (*Result, error) {
+		t.Helper()
+		if err := p.Session.Set(ctx, "refinement_request", req); err != nil {
+			t.Fatal(err)
+		}
+		return p.Refine(ctx, "task-1", stages, budget)
+	}
+	if _, err := refine(RefinementRequest{Reason: "needs more context"}); err == nil {
 		t.Error("a refinement without evidence was accepted")
 	}
-	res, err := p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{
+	res, err := refine(RefinementRequest{
 		Reason: "format_table is called", MissingSymbols: []string{"format_table"},
 		ErrorSignatures: []string{`File "shop/fmt.py", line 9, in format_table`},
-	}, stages, budget)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +271,16 @@ func TestRefine(t *testing.T) {
 	if !contains(got[:min(3, len(got))], "shop/fmt.py") {
 		t.Errorf("refined package: got %v, want shop/fmt.py near the top", got)
 	}
-	if _, ok, _ := p.Session.Get(ctx, "refinement_request"); !ok {
-		t.Error("refinement_request not in the session")
+	// The new final_context holds the refined task: a second refinement
+	// builds on the first.
+	var final struct {
+		Task TaskQuery `json:"task"`
+	}
+	if ok, err := p.Session.Load(ctx, "final_context", &final); !ok || err != nil || !contains(final.Task.Symbols, "format_table") {
+		t.Errorf("final_context after refinement: %v %v %+v", ok, err, final.Task)
 	}
 	// A missing test named by its function is a symbol to find, not a path.
-	res, err = p.Refine(ctx, "task-1", first.Context.Task, RefinementRequest{Reason: "the failing test", MissingTests: []string{"test_echo"}}, stages, budget)
+	res, err = refine(RefinementRequest{Reason: "the failing test", MissingTests: []string{"test_echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
