@@ -2,6 +2,8 @@ package retrieve
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +144,17 @@ func TestPrecisionStageDeterministic(t *testing.T) {
 	}
 	if len(res.Context.Symbols) == 0 || res.Context.Symbols[0].Name != "_pager_contextmanager" {
 		t.Errorf("symbols: got %+v, want _pager_contextmanager first", res.Context.Symbols)
+	}
+}
+
+func TestReplyErrorQuotesALongReplyInPart(t *testing.T) {
+	raw := strings.Repeat("x", 5000)
+	msg := (&ReplyError{CallType: "scope_judgment", Raw: raw, Err: errors.New("no JSON object")}).Error()
+	if strings.Contains(msg, raw) || !strings.Contains(msg, strings.Repeat("x", maxRawInError)+"…") ||
+		!strings.Contains(msg, "(2000 of 5000 bytes shown: the whole reply is recorded in .clean_room/raw.sqlite, retrieval_llm_calls)") {
+		t.Errorf("message:\n%s", msg[len(msg)-200:])
+	}
+	if short := (&ReplyError{CallType: "x", Raw: "hi", Err: errors.New("e")}).Error(); !strings.HasSuffix(short, "--- raw response ---\nhi") {
+		t.Errorf("short reply: %q", short)
 	}
 }

@@ -20,13 +20,17 @@ type ReplyError struct {
 
 func (e *ReplyError) Error() string {
 	raw := e.Raw
-	if len(raw) > 2000 {
-		raw = raw[:2000] + "…"
+	if len(raw) > maxRawInError {
+		raw = clip(raw, maxRawInError) + fmt.Sprintf("\n(%d of %d bytes shown: the whole reply is recorded in .clean_room/raw.sqlite, retrieval_llm_calls)", maxRawInError, len(e.Raw))
 	}
 	return fmt.Sprintf("%s: unusable reply: %v\n--- raw response ---\n%s", e.CallType, e.Err, raw)
 }
 
 func (e *ReplyError) Unwrap() error { return e.Err }
+
+// maxRawInError bounds the raw reply an error message quotes; the
+// recorded call keeps all of it.
+const maxRawInError = 2000
 
 // DecodeReply extracts the JSON value of a model reply into v, tolerating
 // what small models wrap around it (fences, prose, trailing commas).
