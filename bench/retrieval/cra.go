@@ -40,7 +40,7 @@ func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, li
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
-	asm := retrieve.NewAssembler(db, repoID, root)
+	asm := retrieve.NewAssemblerFor(rk, root)
 	if precision {
 		// The precision stage's deterministic step, as 'cra retrieve
 		// --stages scope,precision --deterministic' runs it.

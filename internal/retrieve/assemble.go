@@ -31,12 +31,21 @@ type Assembler struct {
 	// symbol name (the precision stage's LLM judgment); unset symbols keep
 	// the deterministic choice.
 	Details map[string]map[string]string
+	vocab   *vocab
 }
 
 // NewAssembler returns an assembler reading the curated DB db and the
 // files of the checkout at root.
 func NewAssembler(db *sql.DB, repoID int64, root string) *Assembler {
-	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600}
+	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, vocab: newVocab(db, repoID)}
+}
+
+// NewAssemblerFor returns an assembler for the repository r ranks, reading
+// the checkout at root, that shares r's lookups of the task's terms.
+func NewAssemblerFor(r *Ranker, root string) *Assembler {
+	a := NewAssembler(r.db, r.repoID, root)
+	a.vocab = r.vocab
+	return a
 }
 
 // densityUnit is the piece size, in tokens, below which size does not
@@ -666,34 +675,22 @@ func (a *Assembler) termWeights(ctx context.Context, keywords []string) (map[str
 	if len(keywords) == 0 {
 		return out, nil
 	}
-	var n float64
-	if err := a.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM files WHERE repo_id = ?`, a.repoID).Scan(&n); err != nil {
+	n, err := a.vocab.fileCount(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
-	args := make([]any, 0, len(keywords))
-	for _, k := range keywords[:min(len(keywords), 500)] {
-		args = append(args, k)
-	}
-	rows, err := a.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(len(args))+`)`, args...)
+	present, err := a.vocab.lookup(ctx, keywords[:min(len(keywords), 500)])
 	if err != nil {
-		return nil, fmt.Errorf("assemble: vocabulary: %w", err)
+		return nil, fmt.Errorf("assemble: %w", err)
 	}
-	defer rows.Close()
 	type tw struct {
 		t string
 		w float64
 	}
-	var all []tw
-	for rows.Next() {
-		var t string
-		var df float64
-		if err := rows.Scan(&t, &df); err != nil {
-			return nil, err
-		}
-		all = append(all, tw{t, math.Log(1 + (n-df+0.5)/(df+0.5))})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	all := make([]tw, len(present))
+	for i, p := range present {
+		df := float64(p.df)
+		all[i] = tw{p.term, math.Log(1 + (float64(n)-df+0.5)/(df+0.5))}
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].w != all[j].w {

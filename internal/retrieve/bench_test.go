@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkRetrieveRepo measures deterministic retrieval (analysis, ranking,
-// assembly of an 8k package) on a checkout indexed with 'cra index'; set
+// the precision stage's deterministic step, assembly of an 8k package) on a checkout indexed with 'cra index'; set
 // CRA_BENCH_REPO to it. bench/retrieval measures quality and latency on
 // the shared development sets.
 //
@@ -36,7 +36,7 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 		"makemigrations crashes with TypeError when a field default is a callable",
 		"`Paginator.page` raises InvalidPage for an empty last page",
 	}
-	for _, stage := range []string{"rank", "rank+assemble"} {
+	for _, stage := range []string{"rank", "rank+assemble", "rank+precision+assemble"} {
 		b.Run(stage, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := Analyze(tasks[i%len(tasks)])
@@ -49,7 +49,15 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 				if stage == "rank" {
 					continue
 				}
-				if _, err := NewAssembler(db, repoID, root).Assemble(ctx, q, c, Budget{ContextWindow: 10240, ReservedTokens: 2048}); err != nil {
+				a := NewAssemblerFor(rk, root)
+				if stage == "rank+precision+assemble" {
+					sc := &StageContext{Task: q, Ranker: rk, Candidates: c, Excluded: map[string]string{}}
+					if err := (&PrecisionStage{}).Run(ctx, sc); err != nil {
+						b.Fatal(err)
+					}
+					a.Details = sc.Details
+				}
+				if _, err := a.Assemble(ctx, q, c, Budget{ContextWindow: 10240, ReservedTokens: 2048}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -284,7 +284,7 @@ func stageOutput(name string, sc *StageContext) any {
 }
 
 func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, stages []Stage, b Budget) (*Result, error) {
-	a := NewAssembler(p.Curated, p.RepoID, p.Root)
+	a := NewAssemblerFor(sc.Ranker, p.Root)
 	a.Details = sc.Details
 	pkg, err := a.Assemble(ctx, sc.Task, sc.Candidates, b)
 	if err != nil {

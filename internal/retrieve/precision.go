@@ -51,7 +51,7 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 	if len(top) == 0 {
 		return nil, nil
 	}
-	a := NewAssembler(r.db, r.repoID, r.Root)
+	a := NewAssemblerFor(r, r.Root)
 	w, err := a.termWeights(ctx, q.Keywords)
 	if err != nil {
 		return nil, err
@@ -189,34 +189,38 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 	for _, s := range seeds {
 		names[s.Name] = append(names[s.Name], s)
 	}
-	nameArgs := make([]any, 0, len(names))
-	for _, n := range slices.Sorted(maps.Keys(names)) {
-		nameArgs = append(nameArgs, n)
-	}
-	rows, err = r.db.QueryContext(ctx, `SELECT nr.name, nr.symbol_id FROM name_refs nr JOIN files f ON f.id = nr.file_id
-		WHERE f.repo_id = ? AND nr.symbol_id IS NOT NULL AND nr.name IN (`+placeholders(len(nameArgs))+`)
-		AND nr.name IN (SELECT name FROM name_refs WHERE name IN (`+placeholders(len(nameArgs))+`) AND symbol_id IS NOT NULL
-			GROUP BY name HAVING COUNT(DISTINCT symbol_id) <= ?)
-		GROUP BY nr.name, nr.symbol_id ORDER BY nr.name, nr.symbol_id`, append(append(append([]any{r.repoID}, nameArgs...), nameArgs...), maxNameUses)...)
-	if err != nil {
-		return nil, fmt.Errorf("precision: name signals: %w", err)
-	}
-	for rows.Next() {
-		var name string
-		var id int64
-		if err := rows.Scan(&name, &id); err != nil {
-			rows.Close()
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		// One bounded query per name: a name used by more definitions than
+		// maxNameUses is common and links nothing.
+		rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT nr.symbol_id FROM name_refs nr JOIN files f ON f.id = nr.file_id
+			WHERE nr.name = ? AND nr.symbol_id IS NOT NULL AND f.repo_id = ? LIMIT ?`, name, r.repoID, maxNameUses+1)
+		if err != nil {
+			return nil, fmt.Errorf("precision: name signals: %w", err)
+		}
+		var users []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			users = append(users, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		for _, s := range names[name] {
-			if s.id != id && !referenced[[2]int64{s.id, id}] {
-				links = append(links, link{s, id, "uses " + s.Name})
+		if len(users) > maxNameUses {
+			continue
+		}
+		slices.Sort(users)
+		for _, id := range users {
+			for _, s := range names[name] {
+				if s.id != id && !referenced[[2]int64{s.id, id}] {
+					links = append(links, link{s, id, "uses " + s.Name})
+				}
 			}
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	// The linked definitions not weighed yet, with their files.
 	var missing []any

@@ -67,12 +67,13 @@ type Ranker struct {
 	Root string
 	// ChunkFiles bounds how many candidates the chunk signal reads.
 	ChunkFiles int
+	vocab      *vocab // shared with the assemblers made by NewAssemblerFor
 }
 
 // NewRanker returns a ranker over the curated DB db (a read-only
 // connection) for the repository repoID.
 func NewRanker(db *sql.DB, repoID int64) *Ranker {
-	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60}
+	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60, vocab: newVocab(db, repoID)}
 }
 
 type rankFile struct {
@@ -407,29 +408,9 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 	}
 	// Document frequencies from the vocabulary: keep terms that occur at
 	// all, rarest first.
-	args := make([]any, len(kw))
-	for i, k := range kw {
-		args[i] = k
-	}
-	var present []termDF
-	for start := 0; start < len(args); start += 500 {
-		end := min(start+500, len(args))
-		rows, err := r.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(end-start)+`)`, args[start:end]...)
-		if err != nil {
-			return nil, fmt.Errorf("rank: vocabulary: %w", err)
-		}
-		for rows.Next() {
-			var t termDF
-			if err := rows.Scan(&t.term, &t.df); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			present = append(present, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	present, err := r.vocab.lookup(ctx, kw)
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
 	}
 	if len(present) == 0 {
 		return nil, nil
