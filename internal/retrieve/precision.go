@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -101,16 +102,7 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 		}
 	}
 	byScore := func(x, y *SymbolCandidate) int {
-		switch {
-		case x.Score != y.Score:
-			if x.Score > y.Score {
-				return -1
-			}
-			return 1
-		case x.Path != y.Path:
-			return strings.Compare(x.Path, y.Path)
-		}
-		return x.Line - y.Line
+		return cmp.Or(cmp.Compare(y.Score, x.Score), strings.Compare(x.Path, y.Path), cmp.Compare(x.Line, y.Line))
 	}
 	slices.SortStableFunc(out, byScore)
 	var seeds []*SymbolCandidate

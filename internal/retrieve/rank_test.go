@@ -41,10 +41,7 @@ func TestRankSignals(t *testing.T) {
 func TestRankPropagation(t *testing.T) {
 	f := newFixture(t, shop...)
 	c := f.rank(t, "`_pager_contextmanager` leaks")
-	byPath := map[string]Candidate{}
-	for _, x := range c {
-		byPath[x.Path] = x
-	}
+	byPath := candidatesByPath(c)
 	cli, ok := byPath["shop/cli.py"]
 	if !ok {
 		t.Fatalf("cli.py, which imports and co-changes with pager.py, is not a candidate: %v", paths(c))
@@ -159,13 +156,6 @@ func TestRankMetadata(t *testing.T) {
 		"shop/db.py":    "def connect(url):\n    return url\n",
 		"shop/money.py": "def total(items):\n    return sum(items)\n",
 	}
-	byPath := func(c []Candidate) map[string]Candidate {
-		m := map[string]Candidate{}
-		for _, x := range c {
-			m[x.Path] = x
-		}
-		return m
-	}
 	f := newFixture(t, files)
 	// Not promoted: no metadata signal, the tier is never 4.
 	for _, c := range f.rank(t, "`_pager_contextmanager` leaks the scrollback") {
@@ -179,7 +169,7 @@ func TestRankMetadata(t *testing.T) {
 		"shop/db.py":    {"shop.db", "storage", `["connections"]`, "Opens database connections."},
 		"shop/money.py": {"shop.money", "billing", `["scrollback of invoices"]`, "Sums invoices."},
 	})
-	c := byPath(f.rank(t, "`_pager_contextmanager` leaks the scrollback"))
+	c := candidatesByPath(f.rank(t, "`_pager_contextmanager` leaks the scrollback"))
 	// The seed's domain brings tty.py in; the task's word in a description
 	// brings money.py; db.py shares neither.
 	if tty := c["shop/tty.py"]; tty.Tier != TierMetadata || !contains(tty.Reasons, "same domain as shop/pager.py") {
@@ -204,14 +194,7 @@ func TestRankTestPairingAndProse(t *testing.T) {
 		"sub/mode_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n",
 		"README.md":        "# m\n\nSetMode ignores an empty value. SetMode, value, empty, ignores, mode.\n",
 	})
-	byPath := func(c []Candidate) map[string]Candidate {
-		m := map[string]Candidate{}
-		for _, x := range c {
-			m[x.Path] = x
-		}
-		return m
-	}
-	c := byPath(f.rank(t, "`SetMode` ignores an empty value"))
+	c := candidatesByPath(f.rank(t, "`SetMode` ignores an empty value"))
 	// The test beside a strong Go source is its partner; one in another
 	// directory is not.
 	if c["mode_test.go"].Signals["test"] == 0 || !contains(c["mode_test.go"].Reasons, "test of mode.go") {
@@ -226,9 +209,17 @@ func TestRankTestPairingAndProse(t *testing.T) {
 	if prose.Score >= code.Score {
 		t.Errorf("README.md (%v) ranks with mode.go (%v)", prose.Score, code.Score)
 	}
-	docs := byPath(f.rank(t, "docs: `SetMode` ignores an empty value"))
-	named := byPath(f.rank(t, "`SetMode` ignores an empty value, see README.md"))
+	docs := candidatesByPath(f.rank(t, "docs: `SetMode` ignores an empty value"))
+	named := candidatesByPath(f.rank(t, "`SetMode` ignores an empty value, see README.md"))
 	if docs["README.md"].Score < 2*prose.Score || named["README.md"].Score < 2*prose.Score {
 		t.Errorf("README.md scores: plain %v, docs task %v, named %v; want the last two undemoted", prose.Score, docs["README.md"].Score, named["README.md"].Score)
 	}
+}
+
+func candidatesByPath(c []Candidate) map[string]Candidate {
+	m := map[string]Candidate{}
+	for _, x := range c {
+		m[x.Path] = x
+	}
+	return m
 }
