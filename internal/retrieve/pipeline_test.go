@@ -368,3 +368,44 @@ func TestScopeKeepsEarlierRanking(t *testing.T) {
 		t.Errorf("package files: got %v, want shop/pager.py first", res.Package.Files)
 	}
 }
+
+// FuzzStageReplies: whatever the reasoning model replies to the task
+// analysis, scope and precision calls, the pipeline either returns a
+// package within budget whose tiers are valid, or a ReplyError carrying
+// the raw reply; it never panics.
+func FuzzStageReplies(f *testing.F) {
+	fx := newFixture(f, shop...)
+	f.Add(`{"intent": "x", "type": "bug", "symbols": ["echo_via_pager"], "files": ["shop/fmt.py"]}`,
+		`{"files": [{"path": "shop/cli.py", "relevant": false, "reason": "r"}]}`,
+		`{"symbols": [{"path": "shop/pager.py", "symbol": "_pager_contextmanager", "tier": "excluded"}]}`)
+	f.Add("prose", "```json\n{\"files\": []}\n```", `{"symbols": [{"path": "x", "symbol": "y", "tier": "core"}]}`)
+	f.Add(`{"intent": ""}`, `{"files": null}`, `[]`)
+	stages, err := ParseStages("scope,precision")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, intent, scope, precision string) {
+		j := &scripted{replies: map[string]string{"task_analysis": intent, "scope_judgment": scope, "precision_judgment": precision}}
+		p := &Pipeline{Curated: fx.db, RepoID: fx.repoID, Root: fx.root, Judge: j.judge, PromptTokens: 4096}
+		res, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager` leaks", stages, budget)
+		if err != nil {
+			var re *ReplyError
+			if !errors.As(err, &re) {
+				t.Fatalf("an error without the raw reply: %v", err)
+			}
+			return
+		}
+		if res.Package.Tokens > budget.Available() {
+			t.Fatalf("package of %d tokens for a budget of %d", res.Package.Tokens, budget.Available())
+		}
+		for path, syms := range res.Context.Details {
+			for name, tier := range syms {
+				switch tier {
+				case DetailPrimary, DetailSupporting, DetailTypeContext, DetailExcluded:
+				default:
+					t.Fatalf("%s %s: tier %q", path, name, tier)
+				}
+			}
+		}
+	})
+}
