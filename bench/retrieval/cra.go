@@ -48,7 +48,7 @@ func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, li
 		if err := (&retrieve.PrecisionStage{}).Run(ctx, sc); err != nil {
 			return nil, fmt.Errorf("precision: %w", err)
 		}
-		asm.Details = sc.Details
+		asm.Details, asm.Linked = sc.Details, sc.Linked
 	}
 	p8, err := asm.Assemble(ctx, q, cands, budgetOf(budgets[0]))
 	if err != nil {

@@ -148,9 +148,10 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	res, runErr := e.Run(ctx, repo)
 	progress.finish()
 	stopped := runErr != nil
-	if runErr == nil && res.Enriched == 0 && res.Malformed > 0 {
-		// Nothing gained and every file asked about failed: for a script
-		// ('cra enrich && …') that is a failed run, not a partial one.
+	if runErr == nil && res.Enriched == 0 && res.Skipped == 0 && res.Malformed > 0 {
+		// No valid description at all, and every file asked about failed:
+		// for a script ('cra enrich && …') that is a failed run, not a
+		// partial one. Descriptions from an earlier run still count.
 		runErr = fmt.Errorf("enrich: %s replied malformed JSON for every file it was asked about (%d): the model does not keep to the format; "+
 			"try a larger models.reasoning, or read the replies in .clean_room/raw.sqlite (enrichment_outputs)", res.Model, res.Malformed)
 	}

@@ -352,7 +352,8 @@ func checkExecuteWindow(cfg *config.Config, mode string, b retrieve.Budget) erro
 		return nil
 	}
 	return usageError{err: fmt.Errorf("the budget's context window (%d) is larger than the %s model %s reads (%s = %d): "+
-		"pass --context-window %d or less, or raise %s", b.ContextWindow, role, model, key, *w, *w, key)}
+		"make it %d or less (--context-window with --reserved-tokens, --budget-config, or [budget] in .clean_room/config.toml), or raise %s",
+		b.ContextWindow, role, model, key, *w, *w, key)}
 }
 
 func planRun(ctx context.Context, d *deps, opts *planOptions) error {

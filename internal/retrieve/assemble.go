@@ -31,7 +31,10 @@ type Assembler struct {
 	// symbol name (the precision stage's LLM judgment); unset symbols keep
 	// the deterministic choice.
 	Details map[string]map[string]string
-	vocab   *vocab
+	// Linked, when set, names definitions the precision stage reached
+	// through a reference: they weigh at least as supporting ones do.
+	Linked map[string]map[string]bool
+	vocab  *vocab
 }
 
 // NewAssembler returns an assembler reading the curated DB db and the
@@ -313,6 +316,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
 		rel := symbolRelevance(s, ft, wanted, tt, fileRefLines)
+		if a.Linked[c.Path][s.name] {
+			rel = math.Max(rel, 0.5)
+		}
 		detail := DetailTypeContext
 		if rel >= 1 {
 			detail = DetailPrimary

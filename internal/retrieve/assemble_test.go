@@ -465,3 +465,46 @@ func snippetsOf(lines []string, w map[string]float64, defs [][2]int) []snippet {
 	tt := newTaskTerms(w)
 	return snippets(lines, scanTerms(lines, tt), tt, defs)
 }
+
+// A definition the precision stage linked weighs at least as supporting,
+// and never lowers another definition of the same name.
+func TestAssembleLinkedNeverLowers(t *testing.T) {
+	f := newFixture(t, map[string]string{"go.mod": "module example.com/m\n", "store.go": `package m
+
+type Cart struct{ items []int }
+
+func (c *Cart) Reset() {
+	c.items = nil
+}
+
+type Invoice struct{ lines, sum []int }
+
+func (i *Invoice) Reset() {
+	i.lines = nil
+	i.sum = nil
+}
+
+func Unrelated() int {
+	return 1
+}
+`})
+	ctx := context.Background()
+	q := Analyze("the sum stays after store.go:13")
+	cands, _ := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.db, f.repoID, f.root)
+	a.WholeFileTokens = 0
+	a.Linked = map[string]map[string]bool{"store.go": {"Reset": true, "Unrelated": true}}
+	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 4000, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := map[int]string{}
+	for _, it := range pkg.Files[0].Items {
+		if it.Kind == "symbol" {
+			details[it.StartLine] = it.Detail
+		}
+	}
+	if details[11] != DetailPrimary || details[5] != DetailSupporting || details[16] != DetailSupporting {
+		t.Errorf("symbol details by line: got %v, want Invoice.Reset (11) primary, Cart.Reset (5) and Unrelated (16) supporting", details)
+	}
+}

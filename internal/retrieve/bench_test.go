@@ -55,7 +55,7 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 					if err := (&PrecisionStage{}).Run(ctx, sc); err != nil {
 						b.Fatal(err)
 					}
-					a.Details = sc.Details
+					a.Details, a.Linked = sc.Details, sc.Linked
 				}
 				if _, err := a.Assemble(ctx, q, c, Budget{ContextWindow: 10240, ReservedTokens: 2048}); err != nil {
 					b.Fatal(err)

@@ -37,6 +37,9 @@ type StageContext struct {
 	Details map[string]map[string]string
 	// Symbols are the precision stage's candidates, best first.
 	Symbols []SymbolCandidate
+	// Linked are the definitions the precision stage reached through a
+	// reference, by path and name: at least supporting, never lowered.
+	Linked map[string]map[string]bool
 	// Judge is nil in deterministic mode.
 	Judge Judge
 	// PromptTokens bounds one stage prompt: the reasoning model's window.
@@ -199,13 +202,16 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, stages []Stage, b 
 // both as a pytest node ID ("tests/test_x.py::TestX::test_once").
 func testRef(t string) (files, symbols []string) {
 	parts := strings.Split(strings.TrimSpace(t), "::")
-	if looksLikeFile(parts[0]) || strings.Contains(parts[0], "/") {
+	if looksLikeFile(parts[0]) {
 		files, parts = append(files, parts[0]), parts[1:]
 	}
 	for _, p := range parts {
-		// A parametrised case ("test_x[a-b]") is its function.
+		// A parametrised case ("test_x[a-b]") and a Go subtest
+		// ("TestParse/empty") are their function.
 		if name, _, _ := strings.Cut(p, "["); name != "" {
-			symbols = append(symbols, name)
+			if name, _, _ = strings.Cut(name, "/"); name != "" {
+				symbols = append(symbols, name)
+			}
 		}
 	}
 	return files, symbols
@@ -285,7 +291,7 @@ func stageOutput(name string, sc *StageContext) any {
 
 func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, stages []Stage, b Budget) (*Result, error) {
 	a := NewAssemblerFor(sc.Ranker, p.Root)
-	a.Details = sc.Details
+	a.Details, a.Linked = sc.Details, sc.Linked
 	pkg, err := a.Assemble(ctx, sc.Task, sc.Candidates, b)
 	if err != nil {
 		return nil, err

@@ -306,6 +306,8 @@ func TestTestRef(t *testing.T) {
 		{"test_pager.py", []string{"test_pager.py"}, nil},
 		{"tests/test_x.py::TestX::test_once[a-b]", []string{"tests/test_x.py"}, []string{"TestX", "test_once"}},
 		{" pager_test.go ", []string{"pager_test.go"}, nil},
+		{"TestParse/empty_input", nil, []string{"TestParse"}},
+		{"test_a[x/y]", nil, []string{"test_a"}},
 		{"", nil, nil},
 	} {
 		files, symbols := testRef(tc.in)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,10 +33,11 @@ type SymbolCandidate struct {
 
 // Bounds of the deterministic precision step.
 const (
-	precisionFiles = 8  // the scoped files whose definitions are weighed, by default
-	precisionSeeds = 6  // the definitions links are followed from
-	linksPerSeed   = 8  // linked definitions kept per seed
-	maxNameUses    = 30 // a name used by more definitions locates nothing
+	precisionFiles = 8    // the scoped files whose definitions are weighed, by default
+	precisionSeeds = 6    // the definitions links are followed from
+	linksPerSeed   = 8    // linked definitions kept per seed
+	maxNameUses    = 30   // a name used by more definitions locates nothing
+	maxLinkRows    = 2000 // symbol_references rows read for the seeds
 )
 
 // symbolCandidates is the precision stage's deterministic step (seed 001
@@ -112,7 +112,11 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 		}
 		seeds = append(seeds, sc)
 	}
-	linked, err := linkedSymbols(ctx, r, seeds, byID)
+	scoped := make(map[int64]bool, len(cands))
+	for _, c := range cands {
+		scoped[c.FileID] = true
+	}
+	linked, err := linkedSymbols(ctx, r, seeds, byID, scoped)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +137,7 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 // whose body uses a seed's name (name_refs, every language). A link is
 // worth half its seed. Definitions already weighed get the reason, and
 // the link's worth when it is more.
-func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byID map[int64]*SymbolCandidate) ([]*SymbolCandidate, error) {
+func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byID map[int64]*SymbolCandidate, scoped map[int64]bool) ([]*SymbolCandidate, error) {
 	if len(seeds) == 0 {
 		return nil, nil
 	}
@@ -149,8 +153,10 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 		ids[i], bySeed[s.id] = s.id, s
 	}
 	in := placeholders(len(ids))
+	// Bounded: a function with thousands of callers keeps a few per seed
+	// in the end anyway.
 	rows, err := r.db.QueryContext(ctx, `SELECT caller_symbol_id, callee_symbol_id FROM symbol_references
-		WHERE caller_symbol_id IN (`+in+`) OR callee_symbol_id IN (`+in+`) ORDER BY id`, append(ids, ids...)...)
+		WHERE caller_symbol_id IN (`+in+`) OR callee_symbol_id IN (`+in+`) ORDER BY id LIMIT ?`, append(append(ids, ids...), maxLinkRows)...)
 	if err != nil {
 		return nil, fmt.Errorf("precision: references: %w", err)
 	}
@@ -214,28 +220,35 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 			}
 		}
 	}
-	// The linked definitions not weighed yet, with their files.
+	// The linked definitions not weighed yet, with their files; only those
+	// in the scoped files count (precision works on the scope's files).
 	var missing []any
+	asked := map[int64]bool{}
 	for _, l := range links {
-		if byID[l.to] == nil && !slices.Contains(missing, any(l.to)) {
+		if byID[l.to] == nil && !asked[l.to] {
+			asked[l.to] = true
 			missing = append(missing, l.to)
 		}
 	}
 	var added []*SymbolCandidate
-	if len(missing) > 0 {
-		rows, err = r.db.QueryContext(ctx, `SELECT s.id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
-			FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id IN (`+placeholders(len(missing))+`) ORDER BY s.id`, missing...)
+	for start := 0; start < len(missing); start += 500 {
+		batch := missing[start:min(start+500, len(missing))]
+		rows, err = r.db.QueryContext(ctx, `SELECT s.id, s.file_id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
+			FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id IN (`+placeholders(len(batch))+`) ORDER BY s.id`, batch...)
 		if err != nil {
 			return nil, fmt.Errorf("precision: linked symbols: %w", err)
 		}
 		for rows.Next() {
 			sc := &SymbolCandidate{Linked: true}
-			if err := rows.Scan(&sc.id, &sc.Name, &sc.Kind, &sc.Signature, &sc.Line, &sc.Path); err != nil {
+			var fileID int64
+			if err := rows.Scan(&sc.id, &fileID, &sc.Name, &sc.Kind, &sc.Signature, &sc.Line, &sc.Path); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			byID[sc.id] = sc
-			added = append(added, sc)
+			if scoped[fileID] {
+				byID[sc.id] = sc
+				added = append(added, sc)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -244,14 +257,22 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 	}
 	// Each seed keeps its best links: tests first (they pin the behaviour
 	// the task changes), then by path and line.
-	perSeed := map[*SymbolCandidate]int{}
-	sort.SliceStable(links, func(i, j int) bool {
-		ti, tj := isTest(byIDPath(byID, links[i].to)), isTest(byIDPath(byID, links[j].to))
-		return ti && !tj
+	links = slices.DeleteFunc(links, func(l link) bool { return byID[l.to] == nil || byID[l.to] == l.from })
+	slices.SortStableFunc(links, func(x, y link) int {
+		a, b := byID[x.to], byID[y.to]
+		ta, tb := isTest(a.Path), isTest(b.Path)
+		if ta != tb {
+			if ta {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
+	perSeed := map[*SymbolCandidate]int{}
 	for _, l := range links {
 		to := byID[l.to]
-		if to == nil || to == l.from || perSeed[l.from] >= linksPerSeed {
+		if perSeed[l.from] >= linksPerSeed {
 			continue
 		}
 		perSeed[l.from]++
@@ -273,13 +294,6 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 		}
 	}
 	return kept, nil
-}
-
-func byIDPath(byID map[int64]*SymbolCandidate, id int64) string {
-	if sc := byID[id]; sc != nil {
-		return sc.Path
-	}
-	return ""
 }
 
 // rationales attaches to each candidate its first rationale comment.

@@ -139,8 +139,8 @@ func TestPrecisionStageDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Context.Details["shop/cli.py"]["main"]; got != DetailSupporting {
-		t.Errorf("cli.py main, which calls echo_via_pager: tier %q, want supporting (details %v)", got, res.Context.Details)
+	if !res.Context.Linked["shop/cli.py"]["main"] {
+		t.Errorf("cli.py main, which calls echo_via_pager: not linked (%v)", res.Context.Linked)
 	}
 	if len(res.Context.Symbols) == 0 || res.Context.Symbols[0].Name != "_pager_contextmanager" {
 		t.Errorf("symbols: got %+v, want _pager_contextmanager first", res.Context.Symbols)

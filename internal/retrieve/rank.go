@@ -195,7 +195,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 			return nil, err
 		}
 	}
-	if err := r.metadataSignal(ctx, q.Keywords[:min(len(q.Keywords), r.MaxQueryTerms)], qterms, len(files), srcs, byID, get); err != nil {
+	if err := r.metadataSignal(ctx, q.Keywords[:min(len(q.Keywords), r.MaxQueryTerms)], len(files), srcs, byID, get); err != nil {
 		return nil, err
 	}
 
@@ -466,7 +466,7 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 // rare words (in its module, domain, concepts or purpose), and files of
 // the same module or domain as a strong candidate. Without promoted
 // enrichment it adds nothing.
-func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, qterms []termDF, nFiles int, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, nFiles int, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
 	rows, err := r.db.QueryContext(ctx, `SELECT m.file_id, COALESCE(m.module, ''), COALESCE(m.domain, ''), COALESCE(m.concepts, ''), COALESCE(m.purpose, '')
 		FROM file_metadata m JOIN files f ON f.id = m.file_id WHERE f.repo_id = ? ORDER BY m.file_id`, r.repoID)
 	if err != nil {
@@ -495,8 +495,12 @@ func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, qterms [
 	}
 	// The task's words, weighted by rarity in the code as the search
 	// weighs them; a word no file holds can still describe one.
-	df := make(map[string]int, len(qterms))
-	for _, t := range qterms {
+	present, err := r.vocab.lookup(ctx, keywords)
+	if err != nil {
+		return fmt.Errorf("rank: %w", err)
+	}
+	df := make(map[string]int, len(present))
+	for _, t := range present {
 		df[t.term] = t.df
 	}
 	weight := map[string]float64{}
@@ -731,14 +735,18 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 // at recovery.go, "fix(binding):" weakly at every file under binding/.
 func areaSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 	for _, a := range q.Areas {
-		a = singular(a)
+		// "http-client" and "form_mapping" name a directory or file whole.
+		a = singular(stemJoiner.Replace(a))
 		var hits []*rankFile
 		for _, f := range files {
 			dir, base := path.Split(f.path)
-			words := strings.FieldsFunc(strings.ToLower(dir+testStem(base)), func(r rune) bool {
-				return r == '/' || r == '_' || r == '-' || r == '.'
-			})
-			if slices.ContainsFunc(words, func(w string) bool { w = singular(w); return w == a || sameWord(w, a) }) {
+			parts := strings.Split(strings.ToLower(dir+testStem(base)), "/")
+			var words []string
+			for _, p := range parts {
+				words = append(words, stemJoiner.Replace(p))
+				words = append(words, strings.FieldsFunc(p, func(r rune) bool { return r == '_' || r == '-' || r == '.' })...)
+			}
+			if slices.ContainsFunc(words, func(w string) bool { w = singular(w); return w != "" && (w == a || sameWord(w, a)) }) {
 				hits = append(hits, f)
 			}
 		}

@@ -138,6 +138,13 @@ func TestRankArea(t *testing.T) {
 	if got = areas("perf(recover): support default values"); got["recovery.go"] != 1 {
 		t.Errorf("perf(recover): area signals %v, want recovery.go", got)
 	}
+	// A scope with separators names a file or directory whole.
+	if got = areas("fix(form_mapping): support default values"); got["binding/form_mapping.go"] != 1 {
+		t.Errorf("fix(form_mapping): area signals %v, want form_mapping.go", got)
+	}
+	if got = areas("fix(form-mapping): support default values"); got["binding/form_mapping.go"] != 1 {
+		t.Errorf("fix(form-mapping): area signals %v, want form_mapping.go", got)
+	}
 	c := f.rank(t, "feat(form): support default values")
 	if len(c) == 0 || c[0].Path != "binding/form_mapping.go" {
 		t.Errorf("feat(form): got %v, want form_mapping.go first", paths(c))

@@ -210,9 +210,9 @@ func promptChars(tokens int) int {
 // §5.7) into primary, supporting, type_context and excluded. Its
 // deterministic step weighs the definitions of the best files and follows
 // references from the best of them (symbolCandidates): a definition
-// reached only through a reference — a caller, a callee, a test that
-// exercises it — is supporting; the rest keep the assembler's tiers, from
-// the task's names, referenced lines and words. With a Judge the model
+// reached through a reference — a caller, a callee, a test that exercises
+// it — is at least supporting (StageContext.Linked); the rest keep the
+// assembler's tiers, from the task's names, referenced lines and words. With a Judge the model
 // sees the candidates best first, with why each is one, and decides for
 // the symbols it names; the rest keep the deterministic tier.
 type PrecisionStage struct {
@@ -254,9 +254,13 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 		return err
 	}
 	sc.Symbols = cs
+	sc.Linked = map[string]map[string]bool{}
 	for _, c := range cs {
 		if c.Linked {
-			setDetail(sc.Details, c.Path, c.Name, DetailSupporting)
+			if sc.Linked[c.Path] == nil {
+				sc.Linked[c.Path] = map[string]bool{}
+			}
+			sc.Linked[c.Path][c.Name] = true
 		}
 	}
 	if sc.Judge == nil {

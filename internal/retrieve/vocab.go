@@ -25,33 +25,24 @@ func newVocab(db *sql.DB, repoID int64) *vocab {
 // repository, in the order of terms; absent terms are left out.
 func (v *vocab) lookup(ctx context.Context, terms []string) ([]termDF, error) {
 	var ask []any
+	asked := map[string]bool{}
 	for _, t := range terms {
-		if _, ok := v.df[t]; !ok {
+		if _, ok := v.df[t]; !ok && !asked[t] {
+			asked[t] = true
 			ask = append(ask, t)
-			v.df[t] = 0
 		}
 	}
+	// Into the cache only once every batch has been read: a lookup that
+	// fails leaves nothing half known.
+	found := map[string]int{}
 	for start := 0; start < len(ask); start += 500 {
 		end := min(start+500, len(ask))
-		rows, err := v.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(end-start)+`)`, ask[start:end]...)
-		if err != nil {
-			for _, t := range ask {
-				delete(v.df, t.(string)) // not known after all
-			}
+		if err := v.query(ctx, ask[start:end], found); err != nil {
 			return nil, fmt.Errorf("vocabulary: %w", err)
 		}
-		for rows.Next() {
-			var t termDF
-			if err := rows.Scan(&t.term, &t.df); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			v.df[t.term] = t.df
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	}
+	for t := range asked {
+		v.df[t] = found[t] // 0: in no file
 	}
 	var out []termDF
 	seen := map[string]bool{}
@@ -62,6 +53,22 @@ func (v *vocab) lookup(ctx context.Context, terms []string) ([]termDF, error) {
 		}
 	}
 	return out, nil
+}
+
+func (v *vocab) query(ctx context.Context, terms []any, found map[string]int) error {
+	rows, err := v.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(len(terms))+`)`, terms...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t termDF
+		if err := rows.Scan(&t.term, &t.df); err != nil {
+			return err
+		}
+		found[t.term] = t.df
+	}
+	return rows.Err()
 }
 
 // fileCount returns how many files the repository has.
