@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -34,20 +33,21 @@ type Assembler struct {
 	// Linked, when set, names definitions the precision stage reached
 	// through a reference: they weigh at least as supporting ones do.
 	Linked map[string]map[string]bool
-	vocab  *vocab
+	reads  *reads
 }
 
 // NewAssembler returns an assembler reading the curated DB db and the
 // files of the checkout at root.
 func NewAssembler(db *sql.DB, repoID int64, root string) *Assembler {
-	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, vocab: newVocab(db, repoID)}
+	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, reads: newReads(db, repoID)}
 }
 
 // NewAssemblerFor returns an assembler for the repository r ranks, reading
-// the checkout at root, that shares r's lookups of the task's terms.
+// the checkout at root, that shares what r has read: the vocabulary, the
+// files and their scans for the task's terms.
 func NewAssemblerFor(r *Ranker, root string) *Assembler {
 	a := NewAssembler(r.db, r.repoID, root)
-	a.vocab = r.vocab
+	a.reads = r.reads
 	return a
 }
 
@@ -88,11 +88,10 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	for _, s := range q.Symbols {
 		wanted[s] = true
 	}
-	qterms, err := a.termWeights(ctx, q.Keywords)
+	tt, err := a.reads.taskTerms(ctx, q.Keywords)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("assemble: %w", err)
 	}
-	tt := newTaskTerms(qterms)
 	topScore := 0.0
 	if len(cands) > 0 {
 		topScore = cands[0].Score
@@ -104,12 +103,11 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	var pieces []piece
 	for fi, c := range cands {
 		pkg.Files = append(pkg.Files, PackageFile{Path: c.Path, Tier: c.Tier, Score: c.Score, Reasons: c.Reasons})
-		data, err := os.ReadFile(filepath.Join(a.root, filepath.FromSlash(c.Path)))
+		lines, err := a.reads.file(a.abs(c.Path))
 		if err != nil {
 			pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
 			continue
 		}
-		lines := strings.SplitAfter(string(data), "\n")
 		syms := symsOf[c.FileID]
 		rel := 1.0
 		if topScore > 0 {
@@ -267,10 +265,14 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	var out []piece
 	whole := strings.Join(lines, "")
-	if EstimateTokens(whole) <= a.WholeFileTokens && !slices.Contains(slices.Collect(maps.Values(a.Details[c.Path])), DetailExcluded) || len(syms) == 0 {
-		// Small files, and files with no symbols (docs, configs, changelogs),
-		// go in whole or by their head; a small file with a definition the
-		// precision stage excluded goes by its definitions, without it.
+	// Small files, and files with no symbols (docs, configs, changelogs),
+	// go in whole or by their head; a small file with a definition the
+	// precision stage excluded goes by its definitions, without it.
+	small := EstimateTokens(whole) <= a.WholeFileTokens
+	for _, d := range a.Details[c.Path] {
+		small = small && d != DetailExcluded
+	}
+	if small || len(syms) == 0 {
 		end := len(lines)
 		body := whole
 		if len(syms) == 0 && EstimateTokens(whole) > a.WholeFileTokens {
@@ -293,7 +295,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
 		}
 	}
-	ft := scanTerms(lines, tt)
+	ft := a.reads.scan(a.abs(c.Path), lines, tt)
 	fileRefLines := map[int]bool{}
 	for _, r := range refs {
 		if strings.HasSuffix(r.Path, c.Path) || strings.HasSuffix(c.Path, r.Path) {
@@ -673,41 +675,9 @@ func maxWeight(m map[string]float64) float64 {
 	return best
 }
 
-// termWeights gives the task's most telling terms their inverse document
-// frequency over the repository's files, so that a symbol sharing the
-// task's rare words outranks one sharing "get" and "context".
-func (a *Assembler) termWeights(ctx context.Context, keywords []string) (map[string]float64, error) {
-	out := map[string]float64{}
-	if len(keywords) == 0 {
-		return out, nil
-	}
-	n, err := a.vocab.fileCount(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("assemble: %w", err)
-	}
-	present, err := a.vocab.lookup(ctx, keywords[:min(len(keywords), 500)])
-	if err != nil {
-		return nil, fmt.Errorf("assemble: %w", err)
-	}
-	type tw struct {
-		t string
-		w float64
-	}
-	all := make([]tw, len(present))
-	for i, p := range present {
-		df := float64(p.df)
-		all[i] = tw{p.term, math.Log(1 + (float64(n)-df+0.5)/(df+0.5))}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].w != all[j].w {
-			return all[i].w > all[j].w
-		}
-		return all[i].t < all[j].t
-	})
-	for _, x := range all[:min(len(all), 16)] {
-		out[x.t] = x.w
-	}
-	return out, nil
+// abs is the path of a repository file in the checkout.
+func (a *Assembler) abs(p string) string {
+	return filepath.Join(a.root, filepath.FromSlash(p))
 }
 
 // Render writes the package as Markdown, ready to paste into any agent:

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
@@ -37,9 +35,9 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 	if len(cands) == 0 {
 		return nil
 	}
-	idf := make(map[string]float64, len(qterms))
+	weight := make(map[string]float64, len(qterms))
 	for _, t := range qterms {
-		idf[t.term] = math.Log(1 + (float64(nFiles)-float64(t.df)+0.5)/(float64(t.df)+0.5))
+		weight[t.term] = idf(nFiles, t.df)
 	}
 	spans, err := r.definitionSpans(ctx, cands)
 	if err != nil {
@@ -53,11 +51,10 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 	}
 	var chunks []chunk
 	for _, s := range cands {
-		data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(s.f.path)))
+		lines, err := r.reads.file(filepath.Join(r.Root, filepath.FromSlash(s.f.path)))
 		if err != nil {
 			continue // changed or gone since indexing: the file keeps its other signals
 		}
-		lines := strings.Split(string(data), "\n")
 		// Per line: its number of terms and its query-term hits.
 		lineLen := make([]int, len(lines)+1) // prefix sums, 1-based
 		hits := map[int][]string{}
@@ -65,7 +62,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 			n := 0
 			terms.Each(l, func(t string) {
 				n++
-				if _, ok := idf[t]; ok {
+				if _, ok := weight[t]; ok {
 					hits[i+1] = append(hits[i+1], t)
 				}
 			})
@@ -108,7 +105,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 		v := 0.0
 		for _, t := range slices.Sorted(maps.Keys(c.tf)) { // a fixed order: float sums do not depend on map order
 			tf := float64(c.tf[t])
-			v += idf[t] * tf * (chunkK1 + 1) / (tf + norm)
+			v += weight[t] * tf * (chunkK1 + 1) / (tf + norm)
 		}
 		if v > bestOf[c.file] {
 			bestOf[c.file] = v

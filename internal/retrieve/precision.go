@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -53,11 +51,10 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 		return nil, nil
 	}
 	a := NewAssemblerFor(r, r.Root)
-	w, err := a.termWeights(ctx, q.Keywords)
+	tt, err := r.reads.taskTerms(ctx, q.Keywords)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("precision: %w", err)
 	}
-	tt := newTaskTerms(w)
 	wanted := map[string]bool{}
 	for _, s := range q.Symbols {
 		wanted[s] = true
@@ -71,11 +68,9 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 	for _, c := range top {
 		var lines []string
 		if r.Root != "" {
-			if data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(c.Path))); err == nil {
-				lines = strings.SplitAfter(string(data), "\n")
-			}
+			lines, _ = r.reads.file(a.abs(c.Path)) // unreadable: scored by name only
 		}
-		ft := scanTerms(lines, tt)
+		ft := r.reads.scan(a.abs(c.Path), lines, tt)
 		refLines := map[int]bool{}
 		for _, fl := range q.FileLines {
 			if strings.HasSuffix(fl.Path, c.Path) || strings.HasSuffix(c.Path, fl.Path) {

@@ -67,13 +67,13 @@ type Ranker struct {
 	Root string
 	// ChunkFiles bounds how many candidates the chunk signal reads.
 	ChunkFiles int
-	vocab      *vocab // shared with the assemblers made by NewAssemblerFor
+	reads      *reads // shared with the assemblers made by NewAssemblerFor
 }
 
 // NewRanker returns a ranker over the curated DB db (a read-only
 // connection) for the repository repoID.
 func NewRanker(db *sql.DB, repoID int64) *Ranker {
-	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60, vocab: newVocab(db, repoID)}
+	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60, reads: newReads(db, repoID)}
 }
 
 type rankFile struct {
@@ -408,7 +408,7 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 	}
 	// Document frequencies from the vocabulary: keep terms that occur at
 	// all, rarest first.
-	present, err := r.vocab.lookup(ctx, kw)
+	present, err := r.reads.lookup(ctx, kw)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
@@ -495,7 +495,7 @@ func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, nFiles i
 	}
 	// The task's words, weighted by rarity in the code as the search
 	// weighs them; a word no file holds can still describe one.
-	present, err := r.vocab.lookup(ctx, keywords)
+	present, err := r.reads.lookup(ctx, keywords)
 	if err != nil {
 		return fmt.Errorf("rank: %w", err)
 	}
@@ -509,7 +509,7 @@ func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, nFiles i
 		if _, dup := weight[k]; dup {
 			continue
 		}
-		w := math.Log(1 + (float64(nFiles)-float64(df[k])+0.5)/(float64(df[k])+0.5))
+		w := idf(nFiles, df[k])
 		weight[k] = w
 		total += w
 	}
