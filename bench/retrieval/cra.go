@@ -40,16 +40,15 @@ func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, li
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
-	asm := retrieve.NewAssemblerFor(rk, root)
+	sc := &retrieve.StageContext{Task: q, Ranker: rk, Candidates: cands, Excluded: map[string]string{}}
 	if precision {
 		// The precision stage's deterministic step, as 'cra retrieve
 		// --stages scope,precision --deterministic' runs it.
-		sc := &retrieve.StageContext{Task: q, Ranker: rk, Candidates: cands, Excluded: map[string]string{}}
 		if err := (&retrieve.PrecisionStage{}).Run(ctx, sc); err != nil {
 			return nil, fmt.Errorf("precision: %w", err)
 		}
-		asm.Details, asm.Linked = sc.Details, sc.Linked
 	}
+	asm := sc.Assembler(root)
 	p8, err := asm.Assemble(ctx, q, cands, budgetOf(budgets[0]))
 	if err != nil {
 		return nil, fmt.Errorf("assemble %d: %w", budgets[0], err)

@@ -49,15 +49,13 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 				if stage == "rank" {
 					continue
 				}
-				a := NewAssemblerFor(rk, root)
+				sc := &StageContext{Task: q, Ranker: rk, Candidates: c, Excluded: map[string]string{}}
 				if stage == "rank+precision+assemble" {
-					sc := &StageContext{Task: q, Ranker: rk, Candidates: c, Excluded: map[string]string{}}
 					if err := (&PrecisionStage{}).Run(ctx, sc); err != nil {
 						b.Fatal(err)
 					}
-					a.Details, a.Linked = sc.Details, sc.Linked
 				}
-				if _, err := a.Assemble(ctx, q, c, Budget{ContextWindow: 10240, ReservedTokens: 2048}); err != nil {
+				if _, err := sc.Assembler(root).Assemble(ctx, q, c, Budget{ContextWindow: 10240, ReservedTokens: 2048}); err != nil {
 					b.Fatal(err)
 				}
 			}

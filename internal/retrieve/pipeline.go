@@ -50,6 +50,14 @@ type StageContext struct {
 	Info []string
 }
 
+// Assembler returns an assembler for what the stages decided: it shares
+// the ranker's reads and takes the precision stage's tiers.
+func (sc *StageContext) Assembler(root string) *Assembler {
+	a := NewAssemblerFor(sc.Ranker, root)
+	a.Details, a.Linked = sc.Details, sc.Linked
+	return a
+}
+
 // Decision is one per-file retrieval decision (seed 001 §4.6).
 type Decision struct {
 	Stage    string `json:"stage"`
@@ -290,9 +298,7 @@ func stageOutput(name string, sc *StageContext) any {
 }
 
 func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, stages []Stage, b Budget) (*Result, error) {
-	a := NewAssemblerFor(sc.Ranker, p.Root)
-	a.Details, a.Linked = sc.Details, sc.Linked
-	pkg, err := a.Assemble(ctx, sc.Task, sc.Candidates, b)
+	pkg, err := sc.Assembler(p.Root).Assemble(ctx, sc.Task, sc.Candidates, b)
 	if err != nil {
 		return nil, err
 	}

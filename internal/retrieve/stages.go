@@ -212,9 +212,10 @@ func promptChars(tokens int) int {
 // references from the best of them (symbolCandidates): a definition
 // reached through a reference — a caller, a callee, a test that exercises
 // it — is at least supporting (StageContext.Linked); the rest keep the
-// assembler's tiers, from the task's names, referenced lines and words. With a Judge the model
-// sees the candidates best first, with why each is one, and decides for
-// the symbols it names; the rest keep the deterministic tier.
+// assembler's tiers, from the task's names, referenced lines and words.
+// With a Judge the model sees the candidates best first, with why each is
+// one, and decides for the symbols it names; the rest keep the
+// deterministic tier.
 type PrecisionStage struct {
 	// Files is how many of the top scoped files are weighed.
 	Files int
@@ -257,10 +258,7 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	sc.Linked = map[string]map[string]bool{}
 	for _, c := range cs {
 		if c.Linked {
-			if sc.Linked[c.Path] == nil {
-				sc.Linked[c.Path] = map[string]bool{}
-			}
-			sc.Linked[c.Path][c.Name] = true
+			setIn(sc.Linked, c.Path, c.Name, true)
 		}
 	}
 	if sc.Judge == nil {
@@ -308,7 +306,7 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 			ignored++ // a symbol the prompt did not list: a slip of the model
 			continue
 		}
-		setDetail(sc.Details, v.Path, v.Symbol, v.Tier)
+		setIn(sc.Details, v.Path, v.Symbol, v.Tier)
 	}
 	if ignored > 0 {
 		sc.Info = append(sc.Info, fmt.Sprintf("precision: %d verdict(s) named symbols that were not offered; ignored", ignored))
@@ -316,11 +314,12 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	return nil
 }
 
-func setDetail(d map[string]map[string]string, path, name, tier string) {
-	if d[path] == nil {
-		d[path] = map[string]string{}
+// setIn sets m[path][name], making the inner map when needed.
+func setIn[V any](m map[string]map[string]V, path, name string, v V) {
+	if m[path] == nil {
+		m[path] = map[string]V{}
 	}
-	d[path][name] = tier
+	m[path][name] = v
 }
 
 const intentSystem = `You read a coding task and state its intent for a retrieval system.
