@@ -241,30 +241,26 @@ func (x *pyExtractor) classKind(def int32) string {
 // inClassBody reports whether a class body, not a function, is the nearest
 // definition around node i.
 func (x *pyExtractor) inClassBody(i int32) bool {
-	t := x.t
-	for p := t.parent(i); p >= 0; p = t.parent(p) {
-		switch t.kind(p) {
-		case "class_definition":
-			return true
-		case "function_definition", "lambda", "module":
-			return false
-		}
-	}
-	return false
+	return x.scopeOf(i) == "class_definition"
 }
 
 // inFunction reports whether node i is local to a function.
 func (x *pyExtractor) inFunction(i int32) bool {
+	k := x.scopeOf(i)
+	return k == "function_definition" || k == "lambda"
+}
+
+// scopeOf returns the kind of the nearest scope around node i: a class,
+// function or lambda definition, or the module; "" when none.
+func (x *pyExtractor) scopeOf(i int32) string {
 	t := x.t
 	for p := t.parent(i); p >= 0; p = t.parent(p) {
-		switch t.kind(p) {
-		case "function_definition", "lambda":
-			return true
-		case "class_definition", "module":
-			return false
+		switch k := t.kind(p); k {
+		case "class_definition", "function_definition", "lambda", "module":
+			return k
 		}
 	}
-	return false
+	return ""
 }
 
 // docString is the cleaned docstring if statement s is a lone string
