@@ -230,3 +230,62 @@ func candidatesByPath(c []Candidate) map[string]Candidate {
 	}
 	return m
 }
+
+// Co-change neighbours share at least minCoChange commits: one commit
+// together (here the first, which adds everything) is no evidence.
+func TestRankCoChangeMinimum(t *testing.T) {
+	f := newFixture(t,
+		map[string]string{"a.py": "def alpha_thing():\n    return 1\n", "b.py": "X = 1\n", "c.py": "Y = 1\n"},
+		map[string]string{"a.py": "def alpha_thing():\n    return 2\n", "b.py": "X = 2\n"},
+	)
+	c := candidatesByPath(f.rank(t, "`alpha_thing` fails"))
+	if c["b.py"].Signals["cochange"] == 0 || !contains(c["b.py"].Reasons, "changed with a.py in 2 commits") {
+		t.Errorf("b.py, two commits with a.py: got %+v", c["b.py"])
+	}
+	if c["c.py"].Signals["cochange"] != 0 {
+		t.Errorf("c.py, one commit with a.py: got co-change %v", c["c.py"].Signals["cochange"])
+	}
+}
+
+// What the task analysis implies ranks as a guess: its own signal and
+// reason, never the seed tier.
+func TestRankImplied(t *testing.T) {
+	f := newFixture(t, shop...)
+	q := Analyze("the pager prints twice")
+	q.ImpliedSymbols, q.ImpliedFiles = []string{"format_table"}, []string{"shop/cli.py"}
+	rk := NewRanker(f.db, f.repoID)
+	cands, err := rk.Rank(context.Background(), q, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := candidatesByPath(cands)
+	if fm := c["shop/fmt.py"]; fm.Signals["implied"] == 0 || fm.Tier == TierSeed || !contains(fm.Reasons, "defines format_table (implied by the task analysis)") {
+		t.Errorf("fmt.py: got %+v", fm)
+	}
+	if cli := c["shop/cli.py"]; cli.Signals["implied"] == 0 || cli.Tier == TierSeed || !contains(cli.Reasons, "implied by the task analysis as shop/cli.py") {
+		t.Errorf("cli.py: got %+v", cli)
+	}
+}
+
+// Tier 4 by module: a strong candidate's module brings its other files,
+// more strongly than a shared domain does.
+func TestRankMetadataModule(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"shop/pager.py": "def _pager_contextmanager(color=None):\n    return color\n",
+		"shop/spool.py": "def spool(data):\n    return data\n",
+		"shop/tty.py":   "def isatty(stream):\n    return stream.isatty()\n",
+	})
+	f.describe(t, map[string][4]string{
+		"shop/pager.py": {"shop.output", "terminal", `[]`, ""},
+		"shop/spool.py": {"shop.output", "storage", `[]`, ""},
+		"shop/tty.py":   {"shop.tty", "terminal", `[]`, ""},
+	})
+	c := candidatesByPath(f.rank(t, "`_pager_contextmanager` leaks"))
+	spool, tty := c["shop/spool.py"], c["shop/tty.py"]
+	if !contains(spool.Reasons, "same module as shop/pager.py") || !contains(tty.Reasons, "same domain as shop/pager.py") {
+		t.Fatalf("spool.py %v, tty.py %v", spool.Reasons, tty.Reasons)
+	}
+	if spool.Signals["metadata"] <= tty.Signals["metadata"] {
+		t.Errorf("module %v should weigh more than domain %v", spool.Signals["metadata"], tty.Signals["metadata"])
+	}
+}
