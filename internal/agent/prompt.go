@@ -186,7 +186,7 @@ func trimPackage(pkg *retrieve.Package, trimmed *[]string) bool {
 	if pkg == nil {
 		return false
 	}
-	for _, tier := range trimOrder {
+	for tier := 0; tier <= 2; tier++ { // detailRank's tiers, lowest first
 		for fi := len(pkg.Files) - 1; fi >= 0; fi-- {
 			f := &pkg.Files[fi]
 			for ii := len(f.Items) - 1; ii >= 0; ii-- {
@@ -205,9 +205,6 @@ func trimPackage(pkg *retrieve.Package, trimmed *[]string) bool {
 	}
 	return false
 }
-
-// trimOrder is the order detailRank's tiers are trimmed in.
-var trimOrder = []int{0, 1, 2}
 
 // detailRank orders an item's detail tier for trimming: 0 goes first.
 // A tier cra does not know is trimmed with the type context.
