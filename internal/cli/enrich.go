@@ -9,12 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/enrich"
-	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/preflight"
-	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -88,34 +84,20 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	if opts.concurrency < 1 || opts.concurrency > maxEnrichConcurrency {
 		return usageError{err: fmt.Errorf("--concurrency must be between 1 and %d", maxEnrichConcurrency)}
 	}
-	root, err := repoDir(opts.repo)
+	ws, err := openWorkspace(ctx, d, opts.repo, true)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(d, root)
-	if err != nil {
-		return err
-	}
+	defer ws.Close()
 	// Models first, then the index (seed 001 §14.1, §14.2).
-	if _, err := llm.NewRouter(cfg, nil).Resolve(ctx, llm.RoleReasoning, ""); err != nil {
+	router := ws.Router(ctx)
+	if _, err := router.Resolve(ctx, llm.RoleReasoning, ""); err != nil {
 		return err
 	}
-	f := store.NewFactory(filepath.Join(root, config.Dir))
-	if err := preflight.CheckCurated(ctx, f, root); err != nil {
-		return err
-	}
-	curated, err := f.Open(ctx, store.Curated, "", true)
+	k, repo, err := ws.Index(ctx)
 	if err != nil {
 		return err
 	}
-	defer curated.Close()
-	k := kb.New(curated)
-	repo, err := k.Repo(ctx, root)
-	if err != nil {
-		return fmt.Errorf("%s: %w", root, err)
-	}
-	router := llm.NewRouter(cfg, k)
-	router.Logger = d.logger
 	m, err := router.Resolve(ctx, llm.RoleReasoning, enrich.Stage)
 	if err != nil {
 		return err
@@ -128,11 +110,10 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 		return err
 	}
 	llm.SetLogger(client, d.logger)
-	raw, err := f.Open(ctx, store.Raw, "", false)
+	raw, err := ws.RawDB(ctx)
 	if err != nil {
 		return err
 	}
-	defer raw.Close()
 
 	e := enrich.New(k, raw, client, m)
 	e.Concurrency = opts.concurrency
@@ -157,12 +138,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	}
 	report := enrichReport{Enrich: res}
 	if runErr == nil && opts.promote {
-		rw, err := f.Open(ctx, store.Curated, "", false)
-		if err != nil {
-			return err
-		}
-		defer rw.Close()
-		pr, err := enrich.Promote(ctx, raw, rw, repo.ID)
+		pr, err := enrich.PromoteIndex(ctx, ws, repo.ID)
 		if err != nil {
 			return err
 		}
@@ -188,7 +164,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 		}
 		fmt.Fprintf(d.errOut, "warning: %s: %s: %s%s\n", p.Path, p.Status, p.Error, calls)
 	}
-	stateDir := config.StateDir(root)
+	root, stateDir := ws.Root, ws.StateDir
 	if runErr != nil {
 		world.NoteEvent(ctx, d.errOut, stateDir, world.SourceEnrich, filepath.Base(root), "enrich failed: "+runErr.Error())
 		if stopped && res.Calls > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -80,7 +81,7 @@ No configuration is needed; [index] history_depth and max_commit_files in
 }
 
 func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
-	repo, err := repoDir(opts.repo)
+	repo, err := workspace.Dir(opts.repo)
 	if err != nil {
 		return err
 	}
@@ -135,12 +136,12 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 // index, or a 'cra index .' run from the wrong directory. The other
 // commands use the nearest .clean_room/ above them, which becomes this one.
 func noteSubdirectory(ctx context.Context, d *deps, repo string) {
-	if hasStateDir(repo) {
+	if workspace.HasState(repo) {
 		return // indexed here before
 	}
 	// findRepo returns the nearest directory above holding .clean_room/, or
 	// the one it started from when none does.
-	if up, err := findRepo(filepath.Dir(repo)); err == nil && hasStateDir(up) {
+	if up, err := findRepo(filepath.Dir(repo)); err == nil && workspace.HasState(up) {
 		fmt.Fprintf(d.errOut, "note: %s is inside %s, which has its own index; indexing this directory apart (for that one, run 'cra index %s')\n", repo, up, up)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // initOptions are the inputs of 'cra init'. A nil pointer or empty string is
@@ -123,7 +124,7 @@ func checkInitFlags(o *initOptions) error {
 }
 
 func initRun(ctx context.Context, d *deps, opts *initOptions) error {
-	repo, err := repoDir(opts.repo)
+	repo, err := workspace.Dir(opts.repo)
 	if err != nil {
 		return err
 	}

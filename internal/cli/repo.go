@@ -1,62 +1,30 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/run"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
-// repoDir checks that path is an existing directory and returns it absolute.
-func repoDir(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+// openWorkspace opens the repository at dir (the nearest one holding
+// .clean_room/, or dir itself when exact) and warns about the config's
+// unknown keys instead of ignoring them silently.
+func openWorkspace(ctx context.Context, d *deps, dir string, exact bool) (*workspace.Workspace, error) {
+	ws, err := workspace.Open(ctx, dir, workspace.Options{Exact: exact, Logger: d.logger})
 	if err != nil {
-		return "", fmt.Errorf("repository path %q: %w", path, err)
+		return nil, err
 	}
-	st, err := os.Stat(abs)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("repository path %q does not exist: pass the directory of a repository", path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("repository path %q: %w", path, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("repository path %q is not a directory: pass the directory of a repository", path)
-	}
-	return abs, nil
+	warnUnknownKeys(d, ws.Root, ws.Config)
+	return ws, nil
 }
 
-// findRepo resolves --repo for commands that work on an existing state
-// directory: the nearest ancestor of path (itself included) holding
-// .clean_room/, or path itself when there is none.
-func findRepo(path string) (string, error) {
-	abs, err := repoDir(path)
-	if err != nil {
-		return "", err
-	}
-	for dir := abs; ; {
-		if hasStateDir(dir) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs, nil
-		}
-		dir = parent
-	}
-}
-
-// hasStateDir reports whether dir holds a .clean_room/ directory.
-func hasStateDir(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, config.Dir))
-	return err == nil && st.IsDir()
-}
-
-// loadConfig loads the repository's config and warns about unknown keys
-// instead of ignoring them silently.
+// loadConfig loads the repository's config and warns about unknown keys,
+// for commands that need no more of the workspace.
 func loadConfig(d *deps, repo string) (*config.Config, error) {
 	cfg, err := config.Load(repo)
 	if err != nil {
@@ -73,10 +41,18 @@ func warnUnknownKeys(d *deps, repo string, cfg *config.Config) {
 	}
 }
 
-// relPath shows path relative to base when it is inside it.
-func relPath(base, path string) string {
-	if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
-		return r
+// runError makes a run refused for its inputs a usage error.
+func runError(err error) error {
+	var ie *run.InputError
+	if errors.As(err, &ie) {
+		return usageError{err: err}
 	}
-	return path
+	return err
 }
+
+// relPath shows path relative to base when it is inside it.
+func relPath(base, path string) string { return run.RelPath(base, path) }
+
+// findRepo resolves a --repo flag: the nearest ancestor holding
+// .clean_room/ (see workspace.Find).
+func findRepo(path string) (string, error) { return workspace.Find(path) }

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
@@ -15,7 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
-	"github.com/cra-dev/cra/internal/world"
+	"github.com/cra-dev/cra/internal/run"
 )
 
 // budgetFlags are the budget inputs shared by retrieve, plan and solve
@@ -116,15 +113,6 @@ func resolveStages(flag string, cfg *config.Config) ([]retrieve.Stage, string, e
 	return stages, list, nil
 }
 
-// newTaskID returns a random UUID (version 4), the task id of seed 001 §4.4.
-func newTaskID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
 type retrieveOptions struct {
 	task          string
 	repo          string
@@ -176,69 +164,33 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 }
 
 func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
-	r, err := openExec(ctx, d, "retrieve", opts.repo, opts.stages, opts.budget, opts.taskID)
+	ws, spec, err := openRun(ctx, d, run.ModeRetrieve, opts.repo, opts.stages, opts.budget, opts.taskID)
 	if err != nil {
 		return err
 	}
-	defer r.close()
-	if strings.TrimSpace(opts.task) == "" {
-		return usageError{err: retrieve.ErrEmptyTask}
+	defer ws.Close()
+	spec.Task, spec.Deterministic = opts.task, opts.deterministic
+	res, err := run.Retrieve(ctx, ws, spec)
+	if errors.Is(err, config.ErrNoModels) {
+		// Preflight (seed 001 §14): [models] only when a model is called.
+		return fmt.Errorf("%w (or pass --deterministic to retrieve without a model)", err)
 	}
-	// Preflight (seed 001 §14): [models] only when a model is called.
-	if err := r.openStores(ctx, !opts.deterministic); err != nil {
-		if errors.Is(err, config.ErrNoModels) {
-			return fmt.Errorf("%w (or pass --deterministic to retrieve without a model)", err)
-		}
-		return err
+	if err != nil {
+		return runError(err)
 	}
-	executeModel := "none"
-	if r.cfg != nil && r.cfg.Models != nil && r.cfg.Models.Coding != "" {
-		executeModel = r.cfg.Models.Coding
-	}
-	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: "retrieve",
-		ExecuteModel: executeModel, Budget: r.budget, Stages: r.stageList}); err != nil {
-		return err
-	}
-	if opts.deterministic {
-		fmt.Fprintln(d.errOut, "deterministic: no model is called")
-	}
-	_, res, runErr := r.retrieve(ctx, opts.task, r.repo, r.stages, nil, opts.deterministic)
-	// The session is archived and removed whatever happened (seed 001 §11.1).
-	if r.session != nil {
-		if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil && runErr == nil {
-			runErr = err
-		}
-		r.session = nil
-	}
-	outcome := agent.RunOutcome{Success: runErr == nil, Tokens: r.judgeTokens(), Latency: time.Since(r.started)}
-	if err := r.runLog.Finish(ctx, outcome); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil {
-		world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, "retrieve failed: "+runErr.Error())
-		return runErr
-	}
-	if len(res.Package.Files) == 0 && len(res.Package.Trimmed) > 0 {
-		fmt.Fprintf(d.errOut, "warning: a budget of %d tokens holds none of the %d items found: raise --context-window or lower --reserved-tokens\n",
-			res.Package.Budget, len(res.Package.Trimmed))
-	}
-	summary := fmt.Sprintf("%d files, %d of %d tokens, stages %s", len(res.Package.Files), res.Package.Tokens, res.Package.Budget, r.stageList)
-	world.NoteEvent(ctx, d.errOut, r.stateDir, world.SourceRetrieve, r.taskID, summary)
-	taskID, stageList := r.taskID, r.stageList
 	if opts.json {
-		enc := json.NewEncoder(d.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return encodeJSON(d.out, struct {
 			TaskID string `json:"task_id"`
 			*retrieve.Result
-		}{taskID, res})
+		}{res.TaskID, res.Result})
 	}
 	mode := "deterministic"
 	if !opts.deterministic {
 		mode = "with the reasoning model"
 	}
+	pkg := res.Package
 	fmt.Fprintf(d.out, "# Context for: %s\n\n", agent.FirstLine(opts.task, 100))
-	fmt.Fprintf(d.out, "task %s · stages %s (%s) · %d files · %d of %d tokens\n", taskID, stageList, mode, len(res.Package.Files), res.Package.Tokens, res.Package.Budget)
-	fmt.Fprint(d.out, res.Package.Render())
+	fmt.Fprintf(d.out, "task %s · stages %s (%s) · %d files · %d of %d tokens\n", res.TaskID, spec.StageList, mode, len(pkg.Files), pkg.Tokens, pkg.Budget)
+	fmt.Fprint(d.out, pkg.Render())
 	return nil
 }

@@ -56,10 +56,3 @@ func TestRetrieveRecordsTheRun(t *testing.T) {
 		t.Errorf("session files left behind: %v", entries)
 	}
 }
-
-func TestNewTaskID(t *testing.T) {
-	a, b := newTaskID(), newTaskID()
-	if a == b || len(a) != 36 || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
-		t.Errorf("got %s and %s, want two different UUIDv4", a, b)
-	}
-}

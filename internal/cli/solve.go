@@ -2,18 +2,16 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/run"
 )
 
 type solveOptions struct {
@@ -139,20 +137,6 @@ func resolveKeep(flag string, cfg *config.Config) (string, error) {
 	return config.KeepOnFailure, nil
 }
 
-// newValidator reads [validation]; without it nothing is validated.
-func newValidator(cfg *config.Config) *agent.Validator {
-	v := &agent.Validator{}
-	if cfg == nil || cfg.Validation == nil {
-		return v
-	}
-	c := cfg.Validation
-	v.Test, v.Lint, v.Typecheck = c.Test, c.Lint, c.Typecheck
-	if c.Timeout != "" {
-		v.Timeout, _ = time.ParseDuration(c.Timeout) // checked by config.Validate
-	}
-	return v
-}
-
 // solveReport is the --json output.
 type solveReport struct {
 	TaskID string `json:"task_id"`
@@ -163,210 +147,53 @@ type solveReport struct {
 }
 
 func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
-	var plan *agent.Plan
+	spec := run.SolveSpec{PlanFile: opts.plan, Apply: opts.apply}
 	if opts.plan != "" {
 		var err error
-		if plan, err = agent.LoadPlan(opts.plan); err != nil {
+		if spec.Plan, err = agent.LoadPlan(opts.plan); err != nil {
 			return err
 		}
 	}
 	task := opts.task
-	if strings.TrimSpace(task) == "" && plan != nil {
-		task = plan.Task
+	if strings.TrimSpace(task) == "" && spec.Plan != nil {
+		task = spec.Plan.Task
 	}
 	if strings.TrimSpace(task) == "" {
 		return usageError{err: errors.New("no task: pass the task, or --plan FILE with a plan of one")}
 	}
-	r, err := openExec(ctx, d, "solve", opts.repo, opts.stages, opts.budget, opts.taskID)
+	ws, rs, err := openRun(ctx, d, run.ModeSolve, opts.repo, opts.stages, opts.budget, opts.taskID)
 	if err != nil {
 		return err
 	}
-	defer r.close()
-	attempts, loops, err := resolveSolveBounds(opts, r.cfg)
-	if err != nil {
+	defer ws.Close()
+	spec.Spec, spec.Task, spec.Deterministic = rs, task, opts.deterministic
+	if spec.MaxAttempts, spec.MaxRefinementLoops, err = resolveSolveBounds(opts, ws.Config); err != nil {
 		return err
 	}
-	keep, err := resolveKeep(opts.keepWorktree, r.cfg)
-	if err != nil {
+	if spec.Keep, err = resolveKeep(opts.keepWorktree, ws.Config); err != nil {
 		return err
 	}
-	if err := r.openStores(ctx, true); err != nil {
-		return err
-	}
-	validator := newValidator(r.cfg)
-	if !validator.Configured() {
-		fmt.Fprintln(d.errOut, "warning: no [validation] test, lint or typecheck command in config: the edits will not be validated")
-	}
-	model := "none"
-	if r.cfg.Models != nil {
-		model = r.cfg.Models.Coding
-	}
-	// The model client and the reply's budget are checked before anything
-	// is logged or a worktree is made: a usage error leaves nothing behind.
-	c, m, reply, err := r.client(ctx, llm.CallInfo{Type: "solve", Role: llm.RoleCoding, Stage: "execute_code"})
+	res, err := run.Solve(ctx, ws, spec)
 	if err != nil {
-		return err
-	}
-	if err := r.begin(ctx, task); err != nil {
-		return err
-	}
-	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModeImplement, ExecuteModel: model,
-		Budget: r.budget, Stages: r.stageList, PlanArtifact: opts.plan}); err != nil {
-		return r.fail(ctx, err, "")
-	}
-	wt, err := agent.NewWorktree(ctx, r.repo, r.stateDir, r.taskID)
-	if err != nil {
-		return r.fail(ctx, err, "make a git worktree possible (see the error), then run again")
-	}
-	for _, n := range wt.Notes {
-		fmt.Fprintf(d.errOut, "note: %s\n", n)
-	}
-	// From here a run that stops commits what it edited and handles its
-	// worktree as configured.
-	stopped := func(err error) error {
-		o, ferr := wt.Finish(context.WithoutCancel(ctx), false, keep, fmt.Sprintf("cra solve %s (stopped): %s\n\n%v\n", r.taskID, agent.FirstLine(task, 40), err))
-		if ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-		need := "fix the cause and run again"
-		if o.Kept {
-			need += fmt.Sprintf("; worktree %s on branch %s", relPath(r.repo, o.Path), o.Branch)
-		}
-		return r.fail(ctx, err, need)
-	}
-	var planFiles []string
-	if plan != nil {
-		planFiles = plan.Files()
-	}
-	if opts.deterministic {
-		fmt.Fprintln(d.errOut, deterministicRetrieval)
-	}
-	p, res, err := r.retrieve(ctx, task, wt.Root, r.stages, planFiles, opts.deterministic)
-	if err != nil {
-		return stopped(err)
-	}
-	if plan != nil {
-		if err := r.session.Set(ctx, "plan_artifact", plan); err != nil {
-			return stopped(err)
-		}
-	}
-	knowledge, err := r.knowledge(task)
-	if err != nil {
-		return stopped(err)
-	}
-	fmt.Fprintf(d.errOut, "task %s: %d files of context (%d tokens); %s in %s on branch %s\n",
-		r.taskID, len(res.Package.Files), res.Package.Tokens, m.Model, relPath(r.repo, wt.Root), wt.Git.Branch)
-	solver := &agent.Solver{
-		Model: c, Worktree: wt, Validator: validator, Session: r.session, Log: r.runLog, Budget: r.budget,
-		ReplyTokens: reply, MaxAttempts: attempts, MaxRefinementLoops: loops, Progress: d.errOut,
-		// The solver writes the refinement_request to the session first;
-		// retrieval reads it there (seed 001 §13).
-		Refine: func(ctx context.Context) (*retrieve.Package, error) {
-			res, err := p.Refine(ctx, r.taskID, r.stages, r.budget)
-			if err != nil {
-				return nil, err
-			}
-			return res.Package, nil
-		},
-	}
-	result, err := solver.Solve(ctx, agent.Input{Task: task, Plan: plan, Package: res.Package, Knowledge: knowledge})
-	if err != nil {
-		return stopped(err)
-	}
-
-	// The edits are committed on the branch, the worktree kept or removed,
-	// the session archived and removed (seed 001 §11.1), the run
-	// finalised, then its end logged.
-	var errs []error
-	message := fmt.Sprintf("cra solve %s: %s\n\n%s\n", r.taskID, agent.FirstLine(task, 60), strings.TrimSpace(task))
-	if !result.Success {
-		message = fmt.Sprintf("cra solve %s (not solved: %s): %s\n\n%s\n", r.taskID, result.Class, agent.FirstLine(task, 40), strings.TrimSpace(task))
-	}
-	outcome, err := wt.Finish(ctx, result.Success, keep, message)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil {
-		errs = append(errs, err)
-	}
-	r.session = nil
-	tokens := r.judgeTokens()
-	for _, a := range result.Attempts {
-		tokens += a.PromptTokens + a.CompletionTokens
-	}
-	if err := r.runLog.Finish(ctx, agent.RunOutcome{Success: result.Success, Tokens: tokens, Latency: time.Since(r.started), FinalDiff: result.Diff}); err != nil {
-		errs = append(errs, err)
-	}
-	summary, need := solveSummary(r, result, outcome)
-	if len(errs) > 0 {
-		need = "the run could not be recorded or cleaned up (" + agent.FirstLine(errors.Join(errs...).Error(), 200) + "): fix that and run again"
-	}
-	if err := r.end(ctx, result.Success && len(errs) == 0, summary, need); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-
-	applied := false
-	var applyErr error
-	if opts.apply && result.Success && result.Diff != "" {
-		if applyErr = wt.ApplyToUser(ctx, result.Diff); applyErr == nil {
-			applied = true
-		}
+		return runError(err)
 	}
 	if opts.json {
-		enc := json.NewEncoder(d.out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(solveReport{TaskID: r.taskID, TaskResult: result, Worktree: outcome, Plan: opts.plan, Applied: applied}); err != nil {
+		if err := encodeJSON(d.out, solveReport{TaskID: res.TaskID, TaskResult: res.TaskResult, Worktree: res.Worktree, Plan: opts.plan, Applied: res.Applied}); err != nil {
 			return err
 		}
-	} else if result.Diff != "" && result.Success {
-		fmt.Fprint(d.out, result.Diff)
+	} else if res.Diff != "" && res.Success {
+		fmt.Fprint(d.out, res.Diff)
 	}
-	fmt.Fprintln(d.errOut, summary)
-	if !result.Success {
-		return fmt.Errorf("not solved: %s", need)
-	}
-	if applyErr != nil {
-		return applyErr
-	}
+	fmt.Fprintln(d.errOut, res.Summary)
 	switch {
-	case applied:
-		fmt.Fprintf(d.errOut, "applied to your work tree: %d file(s) changed\n", len(result.Files))
-	case result.Diff != "":
-		fmt.Fprintf(d.errOut, "review: git diff %.12s %s · apply: git merge %s\n", wt.Git.Base, outcome.Branch, outcome.Branch)
+	case !res.Success:
+		return fmt.Errorf("not solved: %s", res.Need)
+	case res.ApplyErr != nil:
+		return res.ApplyErr
+	case res.Applied:
+		fmt.Fprintf(d.errOut, "applied to your work tree: %d file(s) changed\n", len(res.Files))
+	case res.Diff != "":
+		fmt.Fprintf(d.errOut, "review: git diff %.12s %s · apply: git merge %s\n", res.Base, res.Worktree.Branch, res.Worktree.Branch)
 	}
 	return nil
-}
-
-// solveSummary is the world log's summary of a run, and for a failed run
-// what a person must do.
-func solveSummary(r *execRun, res *agent.TaskResult, o agent.Outcome) (string, string) {
-	n := len(res.Attempts)
-	refined := ""
-	if res.Refinements > 0 {
-		refined = fmt.Sprintf(", %d refinement(s)", res.Refinements)
-	}
-	where := "branch " + o.Branch
-	if o.Kept {
-		where += ", worktree " + relPath(r.repo, o.Path)
-	}
-	if res.Success {
-		checked := "validated"
-		if !res.Validated {
-			checked = "not validated"
-		}
-		if len(res.Files) == 0 {
-			return fmt.Sprintf("solved in %d attempt(s)%s, %s: nothing needed changing", n, refined, checked), ""
-		}
-		return fmt.Sprintf("solved in %d attempt(s)%s, %s: %d file(s) changed on %s", n, refined, checked, len(res.Files), where), ""
-	}
-	summary := fmt.Sprintf("not solved after %d attempt(s)%s: %s", n, refined, res.Class)
-	need := fmt.Sprintf("review the last attempt (%s: %s) on %s, then fix it by hand or run again with more attempts or a plan",
-		res.Class, agent.FirstLine(res.Evidence, 160), where)
-	if len(res.Files) == 0 {
-		need = fmt.Sprintf("no edit applied (%s: %s); rephrase the task, add a plan, or check the model", res.Class, agent.FirstLine(res.Evidence, 160))
-	}
-	return summary, need
 }

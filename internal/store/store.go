@@ -38,6 +38,11 @@ const (
 // not been created yet.
 var ErrNotExist = errors.New("database does not exist")
 
+// ErrDamaged matches (errors.Is) the error of an open that found a file
+// SQLite cannot read as a database, or a corrupt one; the error's text
+// says what to do with the file.
+var ErrDamaged = errors.New("database file is damaged")
+
 //go:embed migrations
 var migrations embed.FS
 
@@ -92,23 +97,45 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	}
 	if err := checkWAL(ctx, db, readOnly); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s db %s: %w%s", role, path, err, damagedHint(err, role))
+		return nil, openError(role, path, err)
 	}
 	if !readOnly {
 		if err := Migrate(ctx, db, role); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("open %s db %s: %w%s", role, path, err, damagedHint(err, role))
+			return nil, openError(role, path, err)
 		}
 	}
 	return db, nil
+}
+
+// openError wraps the error of an open that failed after the driver
+// started, adding what to do with a damaged file and ErrDamaged for callers
+// that test for it.
+func openError(role Role, path string, err error) error {
+	werr := fmt.Errorf("open %s db %s: %w%s", role, path, err, damagedHint(err, role))
+	if damaged(err) {
+		return &damagedError{err: werr}
+	}
+	return werr
+}
+
+// damagedError is an open error that also matches ErrDamaged.
+type damagedError struct{ err error }
+
+func (e *damagedError) Error() string   { return e.err.Error() }
+func (e *damagedError) Unwrap() []error { return []error{e.err, ErrDamaged} }
+
+// damaged reports whether err is SQLite's "not a database" or "corrupt".
+func damaged(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_NOTADB || se.Code()&0xff == sqlite3.SQLITE_CORRUPT)
 }
 
 // damagedHint says what to do with a file SQLite cannot read as a
 // database: the curated one is rebuilt from the repository, the others
 // hold records worth keeping.
 func damagedHint(err error, role Role) string {
-	var se *sqlite.Error
-	if !errors.As(err, &se) || (se.Code()&0xff != sqlite3.SQLITE_NOTADB && se.Code()&0xff != sqlite3.SQLITE_CORRUPT) {
+	if !damaged(err) {
 		return ""
 	}
 	if role == Curated {

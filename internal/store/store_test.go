@@ -397,6 +397,9 @@ func TestDamagedFileSaysWhatToDo(t *testing.T) {
 				if !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("read-only %v: got %v, want it to contain %q", ro, err, tc.want)
 				}
+				if !errors.Is(err, ErrDamaged) {
+					t.Errorf("read-only %v: got %v, want it to match ErrDamaged", ro, err)
+				}
 			}
 		})
 	}

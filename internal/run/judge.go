@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"context"
@@ -8,20 +8,20 @@ import (
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
-// llmUsage adds up the model calls of one command for task_runs.
-type llmUsage struct {
+// usage adds up the model calls of one command for task_runs.
+type usage struct {
 	tokens       int
 	promptTokens int // the bound of one stage prompt: the reasoning window
 }
 
 // newJudge wires the retrieval stages to the reasoning model through the
 // run's recording gateway: every call lands in retrieval_llm_calls.
-func newJudge(ctx context.Context, gw *llm.Gateway, taskID string, b retrieve.Budget) (retrieve.Judge, *llmUsage, error) {
+func newJudge(ctx context.Context, gw *llm.Gateway, taskID string, b retrieve.Budget) (retrieve.Judge, *usage, error) {
 	m, err := gw.Router.Resolve(ctx, llm.RoleReasoning, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	u := &llmUsage{promptTokens: m.ContextWindow}
+	u := &usage{promptTokens: m.ContextWindow}
 	if u.promptTokens == 0 {
 		u.promptTokens = b.ContextWindow
 	}

@@ -1,0 +1,237 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/agent"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/workspace"
+)
+
+// SolveSpec is what a solve run takes besides the Spec.
+type SolveSpec struct {
+	Spec
+	// Plan is the plan to follow, or nil; its files lead retrieval.
+	Plan *agent.Plan
+	// PlanFile is where Plan came from, recorded with the run.
+	PlanFile string
+	// MaxAttempts (>= 1) and MaxRefinementLoops (>= 0) bound the retry
+	// loop (seed 001 §9.3).
+	MaxAttempts, MaxRefinementLoops int
+	// Keep says when the worktree stays: config.KeepAlways,
+	// config.KeepOnFailure or config.KeepNever.
+	Keep string
+	// Apply applies a validated diff to the user's work tree when it
+	// applies cleanly.
+	Apply bool
+}
+
+// Solved is a finished solve run: solved or not.
+type Solved struct {
+	TaskID string
+	*agent.TaskResult
+	Worktree agent.Outcome
+	// Base is the commit the worktree started from.
+	Base string
+	// Summary is the world log's summary of the run; Need, for a run not
+	// solved, what a person must do.
+	Summary, Need string
+	// Applied says the diff went into the user's work tree; ApplyErr why
+	// it did not when Apply was asked.
+	Applied  bool
+	ApplyErr error
+}
+
+// Solve makes the change a task asks for in a git worktree on branch
+// cra/<task_id>: retrieve, ask the coding model for edit blocks, apply,
+// validate and retry (seed 001 §8.2, §9, §17). A run that ends — solved or
+// not — returns Solved; an error means it stopped, and the world log says
+// so. Its edits stay committed on the branch either way.
+func Solve(ctx context.Context, ws *workspace.Workspace, spec SolveSpec) (*Solved, error) {
+	if spec.MaxAttempts < 1 || spec.MaxRefinementLoops < 0 {
+		return nil, &InputError{Err: fmt.Errorf("solve bounds: max attempts %d (>= 1), refinement loops %d (>= 0)", spec.MaxAttempts, spec.MaxRefinementLoops)}
+	}
+	l, err := open(ctx, ws, ModeSolve, spec.Spec, true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	validator := newValidator(ws.Config)
+	if !validator.Configured() {
+		fmt.Fprintln(l.progress, "warning: no [validation] test, lint or typecheck command in config: the edits will not be validated")
+	}
+	// The model client and the reply's budget are checked before anything
+	// is logged or a worktree is made: a usage error leaves nothing behind.
+	c, m, reply, err := l.client(ctx, llm.CallInfo{Type: "solve", Role: llm.RoleCoding, Stage: "execute_code"})
+	if err != nil {
+		return nil, err
+	}
+	if err := l.begin(ctx); err != nil {
+		return nil, err
+	}
+	model := l.model(func(m *config.Models) string { return m.Coding })
+	if err := l.startRun(ctx, agent.ModeImplement, model, spec.PlanFile); err != nil {
+		return nil, l.fail(ctx, err, "")
+	}
+	wt, err := agent.NewWorktree(ctx, ws.Root, ws.StateDir, l.taskID)
+	if err != nil {
+		return nil, l.fail(ctx, err, "make a git worktree possible (see the error), then run again")
+	}
+	for _, n := range wt.Notes {
+		fmt.Fprintf(l.progress, "note: %s\n", n)
+	}
+	solver := &agent.Solver{
+		Model: c, Worktree: wt, Validator: validator, Log: l.runLog, Budget: spec.Budget,
+		ReplyTokens: reply, MaxAttempts: spec.MaxAttempts, MaxRefinementLoops: spec.MaxRefinementLoops, Progress: l.progress,
+	}
+	result, err := l.solve(ctx, spec, wt, solver, m.Model)
+	if err != nil {
+		// A run that stops commits what it edited and handles its worktree
+		// as configured.
+		o, ferr := wt.Finish(context.WithoutCancel(ctx), false, spec.Keep, fmt.Sprintf("cra solve %s (stopped): %s\n\n%v\n", l.taskID, agent.FirstLine(spec.Task, 40), err))
+		if ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+		need := "fix the cause and run again"
+		if o.Kept {
+			need += fmt.Sprintf("; worktree %s on branch %s", RelPath(ws.Root, o.Path), o.Branch)
+		}
+		return nil, l.fail(ctx, err, need)
+	}
+	s, err := l.finishSolve(ctx, wt, spec, result)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Apply && result.Success && result.Diff != "" {
+		if s.ApplyErr = wt.ApplyToUser(ctx, result.Diff); s.ApplyErr == nil {
+			s.Applied = true
+		}
+	}
+	return s, nil
+}
+
+// solve retrieves the context and runs the solver's loop. Refinement
+// re-enters retrieval through the session (seed 001 §13).
+func (l *lifecycle) solve(ctx context.Context, spec SolveSpec, wt *agent.Worktree, solver *agent.Solver, model string) (*agent.TaskResult, error) {
+	var planFiles []string
+	if spec.Plan != nil {
+		planFiles = spec.Plan.Files()
+	}
+	if spec.Deterministic {
+		fmt.Fprintln(l.progress, DeterministicRetrieval)
+	}
+	p, res, err := l.retrieve(ctx, wt.Root, planFiles)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Plan != nil {
+		if err := l.session.Set(ctx, "plan_artifact", spec.Plan); err != nil {
+			return nil, err
+		}
+	}
+	knowledge, err := l.knowledge()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(l.progress, "task %s: %d files of context (%d tokens); %s in %s on branch %s\n",
+		l.taskID, len(res.Package.Files), res.Package.Tokens, model, RelPath(l.ws.Root, wt.Root), wt.Git.Branch)
+	solver.Session = l.session
+	// The solver writes the refinement_request to the session first;
+	// retrieval reads it there (seed 001 §13).
+	solver.Refine = func(ctx context.Context) (*retrieve.Package, error) {
+		res, err := p.Refine(ctx, l.taskID, spec.Stages, spec.Budget)
+		if err != nil {
+			return nil, err
+		}
+		return res.Package, nil
+	}
+	return solver.Solve(ctx, agent.Input{Task: spec.Task, Plan: spec.Plan, Package: res.Package, Knowledge: knowledge})
+}
+
+// finishSolve commits the edits on the branch, keeps or removes the
+// worktree, archives the session (seed 001 §11.1), finalises the run, then
+// logs its end.
+func (l *lifecycle) finishSolve(ctx context.Context, wt *agent.Worktree, spec SolveSpec, result *agent.TaskResult) (*Solved, error) {
+	var errs []error
+	task := spec.Task
+	message := fmt.Sprintf("cra solve %s: %s\n\n%s\n", l.taskID, agent.FirstLine(task, 60), strings.TrimSpace(task))
+	if !result.Success {
+		message = fmt.Sprintf("cra solve %s (not solved: %s): %s\n\n%s\n", l.taskID, result.Class, agent.FirstLine(task, 40), strings.TrimSpace(task))
+	}
+	outcome, err := wt.Finish(ctx, result.Success, spec.Keep, message)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := l.archive(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	tokens := l.judgeTokens()
+	for _, a := range result.Attempts {
+		tokens += a.PromptTokens + a.CompletionTokens
+	}
+	if err := l.runLog.Finish(ctx, agent.RunOutcome{Success: result.Success, Tokens: tokens, Latency: time.Since(l.started), FinalDiff: result.Diff}); err != nil {
+		errs = append(errs, err)
+	}
+	summary, need := solveSummary(l.ws.Root, result, outcome)
+	if len(errs) > 0 {
+		need = "the run could not be recorded or cleaned up (" + agent.FirstLine(errors.Join(errs...).Error(), 200) + "): fix that and run again"
+	}
+	if err := l.end(ctx, result.Success && len(errs) == 0, summary, need); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Solved{TaskID: l.taskID, TaskResult: result, Worktree: outcome, Base: wt.Git.Base, Summary: summary, Need: need}, nil
+}
+
+// solveSummary is the world log's summary of a run, and for a failed run
+// what a person must do.
+func solveSummary(root string, res *agent.TaskResult, o agent.Outcome) (string, string) {
+	n := len(res.Attempts)
+	refined := ""
+	if res.Refinements > 0 {
+		refined = fmt.Sprintf(", %d refinement(s)", res.Refinements)
+	}
+	where := "branch " + o.Branch
+	if o.Kept {
+		where += ", worktree " + RelPath(root, o.Path)
+	}
+	if res.Success {
+		checked := "validated"
+		if !res.Validated {
+			checked = "not validated"
+		}
+		if len(res.Files) == 0 {
+			return fmt.Sprintf("solved in %d attempt(s)%s, %s: nothing needed changing", n, refined, checked), ""
+		}
+		return fmt.Sprintf("solved in %d attempt(s)%s, %s: %d file(s) changed on %s", n, refined, checked, len(res.Files), where), ""
+	}
+	summary := fmt.Sprintf("not solved after %d attempt(s)%s: %s", n, refined, res.Class)
+	need := fmt.Sprintf("review the last attempt (%s: %s) on %s, then fix it by hand or run again with more attempts or a plan",
+		res.Class, agent.FirstLine(res.Evidence, 160), where)
+	if len(res.Files) == 0 {
+		need = fmt.Sprintf("no edit applied (%s: %s); rephrase the task, add a plan, or check the model", res.Class, agent.FirstLine(res.Evidence, 160))
+	}
+	return summary, need
+}
+
+// newValidator reads [validation]; without it nothing is validated.
+func newValidator(cfg *config.Config) *agent.Validator {
+	v := &agent.Validator{}
+	if cfg == nil || cfg.Validation == nil {
+		return v
+	}
+	c := cfg.Validation
+	v.Test, v.Lint, v.Typecheck = c.Test, c.Lint, c.Typecheck
+	if c.Timeout != "" {
+		v.Timeout, _ = time.ParseDuration(c.Timeout) // checked by config.Validate
+	}
+	return v
+}
