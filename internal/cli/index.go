@@ -14,7 +14,6 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
-	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -94,7 +93,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	if err != nil {
 		return err
 	}
-	b := index.NewBuilder(store.NewFactory(stateDir))
+	b := index.NewBuilderIn(stateDir)
 	b.ApplyConfig(cfg)
 	if opts.historyDepth != nil {
 		if *opts.historyDepth < 0 {

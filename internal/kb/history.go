@@ -187,3 +187,16 @@ func (k *KnowledgeBase) AdapterForStage(ctx context.Context, stageName string) (
 	}
 	return &a, nil
 }
+
+// ActiveAdapterStages lists, by name, the stages that have an active
+// adapter (seed 001 §16.1).
+func (k *KnowledgeBase) ActiveAdapterStages(ctx context.Context) ([]string, error) {
+	stages, err := queryAll(ctx, k.db, func(s scanner) (string, error) {
+		var name string
+		return name, s.Scan(&name)
+	}, `SELECT DISTINCT stage_name FROM adapter_metadata WHERE active = 1 ORDER BY stage_name`)
+	if err != nil {
+		return nil, fmt.Errorf("query adapters: %w", err)
+	}
+	return stages, nil
+}

@@ -1,0 +1,371 @@
+package preflight
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// Check statuses.
+const (
+	StatusOK   = "ok"
+	StatusFail = "FAIL" // a required check failed
+	StatusWarn = "warn" // an optional check failed
+	StatusSkip = "skip" // not checked: what it depends on failed
+)
+
+// Check is one line of 'cra doctor': what was checked, how it went, and
+// for a failure how to fix it.
+type Check struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Required bool   `json:"required"`
+	Detail   string `json:"detail"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+// doctor collects the checks.
+type doctor struct {
+	checks []Check
+}
+
+func (dr *doctor) ok(name, detail string) {
+	dr.checks = append(dr.checks, Check{Name: name, Status: StatusOK, Detail: detail})
+}
+
+func (dr *doctor) fail(required bool, name, detail, fix string) {
+	status := StatusWarn
+	if required {
+		status = StatusFail
+	}
+	dr.checks = append(dr.checks, Check{Name: name, Status: status, Required: required, Detail: detail, Fix: fix})
+}
+
+func (dr *doctor) skip(name, detail string) {
+	dr.checks = append(dr.checks, Check{Name: name, Status: StatusSkip, Detail: detail})
+}
+
+// Doctor runs every check of 'cra doctor' on the repository at root, in
+// order: git, config, databases, model servers and models. Model servers
+// get timeout each.
+func Doctor(ctx context.Context, root string, timeout time.Duration) []Check {
+	dr := &doctor{}
+	dr.checkGit(ctx, root)
+	cfg := dr.checkConfig(root)
+	dr.checkDatabases(ctx, root)
+	dr.checkModels(ctx, root, cfg, timeout)
+	return dr.checks
+}
+
+func (dr *doctor) checkGit(ctx context.Context, root string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "--version").Output()
+	if err != nil {
+		dr.fail(true, "git", "git cannot be run: "+err.Error(), "install git: cra reads history and runs agents in git worktrees")
+		return
+	}
+	dr.ok("git", strings.TrimSpace(string(out)))
+	if ok, err := gitx.IsRepo(ctx, root); err != nil || !ok {
+		dr.fail(false, "repository", root+" is not a git work tree: no history, co-change or worktrees", "run 'git init' and commit")
+		return
+	}
+	if h, err := gitx.Head(ctx, root); err == nil && h == "" {
+		dr.fail(false, "repository", root+" has no commits: cra solve starts its worktree from HEAD, and there is no history to mine", "commit your work (git add -A && git commit -m 'initial')")
+		return
+	}
+	dr.ok("repository", root+" is a git work tree")
+}
+
+// checkConfig checks the config file and returns it (nil when missing or
+// unreadable).
+func (dr *doctor) checkConfig(root string) *config.Config {
+	name := relPath(root, config.Path(root))
+	cfg, err := config.Load(root)
+	var se *config.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		dr.fail(true, "config", "parse "+name+": "+se.Err.Error(), "fix that line of "+name)
+		return nil
+	case err != nil:
+		dr.fail(true, "config", err.Error(), "edit "+name+", or replace the value with 'cra init --FLAG VALUE'")
+		return nil
+	case cfg == nil:
+		dr.fail(true, "config", "no "+name, "run 'cra init --coding MODEL --reasoning MODEL --base-url URL'")
+		return nil
+	}
+	dr.ok("config", name+" parses")
+	if len(cfg.Unknown) > 0 {
+		dr.fail(false, "config keys", "unknown keys, ignored: "+strings.Join(cfg.Unknown, ", "), "correct or remove them in "+name)
+	}
+	if cfg.Stages != nil && cfg.Stages.Default != "" {
+		if _, err := retrieve.ParseStages(cfg.Stages.Default); err != nil {
+			dr.fail(true, "config stages", "[stages] default: "+err.Error(), "run 'cra init --stages scope,precision'")
+		}
+	}
+	return cfg
+}
+
+func (dr *doctor) checkDatabases(ctx context.Context, root string) {
+	f := store.NewFactory(filepath.Join(root, config.Dir))
+	indexed := false
+	if err := CheckCurated(ctx, f, root); errors.Is(err, kb.ErrNotIndexed) {
+		dr.fail(true, "index", root+" is not indexed", "run 'cra index "+root+"'")
+	} else if err != nil {
+		dr.fail(true, "index", err.Error(), "check "+filepath.Join(config.Dir, "curated.sqlite")+", or delete it and re-run 'cra index'")
+	} else if curated, err := f.Open(ctx, store.Curated, "", true); err != nil {
+		dr.fail(true, "index", err.Error(), "check "+filepath.Join(config.Dir, "curated.sqlite"))
+	} else {
+		defer curated.Close()
+		k := kb.New(curated)
+		if r, err := k.Repo(ctx, root); err != nil {
+			dr.fail(true, "index", err.Error(), "run 'cra index "+root+"'")
+		} else {
+			indexed = true
+			dr.ok("index", fmt.Sprintf("%d files, last indexed %s", r.Files, r.IndexedAt))
+			if promoted, info := CheckEnrichment(ctx, k, r.ID); promoted {
+				dr.ok("enrichment", "promoted")
+			} else {
+				dr.fail(false, "enrichment", info, "run 'cra enrich --promote'; retrieval works without it")
+			}
+		}
+	}
+	raw, err := f.Open(ctx, store.Raw, "", true)
+	if errors.Is(err, store.ErrNotExist) {
+		if !indexed {
+			dr.skip("raw database", "none yet: 'cra index' creates it")
+			return
+		}
+		dr.fail(false, "raw database", "no "+filepath.Join(config.Dir, "raw.sqlite"), "re-run 'cra index "+root+"': it creates the file")
+		return
+	}
+	if err != nil {
+		dr.fail(true, "raw database", err.Error(), "check "+filepath.Join(config.Dir, "raw.sqlite"))
+		return
+	}
+	defer raw.Close()
+	detail, err := rawSummary(ctx, raw)
+	if err != nil {
+		dr.fail(true, "raw database", err.Error(), "check "+filepath.Join(config.Dir, "raw.sqlite"))
+		return
+	}
+	dr.ok("raw database", detail)
+}
+
+// rawSummary describes the raw database: the last index run and the LLM
+// calls recorded.
+func rawSummary(ctx context.Context, raw *sql.DB) (string, error) {
+	var parts []string
+	var status, ts string
+	var scanned int
+	err := raw.QueryRowContext(ctx, `SELECT status, timestamp, files_scanned FROM index_runs ORDER BY id DESC LIMIT 1`).Scan(&status, &ts, &scanned)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		parts = append(parts, "no index run")
+	case err != nil:
+		return "", err
+	default:
+		parts = append(parts, fmt.Sprintf("last index run %s at %s (%d files scanned)", status, ts, scanned))
+	}
+	var calls, failed int
+	q := `SELECT
+		(SELECT COUNT(*) FROM retrieval_llm_calls) + (SELECT COUNT(*) FROM enrichment_outputs) + (SELECT COUNT(*) FROM llm_calls),
+		(SELECT COUNT(*) FROM retrieval_llm_call_details WHERE error IS NOT NULL) +
+		(SELECT COUNT(*) FROM enrichment_output_details WHERE error IS NOT NULL) + (SELECT COUNT(*) FROM llm_calls WHERE error IS NOT NULL)`
+	if err := raw.QueryRowContext(ctx, q).Scan(&calls, &failed); err != nil {
+		// A raw database from before migration 0002: counted when next opened for writing.
+		parts = append(parts, "LLM calls not counted: "+err.Error())
+	} else {
+		parts = append(parts, fmt.Sprintf("%d LLM call%s recorded (%d failed or malformed)", calls, plural(calls), failed))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// endpoint is one model server and the models cra would ask of it.
+type endpoint struct {
+	model    llm.ModelConfig // provider, base URL and key of the server
+	required bool
+	models   []endpointModel
+}
+
+type endpointModel struct {
+	name     string // what the check is called
+	model    string
+	required bool
+}
+
+func (dr *doctor) checkModels(ctx context.Context, root string, cfg *config.Config, timeout time.Duration) {
+	if cfg == nil {
+		dr.skip("models", "no config")
+		return
+	}
+	if err := CheckModels(cfg); err != nil {
+		dr.fail(true, "models", err.Error(), "run 'cra init' with the flags it names")
+	}
+	var adapters llm.AdapterSource
+	var stages []string
+	f := store.NewFactory(filepath.Join(root, config.Dir))
+	if curated, err := f.Open(ctx, store.Curated, "", true); err == nil {
+		defer curated.Close()
+		k := kb.New(curated)
+		adapters = k
+		stages, _ = k.ActiveAdapterStages(ctx)
+	}
+	router := llm.NewRouter(cfg, adapters)
+	var endpoints []*endpoint
+	add := func(m llm.ModelConfig, name string, required bool) {
+		for _, e := range endpoints {
+			if e.model.Provider == m.Provider && e.model.BaseURL == m.BaseURL && e.model.APIKeyEnv == m.APIKeyEnv {
+				e.required = e.required || required
+				for i, em := range e.models {
+					if em.model == m.Model {
+						e.models[i].required = em.required || required
+						return
+					}
+				}
+				e.models = append(e.models, endpointModel{name: name, model: m.Model, required: required})
+				return
+			}
+		}
+		endpoints = append(endpoints, &endpoint{model: m, required: required, models: []endpointModel{{name: name, model: m.Model, required: required}}})
+	}
+	for _, role := range llm.Roles() {
+		required := role == llm.RoleCoding || role == llm.RoleReasoning
+		m, err := router.Resolve(ctx, role, "")
+		if err != nil {
+			continue // a missing model or server: the models check above said which
+		}
+		if m.Source == "reasoning" {
+			continue // a supervisor or summarizer without a table of its own
+		}
+		if required && m.Provider == llm.ProviderOllama && m.ContextWindow == 0 {
+			dr.fail(true, "context window "+string(role), "none configured: Ollama would silently truncate long prompts to its default window",
+				fmt.Sprintf("run 'cra init --%s-context-window N', or set budget.context_window", role))
+		}
+		add(m, string(role)+" model", required)
+	}
+	var overrides []string
+	if cfg.Models != nil {
+		for stage := range cfg.Models.Overrides {
+			overrides = append(overrides, stage)
+		}
+	}
+	sort.Strings(overrides)
+	for _, stage := range overrides {
+		if m, err := router.Resolve(ctx, llm.RoleReasoning, stage); err == nil {
+			add(m, "override "+stage, true)
+		}
+	}
+	for _, stage := range stages {
+		for _, role := range []llm.Role{llm.RoleReasoning, llm.RoleCoding} {
+			if m, err := router.Resolve(ctx, role, stage); err == nil && m.Source == "adapter" {
+				add(m, "adapter "+stage, true)
+			}
+		}
+	}
+	for _, e := range endpoints {
+		dr.checkEndpoint(ctx, e, timeout)
+	}
+}
+
+func (dr *doctor) checkEndpoint(ctx context.Context, e *endpoint, timeout time.Duration) {
+	name := fmt.Sprintf("endpoint %s (%s)", e.model.BaseURL, e.model.Provider)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	names, err := llm.ListModels(ctx, e.model)
+	if err != nil {
+		detail, fix := endpointProblem(e.model, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			detail = fmt.Sprintf("no answer within %s (--timeout)", timeout)
+		}
+		dr.fail(e.required, name, detail, fix)
+		for _, m := range e.models {
+			dr.skip(m.name+" "+m.model, "not checked: its server was not reached")
+		}
+		return
+	}
+	dr.ok(name, fmt.Sprintf("answers, %d model%s", len(names), plural(len(names))))
+	for _, m := range e.models {
+		if llm.HasModel(names, m.model) {
+			dr.ok(m.name+" "+m.model, "present")
+			continue
+		}
+		fix := "check the model name; the server has: " + listSome(names, 8)
+		if e.model.Provider == llm.ProviderOllama {
+			fix = "run 'ollama pull " + m.model + "'"
+		}
+		dr.fail(m.required, m.name+" "+m.model, "not on the server", fix)
+	}
+}
+
+// endpointProblem says what is wrong with a server that did not list its
+// models, and what to do.
+func endpointProblem(m llm.ModelConfig, err error) (detail, fix string) {
+	detail = err.Error()
+	var ce *llm.CallError
+	if errors.As(err, &ce) {
+		detail = ce.Err.Error()
+	}
+	where := "models.base_url"
+	if m.Role == llm.RoleSupervisor || m.Role == llm.RoleSummarizer {
+		where = "models." + string(m.Role) + ".base_url"
+	}
+	var se *llm.StatusError
+	switch {
+	case m.APIKeyEnv != "" && strings.Contains(detail, "API key not set"):
+		return detail, "export " + m.APIKeyEnv + "=<your key>"
+	case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
+		if m.APIKeyEnv == "" {
+			return detail, "the server wants an API key: set api_key_env in .clean_room/config.toml and export it"
+		}
+		return detail, "check the API key in $" + m.APIKeyEnv
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		if m.Provider == llm.ProviderOllama {
+			return detail, "is " + m.BaseURL + " an Ollama server? check " + where + ", or set provider = \"openai\" for an OpenAI-compatible one"
+		}
+		return detail, "an OpenAI-compatible " + where + " ends in /v1"
+	case m.Provider == llm.ProviderOllama:
+		return detail, "start the server ('ollama serve') or correct " + where + " in .clean_room/config.toml"
+	}
+	return detail, "start the server or correct " + where + " in .clean_room/config.toml"
+}
+
+// listSome lists up to n names.
+func listSome(names []string, n int) string {
+	if len(names) == 0 {
+		return "no models"
+	}
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+// relPath shows path relative to base when it is inside it.
+func relPath(base, path string) string {
+	if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
