@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,21 +127,17 @@ type logRecordJSON struct {
 	world.Entry
 }
 
-// logRecordPrinter prints records: the line as written, or JSON.
+// logRecordPrinter prints records: the line as written, or JSON lines.
 type logRecordPrinter struct {
 	d     *deps
 	name  string
 	json  bool
 	w     *bufio.Writer
-	enc   *json.Encoder
 	flush bool // after every record, for following
 }
 
 func newLogRecordPrinter(d *deps, name string, asJSON bool) *logRecordPrinter {
-	w := bufio.NewWriterSize(d.out, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &logRecordPrinter{d: d, name: name, json: asJSON, w: w, enc: enc}
+	return &logRecordPrinter{d: d, name: name, json: asJSON, w: bufio.NewWriterSize(d.out, 64<<10)}
 }
 
 func (p *logRecordPrinter) print(r *world.Record) error {
@@ -154,7 +149,7 @@ func (p *logRecordPrinter) print(r *world.Record) error {
 		return nil
 	}
 	if p.json {
-		if err := p.enc.Encode(logRecordJSON{Line: r.Line, Entry: r.Entry}); err != nil {
+		if err := encodeJSONLines(p.w, logRecordJSON{Line: r.Line, Entry: r.Entry}); err != nil {
 			return err
 		}
 	} else {
@@ -167,16 +162,10 @@ func (p *logRecordPrinter) print(r *world.Record) error {
 	return nil
 }
 
-func logPrintJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // logPrintEntry prints an entry just written.
 func logPrintEntry(d *deps, asJSON bool, e world.Entry) error {
 	if asJSON {
-		return logPrintJSON(d.out, e)
+		return encodeJSONLines(d.out, e)
 	}
 	line, err := world.Format(e)
 	if err != nil {
@@ -571,7 +560,7 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 			return err
 		}
 		if opts.json {
-			return logPrintJSON(d.out, map[string]int{"count": n})
+			return encodeJSONLines(d.out, map[string]int{"count": n})
 		}
 		_, err = fmt.Fprintln(d.out, n)
 		return err
@@ -604,19 +593,15 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 	agents = kept
 	if opts.count {
 		if opts.json {
-			return logPrintJSON(d.out, map[string]int{"count": len(agents)})
+			return encodeJSONLines(d.out, map[string]int{"count": len(agents)})
 		}
 		_, err := fmt.Fprintln(d.out, len(agents))
 		return err
 	}
 	w := bufio.NewWriter(d.out)
 	if opts.json {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, a := range agents {
-			if err := enc.Encode(a); err != nil {
-				return err
-			}
+		if err := encodeJSONLines(w, agents...); err != nil {
+			return err
 		}
 		return w.Flush()
 	}
@@ -762,7 +747,7 @@ func logCompactRun(ctx context.Context, d *deps, opts *logCompactOptions) error 
 		return err
 	}
 	if opts.json {
-		return logPrintJSON(d.out, stats)
+		return encodeJSONLines(d.out, stats)
 	}
 	archive := filepath.Join(filepath.Dir(name), filepath.Base(stats.Archive))
 	_, err = fmt.Fprintf(d.out, "compacted %s: kept %d of %d lines; moved %d to %s (history of %d verified agents)\n",

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -698,12 +697,6 @@ func (ix *queryIndex) file(ctx context.Context, arg string) (kb.File, error) {
 		}
 	}
 	return kb.File{}, fmt.Errorf("no indexed file %q: run 'cra query files' to list them", arg)
-}
-
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // writeColumns prints rows as columns two spaces apart, each line after
