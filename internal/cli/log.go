@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -613,17 +612,16 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 		}
 		return w.Flush()
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tSINCE\tSILENT\tOUTPUT")
+	rows := [][]string{{"ID", "STATUS", "SINCE", "SILENT", "OUTPUT"}}
 	for _, a := range agents {
 		out := world.Escape(a.Output)
 		if a.Need != "" {
 			out += " | need: " + world.Escape(a.Need)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", world.Escape(a.ID), a.Status, a.Since.Format("2006-01-02T15:04:05Z"),
-			now.Sub(a.LastSeen).Round(time.Second), logClip(out, 60))
+		rows = append(rows, []string{world.Escape(a.ID), string(a.Status), a.Since.Format("2006-01-02T15:04:05Z"),
+			now.Sub(a.LastSeen).Round(time.Second).String(), logClip(out, 60)})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(w, rows); err != nil {
 		return err
 	}
 	return w.Flush()

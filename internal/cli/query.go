@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -697,45 +696,6 @@ func (ix *queryIndex) file(ctx context.Context, arg string) (kb.File, error) {
 		}
 	}
 	return kb.File{}, fmt.Errorf("no indexed file %q: run 'cra query files' to list them", arg)
-}
-
-// writeColumns prints rows as columns two spaces apart, each line after
-// indent and without trailing blanks; the columns listed in right are
-// aligned right (numbers).
-func writeColumns(w io.Writer, indent string, rows [][]string, right ...int) {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			// A file may be named with a newline or a tab: one row stays
-			// one line, its columns aligned.
-			if strings.ContainsFunc(c, unicode.IsControl) {
-				q := strconv.Quote(c)
-				c = q[1 : len(q)-1]
-				r[i] = c
-			}
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		b.Reset()
-		b.WriteString(indent)
-		for i, c := range r {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if slices.Contains(right, i) {
-				b.WriteString(pad + c)
-			} else {
-				b.WriteString(c + pad)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
 }
 
 // countNoun renders "1 line", "2 lines".
