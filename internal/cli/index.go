@@ -200,10 +200,3 @@ func printDetails(d *deps, r *index.Result, verbose bool) {
 		}
 	}
 }
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -619,21 +618,12 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 			out += " | need: " + world.Escape(a.Need)
 		}
 		rows = append(rows, []string{world.Escape(a.ID), string(a.Status), a.Since.Format("2006-01-02T15:04:05Z"),
-			now.Sub(a.LastSeen).Round(time.Second).String(), logClip(out, 60)})
+			now.Sub(a.LastSeen).Round(time.Second).String(), clipRunes(out, 60)})
 	}
 	if err := writeTable(w, rows); err != nil {
 		return err
 	}
 	return w.Flush()
-}
-
-// logClip shortens s to n runes for a table cell.
-func logClip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // logTailOptions are the inputs of 'cra log tail'.

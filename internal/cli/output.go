@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 )
 
-// The output helpers of every command: the two JSON styles and the two
-// table layouts. Commands print data through these so that one style is
-// written one way.
+// The output helpers of every command: the two JSON styles, the two table
+// layouts, the ways text is cut to fit a line, and counted nouns. Commands
+// print data through these so that one style is written one way.
 
 // encodeJSON writes v as one indented JSON document: the --json output of
 // commands that print one result (query, index, plan, retrieve, solve,
@@ -91,4 +91,75 @@ func writeTable(w io.Writer, rows [][]string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// clipRunes shortens s to n runes, the last of them "…", to fit a table
+// cell or a line on a terminal.
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// clipBytes trims space around s and cuts it to at most n bytes (never
+// inside a rune), then adds "…": it bounds text kept in storage, like a
+// run's criteria in the world log, rather than text laid out on screen.
+func clipBytes(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// headBytes returns the first n bytes of s, or s when it is shorter: a
+// short commit hash, the date of an RFC 3339 timestamp. For ASCII only.
+func headBytes(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// firstLine returns the first non-blank line of s, trimmed.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// firstSentence returns the first sentence of the first paragraph of s (a
+// docstring's synopsis), its lines joined by spaces.
+func firstSentence(s string) string {
+	var para []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			break
+		}
+		para = append(para, l)
+	}
+	text := strings.Join(para, " ")
+	if i := strings.Index(text, ". "); i >= 0 {
+		text = text[:i+1]
+	}
+	return text
+}
+
+// plural is the "s" of a count's noun: "" for 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// countNoun renders "1 line", "2 lines".
+func countNoun(n int, noun string) string {
+	return strconv.Itoa(n) + " " + noun + plural(n)
 }

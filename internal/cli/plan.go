@@ -198,7 +198,7 @@ func (r *execRun) begin(ctx context.Context, task string) error {
 	if err != nil {
 		return err
 	}
-	if err := l.Begin(ctx, r.taskID, fmt.Sprintf("cra %s: %s", r.mode, agent.FirstLine(task, 120)), clip(task, maxCriteria)); err != nil {
+	if err := l.Begin(ctx, r.taskID, fmt.Sprintf("cra %s: %s", r.mode, agent.FirstLine(task, 120)), clipBytes(task, maxCriteria)); err != nil {
 		return fmt.Errorf("record the run in the world log: %w", err)
 	}
 	r.log, r.begun = l, true
@@ -208,15 +208,6 @@ func (r *execRun) begin(ctx context.Context, task string) error {
 // maxCriteria bounds the task text kept as a run's criteria in the world
 // log (DESIGN.md principle 6).
 const maxCriteria = 2000
-
-// clip cuts s to about n bytes, saying so.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}
 
 // end records the run's end: finish with a summary, or failed with what a
 // person must do.

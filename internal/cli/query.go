@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -484,7 +484,7 @@ func queryContextRun(ctx context.Context, d *deps, opts *queryContextOptions) er
 		for _, kv := range [][2]string{{"purpose", m.Purpose}, {"domain", m.Domain}, {"module", m.Module},
 			{"concepts", strings.Join(m.Concepts, ", ")}, {"api", strings.Join(m.PublicAPISurface, ", ")}, {"notes", m.ComplexityNotes}} {
 			if kv[1] != "" {
-				meta = append(meta, []string{kv[0], firstLineCut(kv[1], 100)})
+				meta = append(meta, []string{kv[0], clipRunes(firstLine(kv[1]), 100)})
 			}
 		}
 		writeColumns(w, "", meta)
@@ -509,12 +509,12 @@ func queryContextRun(ctx context.Context, d *deps, opts *queryContextOptions) er
 		if ds.SymbolID == 0 {
 			owner = "(module)"
 		}
-		rows = append(rows, []string{owner, synopsis(ds.Content, 80)})
+		rows = append(rows, []string{owner, clipRunes(firstSentence(ds.Content), 80)})
 	}
 	section("docstrings", rows)
 	rows = nil
 	for _, cm := range c.RationaleComments {
-		rows = append(rows, []string{strconv.Itoa(cm.Line), firstLineCut(cm.Content, 100)})
+		rows = append(rows, []string{strconv.Itoa(cm.Line), clipRunes(firstLine(cm.Content), 100)})
 	}
 	section("rationale comments", rows, 0)
 	rows = nil
@@ -534,7 +534,7 @@ func queryContextRun(ctx context.Context, d *deps, opts *queryContextOptions) er
 	section("changed together with", rows, 0)
 	rows = nil
 	for _, cm := range c.RecentCommits {
-		rows = append(rows, []string{hashPrefix(cm.Hash), datePart(cm.Timestamp), cm.Author, firstLineCut(cm.Message, 72)})
+		rows = append(rows, []string{headBytes(cm.Hash, 7), headBytes(cm.Timestamp, len(time.DateOnly)), cm.Author, clipRunes(firstLine(cm.Message), 72)})
 	}
 	section("recent commits", rows)
 	return nil
@@ -575,8 +575,9 @@ func printOverview(w io.Writer, o *kb.RepoOverview) {
 	}
 	history := "none mined"
 	if o.Commits > 0 {
-		history = fmt.Sprintf("%s, %s", countNoun(o.Commits, "commit"), datePart(o.FirstCommitAt))
-		if last := datePart(o.LastCommitAt); last != datePart(o.FirstCommitAt) {
+		first, last := headBytes(o.FirstCommitAt, len(time.DateOnly)), headBytes(o.LastCommitAt, len(time.DateOnly))
+		history = fmt.Sprintf("%s, %s", countNoun(o.Commits, "commit"), first)
+		if last != first {
 			history += " to " + last
 		}
 	}
@@ -698,33 +699,11 @@ func (ix *queryIndex) file(ctx context.Context, arg string) (kb.File, error) {
 	return kb.File{}, fmt.Errorf("no indexed file %q: run 'cra query files' to list them", arg)
 }
 
-// countNoun renders "1 line", "2 lines".
-func countNoun(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
 func lineSpan(start, end int) string {
 	if end <= start {
 		return strconv.Itoa(start)
 	}
 	return fmt.Sprintf("%d-%d", start, end)
-}
-
-// firstLineCut returns the first non-blank line of s, cut to n runes.
-func firstLineCut(s string, n int) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			if utf8.RuneCountInString(l) > n {
-				r := []rune(l)
-				return string(r[:n-1]) + "…"
-			}
-			return l
-		}
-	}
-	return ""
 }
 
 // withBreakdown appends " (a 1, b 2)" to total when there are parts.
@@ -733,37 +712,4 @@ func withBreakdown(total string, parts []string) string {
 		return total
 	}
 	return total + " (" + strings.Join(parts, ", ") + ")"
-}
-
-// synopsis is the first sentence of a docstring's first paragraph, cut
-// to n runes.
-func synopsis(s string, n int) string {
-	var para []string
-	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			break
-		}
-		para = append(para, l)
-	}
-	text := strings.Join(para, " ")
-	if i := strings.Index(text, ". "); i >= 0 {
-		text = text[:i+1]
-	}
-	return firstLineCut(text, n)
-}
-
-func hashPrefix(h string) string {
-	if len(h) > 7 {
-		return h[:7]
-	}
-	return h
-}
-
-// datePart is the date part of an RFC 3339 timestamp.
-func datePart(ts string) string {
-	if len(ts) >= 10 {
-		return ts[:10]
-	}
-	return ts
 }

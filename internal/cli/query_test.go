@@ -468,14 +468,3 @@ func queryJSON[T, O any](t *testing.T, run func(context.Context, *deps, *O) erro
 	}
 	return v
 }
-
-// TestWriteColumnsOneLinePerRow: a cell with a newline or a tab (a file
-// may be named so) is escaped, so each row stays one aligned line.
-func TestWriteColumnsOneLinePerRow(t *testing.T) {
-	var b bytes.Buffer
-	writeColumns(&b, "", [][]string{{"odd\nname.py", "python"}, {"tab\there.py", "python"}, {`quote".py`, "python"}})
-	want := "odd\\nname.py  python\ntab\\there.py  python\nquote\".py     python\n"
-	if got := b.String(); got != want {
-		t.Errorf("got\n%q\nwant\n%q", got, want)
-	}
-}
