@@ -17,9 +17,9 @@ import (
 // print data through these so that one style is written one way.
 
 // encodeJSON writes v as one indented JSON document: the --json output of
-// commands that print one result (query, index, plan, retrieve, solve,
-// doctor, enrich). HTML characters are escaped, as encoding/json does by
-// default.
+// commands that print one result (query, index, doctor, enrich; plan,
+// retrieve and solve write the same style with an encoder of their own).
+// HTML characters are escaped, as encoding/json does by default.
 func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
