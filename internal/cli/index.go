@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -121,9 +120,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	}
 	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), summaryLine(res))
 	if opts.json {
-		enc := json.NewEncoder(d.out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return encodeJSON(d.out, res)
 	}
 	fmt.Fprintln(d.out, summaryLine(res))
 	printDetails(d, res, opts.verbose)
@@ -202,11 +199,4 @@ func printDetails(d *deps, r *index.Result, verbose bool) {
 			fmt.Fprintf(d.errOut, "skipped: %s: %s\n", s.Path, s.Reason)
 		}
 	}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

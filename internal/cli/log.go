@@ -2,17 +2,13 @@ package cli
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -128,21 +124,17 @@ type logRecordJSON struct {
 	world.Entry
 }
 
-// logRecordPrinter prints records: the line as written, or JSON.
+// logRecordPrinter prints records: the line as written, or JSON lines.
 type logRecordPrinter struct {
 	d     *deps
 	name  string
 	json  bool
 	w     *bufio.Writer
-	enc   *json.Encoder
 	flush bool // after every record, for following
 }
 
 func newLogRecordPrinter(d *deps, name string, asJSON bool) *logRecordPrinter {
-	w := bufio.NewWriterSize(d.out, 64<<10)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &logRecordPrinter{d: d, name: name, json: asJSON, w: w, enc: enc}
+	return &logRecordPrinter{d: d, name: name, json: asJSON, w: bufio.NewWriterSize(d.out, 64<<10)}
 }
 
 func (p *logRecordPrinter) print(r *world.Record) error {
@@ -154,7 +146,7 @@ func (p *logRecordPrinter) print(r *world.Record) error {
 		return nil
 	}
 	if p.json {
-		if err := p.enc.Encode(logRecordJSON{Line: r.Line, Entry: r.Entry}); err != nil {
+		if err := encodeJSONLines(p.w, logRecordJSON{Line: r.Line, Entry: r.Entry}); err != nil {
 			return err
 		}
 	} else {
@@ -167,16 +159,10 @@ func (p *logRecordPrinter) print(r *world.Record) error {
 	return nil
 }
 
-func logPrintJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // logPrintEntry prints an entry just written.
 func logPrintEntry(d *deps, asJSON bool, e world.Entry) error {
 	if asJSON {
-		return logPrintJSON(d.out, e)
+		return encodeJSONLines(d.out, e)
 	}
 	line, err := world.Format(e)
 	if err != nil {
@@ -215,61 +201,6 @@ func logStatusNames() string {
 	return strings.Join(names, ", ")
 }
 
-// logEventOptions are the inputs of 'cra log event'.
-type logEventOptions struct {
-	logCommon
-	source string
-	id     string
-	output string
-	fsync  string
-}
-
-func newLogEventCmd(d *deps, runF func(context.Context, *deps, *logEventOptions) error) *cobra.Command {
-	opts := &logEventOptions{}
-	cmd := &cobra.Command{
-		Use:   "event <source> <identifier> <output>",
-		Short: "Append an event: a fact, not tracked",
-		Long: `Append [now][event:SOURCE][IDENTIFIER] OUTPUT to the world log.
-
-Sources: ` + logSourceNames() + `.
-An [event:user] for a failed agent is a person's answer: it allows the
-agent's retry. OUTPUT "-" reads the output from standard input.`,
-		Example: `  cra log event bash git-status "clean"
-  cra log event user T-12 "captcha solved: boats"
-  go test ./... 2>&1 | cra log event bash go-test -`,
-		Args: cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.source, opts.id, opts.output = args[0], args[1], args[2]
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logEventRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	cmd.Flags().StringVar(&opts.fsync, "fsync", "", "when appends are fsynced: agent (lifecycle entries only), always, never (default: [world] fsync in config, else agent)")
-	return cmd
-}
-
-func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
-	src := world.Source(opts.source)
-	if !src.Known() {
-		return usageError{err: fmt.Errorf("unknown event source %q: use one of %s", opts.source, logSourceNames())}
-	}
-	if opts.id == "" {
-		return usageError{err: errors.New("empty identifier: name what the event is about")}
-	}
-	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
-	if err != nil {
-		return err
-	}
-	e, err := l.Event(ctx, src, opts.id, output)
-	if err != nil {
-		return err
-	}
-	return logPrintEntry(d, opts.json, e)
-}
-
 // openForAppend is what both appending commands do first: resolve the
 // fsync policy, read the output ("-" is stdin), open the log.
 func openForAppend(d *deps, c logCommon, fsync, rawOutput string) (*world.Log, string, error) {
@@ -287,122 +218,6 @@ func openForAppend(d *deps, c logCommon, fsync, rawOutput string) (*world.Log, s
 	}
 	l.Sync = sync
 	return l, output, nil
-}
-
-// logAgentOptions are the inputs of 'cra log agent'.
-type logAgentOptions struct {
-	logCommon
-	status string
-	id     string
-	output string
-	need   string
-	fsync  string
-}
-
-func newLogAgentCmd(d *deps, runF func(context.Context, *deps, *logAgentOptions) error) *cobra.Command {
-	opts := &logAgentOptions{}
-	cmd := &cobra.Command{
-		Use:   "agent <status> <session-id> <output>",
-		Short: "Append an agent lifecycle step, if the lifecycle allows it",
-		Long: `Append [now][agent:STATUS][SESSION-ID] OUTPUT | need: NEED to the world log.
-
-Statuses: ` + logStatusNames() + `.
-The step is checked against the agent's current status, read from the log;
-an illegal one is refused, nothing is written, and the error names the
-current status. --need on start gives the success criteria, kept with the
-agent; on failed it says what a person must do. OUTPUT "-" reads the output
-from standard input.`,
-		Example: `  cra log agent start T-12 "add a --json flag" --need "tests pass"
-  cra log agent active T-12 "running solve"
-  cra log agent failed T-12 "captcha required" --need "solve the captcha"`,
-		Args: cobra.ExactArgs(3),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.status, opts.id, opts.output = args[0], args[1], args[2]
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logAgentRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	cmd.Flags().StringVar(&opts.need, "need", "", "success criteria (on start) or what a person must do (on failed)")
-	cmd.Flags().StringVar(&opts.fsync, "fsync", "", "when appends are fsynced: agent (lifecycle entries only), always, never (default: [world] fsync in config, else agent)")
-	return cmd
-}
-
-func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
-	status := world.Status(opts.status)
-	if !status.Valid() {
-		return usageError{err: fmt.Errorf("unknown agent status %q: use one of %s", opts.status, logStatusNames())}
-	}
-	if opts.id == "" {
-		return usageError{err: errors.New("empty session id")}
-	}
-	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
-	if err != nil {
-		return err
-	}
-	e, err := l.Agent(ctx, status, opts.id, output, opts.need)
-	if err != nil {
-		return err
-	}
-	return logPrintEntry(d, opts.json, e)
-}
-
-// logCheckOptions are the inputs of 'cra log check'.
-type logCheckOptions struct {
-	logCommon
-	marker string
-	reset  bool
-}
-
-func newLogCheckCmd(d *deps, runF func(context.Context, *deps, *logCheckOptions) error) *cobra.Command {
-	opts := &logCheckOptions{}
-	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "Print what is new since a read marker, and advance it",
-		Long: `Print the lines appended since the read marker was last advanced (all of
-them for a new marker), then move the marker past them. Markers live in
-.clean_room/markers/ and are updated atomically; each reader keeps its own.
-Nothing new prints nothing.`,
-		Example: `  cra log check
-  cra log check --marker level2 --json
-  cra log check --marker level2 --reset`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logCheckRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	cmd.Flags().StringVar(&opts.marker, "marker", "default", "read marker name")
-	cmd.Flags().BoolVar(&opts.reset, "reset", false, "forget the marker first and read from the start")
-	return cmd
-}
-
-func logCheckRun(ctx context.Context, d *deps, opts *logCheckOptions) error {
-	if err := world.CheckMarkerName(opts.marker); err != nil {
-		return usageError{err: err}
-	}
-	l, name, err := openWorldLog(d, opts.repo, false)
-	if err != nil {
-		return err
-	}
-	if opts.reset {
-		if err := l.ResetMarker(opts.marker); err != nil {
-			return err
-		}
-	}
-	p := newLogRecordPrinter(d, name, opts.json)
-	// Print everything before the marker moves: a reader that dies midway
-	// reads the same lines again rather than missing them.
-	if _, err := l.Check(ctx, opts.marker, p.print); err != nil {
-		p.w.Flush()
-		return err
-	}
-	return p.w.Flush()
 }
 
 // logFilterFlags are the entry filters shared by query and tail.
@@ -486,286 +301,4 @@ func logParseWhen(flag, s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usageError{err: fmt.Errorf("%s %q: use RFC 3339 (2025-01-02T15:04:05Z), a date (2025-01-02) or a duration ago (90m)", flag, s)}
-}
-
-// logQueryOptions are the inputs of 'cra log query'.
-type logQueryOptions struct {
-	logCommon
-	logFilterFlags
-	count   bool
-	current bool
-	limbo   time.Duration
-	noIndex bool
-}
-
-func newLogQueryCmd(d *deps, runF func(context.Context, *deps, *logQueryOptions) error) *cobra.Command {
-	opts := &logQueryOptions{}
-	cmd := &cobra.Command{
-		Use:   "query",
-		Short: "Select entries, or the agents' current states",
-		Long: `Print the entries that match every filter given, streaming the log. Lines
-of the current format that cannot match are skipped before parsing.
-
---current prints the latest status of each agent; --limbo D prints the
-agents neither verified nor failed whose latest entry (events with their id
-included) is older than D. Both read the side index, .clean_room/world.log.idx,
-and only the log written since; --status and --id narrow them.`,
-		Example: `  cra log query --kind agent --status failed
-  cra log query --source bash --since 2h --json
-  cra log query --text "captcha" --count
-  cra log query --current
-  cra log query --limbo 30m`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logQueryRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	addLogFilterFlags(cmd, &opts.logFilterFlags)
-	f := cmd.Flags()
-	f.BoolVar(&opts.count, "count", false, "print only the number of matching entries")
-	f.BoolVar(&opts.current, "current", false, "print the latest status of each agent")
-	f.DurationVar(&opts.limbo, "limbo", 0, "print agents neither verified nor failed and silent for longer than this")
-	f.BoolVar(&opts.noIndex, "no-index", false, "replay the whole log instead of using the side index (for comparison)")
-	return cmd
-}
-
-func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
-	now := d.now()
-	filter, err := opts.filter(now, d.errOut)
-	if err != nil {
-		return err
-	}
-	agentView := opts.current || opts.limbo > 0
-	if opts.current && opts.limbo > 0 {
-		return usageError{err: errors.New("--current and --limbo are two views: give one")}
-	}
-	if opts.limbo < 0 {
-		return usageError{err: fmt.Errorf("--limbo %v: give a positive duration", opts.limbo)}
-	}
-	if agentView && (filter.Kind != "" || len(filter.Sources) > 0 || !filter.Since.IsZero() || !filter.Until.IsZero() || filter.Text != "") {
-		return usageError{err: errors.New("--current and --limbo take only --status and --id")}
-	}
-	l, name, err := openWorldLog(d, opts.repo, false)
-	if err != nil {
-		return err
-	}
-	l.UseIndex = !opts.noIndex
-	if agentView {
-		return logPrintAgents(ctx, d, l, opts, filter, now)
-	}
-	if opts.count {
-		n := 0
-		err := l.Query(ctx, filter, func(r *world.Record) error {
-			if r.Err != nil {
-				logWarnMalformed(d, name, r)
-				return nil
-			}
-			n++
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if opts.json {
-			return logPrintJSON(d.out, map[string]int{"count": n})
-		}
-		_, err = fmt.Fprintln(d.out, n)
-		return err
-	}
-	p := newLogRecordPrinter(d, name, opts.json)
-	if err := l.Query(ctx, filter, p.print); err != nil {
-		p.w.Flush()
-		return err
-	}
-	return p.w.Flush()
-}
-
-func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOptions, filter world.Filter, now time.Time) error {
-	var agents []world.Agent
-	var err error
-	if opts.limbo > 0 {
-		agents, err = l.Limbo(ctx, opts.limbo)
-	} else {
-		agents, err = l.Current(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	kept := agents[:0]
-	for _, a := range agents {
-		if filter.Match(world.Entry{Kind: world.KindAgent, Status: a.Status, ID: a.ID, Time: a.Since}) {
-			kept = append(kept, a)
-		}
-	}
-	agents = kept
-	if opts.count {
-		if opts.json {
-			return logPrintJSON(d.out, map[string]int{"count": len(agents)})
-		}
-		_, err := fmt.Fprintln(d.out, len(agents))
-		return err
-	}
-	w := bufio.NewWriter(d.out)
-	if opts.json {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, a := range agents {
-			if err := enc.Encode(a); err != nil {
-				return err
-			}
-		}
-		return w.Flush()
-	}
-	if len(agents) == 0 {
-		if opts.limbo > 0 {
-			fmt.Fprintf(w, "no agent in limbo: every unsettled agent moved within %v\n", opts.limbo)
-		} else {
-			fmt.Fprintln(w, "no agents in the log")
-		}
-		return w.Flush()
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tSINCE\tSILENT\tOUTPUT")
-	for _, a := range agents {
-		out := world.Escape(a.Output)
-		if a.Need != "" {
-			out += " | need: " + world.Escape(a.Need)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", world.Escape(a.ID), a.Status, a.Since.Format("2006-01-02T15:04:05Z"),
-			now.Sub(a.LastSeen).Round(time.Second), logClip(out, 60))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return w.Flush()
-}
-
-// logClip shortens s to n runes for a table cell.
-func logClip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-// logTailOptions are the inputs of 'cra log tail'.
-type logTailOptions struct {
-	logCommon
-	logFilterFlags
-	lines  int
-	follow bool
-}
-
-func newLogTailCmd(d *deps, runF func(context.Context, *deps, *logTailOptions) error) *cobra.Command {
-	opts := &logTailOptions{}
-	cmd := &cobra.Command{
-		Use:   "tail",
-		Short: "Print the last entries, and with -f the new ones as they come",
-		Long: `Print the last N entries that match the filters; with -f keep printing new
-ones until interrupted. Following goes on across 'cra log compact'.`,
-		Example: `  cra log tail -n 20
-  cra log tail -f --kind agent
-  cra log tail -f --id T-12 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logTailRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	addLogFilterFlags(cmd, &opts.logFilterFlags)
-	cmd.Flags().IntVarP(&opts.lines, "lines", "n", 10, "how many of the last entries to print")
-	cmd.Flags().BoolVarP(&opts.follow, "follow", "f", false, "keep printing entries as they are appended")
-	return cmd
-}
-
-func logTailRun(ctx context.Context, d *deps, opts *logTailOptions) error {
-	if opts.lines < 0 {
-		return usageError{err: fmt.Errorf("-n %d: give a count >= 0", opts.lines)}
-	}
-	filter, err := opts.filter(d.now(), d.errOut)
-	if err != nil {
-		return err
-	}
-	l, name, err := openWorldLog(d, opts.repo, false)
-	if err != nil {
-		return err
-	}
-	p := newLogRecordPrinter(d, name, opts.json)
-	end, err := l.Tail(ctx, opts.lines, filter, p.print)
-	if err != nil {
-		p.w.Flush()
-		return err
-	}
-	if err := p.w.Flush(); err != nil || !opts.follow {
-		return err
-	}
-	p.flush = true
-	err = l.Follow(ctx, end, filter, p.print)
-	if errors.Is(err, context.Canceled) {
-		return nil // an interrupt is how following ends
-	}
-	return err
-}
-
-// logCompactOptions are the inputs of 'cra log compact'.
-type logCompactOptions struct {
-	logCommon
-	eventsBefore string
-}
-
-func newLogCompactCmd(d *deps, runF func(context.Context, *deps, *logCompactOptions) error) *cobra.Command {
-	opts := &logCompactOptions{}
-	cmd := &cobra.Command{
-		Use:   "compact",
-		Short: "Move the history of verified agents out of the log",
-		Long: `Rewrite the world log without the history of verified agents: each keeps
-its start entry (the criteria) and its verified entry (its latest state);
-its other entries and the events with its id move to
-.clean_room/world.log.archive. The latest state of every agent, every line of
-an agent not verified, and malformed lines are always kept. With
---events-before, events older than that which belong to no agent move too.
-Writers wait meanwhile; read markers keep their place.`,
-		Example: `  cra log compact
-  cra log compact --events-before 720h`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), d, opts)
-			}
-			return logCompactRun(cmd.Context(), d, opts)
-		},
-	}
-	addLogCommon(cmd, &opts.logCommon)
-	cmd.Flags().StringVar(&opts.eventsBefore, "events-before", "", "also move events of no agent older than this: RFC 3339, a date, or a duration ago")
-	return cmd
-}
-
-func logCompactRun(ctx context.Context, d *deps, opts *logCompactOptions) error {
-	before, err := logParseWhen("--events-before", opts.eventsBefore, d.now())
-	if err != nil {
-		return err
-	}
-	l, name, err := openWorldLog(d, opts.repo, false)
-	if err != nil {
-		return err
-	}
-	stats, err := l.Compact(ctx, world.CompactOptions{EventsBefore: before})
-	if err != nil {
-		return err
-	}
-	if opts.json {
-		return logPrintJSON(d.out, stats)
-	}
-	archive := filepath.Join(filepath.Dir(name), filepath.Base(stats.Archive))
-	_, err = fmt.Fprintf(d.out, "compacted %s: kept %d of %d lines; moved %d to %s (history of %d verified agents)\n",
-		name, stats.Kept, stats.Lines, stats.Dropped, archive, stats.Verified)
-	return err
 }

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// logAgentOptions are the inputs of 'cra log agent'.
+type logAgentOptions struct {
+	logCommon
+	status string
+	id     string
+	output string
+	need   string
+	fsync  string
+}
+
+func newLogAgentCmd(d *deps, runF func(context.Context, *deps, *logAgentOptions) error) *cobra.Command {
+	opts := &logAgentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent <status> <session-id> <output>",
+		Short: "Append an agent lifecycle step, if the lifecycle allows it",
+		Long: `Append [now][agent:STATUS][SESSION-ID] OUTPUT | need: NEED to the world log.
+
+Statuses: ` + logStatusNames() + `.
+The step is checked against the agent's current status, read from the log;
+an illegal one is refused, nothing is written, and the error names the
+current status. --need on start gives the success criteria, kept with the
+agent; on failed it says what a person must do. OUTPUT "-" reads the output
+from standard input.`,
+		Example: `  cra log agent start T-12 "add a --json flag" --need "tests pass"
+  cra log agent active T-12 "running solve"
+  cra log agent failed T-12 "captcha required" --need "solve the captcha"`,
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.status, opts.id, opts.output = args[0], args[1], args[2]
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return logAgentRun(cmd.Context(), d, opts)
+		},
+	}
+	addLogCommon(cmd, &opts.logCommon)
+	cmd.Flags().StringVar(&opts.need, "need", "", "success criteria (on start) or what a person must do (on failed)")
+	cmd.Flags().StringVar(&opts.fsync, "fsync", "", "when appends are fsynced: agent (lifecycle entries only), always, never (default: [world] fsync in config, else agent)")
+	return cmd
+}
+
+func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
+	status := world.Status(opts.status)
+	if !status.Valid() {
+		return usageError{err: fmt.Errorf("unknown agent status %q: use one of %s", opts.status, logStatusNames())}
+	}
+	if opts.id == "" {
+		return usageError{err: errors.New("empty session id")}
+	}
+	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
+	if err != nil {
+		return err
+	}
+	e, err := l.Agent(ctx, status, opts.id, output, opts.need)
+	if err != nil {
+		return err
+	}
+	return logPrintEntry(d, opts.json, e)
+}
