@@ -103,17 +103,6 @@ func clipRunes(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// clipBytes trims space around s and cuts it to at most n bytes (never
-// inside a rune), then adds "…": it bounds text kept in storage, like a
-// run's criteria in the world log, rather than text laid out on screen.
-func clipBytes(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
 // headBytes returns the first n bytes of s, or s when it is shorter: a
 // short commit hash, the date of an RFC 3339 timestamp. For ASCII only.
 func headBytes(s string, n int) string {

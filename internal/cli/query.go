@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path"
@@ -12,10 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
-	"github.com/cra-dev/cra/internal/preflight"
-	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // queryOptions are the flags every 'cra query' subcommand has.
@@ -63,7 +60,7 @@ relative to the current directory or to the repository root.`,
 
 // queryIndex is the read-only knowledge base of one repository.
 type queryIndex struct {
-	db   *sql.DB
+	ws   *workspace.Workspace
 	kb   *kb.KnowledgeBase
 	repo kb.Repo
 	root string // absolute repository root
@@ -71,30 +68,21 @@ type queryIndex struct {
 
 // openQueryIndex resolves --repo and opens its index read-only, after the
 // curated preflight check (seed 001 §14.2): an unindexed repository is an
-// error that says to run 'cra index'.
+// error that says to run 'cra index'. The config is not read.
 func openQueryIndex(ctx context.Context, repoFlag string) (*queryIndex, error) {
-	root, err := findRepo(repoFlag)
+	ws, err := workspace.Open(ctx, repoFlag, workspace.Options{NoConfig: true})
 	if err != nil {
 		return nil, err
 	}
-	f := store.NewFactory(filepath.Join(root, config.Dir))
-	if err := preflight.CheckCurated(ctx, f, root); err != nil {
+	k, r, err := ws.Index(ctx)
+	if err != nil {
+		ws.Close()
 		return nil, err
 	}
-	db, err := f.Open(ctx, store.Curated, "", true)
-	if err != nil {
-		return nil, err
-	}
-	k := kb.New(db)
-	r, err := k.Repo(ctx, root)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%s: %w", root, err)
-	}
-	return &queryIndex{db: db, kb: k, repo: r, root: root}, nil
+	return &queryIndex{ws: ws, kb: k, repo: r, root: ws.Root}, nil
 }
 
-func (ix *queryIndex) close() { ix.db.Close() }
+func (ix *queryIndex) close() { ix.ws.Close() }
 
 // openQueryFile opens the index and finds the file a path argument names
 // in it (see file); the caller closes the index.

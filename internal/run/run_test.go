@@ -50,3 +50,15 @@ func TestSavePlanFallsBack(t *testing.T) {
 		t.Errorf("bad fallback: got %v", err)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{clip("  task \n", 4), "task"},
+		{clip("abcdef", 3), "abc…"},
+		{clip("aé", 2), "a…"}, // never inside a rune
+	} {
+		if tc.in != tc.want {
+			t.Errorf("got %q, want %q", tc.in, tc.want)
+		}
+	}
+}

@@ -52,6 +52,9 @@ type Options struct {
 	// nearest ancestor of dir (itself included) that holds .clean_room/,
 	// or dir when none does, so a command works from any subdirectory.
 	Exact bool
+	// NoConfig leaves the config unread (Config stays nil), for readers of
+	// the index alone: a broken config.toml does not stop them.
+	NoConfig bool
 	// Logger gets the diagnostics of the model router and clients; nil
 	// discards them.
 	Logger *slog.Logger
@@ -90,9 +93,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Workspace, error) {
 	if !opts.Exact {
 		root = nearestState(root)
 	}
-	cfg, err := config.Load(root)
-	if err != nil {
-		return nil, err
+	var cfg *config.Config
+	if !opts.NoConfig {
+		if cfg, err = config.Load(root); err != nil {
+			return nil, err
+		}
 	}
 	stateDir := config.StateDir(root)
 	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(stateDir)}, nil
