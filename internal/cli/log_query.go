@@ -83,7 +83,7 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	}
 	if opts.count {
 		n := 0
-		err := l.Query(ctx, filter, func(r *world.Record) error {
+		err := l.Select(ctx, filter, func(r *world.Record) error {
 			if r.Err != nil {
 				logWarnMalformed(d, name, r)
 				return nil
@@ -101,7 +101,7 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 		return err
 	}
 	p := newLogRecordPrinter(d, name, opts.json)
-	if err := l.Query(ctx, filter, p.print); err != nil {
+	if err := l.Select(ctx, filter, p.print); err != nil {
 		p.w.Flush()
 		return err
 	}

@@ -79,7 +79,7 @@ func entries(t *testing.T, ws *workspace.Workspace, id string) ([]world.Entry, [
 	}
 	var es []world.Entry
 	var shape []string
-	err = l.Query(context.Background(), world.Filter{IDs: []string{id}}, func(r *world.Record) error {
+	err = l.Select(context.Background(), world.Filter{IDs: []string{id}}, func(r *world.Record) error {
 		es = append(es, r.Entry)
 		shape = append(shape, string(r.Entry.Status)+string(r.Entry.Source))
 		return nil

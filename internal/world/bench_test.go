@@ -89,7 +89,7 @@ func BenchmarkQueryText(b *testing.B) {
 	b.SetBytes(size)
 	for b.Loop() {
 		n := 0
-		if err := l.Query(context.Background(), Filter{Text: "captcha"}, func(*Record) error { n++; return nil }); err != nil {
+		if err := l.Select(context.Background(), Filter{Text: "captcha"}, func(*Record) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -134,11 +134,11 @@ func (m *matcher) match(r *Record) bool {
 	return m.f.Match(r.Entry)
 }
 
-// Query streams the log from the start and calls fn for each entry f
+// Select streams the log from the start and calls fn for each entry f
 // selects, in order, and for each malformed line among those it had to
 // parse. Lines of the current format that cannot match are skipped before
 // parsing, so a selective query reads at close to the speed of the disk.
-func (l *Log) Query(ctx context.Context, f Filter, fn func(*Record) error) error {
+func (l *Log) Select(ctx context.Context, f Filter, fn func(*Record) error) error {
 	file, err := os.Open(l.path)
 	if err != nil {
 		return fmt.Errorf("open world log: %w", err)

@@ -137,7 +137,7 @@ func TestQuery(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			if err := l.Query(ctx, tc.filter, ids(&got)); err != nil {
+			if err := l.Select(ctx, tc.filter, ids(&got)); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
