@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 )
 
@@ -207,7 +208,7 @@ func Apply(root string, blocks []EditBlock) ([]BlockResult, []string, error) {
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := config.WriteFileAtomic(f.abs, []byte(f.content), mode); err != nil {
+		if err := atomicfile.Write(f.abs, []byte(f.content), mode); err != nil {
 			return results, changed, fmt.Errorf("apply edits: %w", err)
 		}
 		changed = append(changed, f.rel)
