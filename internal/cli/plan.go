@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -304,13 +305,13 @@ const deterministicRetrieval = "deterministic retrieval: no model judges the con
 // knowledge loads the PROJECT KNOWLEDGE section (seed 003) and says what
 // went in.
 func (r *execRun) knowledge(task string) (string, error) {
-	k, err := agent.LoadKnowledge(r.repo, task, agent.KnowledgeTokens)
+	k, err := knowledge.Load(r.repo, task, knowledge.MaxTokens)
 	if err != nil || k == nil {
 		return "", err
 	}
-	fmt.Fprintf(r.d.errOut, "knowledge: %d document(s) from %s (%d tokens)", len(k.Docs), agent.KnowledgeDir, k.Tokens)
+	fmt.Fprintf(r.d.errOut, "knowledge: %d document(s) from %s (%d tokens)", len(k.Docs), knowledge.Dir, k.Tokens)
 	if len(k.Skipped) > 0 {
-		fmt.Fprintf(r.d.errOut, "; %d left out for the ~%d-token cap", len(k.Skipped), agent.KnowledgeTokens)
+		fmt.Fprintf(r.d.errOut, "; %d left out for the ~%d-token cap", len(k.Skipped), knowledge.MaxTokens)
 	}
 	fmt.Fprintln(r.d.errOut)
 	return k.Text, nil
