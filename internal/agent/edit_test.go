@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cra-dev/cra/internal/parsetest"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -54,7 +55,7 @@ func TestParseEditBlocks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseEditBlocks(tc.in)
-			checkParsed(t, got, err, tc.want, tc.wantErr)
+			parsetest.Check(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -151,22 +152,4 @@ func FuzzParseEditBlocks(f *testing.F) {
 		}
 		ParseReply(s) // must not panic
 	})
-}
-
-// checkParsed fails t unless err contains wantErr or, when wantErr is "",
-// there is no error and got is want.
-func checkParsed[T any](t *testing.T, got T, err error, want T, wantErr string) {
-	t.Helper()
-	if wantErr != "" {
-		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("got %v, want an error containing %q", err, wantErr)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
 }
