@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/llm"
 )
 
@@ -51,7 +52,7 @@ func (p *Plan) Validate() error {
 	}
 	for i, s := range p.Steps {
 		n := i + 1
-		if err := ValidPath(s.File); err != nil {
+		if err := edit.ValidPath(s.File); err != nil {
 			problems = append(problems, fmt.Sprintf("step %d: %v", n, err))
 		}
 		if strings.TrimSpace(s.Change) == "" {
