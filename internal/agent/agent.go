@@ -14,6 +14,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -50,7 +51,7 @@ type AttemptRecord struct {
 	// PatchApplied is set when every edit block of the reply applied (or
 	// was already applied).
 	PatchApplied bool          `json:"patch_applied"`
-	Blocks       []BlockResult `json:"blocks,omitempty"`
+	Blocks       []edit.Result `json:"blocks,omitempty"`
 	// Need is the model's refinement request, when it sent one.
 	Need       *retrieve.RefinementRequest `json:"need_context,omitempty"`
 	Refined    bool                        `json:"refined,omitempty"` // retrieval re-entered with Need

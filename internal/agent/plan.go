@@ -10,7 +10,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/llm"
 )
 
@@ -51,7 +52,7 @@ func (p *Plan) Validate() error {
 	}
 	for i, s := range p.Steps {
 		n := i + 1
-		if err := ValidPath(s.File); err != nil {
+		if err := edit.ValidPath(s.File); err != nil {
 			problems = append(problems, fmt.Sprintf("step %d: %v", n, err))
 		}
 		if strings.TrimSpace(s.Change) == "" {
@@ -352,14 +353,14 @@ func SavePlan(path string, p *Plan) (string, error) {
 		return "", err
 	}
 	jsonPath := PlanJSONPath(path)
-	if err := config.WriteFileAtomic(path, []byte(p.Markdown()), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(p.Markdown()), 0o644); err != nil {
 		return "", err
 	}
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	if err := config.WriteFileAtomic(jsonPath, append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(jsonPath, append(data, '\n'), 0o644); err != nil {
 		return "", err
 	}
 	return jsonPath, nil

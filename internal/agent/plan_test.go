@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/parsetest"
 )
 
 func TestParsePlanReply(t *testing.T) {
@@ -31,7 +33,7 @@ func TestParsePlanReply(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParsePlanReply(tc.reply, "fix add")
-			checkParsed(t, got, err, tc.want, tc.wantErr)
+			parsetest.Check(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
@@ -114,7 +115,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			return res, fmt.Errorf("attempt %d: %w", n, callErr)
 		}
 		note := retryNote{attempt: n}
-		reply, perr := ParseReply(resp.Text)
+		reply, perr := edit.ParseReply(resp.Text)
 		switch {
 		case perr != nil:
 			a.Class = ClassUnparseable
@@ -163,9 +164,9 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			failed, fresh := 0, 0
 			for _, b := range blocks {
 				switch b.Status {
-				case StatusFailed:
+				case edit.StatusFailed:
 					failed++
-				case StatusApplied, StatusCreated:
+				case edit.StatusApplied, edit.StatusCreated:
 					fresh++
 				}
 			}
@@ -248,7 +249,7 @@ func (s *Solver) progress(format string, args ...any) {
 func successLine(a *AttemptRecord) string {
 	n := 0
 	for _, b := range a.Blocks {
-		if b.Status != StatusAlreadyApplied {
+		if b.Status != edit.StatusAlreadyApplied {
 			n++
 		}
 	}
@@ -274,13 +275,13 @@ func notesJSON(notes []retryNote) []map[string]any {
 
 // blockReport tells the model what became of each block, so applied ones
 // are not sent again.
-func blockReport(blocks []BlockResult) string {
+func blockReport(blocks []edit.Result) string {
 	var b strings.Builder
 	for _, r := range blocks {
 		switch r.Status {
-		case StatusFailed:
+		case edit.StatusFailed:
 			fmt.Fprintf(&b, "- block %d (%s): FAILED. %s\n", r.Block, r.Path, r.Message)
-		case StatusAlreadyApplied:
+		case edit.StatusAlreadyApplied:
 			fmt.Fprintf(&b, "- block %d (%s): already in the file; do not send it again\n", r.Block, r.Path)
 		default:
 			fmt.Fprintf(&b, "- block %d (%s): %s; do not send it again\n", r.Block, r.Path, r.Status)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
 )
 
@@ -97,8 +98,8 @@ func NewWorktree(ctx context.Context, repo, stateDir, taskID string) (*Worktree,
 }
 
 // Apply applies edit blocks under Root and remembers the files changed.
-func (w *Worktree) Apply(blocks []EditBlock) ([]BlockResult, error) {
-	res, changed, err := Apply(w.Root, blocks)
+func (w *Worktree) Apply(blocks []edit.Block) ([]edit.Result, error) {
+	res, changed, err := edit.Apply(w.Root, blocks)
 	for _, f := range changed {
 		w.touched[f] = true
 	}

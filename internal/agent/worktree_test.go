@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 )
@@ -82,7 +83,7 @@ func TestWorktreeRun(t *testing.T) {
 	if !strings.Contains(notes, "branch cra/t1 exists: using cra/t1-2") || !strings.Contains(notes, "1 uncommitted change(s) are not in it") {
 		t.Errorf("notes: %s", notes)
 	}
-	res, err := w.Apply([]EditBlock{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"}})
+	res, err := w.Apply([]edit.Block{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"}})
 	if err != nil || !res[0].OK() {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -146,7 +147,7 @@ func TestWorktreeFinishPolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tc.edit {
-			w.Apply([]EditBlock{{Path: "new.txt", Replace: "x\n"}})
+			w.Apply([]edit.Block{{Path: "new.txt", Replace: "x\n"}})
 		}
 		o, err := w.Finish(ctx, tc.success, tc.keep, "m")
 		if err != nil {

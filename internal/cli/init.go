@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -169,7 +170,7 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if existed && len(set) > 0 && cfg.Lossy(old) {
 		// Encoding drops comments and unknown keys: keep what was written.
 		bak := config.Path(repo) + ".bak"
-		if err := config.WriteFileAtomic(bak, old, 0o644); err != nil {
+		if err := atomicfile.Write(bak, old, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(d.errOut, "note: the rewritten config keeps no comments or unknown keys; the previous file is in %s\n", relPath(repo, bak))

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // Dir is the name of cra's state directory beside the target repository.
@@ -456,47 +458,5 @@ func (c *Config) Save(repo string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(Path(repo), data, 0o644)
-}
-
-// WriteFileAtomic writes data to a temp file in path's directory, fsyncs it
-// and renames it over path, so a reader sees the old or the new content,
-// never a partial one (DESIGN.md principle 5).
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	cleanup := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Sync(); err != nil {
-		return cleanup(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: make the rename durable
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(Path(repo), data, 0o644)
 }

@@ -231,30 +231,6 @@ func TestEnsureStateDirAndGitignore(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "sub", "f.txt")
-	if err := WriteFileAtomic(p, []byte("one"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(p, []byte("two"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(p)
-	st, _ := os.Stat(p)
-	if string(got) != "two" || st.Mode().Perm() != 0o600 {
-		t.Errorf("got %q %v, want \"two\" 0600", got, st.Mode().Perm())
-	}
-	entries, _ := os.ReadDir(filepath.Dir(p))
-	if len(entries) != 1 {
-		t.Errorf("temp files left behind: %v", entries)
-	}
-	// A directory in the way: an error, and the old content untouched.
-	if err := WriteFileAtomic(dir, []byte("x"), 0o644); err == nil {
-		t.Error("writing over a directory: got no error")
-	}
-}
-
 // FuzzParse feeds arbitrary text to the config parser: it returns a config
 // or an error, never panics, and a config it accepts re-encodes to an
 // equivalent one.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // StateDir returns the state directory of a repository root.
@@ -23,7 +25,7 @@ func EnsureStateDir(repo string) (string, error) {
 	}
 	ignore := filepath.Join(dir, ".gitignore")
 	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
-		if err := WriteFileAtomic(ignore, []byte("# cra state: never committed\n*\n"), 0o644); err != nil {
+		if err := atomicfile.Write(ignore, []byte("# cra state: never committed\n*\n"), 0o644); err != nil {
 			return "", err
 		}
 	}
@@ -50,7 +52,7 @@ func EnsureGitignored(repo string) (bool, error) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteString(Dir + "/\n")
-	if err := WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // CompactOptions tune Compact.
@@ -177,7 +177,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, e
 	}
 	dev, ino := fileID(nfi)
 	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
-	if err := config.WriteFileAtomic(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
 		return stats, err
 	}
 	if err := markers.save(tmp, dev, ino, l.Now().UTC()); err != nil {

@@ -11,7 +11,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // ErrStaleMarker is a read marker that no longer matches the log: the file
@@ -61,7 +61,7 @@ func writeMarker(path string, m *marker) error {
 	if err != nil {
 		return fmt.Errorf("encode marker: %w", err)
 	}
-	return config.WriteFileAtomic(path, data, 0o644)
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // valid reports whether m still marks a place in f.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // Agent is an agent's current state, replayed from the log.
@@ -265,7 +265,7 @@ func (s *state) save(path string) error {
 		buf = strconv.AppendInt(buf, int64(a.Retries), 10)
 		buf = append(buf, '\n')
 	}
-	if err := config.WriteFileAtomic(path, buf, 0o644); err != nil {
+	if err := atomicfile.Write(path, buf, 0o644); err != nil {
 		return err
 	}
 	s.savedAt = s.Pos.Offset

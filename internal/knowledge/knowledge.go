@@ -1,4 +1,16 @@
-package agent
+// Package knowledge owns the knowledge store, docs/knowledge/ in the
+// repository (seed 003 "Knowledge Store"), and its injection into prompts
+// as the ## PROJECT KNOWLEDGE section (seed 003 "Knowledge Injection into
+// Prompts", "Knowledge Relevance Selection").
+//
+// The store is Markdown documents under conventions/, design/, lessons/
+// and domain/, beside an _index.md summary. People seed it (seed 003 "User
+// Knowledge Seeding") and the supervisor agents are to write it; agents
+// read it through Load: convention documents always, the others by how
+// many of the task's terms they share, each document whole, within a
+// token budget (MaxTokens, seed 003's ~2k). A document marked
+// "_Status: deprecated_" is left out.
+package knowledge
 
 import (
 	"errors"
@@ -14,18 +26,18 @@ import (
 	"github.com/cra-dev/cra/internal/terms"
 )
 
-// KnowledgeDir is the knowledge store inside the repository (seed 003):
+// Dir is the knowledge store inside the repository (seed 003):
 // conventions/, design/, lessons/, domain/ and _index.md, written by
 // people and by the supervisors.
-const KnowledgeDir = "docs/knowledge"
+const Dir = "docs/knowledge"
 
-// KnowledgeTokens is the share of a prompt the ## PROJECT KNOWLEDGE
-// section may take (seed 003: "token budget for knowledge injection:
+// MaxTokens is the share of a prompt the ## PROJECT KNOWLEDGE section
+// may take (seed 003: "token budget for knowledge injection:
 // ~2k tokens").
-const KnowledgeTokens = 2000
+const MaxTokens = 2000
 
-// Knowledge is the ## PROJECT KNOWLEDGE section of a prompt.
-type Knowledge struct {
+// Section is the ## PROJECT KNOWLEDGE section of a prompt.
+type Section struct {
 	// Text is the section's body: each document under a ### heading.
 	Text string `json:"-"`
 	// Docs are the documents included, Skipped those that did not fit,
@@ -35,15 +47,15 @@ type Knowledge struct {
 	Tokens  int      `json:"tokens"`
 }
 
-// LoadKnowledge selects the knowledge documents for task from
+// Load selects the knowledge documents for task from
 // repo/docs/knowledge (seed 003 "user knowledge seeding", "knowledge
 // relevance selection"): convention documents first, since they always
 // apply, then the others by how many of the task's terms they share; each
 // whole, while they fit in maxTokens. Deprecated documents and _index.md
 // are left out. A repository without the directory has no knowledge:
 // (nil, nil).
-func LoadKnowledge(repo, task string, maxTokens int) (*Knowledge, error) {
-	dir := filepath.Join(repo, filepath.FromSlash(KnowledgeDir))
+func Load(repo, task string, maxTokens int) (*Section, error) {
+	dir := filepath.Join(repo, filepath.FromSlash(Dir))
 	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {
 		return nil, nil
 	}
@@ -87,7 +99,7 @@ func LoadKnowledge(repo, task string, maxTokens int) (*Knowledge, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", KnowledgeDir, err)
+		return nil, fmt.Errorf("read %s: %w", Dir, err)
 	}
 	sort.SliceStable(docs, func(i, j int) bool {
 		a, b := docs[i], docs[j]
@@ -99,7 +111,7 @@ func LoadKnowledge(repo, task string, maxTokens int) (*Knowledge, error) {
 		}
 		return a.rel < b.rel
 	})
-	k := &Knowledge{Docs: []string{}}
+	k := &Section{Docs: []string{}}
 	var b strings.Builder
 	for _, d := range docs {
 		part := "### " + d.rel + "\n" + d.text + "\n\n"
@@ -107,7 +119,7 @@ func LoadKnowledge(repo, task string, maxTokens int) (*Knowledge, error) {
 		if k.Tokens+cost > maxTokens {
 			if b.Len() == 0 && maxTokens > 0 {
 				// The first document alone is too long: its head, said so.
-				note := fmt.Sprintf("\n… (cut to fit: read %s/%s)\n\n", KnowledgeDir, d.rel)
+				note := fmt.Sprintf("\n… (cut to fit: read %s/%s)\n\n", Dir, d.rel)
 				keep := max(0, maxTokens*4-len(note)-len(d.rel)-5)
 				part = "### " + d.rel + "\n" + strings.ToValidUTF8(d.text[:min(keep, len(d.text))], "") + note
 				cost = retrieve.EstimateTokens(part)

@@ -1,4 +1,4 @@
-package agent
+package edit
 
 import (
 	"strings"
@@ -7,27 +7,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cra-dev/cra/internal/parsetest"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
-func TestParseEditBlocks(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    []EditBlock
+		want    []Block
 		wantErr string
 	}{
 		{
 			name: "fenced block",
 			in:   "calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n",
-			want: []EditBlock{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n", Line: 3}},
+			want: []Block{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n", Line: 3}},
 		},
 		{
 			name: "decorated paths, prose, two files, a block reusing the path above",
 			in: "Here is the fix:\n\n**`a.py`**\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n" +
 				"```python\n<<<<<<< SEARCH\ny = 1\n=======\n>>>>>>> REPLACE\n```\n" +
 				"File: ./pkg\\b.py:\n<<<<<<<SEARCH\n=======\nnew\n>>>>>>>REPLACE\nDone.\n",
-			want: []EditBlock{
+			want: []Block{
 				{Path: "a.py", Search: "x = 1\n", Replace: "x = 2\n", Line: 5},
 				{Path: "a.py", Search: "y = 1\n", Replace: "", Line: 12},
 				{Path: "pkg/b.py", Search: "", Replace: "new\n", Line: 18},
@@ -36,12 +37,12 @@ func TestParseEditBlocks(t *testing.T) {
 		{
 			name: "CRLF and longer markers",
 			in:   "a.txt\r\n<<<<<<<<< SEARCH\r\none\r\n=========\r\ntwo\r\n>>>>>>>>> REPLACE\r\n",
-			want: []EditBlock{{Path: "a.txt", Search: "one\n", Replace: "two\n", Line: 2}},
+			want: []Block{{Path: "a.txt", Search: "one\n", Replace: "two\n", Line: 2}},
 		},
 		{
 			name: "think block ignored",
 			in:   "<think>\na.txt\n<<<<<<< SEARCH\n</think>\nb.txt\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
-			want: []EditBlock{{Path: "b.txt", Search: "x\n", Replace: "y\n", Line: 6}},
+			want: []Block{{Path: "b.txt", Search: "x\n", Replace: "y\n", Line: 6}},
 		},
 		{name: "no blocks", in: "I would change the sign.", want: nil},
 		{name: "no path", in: "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n", wantErr: "line 2: no file path before <<<<<<< SEARCH"},
@@ -53,8 +54,8 @@ func TestParseEditBlocks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseEditBlocks(tc.in)
-			checkParsed(t, got, err, tc.want, tc.wantErr)
+			got, err := Parse(tc.in)
+			parsetest.Check(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -68,7 +69,7 @@ func TestParseReply(t *testing.T) {
 		wantErr  string
 		wantLine int
 	}{
-		{name: "edits", in: edit, want: Reply{Edits: []EditBlock{{Path: "a.go", Search: "x\n", Replace: "y\n", Line: 2}}}},
+		{name: "edits", in: edit, want: Reply{Edits: []Block{{Path: "a.go", Search: "x\n", Replace: "y\n", Line: 2}}}},
 		{
 			name: "need context, fenced",
 			in: "The test file is missing.\n```NEED_CONTEXT\n{\"reason\": \"the test\", \"missing_files\": [\"calc/calc_test.go\", \"../etc/passwd\", \" \"], " +
@@ -112,17 +113,17 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
-// FuzzParseEditBlocks: any text parses or fails with a *FormatError; the
-// blocks found have paths, whole lines, and survive formatting and
-// parsing again.
-func FuzzParseEditBlocks(f *testing.F) {
+// FuzzParse: any text parses or fails with a *FormatError; the blocks
+// found have paths, whole lines, and survive formatting and parsing
+// again.
+func FuzzParse(f *testing.F) {
 	f.Add("calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n")
 	f.Add("a.py\n<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nx = 1\n...\ny\n=======\nx = 2\n...\ny\n>>>>>>> REPLACE\n")
 	f.Add("```NEED_CONTEXT\n{\"missing_files\": [\"a.py\"]}\n```")
 	f.Add("<think>x</think>\n**`b.ts`**:\r\n<<<<<<<<< SEARCH>\r\n=========\r\n>>>>>>>>> REPLACE\r\n")
 	f.Add("=======\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		blocks, err := ParseEditBlocks(s)
+		blocks, err := Parse(s)
 		if err != nil {
 			if _, ok := err.(*FormatError); !ok {
 				t.Fatalf("error of type %T: %v", err, err)
@@ -142,31 +143,13 @@ func FuzzParseEditBlocks(f *testing.F) {
 		if len(blocks) == 0 {
 			return
 		}
-		again, err := ParseEditBlocks(FormatEditBlocks(blocks))
+		again, err := Parse(Format(blocks))
 		if err != nil {
-			t.Fatalf("formatted blocks do not parse: %v\n%s", err, FormatEditBlocks(blocks))
+			t.Fatalf("formatted blocks do not parse: %v\n%s", err, Format(blocks))
 		}
-		if diff := cmp.Diff(blocks, again, cmpopts.IgnoreFields(EditBlock{}, "Line")); diff != "" {
+		if diff := cmp.Diff(blocks, again, cmpopts.IgnoreFields(Block{}, "Line")); diff != "" {
 			t.Fatalf("round trip (-first +again):\n%s", diff)
 		}
 		ParseReply(s) // must not panic
 	})
-}
-
-// checkParsed fails t unless err contains wantErr or, when wantErr is "",
-// there is no error and got is want.
-func checkParsed[T any](t *testing.T, got T, err error, want T, wantErr string) {
-	t.Helper()
-	if wantErr != "" {
-		if err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Fatalf("got %v, want an error containing %q", err, wantErr)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
 }

@@ -1,4 +1,35 @@
-package agent
+// Package edit reads and applies SEARCH/REPLACE edit blocks, the single
+// output format of code generation (seed 001 §19; EditBlock in §18).
+//
+// A coding model answers with blocks, each the file's path alone on a
+// line, then
+//
+//	<<<<<<< SEARCH
+//	lines to find
+//	=======
+//	lines to put instead
+//	>>>>>>> REPLACE
+//
+// usually inside a ``` fence; or, instead, with one NEED_CONTEXT request
+// naming what it is missing (seed 001 §13). Parse and ParseReply read a
+// reply, Format writes blocks back, and a reply that breaks the format is
+// a *FormatError whose message is written for the model. An empty SEARCH
+// creates a file.
+//
+// Apply finds each SEARCH in its file by a ladder: exact, then with one
+// consistent indentation offset, then with "..." lines standing for
+// unchanged text, each rung requiring exactly one match. A block that
+// fails leaves its file alone and says why, with the closest lines of the
+// file, so the model can correct it; a block already in the file is
+// reported as such, not applied twice.
+//
+// Edits stay inside the repository (seed 001 §17): ValidPath refuses
+// absolute paths, "..", backslashes, .git and cra's state directory, and
+// Apply follows a symlink only while it leads to a place inside the root.
+// A refused path is a *PathError on its block, never a write. Changed
+// files are written whole, with atomicfile, so a reader or a crash sees
+// the old content or the new.
+package edit
 
 import (
 	"encoding/json"
@@ -9,9 +40,9 @@ import (
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
-// EditBlock is one SEARCH/REPLACE edit (seed 001 §18, §19): lines to find
+// Block is one SEARCH/REPLACE edit (seed 001 §18, §19): lines to find
 // in a file and the lines that take their place.
-type EditBlock struct {
+type Block struct {
 	// Path is the file, relative to the repository, with forward slashes.
 	Path string `json:"path"`
 	// Search and Replace are whole lines, each ending in "\n". An empty
@@ -66,8 +97,8 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 }
 
-// ParseEditBlocks reads the edit blocks of a reply. Each block is the
-// file's path alone on a line, usually a ``` fence, then
+// Parse reads the edit blocks of a reply. Each block is the file's path
+// alone on a line, usually a ``` fence, then
 //
 //	<<<<<<< SEARCH
 //	lines to find
@@ -78,20 +109,20 @@ func (e *FormatError) Error() string {
 // A block without a path line of its own edits the file of the block
 // before it. Prose and fences between blocks are ignored; a marker out of
 // place is a *FormatError.
-func ParseEditBlocks(reply string) ([]EditBlock, error) {
+func Parse(reply string) ([]Block, error) {
 	blocks, _, err := parseBlocks(reply)
 	return blocks, err
 }
 
 // parseBlocks also returns the 1-based line of the first NEED_CONTEXT
 // marker outside the blocks, or 0.
-func parseBlocks(reply string) ([]EditBlock, int, error) {
+func parseBlocks(reply string) ([]Block, int, error) {
 	lines := strings.Split(llm.StripThink(reply), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	var (
-		blocks    []EditBlock
+		blocks    []Block
 		prevPath  string
 		candidate string
 		needLine  int
@@ -127,7 +158,7 @@ func parseBlocks(reply string) ([]EditBlock, int, error) {
 			if i == len(lines) {
 				return nil, 0, &FormatError{start, "the block has no >>>>>>> REPLACE line at its end"}
 			}
-			blocks = append(blocks, EditBlock{Path: path, Search: joinLines(search), Replace: joinLines(replace), Line: start})
+			blocks = append(blocks, Block{Path: path, Search: joinLines(search), Replace: joinLines(replace), Line: start})
 			prevPath, candidate = path, ""
 		case isDividerMarker(l), isReplaceMarker(l):
 			return nil, 0, &FormatError{i + 1, fmt.Sprintf("%s outside a block: every block starts with <<<<<<< SEARCH", strings.TrimSpace(l))}
@@ -179,8 +210,8 @@ func pathOfLine(t string) string {
 	return s
 }
 
-// FormatEditBlocks writes blocks in the format ParseEditBlocks reads.
-func FormatEditBlocks(blocks []EditBlock) string {
+// Format writes blocks in the format Parse reads.
+func Format(blocks []Block) string {
 	var b strings.Builder
 	for i, e := range blocks {
 		if i > 0 {
@@ -194,7 +225,7 @@ func FormatEditBlocks(blocks []EditBlock) string {
 // Reply is a coding model's reply: edit blocks, or a request for more
 // context.
 type Reply struct {
-	Edits []EditBlock
+	Edits []Block
 	Need  *retrieve.RefinementRequest
 }
 

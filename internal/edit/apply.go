@@ -1,4 +1,4 @@
-package agent
+package edit
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 )
 
@@ -35,8 +36,8 @@ const (
 	RungElision = "elision"
 )
 
-// BlockResult is what became of one edit block.
-type BlockResult struct {
+// Result is what became of one edit block.
+type Result struct {
 	Block  int    `json:"block"` // 1-based, in the reply's order
 	Path   string `json:"path"`
 	Status string `json:"status"`
@@ -47,7 +48,7 @@ type BlockResult struct {
 }
 
 // OK reports whether the block is in the file now.
-func (r BlockResult) OK() bool { return r.Status != StatusFailed }
+func (r Result) OK() bool { return r.Status != StatusFailed }
 
 // PathError is an edit path refused because it would leave the
 // repository or touch what edits must not (seed 001 §17).
@@ -155,16 +156,16 @@ type editFile struct {
 // as the blocks before them made it; the others are applied, so the
 // feedback can say which are done. It returns each block's result and the
 // changed files (relative to root, sorted); its error is for I/O only.
-func Apply(root string, blocks []EditBlock) ([]BlockResult, []string, error) {
+func Apply(root string, blocks []Block) ([]Result, []string, error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("apply edits: %w", err)
 	}
 	files := map[string]*editFile{}
 	var order []*editFile
-	results := make([]BlockResult, 0, len(blocks))
+	results := make([]Result, 0, len(blocks))
 	for i, b := range blocks {
-		res := BlockResult{Block: i + 1, Path: b.Path}
+		res := Result{Block: i + 1, Path: b.Path}
 		f, ferr := loadEditFile(realRoot, b.Path, files)
 		switch {
 		case ferr != nil:
@@ -207,7 +208,7 @@ func Apply(root string, blocks []EditBlock) ([]BlockResult, []string, error) {
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := config.WriteFileAtomic(f.abs, []byte(f.content), mode); err != nil {
+		if err := atomicfile.Write(f.abs, []byte(f.content), mode); err != nil {
 			return results, changed, fmt.Errorf("apply edits: %w", err)
 		}
 		changed = append(changed, f.rel)
@@ -470,7 +471,7 @@ func hasElision(lines []string) bool { return slices.ContainsFunc(lines, isElisi
 // match. It returns the new content and the result (Block and Path
 // unset); a failed block leaves content as it was, and its message names
 // the file as b.Path.
-func ApplyText(content string, b EditBlock) (string, BlockResult) {
+func ApplyText(content string, b Block) (string, Result) {
 	name := b.Path
 	if name == "" {
 		name = "the file"
@@ -480,11 +481,11 @@ func ApplyText(content string, b EditBlock) (string, BlockResult) {
 	if allBlank(search) {
 		switch {
 		case isBlank(content):
-			return b.Replace, BlockResult{Status: StatusApplied}
+			return b.Replace, Result{Status: StatusApplied}
 		case sameText(content, b.Replace):
-			return content, BlockResult{Status: StatusAlreadyApplied}
+			return content, Result{Status: StatusAlreadyApplied}
 		}
-		return content, BlockResult{Status: StatusFailed, Message: name + " already exists: an empty SEARCH only creates new files; to change this one, SEARCH for the lines to replace"}
+		return content, Result{Status: StatusFailed, Message: name + " already exists: an empty SEARCH only creates new files; to change this one, SEARCH for the lines to replace"}
 	}
 	ms, rung := find(t.lines, search)
 	if !allBlank(repl) && !hasElision(repl) {
@@ -496,20 +497,20 @@ func ApplyText(content string, b EditBlock) (string, BlockResult) {
 				}
 			}
 			if within {
-				return content, BlockResult{Status: StatusAlreadyApplied}
+				return content, Result{Status: StatusAlreadyApplied}
 			}
 		}
 	}
 	switch {
 	case len(ms) == 1:
 		t.lines = splice(t.lines, ms[0].at, len(search), shift(repl, ms[0]))
-		return t.join(), BlockResult{Status: StatusApplied, Rung: rung}
+		return t.join(), Result{Status: StatusApplied, Rung: rung}
 	case len(ms) > 1:
-		return content, BlockResult{Status: StatusFailed, Message: ambiguous("SEARCH", name, ms)}
+		return content, Result{Status: StatusFailed, Message: ambiguous("SEARCH", name, ms)}
 	case hasElision(search):
 		return applyElision(t, content, name, search, repl)
 	}
-	return content, BlockResult{Status: StatusFailed, Message: noMatch("SEARCH", name, t.lines, search)}
+	return content, Result{Status: StatusFailed, Message: noMatch("SEARCH", name, t.lines, search)}
 }
 
 func sameText(a, b string) bool {
@@ -519,10 +520,10 @@ func sameText(a, b string) bool {
 // applyElision is the third rung: SEARCH and REPLACE split at their
 // "..." lines into as many pieces each; every SEARCH piece matches once
 // and is replaced by the REPLACE piece in the same place.
-func applyElision(t fileText, content, name string, search, repl []string) (string, BlockResult) {
+func applyElision(t fileText, content, name string, search, repl []string) (string, Result) {
 	sp, rp := splitElision(search), splitElision(repl)
 	if len(sp) != len(rp) {
-		return content, BlockResult{Status: StatusFailed, Message: fmt.Sprintf(
+		return content, Result{Status: StatusFailed, Message: fmt.Sprintf(
 			"SEARCH has %d \"...\" lines and REPLACE has %d: every \"...\" in SEARCH needs one in REPLACE at the same place", len(sp)-1, len(rp)-1)}
 	}
 	lines := t.lines
@@ -531,7 +532,7 @@ func applyElision(t fileText, content, name string, search, repl []string) (stri
 		s, r := sp[k], rp[k]
 		if allBlank(s) {
 			if !allBlank(r) {
-				return content, BlockResult{Status: StatusFailed, Message: fmt.Sprintf(
+				return content, Result{Status: StatusFailed, Message: fmt.Sprintf(
 					"piece %d of REPLACE has lines where SEARCH has none next to \"...\": nothing says where they go", k+1)}
 			}
 			continue
@@ -542,19 +543,19 @@ func applyElision(t fileText, content, name string, search, repl []string) (stri
 			lines = splice(lines, ms[0].at, len(s), shift(r, ms[0]))
 			applied = true
 		case len(ms) > 1:
-			return content, BlockResult{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, ambiguous("it", name, ms))}
+			return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, ambiguous("it", name, ms))}
 		default:
 			if rm, _ := find(lines, r); len(rm) == 1 && !allBlank(r) {
 				continue // this piece is already applied
 			}
-			return content, BlockResult{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, noMatch("it", name, lines, s))}
+			return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, noMatch("it", name, lines, s))}
 		}
 	}
 	if !applied {
-		return content, BlockResult{Status: StatusAlreadyApplied, Rung: RungElision}
+		return content, Result{Status: StatusAlreadyApplied, Rung: RungElision}
 	}
 	t.lines = lines
-	return t.join(), BlockResult{Status: StatusApplied, Rung: RungElision}
+	return t.join(), Result{Status: StatusApplied, Rung: RungElision}
 }
 
 func splitElision(lines []string) [][]string {

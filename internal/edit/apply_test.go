@@ -1,4 +1,4 @@
-package agent
+package edit
 
 import (
 	"errors"
@@ -110,7 +110,7 @@ func TestApplyText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, r := ApplyText(tc.content, EditBlock{Path: "calc.go", Search: tc.search, Replace: tc.replace})
+			got, r := ApplyText(tc.content, Block{Path: "calc.go", Search: tc.search, Replace: tc.replace})
 			want := tc.want
 			if want == "" {
 				want = tc.content
@@ -186,7 +186,7 @@ func TestApply(t *testing.T) {
 	os.Symlink(".git", filepath.Join(root, "dotgit"))
 	os.Mkdir(filepath.Join(root, ".git"), 0o755)
 
-	blocks := []EditBlock{
+	blocks := []Block{
 		{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"},
 		{Path: "calc/calc.go", Search: "func Add(a, b int) int {\n", Replace: "// Add adds.\nfunc Add(a, b int) int {\n"},
 		{Path: "calc/calc_test.go", Search: "", Replace: "package calc\n"},
@@ -287,7 +287,7 @@ func FuzzApply(f *testing.F) {
 			return // blocks are whole lines, as the parser makes them
 		}
 		start := time.Now()
-		got, r := ApplyText(content, EditBlock{Path: "f", Search: search, Replace: replace})
+		got, r := ApplyText(content, Block{Path: "f", Search: search, Replace: replace})
 		if time.Since(start) > time.Second {
 			t.Fatalf("slow: %d bytes %d lines, search %d bytes %d lines, replace %d", len(content), strings.Count(content, "\n"), len(search), strings.Count(search, "\n"), len(replace))
 		}

@@ -1,0 +1,58 @@
+package knowledge
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoad(t *testing.T) {
+	repo := t.TempDir()
+	if k, err := Load(repo, "task", MaxTokens); k != nil || err != nil {
+		t.Fatalf("no knowledge directory: got %v, %v", k, err)
+	}
+	if err := os.CopyFS(repo, fstest.MapFS{
+		"docs/knowledge/_index.md":             {Data: []byte("# Index\n")},
+		"docs/knowledge/conventions/errors.md": {Data: []byte("# Errors\n\nWrap errors once per layer.\n")},
+		"docs/knowledge/design/pager.md":       {Data: []byte("# Pager\n\nThe pager command is resolved once, at startup.\n")},
+		"docs/knowledge/design/storage.md":     {Data: []byte("# Storage\n\nSQLite through database/sql.\n")},
+		"docs/knowledge/lessons/old.md":        {Data: []byte("# Old\n_Status: deprecated_\n\nUse the v1 API.\n")},
+		"docs/knowledge/lessons/huge.md":       {Data: []byte("# Huge pager notes\n\n" + strings.Repeat("pager pager ", 2000))},
+		"docs/knowledge/domain/notes.txt":      {Data: []byte("not markdown\n")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	k, err := Load(repo, "Resolve the pager command once", 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"conventions/errors.md", "design/pager.md", "design/storage.md"}, k.Docs); diff != "" {
+		t.Errorf("docs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"lessons/huge.md"}, k.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if !strings.HasPrefix(k.Text, "### conventions/errors.md\n# Errors") || strings.Contains(k.Text, "v1 API") || k.Tokens > 200 {
+		t.Errorf("text (%d tokens):\n%s", k.Tokens, k.Text)
+	}
+
+	// A first document too long on its own comes cut, and says so.
+	repo = t.TempDir()
+	if err := os.CopyFS(repo, fstest.MapFS{
+		"docs/knowledge/conventions/style.md": {Data: []byte("# Style\n\n" + strings.Repeat("Name things plainly. ", 200))},
+		"docs/knowledge/design/a.md":          {Data: []byte("# A\n")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	k, err = Load(repo, "pager", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(k.Docs, []string{"conventions/style.md"}) || !cmp.Equal(k.Skipped, []string{"design/a.md"}) || !strings.Contains(k.Text, "… (cut to fit: read docs/knowledge/conventions/style.md)") || k.Tokens > 100 {
+		t.Errorf("got %+v\n%s", k, k.Text)
+	}
+}
