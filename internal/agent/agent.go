@@ -1,13 +1,15 @@
 // Package agent plans and solves coding tasks (seed 001 Phase 3, §8.1,
 // §8.2, §13, §17-19): the plan artifact and its Markdown form, the coding
-// model's prompts, SEARCH/REPLACE edit blocks (the single output format),
-// their application inside a git worktree, validation by the project's
-// own test, lint and type-check commands, and the bounded retry loop that
-// classifies each failure, carries its evidence into the next prompt and
-// re-enters retrieval when the model names concretely what it is missing.
+// model's prompts and replies (edit blocks, read and applied by
+// internal/edit, or a request for more context), the git worktree the
+// edits go into, validation by the project's own test, lint and
+// type-check commands, and the bounded retry loop that classifies each
+// failure, carries its evidence into the next prompt and re-enters
+// retrieval when the model names concretely what it is missing.
 //
 // Context comes only from internal/retrieve: this package never opens the
-// curated database (seed 001 §13).
+// curated database (seed 001 §13). A run's lifecycle around the loop (its
+// id, session, records and world-log lines) is internal/run's.
 package agent
 
 import (

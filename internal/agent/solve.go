@@ -115,7 +115,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			return res, fmt.Errorf("attempt %d: %w", n, callErr)
 		}
 		note := retryNote{attempt: n}
-		reply, perr := edit.ParseReply(resp.Text)
+		reply, perr := ParseReply(resp.Text)
 		switch {
 		case perr != nil:
 			a.Class = ClassUnparseable

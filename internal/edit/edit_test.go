@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cra-dev/cra/internal/parsetest"
-	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 func TestParse(t *testing.T) {
@@ -60,66 +59,12 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseReply(t *testing.T) {
-	edit := "a.go\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"
-	tests := []struct {
-		name     string
-		in       string
-		want     Reply
-		wantErr  string
-		wantLine int
-	}{
-		{name: "edits", in: edit, want: Reply{Edits: []Block{{Path: "a.go", Search: "x\n", Replace: "y\n", Line: 2}}}},
-		{
-			name: "need context, fenced",
-			in: "The test file is missing.\n```NEED_CONTEXT\n{\"reason\": \"the test\", \"missing_files\": [\"calc/calc_test.go\", \"../etc/passwd\", \" \"], " +
-				"\"missing_symbols\": \"TestAdd\", \"missing_tests\": [], \"error_signatures\": [\"calc_test.go:7: Add(2, 3) = -1\"]}\n```\n",
-			want: Reply{Need: &retrieve.RefinementRequest{Reason: "the test", MissingFiles: []string{"calc/calc_test.go"}, MissingSymbols: []string{"TestAdd"},
-				MissingTests: []string{}, ErrorSignatures: []string{"calc_test.go:7: Add(2, 3) = -1"}}},
-		},
-		{
-			name: "need context on one line",
-			in:   `NEED_CONTEXT {"missing_symbols": ["connect", "connect"]}`,
-			want: Reply{Need: &retrieve.RefinementRequest{MissingFiles: []string{}, MissingSymbols: []string{"connect"}, MissingTests: []string{}, ErrorSignatures: []string{}}},
-		},
-		{name: "need context without evidence", in: "```NEED_CONTEXT\n{\"reason\": \"I need more context\", \"missing_files\": []}\n```", wantErr: "NEED_CONTEXT names nothing concrete", wantLine: 1},
-		{name: "need context only escaping paths", in: "NEED_CONTEXT\n{\"missing_files\": [\"/etc/passwd\", \".git/config\"]}", wantErr: "names nothing concrete"},
-		{name: "need context without JSON", in: "NEED_CONTEXT\nplease show me more", wantErr: "NEED_CONTEXT must be followed by a JSON object"},
-		{name: "both", in: edit + "NEED_CONTEXT\n{\"missing_files\": [\"b.go\"]}\n", wantErr: "both edit blocks and NEED_CONTEXT", wantLine: 7},
-		{name: "neither", in: "Change the minus to a plus.", wantErr: "the reply has no edit blocks"},
-		{name: "empty", in: "", wantErr: "the reply has no edit blocks"},
-		{name: "malformed block", in: "a.go\n<<<<<<< SEARCH\nx\n", wantErr: "has no ======= line", wantLine: 2},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseReply(tc.in)
-			if tc.wantErr != "" {
-				fe, ok := err.(*FormatError)
-				if !ok || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want a *FormatError containing %q", err, tc.wantErr)
-				}
-				if tc.wantLine != 0 && fe.Line != tc.wantLine {
-					t.Errorf("line: got %d, want %d", fe.Line, tc.wantLine)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // FuzzParse: any text parses or fails with a *FormatError; the blocks
 // found have paths, whole lines, and survive formatting and parsing
 // again.
 func FuzzParse(f *testing.F) {
 	f.Add("calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n")
 	f.Add("a.py\n<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nx = 1\n...\ny\n=======\nx = 2\n...\ny\n>>>>>>> REPLACE\n")
-	f.Add("```NEED_CONTEXT\n{\"missing_files\": [\"a.py\"]}\n```")
 	f.Add("<think>x</think>\n**`b.ts`**:\r\n<<<<<<<<< SEARCH>\r\n=========\r\n>>>>>>>>> REPLACE\r\n")
 	f.Add("=======\n")
 	f.Fuzz(func(t *testing.T, s string) {
@@ -150,6 +95,5 @@ func FuzzParse(f *testing.F) {
 		if diff := cmp.Diff(blocks, again, cmpopts.IgnoreFields(Block{}, "Line")); diff != "" {
 			t.Fatalf("round trip (-first +again):\n%s", diff)
 		}
-		ParseReply(s) // must not panic
 	})
 }

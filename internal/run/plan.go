@@ -98,7 +98,7 @@ func (l *lifecycle) plan(ctx context.Context) (*agent.PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	knowledge, err := l.knowledge()
+	knowledge, err := l.loadKnowledge()
 	if err != nil {
 		return nil, err
 	}

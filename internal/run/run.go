@@ -29,6 +29,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
@@ -294,14 +295,14 @@ func (l *lifecycle) retrieve(ctx context.Context, root string, planFiles []strin
 
 // knowledge loads the PROJECT KNOWLEDGE section (seed 003) and says what
 // went in.
-func (l *lifecycle) knowledge() (string, error) {
-	k, err := agent.LoadKnowledge(l.ws.Root, l.spec.Task, agent.KnowledgeTokens)
+func (l *lifecycle) loadKnowledge() (string, error) {
+	k, err := knowledge.Load(l.ws.Root, l.spec.Task, knowledge.MaxTokens)
 	if err != nil || k == nil {
 		return "", err
 	}
-	fmt.Fprintf(l.progress, "knowledge: %d document(s) from %s (%d tokens)", len(k.Docs), agent.KnowledgeDir, k.Tokens)
+	fmt.Fprintf(l.progress, "knowledge: %d document(s) from %s (%d tokens)", len(k.Docs), knowledge.Dir, k.Tokens)
 	if len(k.Skipped) > 0 {
-		fmt.Fprintf(l.progress, "; %d left out for the ~%d-token cap", len(k.Skipped), agent.KnowledgeTokens)
+		fmt.Fprintf(l.progress, "; %d left out for the ~%d-token cap", len(k.Skipped), knowledge.MaxTokens)
 	}
 	fmt.Fprintln(l.progress)
 	return k.Text, nil

@@ -135,7 +135,7 @@ func (l *lifecycle) solve(ctx context.Context, spec SolveSpec, wt *agent.Worktre
 			return nil, err
 		}
 	}
-	knowledge, err := l.knowledge()
+	knowledge, err := l.loadKnowledge()
 	if err != nil {
 		return nil, err
 	}
