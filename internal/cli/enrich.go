@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/enrich"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
@@ -134,7 +135,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	}
 	defer raw.Close()
 
-	e := enrich.New(k, raw, client, m)
+	e := enrich.New(k, corpus.New(raw), client, m)
 	e.Concurrency = opts.concurrency
 	progress := newTermProgress(d.errOut, "enriching")
 	switch {
@@ -162,7 +163,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 			return err
 		}
 		defer rw.Close()
-		pr, err := enrich.Promote(ctx, raw, rw, repo.ID)
+		pr, err := enrich.Promote(ctx, corpus.New(raw), rw, repo.ID)
 		if err != nil {
 			return err
 		}

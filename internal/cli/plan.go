@@ -15,6 +15,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
@@ -174,7 +175,7 @@ func (r *execRun) openStores(ctx context.Context, needModels bool) error {
 	if r.raw, err = r.factory.Open(ctx, store.Raw, "", false); err != nil {
 		return err
 	}
-	r.gateway = llm.NewGateway(llm.NewRouter(r.cfg, k), llm.NewRecorder(r.raw))
+	r.gateway = llm.NewGateway(llm.NewRouter(r.cfg, k), llm.NewRecorder(corpus.New(r.raw)))
 	r.gateway.Logger = r.d.logger
 	return nil
 }
