@@ -391,7 +391,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if err := r.begin(ctx, opts.task); err != nil {
 		return err
 	}
-	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModePlan, ExecuteModel: model, Budget: r.budget, Stages: r.stageList}); err != nil {
+	if r.runLog, err = agent.StartRun(ctx, corpus.New(r.raw), agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModePlan, ExecuteModel: model, Budget: r.budget, Stages: r.stageList}); err != nil {
 		return r.fail(ctx, err, "")
 	}
 	if opts.deterministic {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -195,7 +196,7 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 	if r.cfg != nil && r.cfg.Models != nil && r.cfg.Models.Coding != "" {
 		executeModel = r.cfg.Models.Coding
 	}
-	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: "retrieve",
+	if r.runLog, err = agent.StartRun(ctx, corpus.New(r.raw), agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: "retrieve",
 		ExecuteModel: executeModel, Budget: r.budget, Stages: r.stageList}); err != nil {
 		return err
 	}

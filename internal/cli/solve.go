@@ -12,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
@@ -210,7 +211,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	if err := r.begin(ctx, task); err != nil {
 		return err
 	}
-	if r.runLog, err = agent.StartRun(ctx, r.raw, agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModeImplement, ExecuteModel: model,
+	if r.runLog, err = agent.StartRun(ctx, corpus.New(r.raw), agent.TaskRun{TaskID: r.taskID, Repo: r.repo, Mode: agent.ModeImplement, ExecuteModel: model,
 		Budget: r.budget, Stages: r.stageList, PlanArtifact: opts.plan}); err != nil {
 		return r.fail(ctx, err, "")
 	}
