@@ -244,7 +244,7 @@ func (r *execRun) end(ctx context.Context, ok bool, summary, need string) error 
 func (r *execRun) fail(ctx context.Context, err error, need string) error {
 	errs := []error{err}
 	if r.session != nil {
-		if aerr := r.session.Archive(context.WithoutCancel(ctx), r.factory, r.raw, r.taskID); aerr != nil {
+		if aerr := r.session.Archive(context.WithoutCancel(ctx), r.factory, corpus.New(r.raw), r.taskID); aerr != nil {
 			errs = append(errs, aerr)
 		}
 		r.session = nil
@@ -431,7 +431,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	// The session is archived and removed (seed 001 §11.1), the run
 	// finalised, then its end logged.
 	var errs []error
-	if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil {
+	if err := r.session.Archive(ctx, r.factory, corpus.New(r.raw), r.taskID); err != nil {
 		errs = append(errs, err)
 	}
 	r.session = nil

@@ -206,7 +206,7 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 	_, res, runErr := r.retrieve(ctx, opts.task, r.repo, r.stages, nil, opts.deterministic)
 	// The session is archived and removed whatever happened (seed 001 §11.1).
 	if r.session != nil {
-		if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil && runErr == nil {
+		if err := r.session.Archive(ctx, r.factory, corpus.New(r.raw), r.taskID); err != nil && runErr == nil {
 			runErr = err
 		}
 		r.session = nil

@@ -287,7 +287,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.session.Archive(ctx, r.factory, r.raw, r.taskID); err != nil {
+	if err := r.session.Archive(ctx, r.factory, corpus.New(r.raw), r.taskID); err != nil {
 		errs = append(errs, err)
 	}
 	r.session = nil
