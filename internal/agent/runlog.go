@@ -3,12 +3,9 @@ package agent
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"fmt"
-	"time"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/retrieve"
-	"github.com/cra-dev/cra/internal/store"
 )
 
 // Modes of task_runs (seed 001 §4.6).
@@ -34,97 +31,50 @@ type TaskRun struct {
 // run_attempts row per attempt and a validation_results row per
 // validation, so a run that dies midway leaves its attempts behind.
 type RunLog struct {
-	db *sql.DB
+	corpus *corpus.Corpus
 	// ID is the task_runs row.
 	ID int64
 }
 
-// StartRun inserts the task_runs row of a run.
-func StartRun(ctx context.Context, raw *sql.DB, r TaskRun) (*RunLog, error) {
-	var plan any
-	if r.PlanArtifact != "" {
-		plan = r.PlanArtifact
-	}
-	res, err := raw.ExecContext(ctx, `INSERT INTO task_runs(task_id, repo_path, mode, execute_model, context_window, reserved_tokens, stages, plan_artifact, timestamp)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.TaskID, r.Repo, r.Mode, r.ExecuteModel, r.Budget.ContextWindow, r.Budget.ReservedTokens, r.Stages, plan, store.Now())
+// StartRun records the start of a run in c.
+func StartRun(ctx context.Context, c *corpus.Corpus, r TaskRun) (*RunLog, error) {
+	id, err := c.StartRun(ctx, corpus.TaskRun{
+		TaskID: r.TaskID, Repo: r.Repo, Mode: r.Mode, ExecuteModel: r.ExecuteModel,
+		ContextWindow: r.Budget.ContextWindow, ReservedTokens: r.Budget.ReservedTokens,
+		Stages: r.Stages, PlanArtifact: r.PlanArtifact,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("record task run: %w", err)
+		return nil, err
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return nil, fmt.Errorf("record task run: %w", err)
-	}
-	return &RunLog{db: raw, ID: id}, nil
+	return &RunLog{corpus: c, ID: id}, nil
 }
 
-// Attempt writes a run_attempts row and, when the attempt was
-// validated, its validation_results row.
+// Attempt records an attempt and, when it was validated, its validation;
+// an interrupted run still records what it did.
 func (l *RunLog) Attempt(ctx context.Context, a *AttemptRecord) error {
-	ctx = context.WithoutCancel(ctx) // an interrupted run still records what it did
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("record attempt: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO run_attempts(task_run_id, attempt, prompt_tokens, completion_tokens, latency_ms, raw_response, patch_applied, timestamp)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		l.ID, a.Attempt, nullInt(a.PromptTokens), nullInt(a.CompletionTokens), a.Latency.Milliseconds(), a.RawResponse, a.PatchApplied, store.Now())
-	if err != nil {
-		return fmt.Errorf("record attempt: %w", err)
+	row := corpus.Attempt{
+		Attempt: a.Attempt, PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens,
+		Latency: a.Latency, RawResponse: a.RawResponse, PatchApplied: a.PatchApplied,
 	}
 	if v := a.Validation; v != nil {
-		id, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("record attempt: %w", err)
-		}
-		failing, _ := json.Marshal(v.FailingTests) // strings only: cannot fail
-		output := func(name string) any {
+		output := func(name string) sql.NullString {
 			if c := v.Check(name); c != nil {
-				return c.Output
+				return sql.NullString{String: c.Output, Valid: true}
 			}
-			return nil
+			return sql.NullString{}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO validation_results(attempt_id, success, test_output, lint_output, type_check_output, failing_tests)
-			VALUES (?, ?, ?, ?, ?, ?)`, id, v.Success, output(CheckTest), output(CheckLint), output(CheckTypecheck), string(failing)); err != nil {
-			return fmt.Errorf("record validation: %w", err)
-		}
+		row.Validation = &corpus.Validation{Success: v.Success, TestOutput: output(CheckTest), LintOutput: output(CheckLint),
+			TypeCheckOutput: output(CheckTypecheck), FailingTests: v.FailingTests}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record attempt: %w", err)
-	}
-	return nil
+	return l.corpus.AddAttempt(ctx, l.ID, row)
 }
 
-// RunOutcome is what Finish records.
-type RunOutcome struct {
-	Success   bool
-	Tokens    int
-	Latency   time.Duration
-	FinalDiff string // implement mode
-	FinalPlan string // plan mode: the plan's JSON
-}
+// RunOutcome is what Finish records: FinalDiff in implement mode,
+// FinalPlan (the plan's JSON) in plan mode.
+type RunOutcome = corpus.RunOutcome
 
-// Finish completes the task_runs row.
+// Finish completes the task_runs row; like Attempt, also when ctx has
+// been cancelled.
 func (l *RunLog) Finish(ctx context.Context, o RunOutcome) error {
-	var diff, plan any
-	if o.FinalDiff != "" {
-		diff = o.FinalDiff
-	}
-	if o.FinalPlan != "" {
-		plan = o.FinalPlan
-	}
-	_, err := l.db.ExecContext(context.WithoutCancel(ctx), `UPDATE task_runs SET success = ?, total_tokens = ?, total_latency_ms = ?, final_diff = ?, final_plan = ? WHERE id = ?`,
-		o.Success, o.Tokens, o.Latency.Milliseconds(), diff, plan, l.ID)
-	if err != nil {
-		return fmt.Errorf("record task run: %w", err)
-	}
-	return nil
-}
-
-func nullInt(n int) any {
-	if n == 0 {
-		return nil
-	}
-	return n
+	return l.corpus.FinishRun(ctx, l.ID, o)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
@@ -99,7 +100,7 @@ func newSolveEnv(t *testing.T, model *fakeModel, test string, attempts int) *sol
 	}
 	t.Cleanup(func() { sess.Close() })
 	b := retrieve.Budget{ContextWindow: 8192, ReservedTokens: 2048}
-	log, err := StartRun(ctx, raw, TaskRun{TaskID: "task-1", Repo: repo, Mode: ModeImplement, ExecuteModel: "coder", Budget: b, Stages: "scope"})
+	log, err := StartRun(ctx, corpus.New(raw), TaskRun{TaskID: "task-1", Repo: repo, Mode: ModeImplement, ExecuteModel: "coder", Budget: b, Stages: "scope"})
 	if err != nil {
 		t.Fatal(err)
 	}

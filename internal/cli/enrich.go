@@ -110,7 +110,7 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 		return err
 	}
 	llm.SetLogger(client, d.logger)
-	raw, err := ws.RawDB(ctx)
+	raw, err := ws.Corpus(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,17 @@
 //
 // A Corpus is safe for concurrent use; it does not own the *sql.DB it
 // wraps, whose opener closes it.
+//
+// The records of what happened outlive the command that is being
+// cancelled: LLM calls are written for up to ten seconds after their
+// context ended, a run's attempts, its outcome and index runs whenever
+// they come. A write that fails says what it was recording ("record LLM
+// call: …"); the reads return the database's own error for their caller
+// to put in context.
 package corpus
 
 import (
+	"context"
 	"database/sql"
 	"time"
 )
@@ -32,3 +40,50 @@ func New(db *sql.DB) *Corpus { return &Corpus{db: db, Now: time.Now} }
 
 // timestamp is the current time in the columns' format.
 func (c *Corpus) timestamp() string { return c.Now().UTC().Format(TimestampFormat) }
+
+// recordTimeout bounds the write of an LLM call whose context has ended.
+const recordTimeout = 10 * time.Second
+
+// outliving returns a context for recording an LLM call: it survives
+// ctx's cancellation, for up to recordTimeout, so a call is recorded even
+// when the command is being cancelled, a failed call included.
+func outliving(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+}
+
+// inTx runs f in a transaction, committed when f returns nil.
+func (c *Corpus) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// nullString is s, or NULL when s is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullInt is n, or NULL when n is 0.
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// errString is err's text, or NULL when err is nil.
+func errString(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err.Error()
+}

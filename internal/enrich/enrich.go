@@ -16,7 +16,6 @@ package enrich
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 )
@@ -59,7 +59,7 @@ var ErrNoWindow = errors.New("no context window for the reasoning model: set mod
 // Enricher enriches the files of indexed repositories.
 type Enricher struct {
 	kb     *kb.KnowledgeBase
-	raw    *sql.DB
+	raw    *corpus.Corpus
 	client llm.Client
 	model  llm.ModelConfig
 	rec    *llm.Recorder
@@ -79,8 +79,9 @@ type Enricher struct {
 }
 
 // New returns an Enricher reading the index through k, calling client
-// (which completes against model) and recording into the raw database raw.
-func New(k *kb.KnowledgeBase, raw *sql.DB, client llm.Client, model llm.ModelConfig) *Enricher {
+// (which completes against model) and recording into the raw database
+// through raw.
+func New(k *kb.KnowledgeBase, raw *corpus.Corpus, client llm.Client, model llm.ModelConfig) *Enricher {
 	return &Enricher{
 		kb: k, raw: raw, client: client, model: model, rec: llm.NewRecorder(raw),
 		Concurrency: DefaultConcurrency, FormatRetries: DefaultFormatRetries,
@@ -298,11 +299,7 @@ func (e *Enricher) file(ctx context.Context, repo kb.Repo, f kb.File) (FileResul
 // hasValidOutput reports whether the file's current content already has
 // a valid output from this model.
 func (e *Enricher) hasValidOutput(ctx context.Context, f kb.File) (bool, error) {
-	var ok bool
-	err := e.raw.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM enrichment_outputs o
-		JOIN enrichment_output_details d ON d.output_id = o.id
-		WHERE d.path = ? AND d.content_hash = ? AND o.model = ? AND d.error IS NULL)`,
-		f.Path, f.ContentHash, e.model.Model).Scan(&ok)
+	ok, err := e.raw.HasValidEnrichment(ctx, f.Path, f.ContentHash, e.model.Model)
 	if err != nil {
 		return false, fmt.Errorf("read enrichment outputs: %w", err)
 	}

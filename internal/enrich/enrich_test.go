@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
@@ -109,7 +110,7 @@ func (fx *fixture) enricher(t *testing.T) *Enricher {
 		t.Fatal(err)
 	}
 	c.Retry.BaseDelay, c.Retry.MaxDelay = time.Millisecond, time.Millisecond
-	return New(fx.kb, fx.raw, c, fx.model)
+	return New(fx.kb, corpus.New(fx.raw), c, fx.model)
 }
 
 func (fx *fixture) replyPerFile() {
@@ -350,7 +351,7 @@ func TestPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer curated.Close()
-	res, err := Promote(ctx, fx.raw, curated, fx.repo.ID)
+	res, err := Promote(ctx, corpus.New(fx.raw), curated, fx.repo.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,11 +380,11 @@ func TestPromote(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := llm.Call{CallInfo: llm.CallInfo{Type: llm.CallEnrichment, Role: llm.RoleReasoning}, Model: llm.ModelConfig{Provider: llm.ProviderOllama, Model: "newer:4b"}}
-	if _, err := llm.NewRecorder(fx.raw).RecordEnrichment(ctx, call, llm.EnrichmentOutput{FileID: db.ID, Path: db.Path, ContentHash: db.ContentHash,
+	if _, err := llm.NewRecorder(corpus.New(fx.raw)).RecordEnrichment(ctx, call, llm.EnrichmentOutput{FileID: db.ID, Path: db.Path, ContentHash: db.ContentHash,
 		Purpose: "Newer.", Module: "app", Domain: "storage"}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err = Promote(ctx, fx.raw, curated, fx.repo.ID); err != nil || res.Promoted != 2 {
+	if res, err = Promote(ctx, corpus.New(fx.raw), curated, fx.repo.ID); err != nil || res.Promoted != 2 {
 		t.Fatalf("got %+v, %v", res, err)
 	}
 	if got, _ := fx.kb.SearchFilesByMetadata(ctx, fx.repo.ID, "storage", "", nil); len(got) != 1 || got[0].Path != "app/db.py" || got[0].Purpose != "Newer." {
@@ -396,7 +397,7 @@ func TestPromote(t *testing.T) {
 	if _, err := b.Run(ctx, fx.root); err != nil {
 		t.Fatal(err)
 	}
-	if res, err = Promote(ctx, fx.raw, curated, fx.repo.ID); err != nil || res.Promoted != 1 || res.Missing != 2 {
+	if res, err = Promote(ctx, corpus.New(fx.raw), curated, fx.repo.ID); err != nil || res.Promoted != 1 || res.Missing != 2 {
 		t.Errorf("after api.py changed: got %+v, %v, want 1 promoted, 2 missing", res, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // curated database read-write for the write alone: every other reader
 // keeps its read-only handle (seed 001 §4.3).
 func PromoteIndex(ctx context.Context, ws *workspace.Workspace, repoID int64) (PromoteResult, error) {
-	raw, err := ws.RawDB(ctx)
+	raw, err := ws.Corpus(ctx)
 	if err != nil {
 		return PromoteResult{}, err
 	}

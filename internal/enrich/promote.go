@@ -3,10 +3,10 @@ package enrich
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
 )
 
@@ -25,7 +25,7 @@ type PromoteResult struct {
 // curated file_metadata, and marks those outputs promoted (seed 001 §4.4).
 // curated must be a read-write connection: promotion is one of the three
 // writers of the curated database.
-func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteResult, error) {
+func Promote(ctx context.Context, raw *corpus.Corpus, curated *sql.DB, repoID int64) (PromoteResult, error) {
 	var res PromoteResult
 	all, err := kb.New(curated).Files(ctx, repoID, "")
 	if err != nil {
@@ -47,29 +47,20 @@ func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteRe
 		return res, fmt.Errorf("promote: %w", err)
 	}
 	defer upsert.Close()
-	newest, err := raw.PrepareContext(ctx, `SELECT o.id, o.purpose, o.module, o.domain, o.concepts, o.public_api_surface, o.complexity_notes
-		FROM enrichment_outputs o JOIN enrichment_output_details d ON d.output_id = o.id
-		WHERE d.path = ? AND d.content_hash = ? AND d.error IS NULL ORDER BY o.id DESC LIMIT 1`)
-	if err != nil {
-		return res, fmt.Errorf("promote: %w", err)
-	}
-	defer newest.Close()
 	var promoted []int64
 	for _, f := range files {
-		var id int64
-		var purpose, module, domain, concepts, api, notes sql.NullString
-		err := newest.QueryRowContext(ctx, f.Path, f.ContentHash).Scan(&id, &purpose, &module, &domain, &concepts, &api, &notes)
-		if errors.Is(err, sql.ErrNoRows) {
-			res.Missing++
-			continue
-		}
+		d, ok, err := raw.NewestEnrichment(ctx, f.Path, f.ContentHash)
 		if err != nil {
 			return res, fmt.Errorf("promote %s: %w", f.Path, err)
 		}
-		if _, err := upsert.ExecContext(ctx, f.ID, purpose, module, domain, concepts, api, notes); err != nil {
+		if !ok {
+			res.Missing++
+			continue
+		}
+		if _, err := upsert.ExecContext(ctx, f.ID, d.Purpose, d.Module, d.Domain, d.Concepts, d.PublicAPISurface, d.ComplexityNotes); err != nil {
 			return res, fmt.Errorf("promote %s: %w", f.Path, err)
 		}
-		promoted = append(promoted, id)
+		promoted = append(promoted, d.OutputID)
 	}
 	if err := tx.Commit(); err != nil {
 		return res, fmt.Errorf("promote: %w", err)
@@ -77,18 +68,8 @@ func Promote(ctx context.Context, raw, curated *sql.DB, repoID int64) (PromoteRe
 	res.Promoted = len(promoted)
 	// The flags follow the curated commit: should this fail, file_metadata
 	// is already right and a re-run sets them.
-	rtx, err := raw.BeginTx(ctx, nil)
-	if err != nil {
-		return res, fmt.Errorf("promote: mark outputs: %w", err)
-	}
-	defer rtx.Rollback()
-	for _, id := range promoted {
-		if _, err := rtx.ExecContext(ctx, `UPDATE enrichment_outputs SET promoted = 1 WHERE id = ?`, id); err != nil {
-			return res, fmt.Errorf("promote: mark outputs: %w", err)
-		}
-	}
-	if err := rtx.Commit(); err != nil {
-		return res, fmt.Errorf("promote: mark outputs: %w", err)
+	if err := raw.MarkPromoted(ctx, promoted); err != nil {
+		return res, fmt.Errorf("promote: %w", err)
 	}
 	return res, nil
 }

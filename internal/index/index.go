@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/store"
@@ -185,11 +186,11 @@ func (b *Builder) Run(ctx context.Context, root string) (*Result, error) {
 	case len(res.Warnings) > 0:
 		status = "ok_with_warnings"
 	}
-	// Record the run even when it failed: the raw DB is the activity log.
-	if _, err := raw.ExecContext(context.WithoutCancel(ctx),
-		`INSERT INTO index_runs(repo_path, files_scanned, files_changed, duration_ms, status, timestamp) VALUES (?, ?, ?, ?, ?, ?)`,
-		root, res.Scanned, res.FilesChanged(), res.Duration.Milliseconds(), status, store.Now()); err != nil && runErr == nil {
-		return res, fmt.Errorf("record index run: %w", err)
+	// Record the run even when it failed or was cancelled: the raw DB is
+	// the activity log.
+	if err := corpus.New(raw).AddIndexRun(ctx, corpus.IndexRun{Repo: root, FilesScanned: res.Scanned,
+		FilesChanged: res.FilesChanged(), Duration: res.Duration, Status: status}); err != nil && runErr == nil {
+		return res, err
 	}
 	if runErr != nil {
 		return res, runErr

@@ -2,12 +2,12 @@ package llm
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/cra-dev/cra/internal/corpus"
 )
 
 // Kind says which raw table a call is recorded in.
@@ -50,71 +50,34 @@ type Call struct {
 // reply the training corpus lacks (DESIGN.md principle 4).
 var ErrNotRecorded = errors.New("LLM call not recorded in the raw database")
 
-// timestampFormat is the format of every timestamp column (as store.Now).
-const timestampFormat = "2006-01-02T15:04:05.000Z07:00"
-
 // Recorder writes calls to the raw database (seed 001 §4.6 and migration
-// raw/0002). It is safe for concurrent use.
+// raw/0002) through its corpus. It is safe for concurrent use.
 type Recorder struct {
-	db *sql.DB
-	// Now stamps the rows; tests replace it.
-	Now func() time.Time
+	corpus *corpus.Corpus
 }
 
-// NewRecorder returns a recorder writing to the raw database db.
-func NewRecorder(db *sql.DB) *Recorder { return &Recorder{db: db, Now: time.Now} }
-
-func (r *Recorder) timestamp() string { return r.Now().UTC().Format(timestampFormat) }
+// NewRecorder returns a recorder writing to the raw database of c.
+func NewRecorder(c *corpus.Corpus) *Recorder { return &Recorder{corpus: c} }
 
 // Record writes a retrieval or general call and returns its row id, also
-// when ctx has been cancelled (see outliving).
+// when ctx has been cancelled: the corpus outlives it for a while, so a
+// call cancelled by the user is recorded with its error.
 func (r *Recorder) Record(ctx context.Context, c Call) (int64, error) {
-	ctx, cancel := outliving(ctx)
-	defer cancel()
 	if c.Type == "" || c.Role == "" {
 		return 0, fmt.Errorf("record LLM call: call type and role are required")
 	}
-	errText := errString(c.Err)
-	var pt, ct any
-	if c.Err == nil {
-		pt, ct = c.Response.PromptTokens, c.Response.CompletionTokens
+	row := corpus.Call{
+		TaskID: c.TaskID, Type: c.Type, Role: string(c.Role), Stage: c.Stage,
+		Provider: string(c.Model.Provider), Model: c.Model.Model, System: c.Request.System,
+		Prompt: PromptText(c.Request), Response: c.Response.Text,
+		PromptTokens: c.Response.PromptTokens, CompletionTokens: c.Response.CompletionTokens,
+		Latency: c.Response.Latency, Err: c.Err,
 	}
 	switch c.Kind {
 	case KindRetrieval:
-		if c.TaskID == "" {
-			return 0, fmt.Errorf("record retrieval LLM call %s: no task id", c.Type)
-		}
-		var id int64
-		err := r.inTx(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `INSERT INTO retrieval_llm_calls
-				(task_id, call_type, stage_name, model, prompt, response, prompt_tokens, completion_tokens, latency_ms, timestamp)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				c.TaskID, c.Type, nullString(c.Stage), c.Model.Model, PromptText(c.Request), c.Response.Text, pt, ct,
-				c.Response.Latency.Milliseconds(), r.timestamp())
-			if err != nil {
-				return err
-			}
-			if id, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO retrieval_llm_call_details (call_id, role, provider, system, error)
-				VALUES (?, ?, ?, ?, ?)`, id, string(c.Role), string(c.Model.Provider), nullString(c.Request.System), errText)
-			return err
-		})
-		if err != nil {
-			return 0, fmt.Errorf("record retrieval LLM call: %w", err)
-		}
-		return id, nil
+		return r.corpus.AddRetrievalCall(ctx, row)
 	case KindGeneral:
-		res, err := r.db.ExecContext(ctx, `INSERT INTO llm_calls
-			(task_id, call_type, role, stage, provider, model, system, prompt, response, prompt_tokens, completion_tokens, latency_ms, error, timestamp)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			nullString(c.TaskID), c.Type, string(c.Role), nullString(c.Stage), string(c.Model.Provider), c.Model.Model,
-			nullString(c.Request.System), PromptText(c.Request), c.Response.Text, pt, ct, c.Response.Latency.Milliseconds(), errText, r.timestamp())
-		if err != nil {
-			return 0, fmt.Errorf("record LLM call: %w", err)
-		}
-		return res.LastInsertId()
+		return r.corpus.AddCall(ctx, row)
 	}
 	return 0, fmt.Errorf("record LLM call: unknown kind %q", c.Kind)
 }
@@ -140,87 +103,17 @@ type EnrichmentOutput struct {
 // RecordEnrichment writes an enrichment call and its output to
 // enrichment_outputs and its details, and returns the output's id. The
 // output is valid when neither the call nor the output has an error; only
-// then are the parsed fields stored.
+// then are the parsed fields stored. Like Record, it outlives ctx.
 func (r *Recorder) RecordEnrichment(ctx context.Context, c Call, out EnrichmentOutput) (int64, error) {
-	ctx, cancel := outliving(ctx)
-	defer cancel()
-	errText := errString(errors.Join(c.Err, out.Err))
-	var purpose, module, domain, concepts, api, notes, pt, ct any
-	if errText == nil {
-		purpose, module, domain, notes = out.Purpose, out.Module, out.Domain, out.ComplexityNotes
-		concepts, api = jsonArray(out.Concepts), jsonArray(out.PublicAPISurface)
-	}
-	if c.Err == nil {
-		pt, ct = c.Response.PromptTokens, c.Response.CompletionTokens
-	}
-	var id int64
-	err := r.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO enrichment_outputs
-			(file_id, model, purpose, module, domain, concepts, public_api_surface, complexity_notes, raw_prompt, raw_response, promoted, timestamp)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-			out.FileID, c.Model.Model, purpose, module, domain, concepts, api, notes, PromptText(c.Request), c.Response.Text, r.timestamp())
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO enrichment_output_details
-			(output_id, path, content_hash, provider, system, prompt_tokens, completion_tokens, latency_ms, error)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, out.Path, out.ContentHash, string(c.Model.Provider), nullString(c.Request.System), pt, ct,
-			c.Response.Latency.Milliseconds(), errText)
-		return err
+	return r.corpus.AddEnrichment(ctx, corpus.Enrichment{
+		FileID: out.FileID, Path: out.Path, ContentHash: out.ContentHash,
+		Provider: string(c.Model.Provider), Model: c.Model.Model, System: c.Request.System,
+		Prompt: PromptText(c.Request), Response: c.Response.Text,
+		PromptTokens: c.Response.PromptTokens, CompletionTokens: c.Response.CompletionTokens, Latency: c.Response.Latency,
+		Purpose: out.Purpose, Module: out.Module, Domain: out.Domain, Concepts: out.Concepts,
+		PublicAPISurface: out.PublicAPISurface, ComplexityNotes: out.ComplexityNotes,
+		CallErr: c.Err, Err: out.Err,
 	})
-	if err != nil {
-		return 0, fmt.Errorf("record enrichment of %s: %w", out.Path, err)
-	}
-	return id, nil
-}
-
-func (r *Recorder) inTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := f(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-func errString(err error) any {
-	if err == nil {
-		return nil
-	}
-	return err.Error()
-}
-
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// jsonArray encodes a list as a JSON array; no list is [].
-func jsonArray(l []string) string {
-	if l == nil {
-		l = []string{}
-	}
-	data, _ := json.Marshal(l) // strings only: cannot fail
-	return string(data)
-}
-
-// recordTimeout bounds the write of a call whose context has ended.
-const recordTimeout = 10 * time.Second
-
-// outliving returns a context for recording: it survives ctx's
-// cancellation, for up to recordTimeout, so a call is recorded even when
-// the command is being cancelled, a failed call included.
-func outliving(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 }
 
 // recorded is a Client whose calls are all recorded.
@@ -251,7 +144,7 @@ func (w *recorded) Complete(ctx context.Context, req Request) (Response, error) 
 	if resp.Latency == 0 {
 		resp.Latency = time.Since(start)
 	}
-	// Recorded even when ctx has ended (see inTx): a failed call too.
+	// Recorded even when ctx has ended (see Record): a failed call too.
 	if _, rerr := w.rec.Record(ctx, Call{CallInfo: w.info, Model: w.model, Request: req, Response: resp, Err: err}); rerr != nil {
 		if err != nil {
 			return resp, errors.Join(err, fmt.Errorf("%w: %v", ErrNotRecorded, rerr))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -77,8 +78,9 @@ provider = "openai"
 model = "cloud/big"
 base_url = "`+s.OpenAIURL()+`"
 `)
-	rec := NewRecorder(db)
-	rec.Now = fixedNow
+	c := corpus.New(db)
+	c.Now = fixedNow
+	rec := NewRecorder(c)
 	g := NewGateway(NewRouter(cfg, nil), rec)
 	g.NewClient = func(m ModelConfig) (Client, error) {
 		c, err := New(m)
@@ -191,7 +193,7 @@ func TestRecordRetrievalCalls(t *testing.T) {
 	if n, _ := countRows(db, "llm_calls"); n != 0 {
 		t.Errorf("llm_calls has %d rows, want retrieval calls only in their own table", n)
 	}
-	if _, err := NewRecorder(db).Record(ctx, Call{CallInfo: CallInfo{Kind: KindRetrieval, Type: "scope_judgment", Role: RoleReasoning}}); err == nil {
+	if _, err := NewRecorder(corpus.New(db)).Record(ctx, Call{CallInfo: CallInfo{Kind: KindRetrieval, Type: "scope_judgment", Role: RoleReasoning}}); err == nil {
 		t.Error("retrieval call without a task id: got no error")
 	}
 }
@@ -257,8 +259,9 @@ func TestRecordWriteFailure(t *testing.T) {
 func TestRecordEnrichment(t *testing.T) {
 	ctx := context.Background()
 	db := openRaw(t)
-	rec := NewRecorder(db)
-	rec.Now = fixedNow
+	c := corpus.New(db)
+	c.Now = fixedNow
+	rec := NewRecorder(c)
 	m := ModelConfig{Role: RoleReasoning, Provider: ProviderOllama, Model: "thinker:4b"}
 	req := UserPrompt("describe", "app/db.py ...")
 	valid := Call{CallInfo: CallInfo{Type: CallEnrichment, Role: RoleReasoning}, Model: m, Request: req,
@@ -317,7 +320,7 @@ func TestPromptText(t *testing.T) {
 // relies on it and passes its run's context as is).
 func TestRecorderOutlivesCancellation(t *testing.T) {
 	db := openRaw(t)
-	rec := NewRecorder(db)
+	rec := NewRecorder(corpus.New(db))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	m := ModelConfig{Model: "coder:3b", Role: RoleCoding}
@@ -349,7 +352,7 @@ func (f fixedLatency) Complete(ctx context.Context, req Request) (Response, erro
 // that reports none gets the wall time of the call.
 func TestRecordedLatency(t *testing.T) {
 	db := openRaw(t)
-	rec := NewRecorder(db)
+	rec := NewRecorder(corpus.New(db))
 	m := ModelConfig{Model: "coder:3b", Role: RoleCoding}
 	for _, c := range []Client{fixedLatency(1500 * time.Millisecond), fixedLatency(0)} {
 		if _, err := rec.Wrap(c, m, CallInfo{Type: "solve"}).Complete(context.Background(), UserPrompt("", "x")); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
@@ -169,28 +170,22 @@ func (dr *doctor) checkDatabases(ctx context.Context, root string) {
 // rawSummary describes the raw database: the last index run and the LLM
 // calls recorded.
 func rawSummary(ctx context.Context, raw *sql.DB) (string, error) {
+	c := corpus.New(raw)
 	var parts []string
-	var status, ts string
-	var scanned int
-	err := raw.QueryRowContext(ctx, `SELECT status, timestamp, files_scanned FROM index_runs ORDER BY id DESC LIMIT 1`).Scan(&status, &ts, &scanned)
+	run, ok, err := c.LastIndexRun(ctx)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		parts = append(parts, "no index run")
 	case err != nil:
 		return "", err
+	case !ok:
+		parts = append(parts, "no index run")
 	default:
-		parts = append(parts, fmt.Sprintf("last index run %s at %s (%d files scanned)", status, ts, scanned))
+		parts = append(parts, fmt.Sprintf("last index run %s at %s (%d files scanned)", run.Status, run.Timestamp, run.FilesScanned))
 	}
-	var calls, failed int
-	q := `SELECT
-		(SELECT COUNT(*) FROM retrieval_llm_calls) + (SELECT COUNT(*) FROM enrichment_outputs) + (SELECT COUNT(*) FROM llm_calls),
-		(SELECT COUNT(*) FROM retrieval_llm_call_details WHERE error IS NOT NULL) +
-		(SELECT COUNT(*) FROM enrichment_output_details WHERE error IS NOT NULL) + (SELECT COUNT(*) FROM llm_calls WHERE error IS NOT NULL)`
-	if err := raw.QueryRowContext(ctx, q).Scan(&calls, &failed); err != nil {
+	if st, err := c.CallStats(ctx); err != nil {
 		// A raw database from before migration 0002: counted when next opened for writing.
 		parts = append(parts, "LLM calls not counted: "+err.Error())
 	} else {
-		parts = append(parts, fmt.Sprintf("%d LLM call%s recorded (%d failed or malformed)", calls, plural(calls), failed))
+		parts = append(parts, fmt.Sprintf("%d LLM call%s recorded (%d failed or malformed)", st.Calls, plural(st.Calls), st.Failed))
 	}
 	return strings.Join(parts, "; "), nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -117,16 +118,8 @@ func CheckRaw(ctx context.Context, f *store.Factory) error {
 		return err
 	}
 	defer db.Close()
-	ok, err := hasTables(ctx, db, "task_runs", "retrieval_llm_calls")
+	logged, err := corpus.New(db).HasRuns(ctx)
 	if err != nil {
-		return fmt.Errorf("check raw db: %w", err)
-	}
-	if !ok {
-		return ErrNoRuns
-	}
-	var logged bool
-	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM task_runs) OR EXISTS (SELECT 1 FROM retrieval_llm_calls)`).
-		Scan(&logged); err != nil {
 		return fmt.Errorf("check raw db: %w", err)
 	}
 	if !logged {

@@ -166,11 +166,11 @@ func (l *lifecycle) close() {
 
 // startRun inserts the run's task_runs row.
 func (l *lifecycle) startRun(ctx context.Context, mode, model, planArtifact string) error {
-	raw, err := l.ws.RawDB(ctx)
+	c, err := l.ws.Corpus(ctx)
 	if err != nil {
 		return err
 	}
-	l.runLog, err = agent.StartRun(ctx, raw, agent.TaskRun{TaskID: l.taskID, Repo: l.ws.Root, Mode: mode, ExecuteModel: model,
+	l.runLog, err = agent.StartRun(ctx, c, agent.TaskRun{TaskID: l.taskID, Repo: l.ws.Root, Mode: mode, ExecuteModel: model,
 		Budget: l.spec.Budget, Stages: l.spec.StageList, PlanArtifact: planArtifact})
 	return err
 }

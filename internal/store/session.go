@@ -99,10 +99,16 @@ func (s *SessionDB) List(ctx context.Context, prefix string) ([]string, error) {
 	return keys, rows.Err()
 }
 
-// Archive closes the session, stores the database file's bytes in the raw
-// DB's session_archives and deletes the file (seed 001 §11.1 steps 5-7).
-// The file is removed only after the archive row is committed.
-func (s *SessionDB) Archive(ctx context.Context, f *Factory, raw *sql.DB, taskID string) error {
+// Archiver keeps the bytes of an archived session database; the raw
+// database's *corpus.Corpus is one (seed 001 §4.6 session_archives).
+type Archiver interface {
+	ArchiveSession(ctx context.Context, taskID string, blob []byte) error
+}
+
+// Archive closes the session, hands the database file's bytes to a for
+// keeping and deletes the file (seed 001 §11.1 steps 5-7). The file is
+// removed only after a has kept it; a's error is returned as is.
+func (s *SessionDB) Archive(ctx context.Context, f *Factory, a Archiver, taskID string) error {
 	// Closing the last connection checkpoints the WAL into the main file.
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close session: %w", err)
@@ -115,9 +121,8 @@ func (s *SessionDB) Archive(ctx context.Context, f *Factory, raw *sql.DB, taskID
 	if err != nil {
 		return fmt.Errorf("archive session: %w", err)
 	}
-	if _, err := raw.ExecContext(ctx, `INSERT INTO session_archives(task_id, session_blob, archived_at) VALUES (?, ?, ?)`,
-		taskID, blob, Now()); err != nil {
-		return fmt.Errorf("archive session: %w", err)
+	if err := a.ArchiveSession(ctx, taskID, blob); err != nil {
+		return err
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

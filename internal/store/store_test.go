@@ -327,14 +327,18 @@ func TestSessionPath(t *testing.T) {
 	}
 }
 
+// archiverFunc is an Archiver that calls itself.
+type archiverFunc func(ctx context.Context, taskID string, blob []byte) error
+
+func (f archiverFunc) ArchiveSession(ctx context.Context, taskID string, blob []byte) error {
+	return f(ctx, taskID, blob)
+}
+
+var _ Archiver = archiverFunc(nil)
+
 func TestSessionArchive(t *testing.T) {
 	ctx := context.Background()
 	f := NewFactory(t.TempDir())
-	raw, err := f.Open(ctx, Raw, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
 	s, err := f.OpenSession(ctx, "t-1")
 	if err != nil {
 		t.Fatal(err)
@@ -342,18 +346,25 @@ func TestSessionArchive(t *testing.T) {
 	if err := s.Set(ctx, "final_context", map[string]int{"files": 3}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Archive(ctx, f, raw, "t-1"); err != nil {
+	path, _ := f.Path(Session, "t-1")
+	var blob []byte
+	keep := archiverFunc(func(_ context.Context, taskID string, b []byte) error {
+		if taskID != "t-1" {
+			t.Errorf("archived as %q, want t-1", taskID)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("session file gone before it was kept: %v", err)
+		}
+		blob = b
+		return nil
+	})
+	if err := s.Archive(ctx, f, keep, "t-1"); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := f.Path(Session, "t-1")
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("session file still there after archiving: %v", err)
 	}
 	// The archived bytes are a whole SQLite database holding the state.
-	var blob []byte
-	if err := raw.QueryRow("SELECT session_blob FROM session_archives WHERE task_id = 't-1'").Scan(&blob); err != nil {
-		t.Fatal(err)
-	}
 	restored := filepath.Join(t.TempDir(), "restored.sqlite")
 	os.WriteFile(restored, blob, 0o644)
 	db, err := sql.Open("sqlite", restored)
@@ -364,6 +375,26 @@ func TestSessionArchive(t *testing.T) {
 	var v string
 	if err := db.QueryRow("SELECT value FROM kv WHERE key = 'final_context'").Scan(&v); err != nil || v != `{"files":3}` {
 		t.Errorf("restored session: got %q, %v", v, err)
+	}
+}
+
+// TestSessionArchiveFailure: a session whose bytes could not be kept
+// stays on disk, and the archiver's error is returned as is.
+func TestSessionArchiveFailure(t *testing.T) {
+	ctx := context.Background()
+	f := NewFactory(t.TempDir())
+	s, err := f.OpenSession(ctx, "t-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("archive session: disk full")
+	err = s.Archive(ctx, f, archiverFunc(func(context.Context, string, []byte) error { return full }), "t-2")
+	if err != full {
+		t.Errorf("got %v, want the archiver's error as is", err)
+	}
+	path, _ := f.Path(Session, "t-2")
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("session file removed although it was not kept: %v", err)
 	}
 }
 

@@ -244,7 +244,7 @@ func (w *Workspace) Gateway(ctx context.Context) (*llm.Gateway, error) {
 	}
 	router := llm.NewRouter(w.Config, k)
 	router.Logger = w.logger
-	g := llm.NewGateway(router, llm.NewRecorder(w.raw))
+	g := llm.NewGateway(router, llm.NewRecorder(w.corpus))
 	g.Logger = w.logger
 	w.gateway = g
 	return g, nil
@@ -278,7 +278,7 @@ func (w *Workspace) ArchiveSession(ctx context.Context, s *store.SessionDB, task
 	if err := w.openRaw(ctx); err != nil {
 		return err
 	}
-	return s.Archive(ctx, w.factory, w.raw, taskID)
+	return s.Archive(ctx, w.factory, w.corpus, taskID)
 }
 
 // CuratedDB returns the curated database's handle, opened by Index, for
@@ -297,7 +297,7 @@ func (w *Workspace) OpenIndexWriter(ctx context.Context) (*sql.DB, error) {
 }
 
 // RawDB returns the raw database's handle for the writers that still take
-// one (agent's run log).
+// one (retrieval's decisions).
 func (w *Workspace) RawDB(ctx context.Context) (*sql.DB, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
