@@ -218,14 +218,15 @@ func (l *lifecycle) end(ctx context.Context, ok bool, summary, need string) erro
 	return nil
 }
 
-// archive archives and removes the run's session (seed 001 §11.1), once.
+// archive archives and removes the run's session (seed 001 §11.1), once,
+// also when ctx was cancelled: a stopped run leaves no session file behind.
 func (l *lifecycle) archive(ctx context.Context) error {
 	if l.session == nil {
 		return nil
 	}
 	s := l.session
 	l.session = nil
-	return l.ws.ArchiveSession(ctx, s, l.taskID)
+	return l.ws.ArchiveSession(context.WithoutCancel(ctx), s, l.taskID)
 }
 
 // fail ends a run that stopped on err: the session archived, the
