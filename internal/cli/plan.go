@@ -11,7 +11,6 @@ import (
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
-	"github.com/cra-dev/cra/internal/workspace"
 )
 
 type planOptions struct {
@@ -103,25 +102,4 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	}
 	fmt.Fprint(d.out, res.Plan.Markdown())
 	return nil
-}
-
-// openRun opens the workspace of a retrieve, plan or solve and resolves
-// what they share: stages and budget, flag > config > error (seed 001
-// §10.2), and the budget against the executing model's window.
-func openRun(ctx context.Context, d *deps, mode, repoFlag, stageFlag string, bf budgetFlags, taskID string) (*workspace.Workspace, run.Spec, error) {
-	ws, err := openWorkspace(ctx, d, repoFlag, false)
-	if err != nil {
-		return nil, run.Spec{}, err
-	}
-	spec := run.Spec{TaskID: taskID, Progress: d.errOut}
-	if spec.Stages, spec.StageList, err = resolveStages(stageFlag, ws.Config); err == nil {
-		if spec.Budget, err = resolveBudget(bf, ws.Config); err == nil {
-			err = runError(run.CheckWindow(ws.Config, mode, spec.Budget))
-		}
-	}
-	if err != nil {
-		ws.Close()
-		return nil, run.Spec{}, err
-	}
-	return ws, spec, nil
 }
