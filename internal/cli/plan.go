@@ -15,6 +15,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
@@ -279,7 +280,7 @@ func (r *execRun) retrieve(ctx context.Context, task, root string, stages []retr
 		return nil, nil, err
 	}
 	r.session = session
-	p := &retrieve.Pipeline{Curated: r.curated, Raw: r.raw, RepoID: r.repoID, Root: root, Session: session, PlanFiles: planFiles}
+	p := &retrieve.Pipeline{KB: kb.New(r.curated), Corpus: corpus.New(r.raw), RepoID: r.repoID, Root: root, Session: session, PlanFiles: planFiles}
 	if !deterministic {
 		j, u, err := newJudge(ctx, r.gateway, r.taskID, r.budget)
 		if err != nil {
