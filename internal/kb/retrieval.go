@@ -11,7 +11,12 @@ import (
 // queries that return only the columns a ranking signal or the assembler
 // needs, in a fixed order, so that a ranking is the same on every run.
 // They serve internal/retrieve, whose latency they dominate; the methods
-// above serve 'cra query' and carry paths and names for display.
+// of the other files serve 'cra query' and carry paths and names for
+// display. The methods that can read thousands of rows (FilesWithCommits,
+// DefinitionsOfFiles, SpansOfFiles, SymbolsByID) call a function per row
+// instead of returning a slice: the caller keeps the rows in its own
+// structures, and a slice on the way would double what a retrieval
+// allocates.
 
 // FileCommits is a file of a repository with the number of indexed commits
 // that changed it (the churn prior of the ranking).
@@ -22,18 +27,18 @@ type FileCommits struct {
 	Commits  int    `json:"commits"`
 }
 
-// FilesWithCommits lists every file of a repository by path, with its
-// commit count (0 for a file no indexed commit touched).
-func (k *KnowledgeBase) FilesWithCommits(ctx context.Context, repoID int64) ([]FileCommits, error) {
-	fs, err := scanAll(ctx, k.db, func(r *sql.Rows, f *FileCommits) error {
+// FilesWithCommits calls fn for every file of a repository, by path, with
+// its commit count (0 for a file no indexed commit touched).
+func (k *KnowledgeBase) FilesWithCommits(ctx context.Context, repoID int64, fn func(FileCommits)) error {
+	err := scanEach(ctx, k.db, func(r *sql.Rows, f *FileCommits) error {
 		return r.Scan(&f.ID, &f.Path, &f.Language, &f.Commits)
-	}, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
+	}, fn, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
 		LEFT JOIN (SELECT file_id, COUNT(*) AS n FROM file_commits GROUP BY file_id) c ON c.file_id = f.id
 		WHERE f.repo_id = ? ORDER BY f.path`, repoID)
 	if err != nil {
-		return nil, fmt.Errorf("query files: %w", err)
+		return fmt.Errorf("query files: %w", err)
 	}
-	return fs, nil
+	return nil
 }
 
 // FileCount returns how many files a repository has (0 for an unknown
@@ -239,18 +244,18 @@ type Definition struct {
 	ParentID  int64  `json:"parent_id,omitempty"` // 0 at top level
 }
 
-// DefinitionsOfFiles lists the symbols of fileIDs by file, then in source
-// order: one query for a whole context package.
-func (k *KnowledgeBase) DefinitionsOfFiles(ctx context.Context, fileIDs []int64) ([]Definition, error) {
+// DefinitionsOfFiles calls fn for each symbol of fileIDs, by file, then in
+// source order: one query for a whole context package.
+func (k *KnowledgeBase) DefinitionsOfFiles(ctx context.Context, fileIDs []int64, fn func(Definition)) error {
 	ph, args := placeholders(fileIDs)
-	ds, err := scanAll(ctx, k.db, func(r *sql.Rows, d *Definition) error {
+	err := scanEach(ctx, k.db, func(r *sql.Rows, d *Definition) error {
 		return r.Scan(&d.FileID, &d.ID, &d.Name, &d.Kind, &d.Signature, &d.StartLine, &d.EndLine, &d.ParentID)
-	}, `SELECT file_id, id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
+	}, fn, `SELECT file_id, id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
 		FROM symbols WHERE file_id IN (`+ph+`) ORDER BY file_id, start_line, id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("query definitions: %w", err)
+		return fmt.Errorf("query definitions: %w", err)
 	}
-	return ds, nil
+	return nil
 }
 
 // Span is the lines of one symbol of a file.
@@ -260,18 +265,18 @@ type Span struct {
 	EndLine   int   `json:"end_line"`
 }
 
-// SpansOfFiles lists the line spans of the symbols of fileIDs by file, then
-// in source order: what the chunk signal scores one by one.
-func (k *KnowledgeBase) SpansOfFiles(ctx context.Context, fileIDs []int64) ([]Span, error) {
+// SpansOfFiles calls fn with the line span of each symbol of fileIDs, by
+// file, then in source order: what the chunk signal scores one by one.
+func (k *KnowledgeBase) SpansOfFiles(ctx context.Context, fileIDs []int64, fn func(Span)) error {
 	ph, args := placeholders(fileIDs)
-	ss, err := scanAll(ctx, k.db, func(r *sql.Rows, v *Span) error {
+	err := scanEach(ctx, k.db, func(r *sql.Rows, v *Span) error {
 		return r.Scan(&v.FileID, &v.StartLine, &v.EndLine)
-	}, `SELECT file_id, start_line, end_line FROM symbols WHERE file_id IN (`+ph+`)
+	}, fn, `SELECT file_id, start_line, end_line FROM symbols WHERE file_id IN (`+ph+`)
 		ORDER BY file_id, start_line, id`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("query symbol spans: %w", err)
+		return fmt.Errorf("query symbol spans: %w", err)
 	}
-	return ss, nil
+	return nil
 }
 
 // Reference is a resolved reference edge (symbol_references, Python in the
@@ -325,22 +330,20 @@ type SymbolLocation struct {
 // symbolBatch is how many ids one query of SymbolsByID asks for.
 const symbolBatch = 500
 
-// SymbolsByID returns the symbols of ids that exist, by id; any number of
-// ids is asked for in batches.
-func (k *KnowledgeBase) SymbolsByID(ctx context.Context, ids []int64) ([]SymbolLocation, error) {
-	out := []SymbolLocation{}
+// SymbolsByID calls fn for each symbol of ids that exists. Any number of
+// ids is asked for, in batches of symbolBatch, each read in id order.
+func (k *KnowledgeBase) SymbolsByID(ctx context.Context, ids []int64, fn func(SymbolLocation)) error {
 	for start := 0; start < len(ids); start += symbolBatch {
 		ph, args := placeholders(ids[start:min(start+symbolBatch, len(ids))])
-		ss, err := scanAll(ctx, k.db, func(r *sql.Rows, v *SymbolLocation) error {
+		err := scanEach(ctx, k.db, func(r *sql.Rows, v *SymbolLocation) error {
 			return r.Scan(&v.ID, &v.FileID, &v.Name, &v.Kind, &v.Signature, &v.StartLine, &v.Path)
-		}, `SELECT s.id, s.file_id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
+		}, fn, `SELECT s.id, s.file_id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
 			FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id IN (`+ph+`) ORDER BY s.id`, args...)
 		if err != nil {
-			return nil, fmt.Errorf("query symbols: %w", err)
+			return fmt.Errorf("query symbols: %w", err)
 		}
-		out = append(out, ss...)
 	}
-	return out, nil
+	return nil
 }
 
 // SymbolComment is a comment inside or above a symbol.
@@ -364,25 +367,45 @@ func (k *KnowledgeBase) RationalesOf(ctx context.Context, symbolIDs []int64) ([]
 }
 
 // scanAll runs q and scans each row in place into the slice it returns
-// (empty, not nil, when there are none). The retrieval reads return
-// thousands of rows per task; unlike queryAll, scanning in place costs no
-// allocation per row.
+// (empty, not nil, when there are none). Unlike queryAll, whose scanner
+// interface moves each row to the heap, it costs no allocation per row.
 func scanAll[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows, *T) error, q string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
+	out := []T{}
+	err := scanRows(ctx, db, q, args, func(rows *sql.Rows) error {
+		var zero T
+		out = append(out, zero)
+		return scan(rows, &out[len(out)-1])
+	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// scanEach runs q and calls fn with each row, scanned into one reused
+// value.
+func scanEach[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows, *T) error, fn func(T), q string, args ...any) error {
+	var v T
+	return scanRows(ctx, db, q, args, func(rows *sql.Rows) error {
+		if err := scan(rows, &v); err != nil {
+			return err
+		}
+		fn(v)
+		return nil
+	})
+}
+
+// scanRows runs q and calls row at each row; it closes the rows.
+func scanRows(ctx context.Context, db *sql.DB, q string, args []any, row func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
 	defer rows.Close()
-	out := []T{}
 	for rows.Next() {
-		var zero T
-		out = append(out, zero)
-		if err := scan(rows, &out[len(out)-1]); err != nil {
-			return nil, err
+		if err := row(rows); err != nil {
+			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return rows.Err()
 }

@@ -13,13 +13,20 @@ import (
 	"github.com/cra-dev/cra/internal/kb/kbtest"
 )
 
+// collect gathers what a method calls its function with.
+func collect[T any](t *testing.T, each func(fn func(T)) error) []T {
+	t.Helper()
+	var out []T
+	if err := each(func(v T) { out = append(out, v) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestFilesWithCommits(t *testing.T) {
 	k := openKB(t)
 	ctx := context.Background()
-	got, err := k.FilesWithCommits(ctx, kbtest.MainRepoID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := collect(t, func(fn func(kb.FileCommits)) error { return k.FilesWithCommits(ctx, kbtest.MainRepoID, fn) })
 	want := []kb.FileCommits{
 		{kbtest.APIPy, "app/api.py", "python", 1},
 		{kbtest.DBPy, "app/db.py", "python", 3},
@@ -31,9 +38,8 @@ func TestFilesWithCommits(t *testing.T) {
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
-	empty, err := k.FilesWithCommits(ctx, kbtest.EmptyRepoID)
-	if err != nil || empty == nil || len(empty) != 0 {
-		t.Errorf("empty repository: got %#v, %v, want an empty list", empty, err)
+	if empty := collect(t, func(fn func(kb.FileCommits)) error { return k.FilesWithCommits(ctx, kbtest.EmptyRepoID, fn) }); len(empty) != 0 {
+		t.Errorf("empty repository: got %v, want no files", empty)
 	}
 }
 
@@ -207,10 +213,8 @@ func TestFileLinks(t *testing.T) {
 func TestDefinitionsOfFiles(t *testing.T) {
 	k := openKB(t)
 	ctx := context.Background()
-	got, err := k.DefinitionsOfFiles(ctx, []int64{kbtest.DBPy, kbtest.ModelsPy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := []int64{kbtest.DBPy, kbtest.ModelsPy}
+	got := collect(t, func(fn func(kb.Definition)) error { return k.DefinitionsOfFiles(ctx, ids, fn) })
 	want := []kb.Definition{
 		{kbtest.SymUser, kbtest.ModelsPy, "User", "class", "class User:", 3, 20, 0},
 		{kbtest.SymUserSave, kbtest.ModelsPy, "save", "method", "def save(self):", 8, 14, kbtest.SymUser},
@@ -222,10 +226,7 @@ func TestDefinitionsOfFiles(t *testing.T) {
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("definitions (-want +got):\n%s", diff)
 	}
-	spans, err := k.SpansOfFiles(ctx, []int64{kbtest.DBPy, kbtest.ModelsPy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	spans := collect(t, func(fn func(kb.Span)) error { return k.SpansOfFiles(ctx, ids, fn) })
 	var wantSpans []kb.Span
 	for _, d := range want {
 		wantSpans = append(wantSpans, kb.Span{FileID: d.FileID, StartLine: d.StartLine, EndLine: d.EndLine})
@@ -295,10 +296,10 @@ func TestNameUsers(t *testing.T) {
 func TestSymbolsByID(t *testing.T) {
 	k := openKB(t)
 	ctx := context.Background()
-	got, err := k.SymbolsByID(ctx, []int64{kbtest.SymOtherConnect, kbtest.SymLoadUser, 999})
-	if err != nil {
-		t.Fatal(err)
+	byID := func(ids []int64) []kb.SymbolLocation {
+		return collect(t, func(fn func(kb.SymbolLocation)) error { return k.SymbolsByID(ctx, ids, fn) })
 	}
+	got := byID([]int64{kbtest.SymOtherConnect, kbtest.SymLoadUser, 999})
 	want := []kb.SymbolLocation{
 		{kbtest.SymLoadUser, kbtest.ModelsPy, "app/models.py", "load_user", "function", "def load_user(user_id):", 22},
 		{kbtest.SymOtherConnect, kbtest.OtherMainPy, "main.py", "connect", "function", "def connect():", 1},
@@ -311,12 +312,13 @@ func TestSymbolsByID(t *testing.T) {
 	for id := int64(1200); id > 0; id-- {
 		ids = append(ids, id)
 	}
-	many, err := k.SymbolsByID(ctx, ids)
-	if err != nil || len(many) != 14 {
-		t.Errorf("got %d symbols, %v, want all 14", len(many), err)
+	// Batches of 500 ids in id order: 1200..701, 700..201, 200..1.
+	many := byID(ids)
+	if len(many) != 14 || many[0].ID != 1 || many[13].ID != 14 {
+		t.Errorf("got %d symbols from %v, want all 14 in id order", len(many), many)
 	}
-	if none, err := k.SymbolsByID(ctx, nil); err != nil || none == nil || len(none) != 0 {
-		t.Errorf("no ids: got %#v, %v, want an empty list", none, err)
+	if none := byID(nil); len(none) != 0 {
+		t.Errorf("no ids: got %v, want none", none)
 	}
 }
 

@@ -231,13 +231,12 @@ func (a *Assembler) symbols(ctx context.Context, cands []Candidate) (map[int64][
 	for i, c := range cands {
 		ids[i] = c.FileID
 	}
-	defs, err := a.kb.DefinitionsOfFiles(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("assemble: %w", err)
-	}
-	for _, d := range defs {
+	err := a.kb.DefinitionsOfFiles(ctx, ids, func(d kb.Definition) {
 		out[d.FileID] = append(out[d.FileID], symbolRow{name: d.Name, kind: d.Kind, signature: d.Signature,
 			start: d.StartLine, end: d.EndLine, parent: d.ParentID, id: d.ID})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("assemble: %w", err)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -128,13 +129,12 @@ func (r *Ranker) definitionSpans(ctx context.Context, cands []*scored) (map[int6
 	for i, s := range cands {
 		ids[i] = s.f.id
 	}
-	spans, err := r.kb.SpansOfFiles(ctx, ids)
+	out := map[int64][][2]int{}
+	err := r.kb.SpansOfFiles(ctx, ids, func(sp kb.Span) {
+		out[sp.FileID] = append(out[sp.FileID], [2]int{sp.StartLine, sp.EndLine})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
-	}
-	out := map[int64][][2]int{}
-	for _, sp := range spans {
-		out[sp.FileID] = append(out[sp.FileID], [2]int{sp.StartLine, sp.EndLine})
 	}
 	return out, nil
 }

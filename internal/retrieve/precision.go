@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/kb"
 )
 
 // SymbolCandidate is a definition the precision stage weighs (seed 001
@@ -202,18 +204,15 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 		}
 	}
 	var added []*SymbolCandidate
-	if len(missing) > 0 {
-		syms, err := r.kb.SymbolsByID(ctx, missing)
-		if err != nil {
-			return nil, fmt.Errorf("precision: linked symbols: %w", err)
+	err = r.kb.SymbolsByID(ctx, missing, func(s kb.SymbolLocation) {
+		if scoped[s.FileID] {
+			sc := &SymbolCandidate{Linked: true, id: s.ID, Name: s.Name, Kind: s.Kind, Signature: s.Signature, Line: s.StartLine, Path: s.Path}
+			byID[sc.id] = sc
+			added = append(added, sc)
 		}
-		for _, s := range syms {
-			if scoped[s.FileID] {
-				sc := &SymbolCandidate{Linked: true, id: s.ID, Name: s.Name, Kind: s.Kind, Signature: s.Signature, Line: s.StartLine, Path: s.Path}
-				byID[sc.id] = sc
-				added = append(added, sc)
-			}
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("precision: linked symbols: %w", err)
 	}
 	// Each seed keeps its best links: tests first (they pin the behaviour
 	// the task changes), then by path and line.

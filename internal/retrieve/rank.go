@@ -268,19 +268,15 @@ func tierOf(s *scored) int {
 }
 
 func (r *Ranker) files(ctx context.Context) ([]*rankFile, map[string]*rankFile, error) {
-	rows, err := r.kb.FilesWithCommits(ctx, r.repoID)
+	var files []*rankFile
+	byPath := map[string]*rankFile{}
+	err := r.kb.FilesWithCommits(ctx, r.repoID, func(row kb.FileCommits) {
+		f := &rankFile{id: row.ID, path: row.Path, lang: row.Language, commits: row.Commits}
+		files = append(files, f)
+		byPath[f.path] = f
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("rank: %w", err)
-	}
-	// One allocation for all: a large repository has tens of thousands.
-	backing := make([]rankFile, len(rows))
-	files := make([]*rankFile, len(rows))
-	byPath := make(map[string]*rankFile, len(rows))
-	for i, row := range rows {
-		f := &backing[i]
-		*f = rankFile{id: row.ID, path: row.Path, lang: row.Language, commits: row.Commits}
-		files[i] = f
-		byPath[f.path] = f
 	}
 	return files, byPath, nil
 }
