@@ -11,8 +11,8 @@ import (
 // queries that return only the columns a ranking signal or the assembler
 // needs, in a fixed order, so that a ranking is the same on every run.
 // They serve internal/retrieve, whose latency they dominate; the methods
-// of the other files serve 'cra query' and carry paths and names for
-// display. The methods that can read thousands of rows (FilesWithCommits,
+// of the other files serve 'cra query' and the other commands, and carry
+// paths and names for display. The methods that can read thousands of rows (FilesWithCommits,
 // DefinitionsOfFiles, SpansOfFiles, SymbolsByID) call a function per row
 // instead of returning a slice: the caller keeps the rows in its own
 // structures, and a slice on the way would double what a retrieval
@@ -80,8 +80,9 @@ type SearchHit struct {
 }
 
 // SearchFiles runs a full-text query over the files' paths, symbol names
-// and text: files holding any of terms (each matched as a phrase, so a
-// term is never read as query syntax), best first, at most 300. BM25
+// and text: files holding any of terms (each quoted as a phrase, so that
+// a term is never read as query syntax; terms hold no '"'), best first, at
+// most 300. BM25
 // weighs a path match 4, a symbol name 2.5 and the text 1. The index is
 // the database's, not one repository's: a hit may be a file of another
 // repository.
@@ -105,28 +106,24 @@ func (k *KnowledgeBase) SearchFiles(ctx context.Context, terms []string) ([]Sear
 const vocabularyBatch = 500
 
 // DocumentFrequencies returns the number of indexed files holding each of
-// terms (as the full-text index tokenises them); a term in no file is left
-// out. Like SearchFiles it counts over the whole database.
+// terms, which are looked up as the full-text index stores its terms
+// (lowercase words); a term in no file is left out. Like SearchFiles it
+// counts over the whole database.
 func (k *KnowledgeBase) DocumentFrequencies(ctx context.Context, terms []string) (map[string]int, error) {
 	found := make(map[string]int, len(terms))
 	for start := 0; start < len(terms); start += vocabularyBatch {
 		batch := terms[start:min(start+vocabularyBatch, len(terms))]
 		ph, args := placeholders(batch)
-		rows, err := k.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+ph+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("query vocabulary: %w", err)
-		}
-		for rows.Next() {
+		err := scanRows(ctx, k.db, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+ph+`)`, args, func(rows *sql.Rows) error {
 			var t string
 			var n int
 			if err := rows.Scan(&t, &n); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("query vocabulary: %w", err)
+				return err
 			}
 			found[t] = n
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("query vocabulary: %w", err)
 		}
 	}
@@ -170,8 +167,8 @@ type FileLink struct {
 
 // ImportLinks lists the dependency edges of fileIDs both ways: first each
 // file's imports (From imports To), then its importers (To imports From).
-// An edge of two of the files appears from both; a file that imports
-// another twice (import and type_ref) links to it twice.
+// An edge between two of the files appears once from each; a file that
+// imports another twice (import and type_ref) links to it twice.
 func (k *KnowledgeBase) ImportLinks(ctx context.Context, fileIDs []int64) ([]FileLink, error) {
 	ph, args := placeholders(fileIDs)
 	ls, err := scanAll(ctx, k.db, func(r *sql.Rows, l *FileLink) error {
