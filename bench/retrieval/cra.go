@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -32,9 +33,10 @@ type craResult struct {
 // runCRA analyses text, ranks up to limit files and assembles the packages
 // of both budgets, as 'cra retrieve --deterministic' would.
 func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int, precision bool) (*craResult, error) {
+	k := kb.New(db)
 	start := time.Now()
 	q := retrieve.Analyze(text)
-	rk := retrieve.NewRanker(db, repoID)
+	rk := retrieve.NewRanker(k, repoID)
 	rk.Root = root
 	cands, err := rk.Rank(ctx, q, limit)
 	if err != nil {

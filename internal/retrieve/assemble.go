@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"maps"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -19,7 +19,7 @@ import (
 // the symbols that matter in full, the rest of a file as signatures, file
 // headers for orientation, filled by priority until the budget is spent.
 type Assembler struct {
-	db     *sql.DB
+	kb     *kb.KnowledgeBase
 	repoID int64
 	root   string
 	// MaxFiles bounds how many candidates are considered.
@@ -36,17 +36,17 @@ type Assembler struct {
 	reads  *reads
 }
 
-// NewAssembler returns an assembler reading the curated DB db and the
+// NewAssembler returns an assembler reading the knowledge base k and the
 // files of the checkout at root.
-func NewAssembler(db *sql.DB, repoID int64, root string) *Assembler {
-	return &Assembler{db: db, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, reads: newReads(db, repoID)}
+func NewAssembler(k *kb.KnowledgeBase, repoID int64, root string) *Assembler {
+	return &Assembler{kb: k, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, reads: newReads(k, repoID)}
 }
 
 // NewAssemblerFor returns an assembler for the repository r ranks, reading
 // the checkout at root, that shares what r has read: the vocabulary, the
 // files and their scans for the task's terms.
 func NewAssemblerFor(r *Ranker, root string) *Assembler {
-	a := NewAssembler(r.db, r.repoID, root)
+	a := NewAssembler(r.kb, r.repoID, root)
 	a.reads = r.reads
 	return a
 }
@@ -227,25 +227,18 @@ func (a *Assembler) symbols(ctx context.Context, cands []Candidate) (map[int64][
 	if len(cands) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(cands))
+	ids := make([]int64, len(cands))
 	for i, c := range cands {
-		args[i] = c.FileID
+		ids[i] = c.FileID
 	}
-	rows, err := a.db.QueryContext(ctx, `SELECT file_id, id, name, kind, COALESCE(signature, ''), start_line, end_line, COALESCE(parent_symbol_id, 0)
-		FROM symbols WHERE file_id IN (`+placeholders(len(args))+`) ORDER BY file_id, start_line, id`, args...)
+	err := a.kb.DefinitionsOfFiles(ctx, ids, func(d kb.Definition) {
+		out[d.FileID] = append(out[d.FileID], symbolRow{name: d.Name, kind: d.Kind, signature: d.Signature,
+			start: d.StartLine, end: d.EndLine, parent: d.ParentID, id: d.ID})
+	})
 	if err != nil {
-		return nil, fmt.Errorf("assemble: symbols: %w", err)
+		return nil, fmt.Errorf("assemble: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var fileID int64
-		var s symbolRow
-		if err := rows.Scan(&fileID, &s.id, &s.name, &s.kind, &s.signature, &s.start, &s.end, &s.parent); err != nil {
-			return nil, err
-		}
-		out[fileID] = append(out[fileID], s)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // filePieces proposes the items of one file with their priorities.

@@ -54,11 +54,11 @@ func TestAssemblePriorities(t *testing.T) {
 	f := newFixture(t, bigShop()...)
 	ctx := context.Background()
 	q := Analyze("`format_table` pads columns wrong")
-	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	cands, err := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAssembler(f.db, f.repoID, f.root)
+	a := NewAssembler(f.kb, f.repoID, f.root)
 	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 600, ReservedTokens: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +100,8 @@ func TestAssembleDetailsOverride(t *testing.T) {
 	f := newFixture(t, bigShop()...)
 	ctx := context.Background()
 	q := Analyze("`format_table` pads columns wrong")
-	cands, _ := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
-	a := NewAssembler(f.db, f.repoID, f.root)
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
 	a.Details = map[string]map[string]string{"shop/fmt.py": {"format_table": DetailExcluded, "helper_7": DetailPrimary}}
 	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 3000, ReservedTokens: 100})
 	if err != nil {
@@ -125,8 +125,8 @@ func TestAssembleExcludedInSmallFile(t *testing.T) {
 	f := newFixture(t, shop...)
 	ctx := context.Background()
 	q := Analyze("`_pager_contextmanager` and echo_via_pager print twice")
-	cands, _ := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
-	a := NewAssembler(f.db, f.repoID, f.root)
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
 	b := Budget{ContextWindow: 4000, ReservedTokens: 100}
 	items := func(pkg *Package) []Item {
 		for _, pf := range pkg.Files {
@@ -189,9 +189,9 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		fx := fixtures[i%len(fixtures)]
 		f := fx.f
-		a := NewAssembler(f.db, f.repoID, f.root)
+		a := NewAssembler(f.kb, f.repoID, f.root)
 		q := Analyze(fx.tasks[rng.Intn(len(fx.tasks))])
-		cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 1+rng.Intn(10))
+		cands, err := NewRanker(f.kb, f.repoID).Rank(ctx, q, 1+rng.Intn(10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,11 +223,11 @@ func TestDeterministic(t *testing.T) {
 	var first string
 	for i := 0; i < 30; i++ {
 		q := Analyze("`format_table` pads columns wrong; helper strip text pager")
-		cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 20)
+		cands, err := NewRanker(f.kb, f.repoID).Rank(ctx, q, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 1500, ReservedTokens: 100})
+		pkg, err := NewAssembler(f.kb, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 1500, ReservedTokens: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -490,8 +490,8 @@ func Unrelated() int {
 `})
 	ctx := context.Background()
 	q := Analyze("the sum stays after store.go:13")
-	cands, _ := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
-	a := NewAssembler(f.db, f.repoID, f.root)
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
 	a.WholeFileTokens = 0
 	a.Linked = map[string]map[string]bool{"store.go": {"Reset": true, "Unrelated": true}}
 	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 4000, ReservedTokens: 100})

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 		b.Run(stage, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := Analyze(tasks[i%len(tasks)])
-				rk := NewRanker(db, repoID)
+				rk := NewRanker(kb.New(db), repoID)
 				rk.Root = root // as cra retrieve does: the chunk signal reads the checkout
 				c, err := rk.Rank(ctx, q, 100)
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -124,24 +125,16 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 // definitionSpans returns the line spans of the definitions of the
 // candidates' files, by file ID.
 func (r *Ranker) definitionSpans(ctx context.Context, cands []*scored) (map[int64][][2]int, error) {
-	args := make([]any, len(cands))
+	ids := make([]int64, len(cands))
 	for i, s := range cands {
-		args[i] = s.f.id
+		ids[i] = s.f.id
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT file_id, start_line, end_line FROM symbols WHERE file_id IN (`+placeholders(len(args))+`)
-		ORDER BY file_id, start_line, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("rank: definitions: %w", err)
-	}
-	defer rows.Close()
 	out := map[int64][][2]int{}
-	for rows.Next() {
-		var id int64
-		var sp [2]int
-		if err := rows.Scan(&id, &sp[0], &sp[1]); err != nil {
-			return nil, err
-		}
-		out[id] = append(out[id], sp)
+	err := r.kb.SpansOfFiles(ctx, ids, func(sp kb.Span) {
+		out[sp.FileID] = append(out[sp.FileID], [2]int{sp.StartLine, sp.EndLine})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -29,7 +29,7 @@ func TestRankChunkSignal(t *testing.T) {
 	ctx := context.Background()
 	q := Analyze("rotate and compress old log archives")
 	rank := func(root string) []Candidate {
-		r := NewRanker(f.db, f.repoID)
+		r := NewRanker(f.kb, f.repoID)
 		r.Root = root
 		c, err := r.Rank(ctx, q, 10)
 		if err != nil {
@@ -60,7 +60,7 @@ func TestRankChunkSignal(t *testing.T) {
 func TestRankChunkSignalMissingFile(t *testing.T) {
 	// A file indexed and then deleted keeps its other signals: no error.
 	f := newFixture(t, logShop())
-	r := NewRanker(f.db, f.repoID)
+	r := NewRanker(f.kb, f.repoID)
 	r.Root = t.TempDir() // nothing there
 	c, err := r.Rank(context.Background(), Analyze("rotate and compress old log archives"), 10)
 	if err != nil {

@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +10,14 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/store"
 )
 
 // fixture is an indexed git repository with history.
 type fixture struct {
 	root   string
-	db     *sql.DB
+	kb     *kb.KnowledgeBase // over the curated DB, read-only
 	repoID int64
 }
 
@@ -57,7 +57,7 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &fixture{root: root, db: db, repoID: res.RepoID}
+	return &fixture{root: root, kb: kb.New(db), repoID: res.RepoID}
 }
 
 // describe writes file_metadata rows, as 'cra enrich --promote' does: by
@@ -80,7 +80,7 @@ func (f *fixture) describe(t testing.TB, rows map[string][4]string) {
 
 func (f *fixture) rank(t testing.TB, task string) []Candidate {
 	t.Helper()
-	c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), Analyze(task), 20)
+	c, err := NewRanker(f.kb, f.repoID).Rank(context.Background(), Analyze(task), 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func (f *fixture) assemble(t testing.TB, task string, b Budget) *Package {
 	t.Helper()
 	ctx := context.Background()
 	q := Analyze(task)
-	cands, err := NewRanker(f.db, f.repoID).Rank(ctx, q, 10)
+	cands, err := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := NewAssembler(f.db, f.repoID, f.root).Assemble(ctx, q, cands, b)
+	pkg, err := NewAssembler(f.kb, f.repoID, f.root).Assemble(ctx, q, cands, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,14 @@ package retrieve
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -106,10 +106,13 @@ func ParseStages(list string) ([]Stage, error) {
 // Pipeline runs task analysis, the stages and assembly for one task, and
 // records the run (seed 001 §5.1, §11).
 type Pipeline struct {
-	Curated *sql.DB // read-only
-	Raw     *sql.DB // append-only log; nil skips logging
-	RepoID  int64
-	Root    string
+	// KB is the curated index, best over a read-only connection.
+	KB *kb.KnowledgeBase
+	// Corpus records each stage's decisions (retrieval_decisions); nil
+	// skips logging.
+	Corpus *corpus.Corpus
+	RepoID int64
+	Root   string
 	// Session is the task's working memory (seed 001 §11); nil skips it.
 	Session *store.SessionDB
 	// Judge is nil in deterministic mode.
@@ -121,8 +124,6 @@ type Pipeline struct {
 	// PlanFiles are a plan's files: tier-0 seeds ahead of everything the
 	// task analysis finds (implement mode with --plan, seed 001 §5.6).
 	PlanFiles []string
-	// Now stamps log rows; default time.Now.
-	Now func() time.Time
 }
 
 // Result is a pipeline run's output.
@@ -226,7 +227,7 @@ func testRef(t string) (files, symbols []string) {
 }
 
 func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
-	rk := NewRanker(p.Curated, p.RepoID)
+	rk := NewRanker(p.KB, p.RepoID)
 	rk.Root = p.Root
 	return &StageContext{
 		Task: q, Ranker: rk, Excluded: map[string]string{},
@@ -243,9 +244,9 @@ func (p *Pipeline) runStages(ctx context.Context, taskID string, sc *StageContex
 	}
 	// Before any stage (seed 001 §14.4): without promoted enrichment the
 	// ranking has no Tier 4, whichever stages run.
-	promoted, err := metadataPromoted(ctx, sc.Ranker)
+	promoted, err := p.KB.EnrichmentPromoted(ctx, p.RepoID)
 	if err != nil {
-		return err
+		return fmt.Errorf("check enrichment: %w", err)
 	}
 	if !promoted {
 		sc.Info = append(sc.Info, "enrichment not found, Tier 4 skipped")
@@ -267,8 +268,8 @@ func (p *Pipeline) runStages(ctx context.Context, taskID string, sc *StageContex
 		if err := st.Run(ctx, sc); err != nil {
 			return fmt.Errorf("stage %s: %w", st.Name(), err)
 		}
-		if p.Raw != nil {
-			if err := p.logDecisions(ctx, taskID, sc.Decisions[logged:]); err != nil {
+		if p.Corpus != nil {
+			if err := p.Corpus.LogDecisions(ctx, taskID, corpusDecisions(sc.Decisions[logged:])); err != nil {
 				return err
 			}
 		}
@@ -315,27 +316,14 @@ func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, 
 	return res, nil
 }
 
-func (p *Pipeline) logDecisions(ctx context.Context, taskID string, ds []Decision) error {
-	now := store.Now()
-	if p.Now != nil {
-		now = p.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+// corpusDecisions are ds as the raw database records them (without the
+// path, which the curated file id names).
+func corpusDecisions(ds []Decision) []corpus.Decision {
+	out := make([]corpus.Decision, len(ds))
+	for i, d := range ds {
+		out[i] = corpus.Decision{Stage: d.Stage, FileID: d.FileID, Tier: d.Tier, Included: d.Included, Reason: d.Reason}
 	}
-	tx, err := p.Raw.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("log decisions: %w", err)
-	}
-	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO retrieval_decisions(task_id, stage, file_id, tier, included, reason, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("log decisions: %w", err)
-	}
-	defer st.Close()
-	for _, d := range ds {
-		if _, err := st.ExecContext(ctx, taskID, d.Stage, d.FileID, d.Tier, d.Included, d.Reason, now); err != nil {
-			return fmt.Errorf("log decisions: %w", err)
-		}
-	}
-	return tx.Commit()
+	return out
 }
 
 // RefinementRequest asks for more context with concrete evidence (seed

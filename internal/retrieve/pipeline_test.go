@@ -2,12 +2,14 @@ package retrieve
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"github.com/google/go-cmp/cmp"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -28,7 +30,9 @@ func (s *scripted) judge(_ context.Context, callType, stage, system, prompt stri
 	return r, nil
 }
 
-func newPipeline(t *testing.T, f *fixture, j Judge) (*Pipeline, *store.Factory) {
+// newPipeline returns a pipeline over f that logs to a fresh raw DB, also
+// returned for the tests to read.
+func newPipeline(t *testing.T, f *fixture, j Judge) (*Pipeline, *sql.DB) {
 	t.Helper()
 	fac := store.NewFactory(filepath.Join(t.TempDir(), "state"))
 	raw, err := fac.Open(context.Background(), store.Raw, "", false)
@@ -41,14 +45,14 @@ func newPipeline(t *testing.T, f *fixture, j Judge) (*Pipeline, *store.Factory) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sess.Close() })
-	return &Pipeline{Curated: f.db, Raw: raw, RepoID: f.repoID, Root: f.root, Session: sess, Judge: j, PromptTokens: 4096}, fac
+	return &Pipeline{KB: f.kb, Corpus: corpus.New(raw), RepoID: f.repoID, Root: f.root, Session: sess, Judge: j, PromptTokens: 4096}, raw
 }
 
 var budget = Budget{ContextWindow: 4000, ReservedTokens: 500}
 
 func TestPipelineDeterministic(t *testing.T) {
 	f := newFixture(t, shop...)
-	p, _ := newPipeline(t, f, nil)
+	p, raw := newPipeline(t, f, nil)
 	stages, err := ParseStages("scope,precision")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +69,7 @@ func TestPipelineDeterministic(t *testing.T) {
 	}
 	// Every candidate's decision is logged; the session holds the stages' state.
 	var n int
-	p.Raw.QueryRow("SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'").Scan(&n)
+	raw.QueryRow("SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'").Scan(&n)
 	if n != len(res.Decisions) || n == 0 {
 		t.Errorf("retrieval_decisions: got %d rows, want %d", n, len(res.Decisions))
 	}
@@ -190,7 +194,7 @@ func TestPipelineMalformedJudgment(t *testing.T) {
 				"precision_judgment": `{"symbols": []}`,
 			}}
 			j.replies[tc.call] = tc.reply
-			p, _ := newPipeline(t, f, j.judge)
+			p, raw := newPipeline(t, f, j.judge)
 			stages, _ := ParseStages("scope,precision")
 			_, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager`", stages, budget)
 			var re *ReplyError
@@ -200,7 +204,7 @@ func TestPipelineMalformedJudgment(t *testing.T) {
 			// The stages that finished before the bad reply keep their
 			// decisions in the raw DB.
 			var scope int
-			if err := p.Raw.QueryRow(`SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'`).Scan(&scope); err != nil {
+			if err := raw.QueryRow(`SELECT COUNT(*) FROM retrieval_decisions WHERE task_id = 'task-1' AND stage = 'scope'`).Scan(&scope); err != nil {
 				t.Fatal(err)
 			}
 			if want := tc.call == "precision_judgment"; (scope > 0) != want {
@@ -339,7 +343,7 @@ func TestScopeKeepsEarlierRanking(t *testing.T) {
 	// those candidates and does not rank again.
 	f := newFixture(t, shop...)
 	ctx := context.Background()
-	sc := &StageContext{Task: Analyze("`_pager_contextmanager` leaks"), Ranker: NewRanker(f.db, f.repoID), Excluded: map[string]string{}}
+	sc := &StageContext{Task: Analyze("`_pager_contextmanager` leaks"), Ranker: NewRanker(f.kb, f.repoID), Excluded: map[string]string{}}
 	preset := []Candidate{{Path: "shop/fmt.py", Score: 1, Tier: TierSearch}}
 	sc.Candidates = preset
 	if err := (&ScopeStage{}).Run(ctx, sc); err != nil {
@@ -388,7 +392,7 @@ func FuzzStageReplies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, intent, scope, precision string) {
 		j := &scripted{replies: map[string]string{"task_analysis": intent, "scope_judgment": scope, "precision_judgment": precision}}
-		p := &Pipeline{Curated: fx.db, RepoID: fx.repoID, Root: fx.root, Judge: j.judge, PromptTokens: 4096}
+		p := &Pipeline{KB: fx.kb, RepoID: fx.repoID, Root: fx.root, Judge: j.judge, PromptTokens: 4096}
 		res, err := p.Run(context.Background(), "task-1", "pager `_pager_contextmanager` leaks", stages, budget)
 		if err != nil {
 			var re *ReplyError

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/kb"
 )
 
 // SymbolCandidate is a definition the precision stage weighs (seed 001
@@ -142,35 +144,25 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 		why  string
 	}
 	var links []link
-	ids := make([]any, len(seeds))
+	ids := make([]int64, len(seeds))
 	bySeed := map[int64]*SymbolCandidate{}
 	for i, s := range seeds {
 		ids[i], bySeed[s.id] = s.id, s
 	}
-	in := placeholders(len(ids))
 	// Bounded: a function with thousands of callers keeps a few per seed
 	// in the end anyway.
-	rows, err := r.db.QueryContext(ctx, `SELECT caller_symbol_id, callee_symbol_id FROM symbol_references
-		WHERE caller_symbol_id IN (`+in+`) OR callee_symbol_id IN (`+in+`) ORDER BY id LIMIT ?`, append(append(ids, ids...), maxLinkRows)...)
+	refs, err := r.kb.ReferencesOf(ctx, ids, maxLinkRows)
 	if err != nil {
-		return nil, fmt.Errorf("precision: references: %w", err)
+		return nil, fmt.Errorf("precision: %w", err)
 	}
-	for rows.Next() {
-		var caller, callee int64
-		if err := rows.Scan(&caller, &callee); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	for _, ref := range refs {
+		caller, callee := ref.CallerID, ref.CalleeID
 		if s := bySeed[callee]; s != nil && caller != callee {
 			links = append(links, link{s, caller, "calls " + s.Name})
 		}
 		if s := bySeed[caller]; s != nil && caller != callee {
 			links = append(links, link{s, callee, "called by " + s.Name})
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	// Name signals: definitions whose body uses a seed's name, unless the
 	// name is used everywhere or a reference links them already.
@@ -185,23 +177,9 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		// One bounded query per name: a name used by more definitions than
 		// maxNameUses is common and links nothing.
-		rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT nr.symbol_id FROM name_refs nr JOIN files f ON f.id = nr.file_id
-			WHERE nr.name = ? AND nr.symbol_id IS NOT NULL AND f.repo_id = ? LIMIT ?`, name, r.repoID, maxNameUses+1)
+		users, err := r.kb.NameUsers(ctx, r.repoID, name, maxNameUses+1)
 		if err != nil {
-			return nil, fmt.Errorf("precision: name signals: %w", err)
-		}
-		var users []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			users = append(users, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("precision: %w", err)
 		}
 		if len(users) > maxNameUses {
 			continue
@@ -217,7 +195,7 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 	}
 	// The linked definitions not weighed yet, with their files; only those
 	// in the scoped files count (precision works on the scope's files).
-	var missing []any
+	var missing []int64
 	asked := map[int64]bool{}
 	for _, l := range links {
 		if byID[l.to] == nil && !asked[l.to] {
@@ -226,29 +204,15 @@ func linkedSymbols(ctx context.Context, r *Ranker, seeds []*SymbolCandidate, byI
 		}
 	}
 	var added []*SymbolCandidate
-	for start := 0; start < len(missing); start += 500 {
-		batch := missing[start:min(start+500, len(missing))]
-		rows, err = r.db.QueryContext(ctx, `SELECT s.id, s.file_id, s.name, s.kind, COALESCE(s.signature, ''), s.start_line, f.path
-			FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id IN (`+placeholders(len(batch))+`) ORDER BY s.id`, batch...)
-		if err != nil {
-			return nil, fmt.Errorf("precision: linked symbols: %w", err)
+	err = r.kb.SymbolsByID(ctx, missing, func(s kb.SymbolLocation) {
+		if scoped[s.FileID] {
+			sc := &SymbolCandidate{Linked: true, id: s.ID, Name: s.Name, Kind: s.Kind, Signature: s.Signature, Line: s.StartLine, Path: s.Path}
+			byID[sc.id] = sc
+			added = append(added, sc)
 		}
-		for rows.Next() {
-			sc := &SymbolCandidate{Linked: true}
-			var fileID int64
-			if err := rows.Scan(&sc.id, &fileID, &sc.Name, &sc.Kind, &sc.Signature, &sc.Line, &sc.Path); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if scoped[fileID] {
-				byID[sc.id] = sc
-				added = append(added, sc)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("precision: linked symbols: %w", err)
 	}
 	// Each seed keeps its best links: tests first (they pin the behaviour
 	// the task changes), then by path and line.
@@ -297,27 +261,20 @@ func rationales(ctx context.Context, r *Ranker, cs []*SymbolCandidate) error {
 		return nil
 	}
 	byID := make(map[int64]*SymbolCandidate, len(cs))
-	args := make([]any, len(cs))
+	ids := make([]int64, len(cs))
 	for i, c := range cs {
-		byID[c.id], args[i] = c, c.id
+		byID[c.id], ids[i] = c, c.id
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT symbol_id, content FROM inline_comments
-		WHERE is_rationale = 1 AND symbol_id IN (`+placeholders(len(args))+`) ORDER BY symbol_id, line`, args...)
+	comments, err := r.kb.RationalesOf(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("precision: rationale comments: %w", err)
+		return fmt.Errorf("precision: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var text string
-		if err := rows.Scan(&id, &text); err != nil {
-			return err
-		}
-		if c := byID[id]; c != nil && c.Rationale == "" {
-			c.Rationale = clip(strings.TrimSpace(text), 160)
+	for _, c := range comments {
+		if sc := byID[c.SymbolID]; sc != nil && sc.Rationale == "" {
+			sc.Rationale = clip(strings.TrimSpace(c.Content), 160)
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // clip cuts s to at most n bytes at a rune boundary, marking the cut.

@@ -11,7 +11,7 @@ func candidatesFor(t *testing.T, f *fixture, task string) []SymbolCandidate {
 	t.Helper()
 	ctx := context.Background()
 	q := Analyze(task)
-	rk := NewRanker(f.db, f.repoID)
+	rk := NewRanker(f.kb, f.repoID)
 	rk.Root = f.root
 	cands, err := rk.Rank(ctx, q, 20)
 	if err != nil {

@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"maps"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -48,9 +48,9 @@ type Weights struct {
 var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Metadata: 0.3, Implied: 0.6, Prose: 0.4}
 
 // Ranker ranks the files of one indexed repository for a task. It reads the
-// curated DB only.
+// curated DB only, through the knowledge base.
 type Ranker struct {
-	db     *sql.DB
+	kb     *kb.KnowledgeBase
 	repoID int64
 	// Weights default to DefaultWeights.
 	Weights Weights
@@ -70,10 +70,10 @@ type Ranker struct {
 	reads      *reads // shared with the assemblers made by NewAssemblerFor
 }
 
-// NewRanker returns a ranker over the curated DB db (a read-only
-// connection) for the repository repoID.
-func NewRanker(db *sql.DB, repoID int64) *Ranker {
-	return &Ranker{db: db, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60, reads: newReads(db, repoID)}
+// NewRanker returns a ranker over the knowledge base k (best over a
+// read-only connection) for the repository repoID.
+func NewRanker(k *kb.KnowledgeBase, repoID int64) *Ranker {
+	return &Ranker{kb: k, repoID: repoID, Weights: DefaultWeights, MaxQueryTerms: 48, Sources: 12, ChunkFiles: 60, reads: newReads(k, repoID)}
 }
 
 type rankFile struct {
@@ -268,24 +268,17 @@ func tierOf(s *scored) int {
 }
 
 func (r *Ranker) files(ctx context.Context) ([]*rankFile, map[string]*rankFile, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
-		LEFT JOIN (SELECT file_id, COUNT(*) AS n FROM file_commits GROUP BY file_id) c ON c.file_id = f.id
-		WHERE f.repo_id = ? ORDER BY f.path`, r.repoID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("rank: list files: %w", err)
-	}
-	defer rows.Close()
 	var files []*rankFile
 	byPath := map[string]*rankFile{}
-	for rows.Next() {
-		f := &rankFile{}
-		if err := rows.Scan(&f.id, &f.path, &f.lang, &f.commits); err != nil {
-			return nil, nil, err
-		}
+	err := r.kb.FilesWithCommits(ctx, r.repoID, func(row kb.FileCommits) {
+		f := &rankFile{id: row.ID, path: row.Path, lang: row.Language, commits: row.Commits}
 		files = append(files, f)
 		byPath[f.path] = f
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: %w", err)
 	}
-	return files, byPath, rows.Err()
+	return files, byPath, nil
 }
 
 // matchPath finds the files a mentioned path means: the exact path, else
@@ -350,32 +343,15 @@ func (r *Ranker) symbolSignal(ctx context.Context, names []string, signal, note 
 	if len(names) == 0 {
 		return nil
 	}
-	args := []any{r.repoID}
-	for _, n := range names {
-		args = append(args, n)
-	}
-	rows, err := r.db.QueryContext(ctx, `SELECT s.name, s.file_id FROM symbols s JOIN files f ON f.id = s.file_id
-		WHERE f.repo_id = ? AND s.name IN (`+placeholders(len(names))+`) ORDER BY s.name, s.file_id`, args...)
+	definers, err := r.kb.Definers(ctx, r.repoID, names)
 	if err != nil {
-		return fmt.Errorf("rank: symbols: %w", err)
+		return fmt.Errorf("rank: %w", err)
 	}
 	defs := map[string][]int64{}
-	for rows.Next() {
-		var (
-			n  string
-			id int64
-		)
-		if err := rows.Scan(&n, &id); err != nil {
-			rows.Close()
-			return err
+	for _, d := range definers {
+		if l := defs[d.Name]; len(l) == 0 || l[len(l)-1] != d.FileID {
+			defs[d.Name] = append(l, d.FileID)
 		}
-		if l := defs[n]; len(l) == 0 || l[len(l)-1] != id {
-			defs[n] = append(l, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	score := map[int64]float64{}
 	reason := map[int64]string{}
@@ -424,38 +400,23 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 	if len(present) > r.MaxQueryTerms {
 		present = present[:r.MaxQueryTerms]
 	}
-	quoted := make([]string, len(present))
+	words := make([]string, len(present))
 	for i, t := range present {
-		quoted[i] = `"` + t.term + `"`
+		words[i] = t.term
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT rowid, -bm25(file_search, 4.0, 2.5, 1.0) AS s FROM file_search
-		WHERE file_search MATCH ? ORDER BY s DESC LIMIT 300`, strings.Join(quoted, " OR "))
+	hits, err := r.kb.SearchFiles(ctx, words)
 	if err != nil {
-		return nil, fmt.Errorf("rank: search: %w", err)
+		return nil, fmt.Errorf("rank: %w", err)
 	}
-	defer rows.Close()
 	best := 0.0
-	type hit struct {
-		id int64
-		s  float64
-	}
-	var hits []hit
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.id, &h.s); err != nil {
-			return nil, err
+	for _, h := range hits {
+		if h.Score > best {
+			best = h.Score
 		}
-		if h.s > best {
-			best = h.s
-		}
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	for _, h := range hits {
-		if f := byID[h.id]; f != nil && best > 0 {
-			get(f).add("search", h.s/best, "")
+		if f := byID[h.FileID]; f != nil && best > 0 {
+			get(f).add("search", h.Score/best, "")
 		}
 	}
 	return present, nil
@@ -467,31 +428,23 @@ func (r *Ranker) searchSignal(ctx context.Context, q TaskQuery, byID map[int64]*
 // the same module or domain as a strong candidate. Without promoted
 // enrichment it adds nothing.
 func (r *Ranker) metadataSignal(ctx context.Context, keywords []string, nFiles int, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
-	rows, err := r.db.QueryContext(ctx, `SELECT m.file_id, COALESCE(m.module, ''), COALESCE(m.domain, ''), COALESCE(m.concepts, ''), COALESCE(m.purpose, '')
-		FROM file_metadata m JOIN files f ON f.id = m.file_id WHERE f.repo_id = ? ORDER BY m.file_id`, r.repoID)
+	descs, err := r.kb.FileDescriptions(ctx, r.repoID)
 	if err != nil {
-		return fmt.Errorf("rank: file metadata: %w", err)
+		return fmt.Errorf("rank: %w", err)
+	}
+	if len(descs) == 0 {
+		return nil
 	}
 	type meta struct {
 		id             int64
 		module, domain string
 		text           string
 	}
-	var all []meta
-	for rows.Next() {
-		var m meta
-		var concepts, purpose string
-		if err := rows.Scan(&m.id, &m.module, &m.domain, &concepts, &purpose); err != nil {
-			rows.Close()
-			return err
-		}
-		m.module, m.domain = strings.ToLower(strings.TrimSpace(m.module)), strings.ToLower(strings.TrimSpace(m.domain))
-		m.text = strings.Join([]string{m.module, m.domain, concepts, purpose}, " ")
-		all = append(all, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(all) == 0 {
-		return err
+	all := make([]meta, len(descs))
+	for i, d := range descs {
+		m := meta{id: d.FileID, module: strings.ToLower(strings.TrimSpace(d.Module)), domain: strings.ToLower(strings.TrimSpace(d.Domain))}
+		m.text = strings.Join([]string{m.module, m.domain, d.Concepts, d.Purpose}, " ")
+		all[i] = m
 	}
 	// The task's words, weighted by rarity in the code as the search
 	// weighs them; a word no file holds can still describe one.
@@ -583,30 +536,15 @@ func (r *Ranker) propagate(ctx context.Context, srcs map[int64]float64, byID map
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	in := placeholders(len(ids))
 
 	// Imports, both ways, damped by the source's degree.
-	rows, err := r.db.QueryContext(ctx, `SELECT source_file_id, target_file_id FROM dependencies WHERE source_file_id IN (`+in+`)
-		UNION ALL SELECT target_file_id, source_file_id FROM dependencies WHERE target_file_id IN (`+in+`)`, append(args, args...)...)
+	imports, err := r.kb.ImportLinks(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("rank: dependencies: %w", err)
+		return fmt.Errorf("rank: %w", err)
 	}
 	links := map[int64][]int64{}
-	for rows.Next() {
-		var s, t int64
-		if err := rows.Scan(&s, &t); err != nil {
-			rows.Close()
-			return err
-		}
-		links[s] = append(links[s], t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	for _, l := range imports {
+		links[l.From] = append(links[l.From], l.To)
 	}
 	for _, s := range ids {
 		n := len(links[s])
@@ -621,31 +559,19 @@ func (r *Ranker) propagate(ctx context.Context, srcs map[int64]float64, byID map
 	// file, smoothed so one shared commit of a new file means little, and
 	// from minCoChange shared commits on (seed 001 §5.6: "above a minimum
 	// count"): one commit together is as often a sweeping change.
-	rows, err = r.db.QueryContext(ctx, `SELECT file_a_id, file_b_id, count FROM co_changes WHERE file_a_id IN (`+in+`) AND count >= ?
-		UNION ALL SELECT file_b_id, file_a_id, count FROM co_changes WHERE file_b_id IN (`+in+`) AND count >= ?`,
-		append(append(append(args, minCoChange), args...), minCoChange)...)
+	co, err := r.kb.CoChangeLinks(ctx, ids, minCoChange)
 	if err != nil {
-		return fmt.Errorf("rank: co-change: %w", err)
+		return fmt.Errorf("rank: %w", err)
 	}
-	for rows.Next() {
-		var s, t int64
-		var c int
-		if err := rows.Scan(&s, &t, &c); err != nil {
-			rows.Close()
-			return err
-		}
-		src, f := byID[s], byID[t]
+	for _, l := range co {
+		src, f := byID[l.From], byID[l.To]
 		if src == nil || f == nil {
 			continue
 		}
-		share := float64(c) / float64(src.commits+2)
-		get(f).add("cochange", srcs[s]*math.Min(1, share), fmt.Sprintf("changed with %s in %d commits", src.path, c))
+		share := float64(l.Count) / float64(src.commits+2)
+		get(f).add("cochange", srcs[l.From]*math.Min(1, share), fmt.Sprintf("changed with %s in %d commits", src.path, l.Count))
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return r.identSignal(ctx, srcs, ids, args, byID, get)
+	return r.identSignal(ctx, srcs, ids, byID, get)
 }
 
 // maxIdentDefs is how many files may define a name for it to link files:
@@ -656,47 +582,30 @@ const maxIdentDefs = 3
 // defining names a source uses, and the files using names a source
 // defines (the identifier graph of Aider's repo map, one hop from the
 // task's strongest files).
-func (r *Ranker) identSignal(ctx context.Context, srcs map[int64]float64, ids []int64, args []any, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
-	in := placeholders(len(ids))
+func (r *Ranker) identSignal(ctx context.Context, srcs map[int64]float64, ids []int64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
 	// Names used by the sources and defined in at most maxIdentDefs files.
-	rows, err := r.db.QueryContext(ctx, `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (`+in+`)),
-		defs AS (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
-		rare AS (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
-		SELECT u.file_id, d.file_id, COUNT(DISTINCT u.name) FROM used u JOIN rare USING (name) JOIN defs d USING (name)
-		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id`, append(args, maxIdentDefs)...)
+	links, err := r.kb.RareNameDefiners(ctx, ids, maxIdentDefs)
 	if err != nil {
-		return fmt.Errorf("rank: identifiers: %w", err)
+		return fmt.Errorf("rank: %w", err)
 	}
-	if err := r.addIdent(rows, srcs, byID, get, "defines names used by "); err != nil {
-		return err
-	}
+	addIdent(links, srcs, byID, get, "defines names used by ")
 	// Files using rare names the sources define.
-	rows, err = r.db.QueryContext(ctx, `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (`+in+`)),
-		rare AS (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
-		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) JOIN name_refs r USING (name)
-		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id`, append(args, maxIdentDefs)...)
-	if err != nil {
-		return fmt.Errorf("rank: identifiers: %w", err)
+	if links, err = r.kb.RareNameUsers(ctx, ids, maxIdentDefs); err != nil {
+		return fmt.Errorf("rank: %w", err)
 	}
-	return r.addIdent(rows, srcs, byID, get, "uses names defined in ")
+	addIdent(links, srcs, byID, get, "uses names defined in ")
+	return nil
 }
 
-func (r *Ranker) addIdent(rows *sql.Rows, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored, why string) error {
-	defer rows.Close()
-	for rows.Next() {
-		var s, t int64
-		var n int
-		if err := rows.Scan(&s, &t, &n); err != nil {
-			return err
-		}
-		src, f := byID[s], byID[t]
+func addIdent(links []kb.FileLink, srcs map[int64]float64, byID map[int64]*rankFile, get func(*rankFile) *scored, why string) {
+	for _, l := range links {
+		src, f := byID[l.From], byID[l.To]
 		if src == nil || f == nil {
 			continue
 		}
 		// Three shared rare names are as good as it gets.
-		get(f).add("ident", srcs[s]*math.Min(1, float64(n)/3), why+src.path)
+		get(f).add("ident", srcs[l.From]*math.Min(1, float64(l.Count)/3), why+src.path)
 	}
-	return rows.Err()
 }
 
 // nameSignal scores files whose name is a word of the task: "chore(mode):"
@@ -860,7 +769,3 @@ func strongest(all map[int64]*scored, keep func(*scored) bool, score func(*score
 }
 
 func isJS(l string) bool { return l == "javascript" || l == "typescript" || l == "tsx" }
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}

@@ -57,7 +57,7 @@ func TestRankPropagation(t *testing.T) {
 func TestRankEmptyAndUnknown(t *testing.T) {
 	f := newFixture(t, shop...)
 	for _, task := range []string{"", "zzqx qqzz"} {
-		c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), Analyze(task), 10)
+		c, err := NewRanker(f.kb, f.repoID).Rank(context.Background(), Analyze(task), 10)
 		if err != nil || len(c) != 0 {
 			t.Errorf("task %q: got %v, %v, want no candidates", task, paths(c), err)
 		}
@@ -68,7 +68,7 @@ func TestRankPlanFilesFirst(t *testing.T) {
 	f := newFixture(t, shop...)
 	q := Analyze("`_pager_contextmanager` leaks")
 	q.PlanFiles = []string{"shop/fmt.py"}
-	c, err := NewRanker(f.db, f.repoID).Rank(context.Background(), q, 10)
+	c, err := NewRanker(f.kb, f.repoID).Rank(context.Background(), q, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestRankImplied(t *testing.T) {
 	f := newFixture(t, shop...)
 	q := Analyze("the pager prints twice")
 	q.ImpliedSymbols, q.ImpliedFiles = []string{"format_table"}, []string{"shop/cli.py"}
-	rk := NewRanker(f.db, f.repoID)
+	rk := NewRanker(f.kb, f.repoID)
 	cands, err := rk.Rank(context.Background(), q, 20)
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,12 @@ package retrieve
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"math"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/cra-dev/cra/internal/kb"
 )
 
 // reads keeps what one retrieval run reads more than once: document
@@ -17,7 +17,7 @@ import (
 // so a file the chunk signal read is not read again, and a file the
 // precision stage scanned is not scanned again.
 type reads struct {
-	db     *sql.DB
+	kb     *kb.KnowledgeBase
 	repoID int64
 	files  int                   // files of the repository; -1 until counted
 	df     map[string]int        // every term looked up; 0: not in any file
@@ -36,15 +36,15 @@ type scanKey struct {
 	tt   *taskTerms
 }
 
-func newReads(db *sql.DB, repoID int64) *reads {
-	return &reads{db: db, repoID: repoID, files: -1, df: map[string]int{}, text: map[string]fileRead{},
+func newReads(k *kb.KnowledgeBase, repoID int64) *reads {
+	return &reads{kb: k, repoID: repoID, files: -1, df: map[string]int{}, text: map[string]fileRead{},
 		terms: map[string]*taskTerms{}, scans: map[scanKey]fileTerms{}}
 }
 
 // lookup returns the document frequency of each term that occurs in the
 // repository, in the order of terms; absent terms are left out.
 func (v *reads) lookup(ctx context.Context, terms []string) ([]termDF, error) {
-	var ask []any
+	var ask []string
 	asked := map[string]bool{}
 	for _, t := range terms {
 		if _, ok := v.df[t]; !ok && !asked[t] {
@@ -54,15 +54,14 @@ func (v *reads) lookup(ctx context.Context, terms []string) ([]termDF, error) {
 	}
 	// Into the cache only once every batch has been read: a lookup that
 	// fails leaves nothing half known.
-	found := map[string]int{}
-	for start := 0; start < len(ask); start += 500 {
-		end := min(start+500, len(ask))
-		if err := v.query(ctx, ask[start:end], found); err != nil {
-			return nil, fmt.Errorf("vocabulary: %w", err)
+	if len(ask) > 0 {
+		found, err := v.kb.DocumentFrequencies(ctx, ask)
+		if err != nil {
+			return nil, err
 		}
-	}
-	for t := range asked {
-		v.df[t] = found[t] // 0: in no file
+		for t := range asked {
+			v.df[t] = found[t] // 0: in no file
+		}
 	}
 	var out []termDF
 	seen := map[string]bool{}
@@ -75,29 +74,14 @@ func (v *reads) lookup(ctx context.Context, terms []string) ([]termDF, error) {
 	return out, nil
 }
 
-func (v *reads) query(ctx context.Context, terms []any, found map[string]int) error {
-	rows, err := v.db.QueryContext(ctx, `SELECT term, doc FROM file_search_vocab WHERE term IN (`+placeholders(len(terms))+`)`, terms...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t termDF
-		if err := rows.Scan(&t.term, &t.df); err != nil {
-			return err
-		}
-		found[t.term] = t.df
-	}
-	return rows.Err()
-}
-
 // fileCount returns how many files the repository has.
 func (v *reads) fileCount(ctx context.Context) (int, error) {
 	if v.files < 0 {
-		if err := v.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM files WHERE repo_id = ?`, v.repoID).Scan(&v.files); err != nil {
-			v.files = -1
-			return 0, fmt.Errorf("count files: %w", err)
+		n, err := v.kb.FileCount(ctx, v.repoID)
+		if err != nil {
+			return 0, err
 		}
+		v.files = n
 	}
 	return v.files, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -18,7 +19,7 @@ func TestVocabCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := newReads(db, f.repoID)
+	v := newReads(kb.New(db), f.repoID)
 	got, err := v.lookup(ctx, []string{"pager", "zzzabsent", "pager"})
 	if err != nil || len(got) != 1 || got[0].term != "pager" || got[0].df < 1 {
 		t.Fatalf("got %v %v, want pager once with its count", got, err)
@@ -48,7 +49,7 @@ func TestReadsFilesAndScans(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, shop...)
-	v := newReads(f.db, f.repoID)
+	v := newReads(f.kb, f.repoID)
 	lines, err := v.file(p)
 	if err != nil || len(lines) != 3 || lines[0] != "def pager():\n" {
 		t.Fatalf("got %q %v", lines, err)

@@ -4,6 +4,9 @@
 // structure and history say, symbol-level selection, and assembly of a
 // package that fits a token budget. The deterministic result stands on its
 // own (--deterministic); the LLM stages refine it.
+//
+// It reads the curated index only through a *kb.KnowledgeBase and records
+// its decisions only through a *corpus.Corpus: no SQL lives here.
 package retrieve
 
 import "errors"

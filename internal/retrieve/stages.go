@@ -111,15 +111,6 @@ func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
 	return nil
 }
 
-func metadataPromoted(ctx context.Context, r *Ranker) (bool, error) {
-	var n int
-	err := r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM file_metadata m JOIN files f ON f.id = m.file_id WHERE f.repo_id = ?`, r.repoID).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("check enrichment: %w", err)
-	}
-	return n > 0, nil
-}
-
 func tierName(t int) string {
 	switch t {
 	case TierPlan:

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -122,10 +124,7 @@ func TestSolveLifecycle(t *testing.T) {
 	if left, _ := os.ReadDir(filepath.Join(ws.StateDir, "sessions")); len(left) != 0 {
 		t.Errorf("session files left behind: %v", left)
 	}
-	raw, err := ws.RawDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawDB(t, ws)
 	var success, archives int
 	raw.QueryRow(`SELECT success FROM task_runs WHERE task_id = 'solve-1'`).Scan(&success)
 	raw.QueryRow(`SELECT COUNT(*) FROM session_archives WHERE task_id = 'solve-1'`).Scan(&archives)
@@ -152,7 +151,7 @@ func TestPlanFailureSaysWhatToDo(t *testing.T) {
 	if !strings.HasPrefix(es[2].Output, "cra plan stopped: ") || !strings.HasPrefix(es[2].Need, "fix the cause and run again: ") {
 		t.Errorf("failed entry: %+v", es[2])
 	}
-	raw, _ := ws.RawDB(ctx)
+	raw := rawDB(t, ws)
 	var success int
 	if err := raw.QueryRow(`SELECT success FROM task_runs WHERE task_id = 'plan-1'`).Scan(&success); err != nil || success != 0 {
 		t.Errorf("task_runs: success %d, %v; want 0", success, err)
@@ -213,4 +212,15 @@ func TestRetrieveNotesOneEvent(t *testing.T) {
 	if len(es) != 1 || shape[0] != string(world.SourceRetrieve) || !strings.HasSuffix(es[0].Output, "stages scope,precision") {
 		t.Errorf("world log: %+v", es)
 	}
+}
+
+// rawDB opens the workspace's raw database read-only, to check its rows.
+func rawDB(t *testing.T, ws *workspace.Workspace) *sql.DB {
+	t.Helper()
+	db, err := store.NewFactory(ws.StateDir).Open(context.Background(), store.Raw, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -263,11 +263,11 @@ func (l *lifecycle) judgeTokens() int {
 // text is read under root: the repository, or for solve its worktree,
 // whose HEAD content is what edit blocks must match.
 func (l *lifecycle) retrieve(ctx context.Context, root string, planFiles []string) (*retrieve.Pipeline, *retrieve.Result, error) {
-	_, repo, err := l.ws.Index(ctx)
+	k, repo, err := l.ws.Index(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := l.ws.RawDB(ctx)
+	c, err := l.ws.Corpus(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,7 +276,7 @@ func (l *lifecycle) retrieve(ctx context.Context, root string, planFiles []strin
 		return nil, nil, err
 	}
 	l.session = session
-	p := &retrieve.Pipeline{Curated: l.ws.CuratedDB(), Raw: raw, RepoID: repo.ID, Root: root, Session: session, PlanFiles: planFiles}
+	p := &retrieve.Pipeline{KB: k, Corpus: c, RepoID: repo.ID, Root: root, Session: session, PlanFiles: planFiles}
 	if !l.spec.Deterministic {
 		j, u, err := newJudge(ctx, l.gateway, l.taskID, l.spec.Budget)
 		if err != nil {

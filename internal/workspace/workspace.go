@@ -281,30 +281,11 @@ func (w *Workspace) ArchiveSession(ctx context.Context, s *store.SessionDB, task
 	return s.Archive(ctx, w.factory, w.corpus, taskID)
 }
 
-// CuratedDB returns the curated database's handle, opened by Index, for
-// the readers that still take one (retrieval).
-func (w *Workspace) CuratedDB() *sql.DB {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.curated
-}
-
 // OpenIndexWriter opens the curated database read-write for one of its
 // writers (the indexer, enrichment's promotion, adapters); the caller
 // closes it.
 func (w *Workspace) OpenIndexWriter(ctx context.Context) (*sql.DB, error) {
 	return w.factory.Open(ctx, store.Curated, "", false)
-}
-
-// RawDB returns the raw database's handle for the writers that still take
-// one (retrieval's decisions).
-func (w *Workspace) RawDB(ctx context.Context) (*sql.DB, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.openRaw(ctx); err != nil {
-		return nil, err
-	}
-	return w.raw, nil
 }
 
 // Close releases every database the workspace opened. The workspace must

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
 )
 
 // indexedRepo makes a git repository with one Go file, a config naming
@@ -159,10 +161,7 @@ func TestPartsOpenOnceAndRecord(t *testing.T) {
 	if _, err := c.Complete(ctx, llm.UserPrompt("", "hi")); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := ws.RawDB(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawDB(t, ws)
 	var n int
 	if err := raw.QueryRow(`SELECT COUNT(*) FROM llm_calls WHERE call_type = 'probe'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("recorded calls: %d, %v; want 1", n, err)
@@ -174,10 +173,25 @@ func TestPartsOpenOnceAndRecord(t *testing.T) {
 	if l2, _ := ws.Log(); l1 != l2 {
 		t.Error("two world logs for one workspace")
 	}
+	cp, err := ws.Corpus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := ws.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := raw.Ping(); err == nil {
-		t.Error("the raw database is still open after Close")
+	if ok, err := cp.HasRuns(ctx); err == nil {
+		t.Errorf("the raw database still answers after Close (%v)", ok)
 	}
+}
+
+// rawDB opens the workspace's raw database read-only, to check its rows.
+func rawDB(t *testing.T, ws *Workspace) *sql.DB {
+	t.Helper()
+	db, err := store.NewFactory(ws.StateDir).Open(context.Background(), store.Raw, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

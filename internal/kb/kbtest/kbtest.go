@@ -5,8 +5,8 @@
 // The main repository (its path is the caller's) is a tiny web shop: four
 // Python files that import each other in a chain, two TypeScript files, a
 // git history of four commits, co-change pairs, symbol references,
-// docstrings, comments, enrichment of three files, and one file indexed with
-// syntax errors. OtherRepo has one Python file and no enrichment; EmptyRepo
+// docstrings, comments, the names definitions use, a full-text index,
+// enrichment of three files, and one file indexed with syntax errors. OtherRepo has one Python file and no enrichment; EmptyRepo
 // is registered with no files.
 package kbtest
 
@@ -170,4 +170,25 @@ Args:
 		(2, 'scope', 'reasoning', 'qwen3:4b-scope-v2', 2, 1, 'recall +4%', '2024-02-10T00:00:00Z'),
 		(3, 'scope', 'reasoning', 'qwen3:4b-scope-v3', 3, 0, 'regressed', '2024-03-10T00:00:00Z'),
 		(4, 'precision', 'reasoning', 'qwen3:4b-precision-v1', 1, 0, NULL, '2024-01-10T00:00:00Z')`,
+	// Names the definitions' bodies use; the api.py row without a symbol is
+	// a module-level import.
+	`INSERT INTO name_refs (file_id, symbol_id, name, qualifier, kind, line) VALUES
+		(1, 2, 'connect', '', 'call', 10),
+		(1, 3, 'connect', '', 'call', 24),
+		(1, 3, 'Session', '', 'call', 25),
+		(2, 6, 'retry', '', 'call', 16),
+		(3, NULL, 'Session', '', 'import', 1),
+		(3, 7, 'load_user', '', 'call', 3),
+		(3, 8, 'User', '', 'call', 14),
+		(5, 10, 'UserId', '', 'type_ref', 3),
+		(5, 10, 'User', '', 'type_ref', 3)`,
+	// The full-text index: rowid is the file id.
+	`INSERT INTO file_search (rowid, path, symbols, body) VALUES
+		(1, 'app/models.py', 'User save load_user', 'user model persistence save load'),
+		(2, 'app/db.py', 'connect Session query', 'database session connect query sql'),
+		(3, 'app/api.py', 'get_user create_user', 'http handlers user request'),
+		(4, 'app/util.py', 'retry', 'retry attempts'),
+		(5, 'web/client.ts', 'fetchUser ApiClient', 'fetch user api client'),
+		(6, 'web/types.ts', 'User UserId', 'user id types'),
+		(7, 'main.py', 'connect', 'connect main')`,
 }
