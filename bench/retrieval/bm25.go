@@ -1,7 +1,9 @@
 package main
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -73,11 +75,15 @@ func bm25Rank(docs []*bm25Doc, query []string) []bm25Hit {
 	for t := range qtf {
 		idf[t] = math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
 	}
+	// The terms in order: a sum over a map's order differs in its last
+	// bits from run to run, and so would near-ties' ranks.
+	terms := slices.Sorted(maps.Keys(qtf))
 	hits := make([]bm25Hit, len(docs))
 	for i, d := range docs {
 		var s float64
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(d.Len)/avgdl)
-		for t, q := range qtf {
+		for _, t := range terms {
+			q := qtf[t]
 			f := float64(d.TF[t])
 			if f == 0 {
 				continue
