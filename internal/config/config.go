@@ -46,7 +46,11 @@ type Config struct {
 	Stages     *Stages     `toml:"stages,omitempty"`
 	Index      *Index      `toml:"index,omitempty"`
 	World      *World      `toml:"world,omitempty"`
-	Unknown    []string    `toml:"-"` // keys present in the file that cra does not know
+	// Board and Agents are [board] and the [agents.NAME] profiles the
+	// task board's processor runs (seed 004).
+	Board   *Board           `toml:"board,omitempty"`
+	Agents  map[string]Agent `toml:"agents,omitempty"`
+	Unknown []string         `toml:"-"` // keys present in the file that cra does not know
 }
 
 // Models is the [models] section (§3.2, §10.1): the coding and reasoning
@@ -331,6 +335,7 @@ func (c *Config) Validate() error {
 			problems = append(problems, fmt.Sprintf("world.fsync is %q: use agent, always or never", w.Fsync))
 		}
 	}
+	problems = append(problems, c.validateBoard()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
 	}

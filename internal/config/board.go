@@ -1,0 +1,122 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Board is the [board] section: how the daemon's processor runs the task
+// board (seed 004).
+type Board struct {
+	// DefaultAgent is the profile a task without its own agent runs with:
+	// BuiltinAgent or a name under [agents]. Unset means BuiltinAgent.
+	DefaultAgent string `toml:"default_agent,omitempty"`
+	// MaxParallel bounds the runs at once; unset means 1.
+	MaxParallel *int `toml:"max_parallel,omitempty"`
+}
+
+// Agent is one [agents.NAME] profile: any command-line coding agent the
+// processor can run in a task's worktree (aider, claude -p, codex exec, a
+// script).
+type Agent struct {
+	// Command is a template run by sh -c in the task's worktree. Its
+	// placeholders are AgentPlaceholders; the environment also carries
+	// CRA_TASK_ID and CRA_RUN_ID.
+	Command string `toml:"command,omitempty"`
+	// Timeout bounds one run, as a Go duration ("30m"); unset means
+	// DefaultAgentTimeout.
+	Timeout string `toml:"timeout,omitempty"`
+}
+
+// BuiltinAgent is the profile that runs cra's own solve on branch
+// cra/<task_id>; it needs no [agents] entry and cannot be redefined.
+const BuiltinAgent = "cra"
+
+// DefaultAgentTimeout bounds a run whose profile sets no timeout.
+const DefaultAgentTimeout = 30 * time.Minute
+
+// AgentPlaceholders are the names an agent command may use in braces.
+var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch"}
+
+var (
+	agentNamePattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	placeholderPattern = regexp.MustCompile(`\{([A-Za-z0-9_]*)\}`)
+)
+
+// AgentTimeout is the profile's timeout, or DefaultAgentTimeout.
+func (a Agent) AgentTimeout() time.Duration {
+	if d, err := time.ParseDuration(a.Timeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultAgentTimeout
+}
+
+// ExpandCommand fills the placeholders of the profile's command. Values
+// are shell-quoted: a worktree path with spaces stays one word.
+func (a Agent) ExpandCommand(values map[string]string) string {
+	return placeholderPattern.ReplaceAllStringFunc(a.Command, func(m string) string {
+		return shellQuote(values[m[1:len(m)-1]])
+	})
+}
+
+// shellQuote quotes s for sh as one word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// validateBoard checks [board] and [agents] as far as they are present.
+func (c *Config) validateBoard() []string {
+	var problems []string
+	names := make([]string, 0, len(c.Agents))
+	for name := range c.Agents {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := c.Agents[name]
+		key := "agents." + name
+		switch {
+		case name == BuiltinAgent:
+			problems = append(problems, fmt.Sprintf("[%s]: %q is the built-in profile (cra's own solve) and cannot be redefined: pick another name", key, name))
+			continue
+		case !agentNamePattern.MatchString(name):
+			problems = append(problems, fmt.Sprintf("[%s]: a profile name is lowercase letters, digits, '-' or '_', starting with a letter", key))
+		}
+		if strings.TrimSpace(a.Command) == "" {
+			problems = append(problems, fmt.Sprintf("%s.command is empty: give the command that runs the agent, e.g. \"aider --yes --message-file {prompt_file}\"", key))
+		}
+		for _, m := range placeholderPattern.FindAllStringSubmatch(a.Command, -1) {
+			if !knownPlaceholder(m[1]) {
+				problems = append(problems, fmt.Sprintf("%s.command uses {%s}: the placeholders are {%s}", key, m[1], strings.Join(AgentPlaceholders, "}, {")))
+			}
+		}
+		if a.Timeout != "" {
+			if d, err := time.ParseDuration(a.Timeout); err != nil || d <= 0 {
+				problems = append(problems, fmt.Sprintf("%s.timeout is %q: use a duration like \"30m\"", key, a.Timeout))
+			}
+		}
+	}
+	if b := c.Board; b != nil {
+		if b.MaxParallel != nil && *b.MaxParallel < 1 {
+			problems = append(problems, "board.max_parallel must be >= 1")
+		}
+		if d := b.DefaultAgent; d != "" && d != BuiltinAgent {
+			if _, ok := c.Agents[d]; !ok {
+				problems = append(problems, fmt.Sprintf("board.default_agent is %q, which no [agents.%s] defines: define it, or use %q", d, d, BuiltinAgent))
+			}
+		}
+	}
+	return problems
+}
+
+func knownPlaceholder(name string) bool {
+	for _, p := range AgentPlaceholders {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,90 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseBoardAndAgents(t *testing.T) {
+	c, err := Parse([]byte(`
+[board]
+default_agent = "aider"
+max_parallel = 3
+
+[agents.aider]
+command = "aider --yes --message-file {prompt_file}"
+timeout = "20m"
+colour = "blue"
+
+[agents.script]
+command = "./agent.sh {task_id} {worktree} {branch}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Board.DefaultAgent != "aider" || *c.Board.MaxParallel != 3 {
+		t.Errorf("board: %+v", c.Board)
+	}
+	if got := c.Agents["aider"].AgentTimeout(); got != 20*time.Minute {
+		t.Errorf("aider timeout: got %v, want 20m", got)
+	}
+	if got := c.Agents["script"].AgentTimeout(); got != DefaultAgentTimeout {
+		t.Errorf("script timeout: got %v, want the default", got)
+	}
+	if diff := cmp.Diff([]string{"agents.aider.colour"}, c.Unknown); diff != "" {
+		t.Errorf("unknown keys (-want +got):\n%s", diff)
+	}
+	again, err := Parse(mustEncode(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c.Agents, again.Agents); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func mustEncode(t *testing.T, c *Config) []byte {
+	t.Helper()
+	b, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBoardAndAgentsRefused(t *testing.T) {
+	tests := []struct {
+		name, toml, want string
+	}{
+		{"builtin redefined", "[agents.cra]\ncommand = \"x\"\n", `"cra" is the built-in profile`},
+		{"bad name", "[agents.Aider]\ncommand = \"x\"\n", "[agents.Aider]: a profile name is lowercase"},
+		{"empty command", "[agents.a]\ntimeout = \"5m\"\n", "agents.a.command is empty"},
+		{"unknown placeholder", "[agents.a]\ncommand = \"run {prompt}\"\n", "agents.a.command uses {prompt}: the placeholders are {prompt_file}, {task_id}, {worktree}, {branch}"},
+		{"bad timeout", "[agents.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", `agents.a.timeout is "soon"`},
+		{"no parallelism", "[board]\nmax_parallel = 0\n", "board.max_parallel must be >= 1"},
+		{"undefined default", "[board]\ndefault_agent = \"aider\"\n", `board.default_agent is "aider", which no [agents.aider] defines`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.toml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Parse([]byte("[board]\ndefault_agent = \"cra\"\n")); err != nil {
+		t.Errorf("the built-in default: %v", err)
+	}
+}
+
+func TestExpandCommand(t *testing.T) {
+	a := Agent{Command: "agent --in {prompt_file} --id {task_id} -C {worktree} {branch} {}"}
+	got := a.ExpandCommand(map[string]string{"prompt_file": "/tmp/it's here/p.md", "task_id": "t-1", "worktree": "/w t", "branch": "cra/t-1"})
+	want := `agent --in '/tmp/it'\''s here/p.md' --id 't-1' -C '/w t' 'cra/t-1' ''`
+	if got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
