@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // Exit codes.
@@ -83,6 +85,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return se.code
 	}
 	fmt.Fprintf(stderr, "cra: %v\n", err)
+	if workspace.Damaged(err) && !strings.Contains(err.Error(), "cra index") {
+		// A query that met a damaged page says only "malformed".
+		fmt.Fprintln(stderr, "A database file is damaged: 'cra doctor' says which. The index is rebuilt with 'cra index --rebuild'.")
+	}
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		// cobra reports a mistyped subcommand of the root as a plain error.

@@ -23,6 +23,7 @@ type indexOptions struct {
 	json            bool
 	verbose         bool
 	lineStats       bool
+	rebuild         bool
 	historyDepth    *int
 	maxCommitFiles  *int
 }
@@ -45,11 +46,16 @@ elsewhere it walks the tree and honours .gitignore. Binaries, files over
 1 MiB, lockfiles, node_modules, vendor, dist, build and virtualenvs are
 skipped and counted.
 
+--rebuild sets the old index aside and builds a new one from scratch: the
+fix for a damaged curated.sqlite ('cra doctor' checks it). Promoted
+enrichment then needs 'cra enrich --promote' again.
+
 No configuration is needed; [index] history_depth and max_commit_files in
 .clean_room/config.toml, or the flags, bound the history miner.`,
 		Example: `  cra index .
   cra index ~/src/project --json
-  cra index . --history-depth 500 --continue-on-error`,
+  cra index . --history-depth 500 --continue-on-error
+  cra index . --rebuild`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.repo = "."
@@ -73,6 +79,7 @@ No configuration is needed; [index] history_depth and max_commit_files in
 	f.BoolVar(&opts.json, "json", false, "print the run summary as JSON")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "list every skipped file and warning")
 	f.IntVar(&depth, "history-depth", 0, fmt.Sprintf("commits of git history to mine, newest first (default %d; 0 disables)", index.DefaultHistoryDepth))
+	f.BoolVar(&opts.rebuild, "rebuild", false, "set the index aside (as curated.sqlite.damaged) and build it anew: the fix for a damaged index")
 	f.BoolVar(&opts.lineStats, "line-stats", false, "also mine insertions/deletions per commit (slower: git computes every diff)")
 	f.IntVar(&maxFiles, "max-commit-files", 0, fmt.Sprintf("leave commits touching more files out of co-change (default %d)", index.DefaultMaxCommitFiles))
 	return cmd
@@ -91,6 +98,15 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 	stateDir, err := config.EnsureStateDir(repo)
 	if err != nil {
 		return err
+	}
+	if opts.rebuild {
+		aside, err := index.SetAside(stateDir)
+		if err != nil {
+			return err
+		}
+		if aside != "" {
+			fmt.Fprintf(d.errOut, "set the old index aside as %s; building a new one\n", relPath(repo, aside))
+		}
 	}
 	b := index.NewBuilderIn(stateDir)
 	b.ApplyConfig(cfg)

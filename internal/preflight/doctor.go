@@ -123,17 +123,20 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 
 func (dr *doctor) checkDatabases(ctx context.Context, root string) {
 	f := store.NewFactory(filepath.Join(root, config.Dir))
+	rebuild := "run 'cra index --rebuild " + root + "': it sets the damaged file aside and builds the index anew"
 	indexed := false
 	if err := CheckCurated(ctx, f, root); errors.Is(err, kb.ErrNotIndexed) {
 		dr.fail(true, "index", root+" is not indexed", "run 'cra index "+root+"'")
 	} else if err != nil {
-		dr.fail(true, "index", err.Error(), "check "+filepath.Join(config.Dir, "curated.sqlite")+", or delete it and re-run 'cra index'")
+		dr.fail(true, "index", err.Error(), rebuild)
 	} else if curated, err := f.Open(ctx, store.Curated, "", true); err != nil {
-		dr.fail(true, "index", err.Error(), "check "+filepath.Join(config.Dir, "curated.sqlite"))
+		dr.fail(true, "index", err.Error(), rebuild)
 	} else {
 		defer curated.Close()
 		k := kb.New(curated)
-		if r, err := k.Repo(ctx, root); err != nil {
+		if err := store.QuickCheck(ctx, curated); err != nil {
+			dr.fail(true, "index", filepath.Join(config.Dir, "curated.sqlite")+" is damaged: "+err.Error(), rebuild)
+		} else if r, err := k.Repo(ctx, root); err != nil {
 			dr.fail(true, "index", err.Error(), "run 'cra index "+root+"'")
 		} else {
 			indexed = true
@@ -145,23 +148,29 @@ func (dr *doctor) checkDatabases(ctx context.Context, root string) {
 			}
 		}
 	}
+	rawName := filepath.Join(config.Dir, "raw.sqlite")
+	setAside := "move " + rawName + " aside (it holds cra's records: keep the copy); cra starts a new one"
 	raw, err := f.Open(ctx, store.Raw, "", true)
 	if errors.Is(err, store.ErrNotExist) {
 		if !indexed {
 			dr.skip("raw database", "none yet: 'cra index' creates it")
 			return
 		}
-		dr.fail(false, "raw database", "no "+filepath.Join(config.Dir, "raw.sqlite"), "re-run 'cra index "+root+"': it creates the file")
+		dr.fail(false, "raw database", "no "+rawName, "re-run 'cra index "+root+"': it creates the file")
 		return
 	}
 	if err != nil {
-		dr.fail(true, "raw database", err.Error(), "check "+filepath.Join(config.Dir, "raw.sqlite"))
+		dr.fail(true, "raw database", err.Error(), setAside)
 		return
 	}
 	defer raw.Close()
+	if err := store.QuickCheck(ctx, raw); err != nil {
+		dr.fail(true, "raw database", rawName+" is damaged: "+err.Error(), setAside)
+		return
+	}
 	detail, err := rawSummary(ctx, raw)
 	if err != nil {
-		dr.fail(true, "raw database", err.Error(), "check "+filepath.Join(config.Dir, "raw.sqlite"))
+		dr.fail(true, "raw database", err.Error(), "check "+rawName)
 		return
 	}
 	dr.ok("raw database", detail)

@@ -139,7 +139,7 @@ func damagedHint(err error, role Role) string {
 		return ""
 	}
 	if role == Curated {
-		return " (the file is damaged or not cra's: delete it and run 'cra index' to rebuild it)"
+		return " (the file is damaged or not cra's: run 'cra index --rebuild' to set it aside and build it anew)"
 	}
 	return " (the file is damaged or not cra's: move it aside, keeping it for its records, and cra starts a new one)"
 }
@@ -262,3 +262,59 @@ func migrationFiles(role Role) ([]migration, error) {
 // Now returns the current time as stored in every timestamp column: RFC 3339
 // UTC with milliseconds.
 func Now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// QuickCheck runs SQLite's quick_check on db (O(N), lighter than
+// integrity_check): nil when the file reads as sound, else an error that
+// matches ErrDamaged and quotes SQLite's first findings.
+func QuickCheck(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		if damaged(err) {
+			return &damagedError{err: fmt.Errorf("quick_check: %w", err)}
+		}
+		return fmt.Errorf("quick_check: %w", err)
+	}
+	defer rows.Close()
+	var findings []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return &damagedError{err: fmt.Errorf("quick_check: %w", err)}
+		}
+		if s != "ok" {
+			findings = append(findings, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return &damagedError{err: fmt.Errorf("quick_check: %w", err)}
+	}
+	if len(findings) > 0 {
+		return &damagedError{err: fmt.Errorf("quick_check: %s", strings.Join(findings, "; "))}
+	}
+	return nil
+}
+
+// IsDamaged reports whether err says a database file is damaged: an
+// ErrDamaged, or SQLite's "malformed" or "not a database" from any call.
+func IsDamaged(err error) bool { return errors.Is(err, ErrDamaged) || damaged(err) }
+
+// SetAside renames a database file, with its -wal and -shm, to
+// <file>.damaged, replacing an older one, so that the next open starts a
+// new database; it returns the new name, or "" when there was no file.
+func (f *Factory) SetAside(role Role) (string, error) {
+	path, err := f.Path(role, "")
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	aside := path + ".damaged"
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(aside + suffix)
+		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("set %s db aside: %w", role, err)
+		}
+	}
+	return aside, nil
+}

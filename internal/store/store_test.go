@@ -407,7 +407,7 @@ func TestDamagedFileSaysWhatToDo(t *testing.T) {
 		role Role
 		want string
 	}{
-		{Curated, "delete it and run 'cra index' to rebuild it"},
+		{Curated, "run 'cra index --rebuild' to set it aside and build it anew"},
 		{Raw, "move it aside, keeping it for its records"},
 	} {
 		t.Run(string(tc.role), func(t *testing.T) {
@@ -433,5 +433,47 @@ func TestDamagedFileSaysWhatToDo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSetAside: a database set aside keeps its bytes under .damaged, the
+// next open starts an empty one, and a second set-aside replaces the
+// first copy.
+func TestSetAside(t *testing.T) {
+	ctx := context.Background()
+	f := NewFactory(t.TempDir())
+	if got, err := f.SetAside(Curated); err != nil || got != "" {
+		t.Fatalf("no file: got %q, %v; want nothing to do", got, err)
+	}
+	db, err := f.Open(ctx, Curated, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE marker(x)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := QuickCheck(ctx, db); err != nil {
+		t.Fatalf("a sound database: %v", err)
+	}
+	db.Close()
+	for range 2 {
+		aside, err := f.SetAside(Curated)
+		path, _ := f.Path(Curated, "")
+		if err != nil || aside != path+".damaged" {
+			t.Fatalf("got %q, %v", aside, err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the file is still there: %v", err)
+		}
+		db, err := f.Open(ctx, Curated, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'marker'`).Scan(&n)
+		db.Close()
+		if n != 0 {
+			t.Errorf("the new database has the old table")
+		}
 	}
 }

@@ -46,6 +46,11 @@ var (
 	ErrDamaged        = store.ErrDamaged
 )
 
+// Damaged reports whether err says a database file is damaged, whether it
+// surfaced at open (ErrDamaged) or in a later query (SQLite's
+// "malformed"): the caller then names the fix.
+func Damaged(err error) bool { return store.IsDamaged(err) }
+
 // Options are the optional settings of Open.
 type Options struct {
 	// Exact takes dir as the repository root. Without it, the root is the
