@@ -2,8 +2,10 @@ package world
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,13 +40,24 @@ type CompactStats struct {
 // appended to world.log.archive first, so nothing is lost (DESIGN.md
 // principle 5). Appends wait meanwhile; read markers are moved to the same
 // places in the new file, and the side index is rebuilt on next use.
-func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, error) {
+//
+// A compaction killed at any moment loses nothing and duplicates nothing:
+// before the archive grows, a journal (world.log.compacting) records its
+// length and the identity of the log being compacted. The next compaction
+// reads it first: if the log was not replaced, the archive is cut back to
+// that length (its lines are still in the log); if it was, the archive is
+// complete. A torn last line of the archive is cut, and temp files of a
+// killed run are removed.
+func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats, err error) {
 	stats := CompactStats{Archive: filepath.Join(l.dir, archiveName)}
 	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
 	if err != nil {
 		return stats, err
 	}
 	defer lk.Close()
+	if err := l.recoverCompaction(); err != nil {
+		return stats, err
+	}
 	src, fi, err := l.open()
 	if err != nil {
 		return stats, err
@@ -81,11 +94,21 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, e
 	}
 	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
 	defer tmp.Close()
-	arch, err := os.OpenFile(stats.Archive, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	arch, err := os.OpenFile(stats.Archive, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return stats, fmt.Errorf("open world log archive: %w", err)
 	}
 	defer arch.Close()
+	if err := l.beginCompaction(arch, fi); err != nil {
+		return stats, err
+	}
+	l.step("journaled")
+	defer func() {
+		if err != nil {
+			// Stopped before the log was replaced: undo the archive now.
+			err = errors.Join(err, l.recoverCompaction())
+		}
+	}()
 	kept, dropped := bufio.NewWriterSize(tmp, 1<<20), bufio.NewWriterSize(arch, 1<<20)
 	var newPos Position
 	lr := newLineReader(src, Position{})
@@ -146,6 +169,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, e
 	if err := arch.Sync(); err != nil {
 		return stats, fmt.Errorf("sync world log archive: %w", err)
 	}
+	l.step("archived")
 	if err := kept.Flush(); err != nil {
 		return stats, fmt.Errorf("write compacted world log: %w", err)
 	}
@@ -162,9 +186,10 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (CompactStats, e
 	if err := os.Rename(tmp.Name(), l.path); err != nil {
 		return stats, fmt.Errorf("replace world log: %w", err)
 	}
-	if d, err := os.Open(l.dir); err == nil {
-		d.Sync() // best effort: make the rename durable
-		d.Close()
+	syncDir(l.dir) // the rename must be durable before the journal goes
+	l.step("replaced")
+	if err := os.Remove(filepath.Join(l.dir, journalName)); err != nil {
+		return stats, fmt.Errorf("end world log compaction: %w", err)
 	}
 
 	// The views of the old file: the index goes (rebuilt on next use),
@@ -243,4 +268,137 @@ func (mp *markedPlaces) save(f *os.File, dev, ino uint64, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// step marks a step of a compaction for crash tests.
+func (l *Log) step(name string) {
+	if l.crashAt != nil {
+		l.crashAt(name)
+	}
+}
+
+// journalName is the compaction journal: present only while a compaction
+// is between growing the archive and replacing the log.
+const journalName = "world.log.compacting"
+
+// journal is what a compaction records before the archive grows.
+type journal struct {
+	Dev, Ino uint64 // the log being compacted
+	Archive  int64  // the archive's length before
+}
+
+// beginCompaction cuts a torn last line of the archive, then records the
+// journal, durably, before any line is appended to it.
+func (l *Log) beginCompaction(arch *os.File, fi os.FileInfo) error {
+	size, err := cutTornTail(arch)
+	if err != nil {
+		return fmt.Errorf("repair world log archive: %w", err)
+	}
+	dev, ino := fileID(fi)
+	b, _ := json.Marshal(journal{Dev: dev, Ino: ino, Archive: size})
+	if err := atomicfile.Write(filepath.Join(l.dir, journalName), b, 0o644); err != nil {
+		return fmt.Errorf("begin world log compaction: %w", err)
+	}
+	return nil
+}
+
+// recoverCompaction finishes what a killed compaction left: with a journal
+// whose log was not replaced, the archive goes back to its length before;
+// then the journal and stale temp files go. It runs under the exclusive
+// lock, so no other compaction is under way.
+func (l *Log) recoverCompaction() error {
+	jpath := filepath.Join(l.dir, journalName)
+	b, err := os.ReadFile(jpath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read world log compaction journal: %w", err)
+	default:
+		var j journal
+		if err := json.Unmarshal(b, &j); err != nil {
+			// atomicfile writes it whole: a file that does not parse is
+			// not ours to guess about.
+			return fmt.Errorf("world log compaction journal %s is not valid (%v): move it aside, check %s for duplicated lines, and compact again", jpath, err, archiveName)
+		}
+		replaced := true
+		if fi, err := os.Stat(l.path); err == nil {
+			dev, ino := fileID(fi)
+			replaced = dev != j.Dev || ino != j.Ino
+		}
+		if !replaced {
+			if err := truncateFile(filepath.Join(l.dir, archiveName), j.Archive); err != nil {
+				return fmt.Errorf("undo an interrupted compaction's archive: %w", err)
+			}
+		}
+		if err := os.Remove(jpath); err != nil {
+			return fmt.Errorf("end world log compaction: %w", err)
+		}
+	}
+	stale, _ := filepath.Glob(filepath.Join(l.dir, "."+FileName+".compact*"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
+	return nil
+}
+
+// truncateFile cuts path to size bytes and syncs it; a missing file, or one
+// already no longer than size, is left alone.
+func truncateFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= size {
+		return nil
+	}
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// cutTornTail cuts f after its last newline, so that the next append
+// starts a line, and returns its length.
+func cutTornTail(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	end := size
+	buf := make([]byte, 4096)
+	for end > 0 {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			end = end - n + int64(i) + 1
+			break
+		}
+		end -= n
+	}
+	if end == size {
+		return size, nil
+	}
+	if err := f.Truncate(end); err != nil {
+		return 0, err
+	}
+	return end, f.Sync()
+}
+
+// syncDir fsyncs a directory, best effort: a rename in it is then durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envWriterDir); dir != "" {
 		os.Exit(writerMain(dir))
 	}
+	if dir := os.Getenv(envCompactDir); dir != "" {
+		os.Exit(compactMain(dir, os.Getenv(envCompactDie)))
+	}
 	os.Exit(m.Run())
 }
 

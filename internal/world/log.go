@@ -81,6 +81,10 @@ type Log struct {
 	dir  string
 	path string
 
+	// crashAt, in tests, is called at each step of a compaction, where a
+	// test process may kill itself.
+	crashAt func(step string)
+
 	mu    sync.Mutex // guards cache
 	cache *state
 }

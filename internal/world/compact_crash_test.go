@@ -1,0 +1,238 @@
+package world
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child mode of the test binary: compact the log in $CRA_TEST_COMPACT_DIR,
+// killing itself (SIGKILL, as kill -9) at the step $CRA_TEST_COMPACT_DIE.
+const (
+	envCompactDir = "CRA_TEST_COMPACT_DIR"
+	envCompactDie = "CRA_TEST_COMPACT_DIE"
+)
+
+func compactMain(dir, die string) int {
+	l, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	l.crashAt = func(step string) {
+		if step == die {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+	if _, err := l.Compact(context.Background(), CompactOptions{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// writeBigLog writes a log of n verified agents (7 lines each, 5 of them
+// archived by a compaction) and n/4 running ones straight to dir.
+func writeBigLog(t *testing.T, dir string, n int) {
+	t.Helper()
+	var b bytes.Buffer
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	line := func(e Entry) {
+		now = now.Add(time.Millisecond)
+		e.Time = now
+		s, err := Format(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	for i := range n {
+		id := fmt.Sprintf("a%06d", i)
+		for _, st := range agentSteps {
+			line(Entry{Kind: KindAgent, Status: st, ID: id, Output: "step " + string(st) + " of " + id + " with some words to make the line longer"})
+		}
+		if i%4 == 0 {
+			id := fmt.Sprintf("r%06d", i)
+			line(Entry{Kind: KindAgent, Status: StatusStart, ID: id, Output: "running " + id, Need: "tests pass"})
+			line(Entry{Kind: KindAgent, Status: StatusActive, ID: id, Output: "run 1"})
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compactedState is what a finished compaction leaves that a test compares:
+// the log, the archive and stray files.
+func compactedState(t *testing.T, dir string) (log, archive []byte, stray []string) {
+	t.Helper()
+	log, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, _ = os.ReadFile(filepath.Join(dir, archiveName))
+	for _, pat := range []string{"." + FileName + ".compact*", journalName, "*.tmp*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		stray = append(stray, m...)
+	}
+	return log, archive, stray
+}
+
+// TestCompactionSurvivesKill9: a compaction killed at each of its steps,
+// and at random moments, then run again, leaves exactly what one
+// uninterrupted compaction leaves: the same log, the same archive (no line
+// twice, none torn) and no temp file.
+func TestCompactionSurvivesKill9(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const agents = 3000
+	ref := t.TempDir()
+	writeBigLog(t, ref, agents)
+	if _, err := compactOnce(t, ref); err != nil {
+		t.Fatal(err)
+	}
+	wantLog, wantArchive, _ := compactedState(t, ref)
+	if bytes.Count(wantArchive, []byte("\n")) != agents*5 {
+		t.Fatalf("reference archive has %d lines, want %d", bytes.Count(wantArchive, []byte("\n")), agents*5)
+	}
+
+	kill := func(t *testing.T, dir, die string, after time.Duration) {
+		t.Helper()
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), envCompactDir+"="+dir, envCompactDie+"="+die)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if after > 0 {
+			time.Sleep(after)
+			cmd.Process.Signal(syscall.SIGKILL) // this test's own child, by pid
+		}
+		cmd.Wait()
+	}
+	check := func(t *testing.T, dir string) {
+		t.Helper()
+		if _, err := compactOnce(t, dir); err != nil {
+			t.Fatal(err)
+		}
+		log, archive, stray := compactedState(t, dir)
+		if !bytes.Equal(log, wantLog) {
+			t.Errorf("log differs from one clean compaction's (%d bytes, want %d)", len(log), len(wantLog))
+		}
+		if !bytes.Equal(archive, wantArchive) {
+			t.Errorf("archive differs from one clean compaction's: %d lines, want %d", bytes.Count(archive, []byte("\n")), agents*5)
+		}
+		if len(stray) > 0 {
+			t.Errorf("left behind: %v", stray)
+		}
+	}
+	for _, step := range []string{"journaled", "archived", "replaced"} {
+		t.Run("at "+step, func(t *testing.T) {
+			dir := t.TempDir()
+			writeBigLog(t, dir, agents)
+			kill(t, dir, step, 0)
+			check(t, dir)
+		})
+	}
+	for i := range 6 {
+		t.Run(fmt.Sprintf("random %d", i), func(t *testing.T) {
+			dir := t.TempDir()
+			writeBigLog(t, dir, agents)
+			kill(t, dir, "", time.Duration(rand.IntN(400))*time.Millisecond)
+			check(t, dir)
+		})
+	}
+	t.Run("torn archive tail", func(t *testing.T) {
+		dir := t.TempDir()
+		writeBigLog(t, dir, agents)
+		// An older cra killed mid-append, without a journal.
+		if err := os.WriteFile(filepath.Join(dir, archiveName), []byte("[2026-01-01T00:00:00Z] [agent:start][x] tor"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir)
+	})
+}
+
+// compactOnce compacts the log in dir in this process, as a re-run does.
+func compactOnce(t *testing.T, dir string) (CompactStats, error) {
+	t.Helper()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Compact(context.Background(), CompactOptions{})
+}
+
+// FuzzCompactionRecovery: whatever archive and journal a killed compaction
+// left, recovery and the next compaction's repair leave a prefix of the
+// archive that ends a line, cut back to the journal's length when the log
+// was not replaced, and no journal.
+func FuzzCompactionRecovery(f *testing.F) {
+	f.Add([]byte("[a] line one\n[b] line two\n[c] torn"), int64(13), false)
+	f.Add([]byte("whole\n"), int64(0), true)
+	f.Add([]byte("no newline at all"), int64(100), false)
+	f.Add([]byte{}, int64(5), false)
+	f.Fuzz(func(t *testing.T, archive []byte, before int64, replaced bool) {
+		dir := t.TempDir()
+		l, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(l.Path(), []byte("[2026-01-01T00:00:00Z] [event:index][x] hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		archPath := filepath.Join(dir, archiveName)
+		if err := os.WriteFile(archPath, archive, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(l.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev, ino := fileID(fi)
+		if replaced {
+			ino++ // the journal names a log that is no longer there
+		}
+		before = max(0, before) % int64(len(archive)+1)
+		b, _ := json.Marshal(journal{Dev: dev, Ino: ino, Archive: before})
+		if err := os.WriteFile(filepath.Join(dir, journalName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.recoverCompaction(); err != nil {
+			t.Fatal(err)
+		}
+		arch, err := os.OpenFile(archPath, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := cutTornTail(arch)
+		arch.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(archPath)
+		if int64(len(got)) != n || !bytes.HasPrefix(archive, got) {
+			t.Fatalf("archive %q is not a prefix of %q (n %d)", got, archive, n)
+		}
+		if len(got) > 0 && got[len(got)-1] != '\n' {
+			t.Fatalf("archive ends mid-line: %q", got)
+		}
+		if !replaced && int64(len(got)) > before {
+			t.Fatalf("archive kept %d bytes past the journal's %d", len(got), before)
+		}
+		if _, err := os.Stat(filepath.Join(dir, journalName)); !os.IsNotExist(err) {
+			t.Fatalf("journal left: %v", err)
+		}
+	})
+}
