@@ -109,6 +109,9 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		}
 	}
 	b := index.NewBuilderIn(stateDir)
+	b.Waiting = func(pid int) {
+		fmt.Fprintf(d.errOut, "waiting for another cra (pid %d) that is writing the index…\n", pid)
+	}
 	b.ApplyConfig(cfg)
 	if opts.historyDepth != nil {
 		if *opts.historyDepth < 0 {

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 
+	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -14,6 +15,11 @@ func PromoteIndex(ctx context.Context, ws *workspace.Workspace, repoID int64) (P
 	if err != nil {
 		return PromoteResult{}, err
 	}
+	lk, err := index.Lock(ctx, ws.StateDir, 0, nil)
+	if err != nil {
+		return PromoteResult{}, err
+	}
+	defer lk.Close()
 	curated, err := ws.OpenIndexWriter(ctx)
 	if err != nil {
 		return PromoteResult{}, err

@@ -58,6 +58,11 @@ type Builder struct {
 	// Progress, when set, is called from the indexing goroutine as files are
 	// processed.
 	Progress func(p Progress)
+	// LockWait bounds the wait for another writer of the index (see
+	// Lock); 0 means DefaultLockWait. Waiting, when set, is told the
+	// other writer's pid before the wait.
+	LockWait time.Duration
+	Waiting  func(pid int)
 	// readFile reads a file; tests replace it to inject I/O failures.
 	readFile func(string) ([]byte, error)
 }
@@ -170,6 +175,14 @@ type searchDoc struct {
 // Run indexes the repository at root (an absolute directory path) into the
 // curated DB and records the run in the raw DB.
 func (b *Builder) Run(ctx context.Context, root string) (*Result, error) {
+	if err := os.MkdirAll(b.factory.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	lk, err := Lock(ctx, b.factory.Dir, b.LockWait, b.Waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
 	start := time.Now()
 	res := &Result{Repo: root, Skipped: map[string]int{}, SkipList: []Skip{}, Warnings: []Warning{}}
 	raw, err := b.factory.Open(ctx, store.Raw, "", false)
