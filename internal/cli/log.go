@@ -85,6 +85,9 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	l.Now = d.now
 	name := relPath(repo, l.Path())
 	l.Malformed = func(r *world.Record) { logWarnMalformed(d, name, r) }
+	l.Broken = func(r *world.Record, err *world.TransitionError) {
+		fmt.Fprintf(d.errOut, "warning: %s:%d: breaks the lifecycle: %v\n", name, r.Line, err)
+	}
 	return l, name, nil
 }
 

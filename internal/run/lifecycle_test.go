@@ -94,8 +94,9 @@ func entries(t *testing.T, ws *workspace.Workspace, id string) ([]world.Entry, [
 
 const fixReply = "calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n"
 
-// TestSolveLifecycle: a solved run is start → active → finish in the world
-// log, its branch holds the fix, and its session is archived.
+// TestSolveLifecycle: a solved, validated run is start → active → finish
+// → verified in the world log, the evidence in the last line; its branch
+// holds the fix, and its session is archived.
 func TestSolveLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s := llmtest.NewServer(t)
@@ -115,11 +116,11 @@ func TestSolveLifecycle(t *testing.T) {
 		t.Errorf("progress lacks the deterministic line:\n%s", progress.String())
 	}
 	es, shape := entries(t, ws, "solve-1")
-	if got := strings.Join(shape, " "); got != "start active finish" {
-		t.Fatalf("world log: got %q, want start active finish", got)
+	if got := strings.Join(shape, " "); got != "start active finish verified" {
+		t.Fatalf("world log: got %q, want start active finish verified", got)
 	}
-	if es[0].Need != "TestAdd fails: Add subtracts" || es[2].Output != res.Summary {
-		t.Errorf("world log: criteria %q, summary %q; want the task and %q", es[0].Need, es[2].Output, res.Summary)
+	if es[0].Need != "TestAdd fails: Add subtracts" || es[2].Output != res.Summary || es[3].Output != "validation passed (sh test.sh) on cra/solve-1" {
+		t.Errorf("world log: criteria %q, summary %q, evidence %q; want the task, %q and the validation", es[0].Need, es[2].Output, es[3].Output, res.Summary)
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws.StateDir, "sessions")); len(left) != 0 {
 		t.Errorf("session files left behind: %v", left)
@@ -223,4 +224,34 @@ func rawDB(t *testing.T, ws *workspace.Workspace) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestRunsCloseThemselves: outside the board a written plan ends verified,
+// and a run left open for a reviewer (the board's) stops at finish.
+func TestRunsCloseThemselves(t *testing.T) {
+	ctx := context.Background()
+	s := llmtest.NewServer(t)
+	s.On(llmtest.Contains("## TASK\nfix Add\n"),
+		llmtest.Text(`{"summary": "Flip the sign.", "steps": [{"file": "calc/calc.go", "change": "Return a + b.", "why": "TestAdd expects the sum."}]}`))
+	s.SetDefault(llmtest.Text(fixReply))
+	ws := fixture(t, s)
+	p, err := Plan(ctx, ws, PlanSpec{Spec: spec(t, "fix Add", "plan-ok")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, shape := entries(t, ws, "plan-ok")
+	if got := strings.Join(shape, " "); got != "start active finish verified" || !strings.HasPrefix(es[3].Output, "plan written: .clean_room/plans/plan-ok.md") {
+		t.Errorf("plan: got %q, %+v", got, es[len(es)-1])
+	}
+	if p.Markdown == "" {
+		t.Error("no plan file")
+	}
+	open := spec(t, "TestAdd fails", "board-1")
+	open.LeaveOpen = true
+	if _, err := Solve(ctx, ws, SolveSpec{Spec: open, MaxAttempts: 1, Keep: config.KeepNever}); err != nil {
+		t.Fatal(err)
+	}
+	if _, shape := entries(t, ws, "board-1"); strings.Join(shape, " ") != "start active finish" {
+		t.Errorf("a run left open: got %v, want start active finish", shape)
+	}
 }

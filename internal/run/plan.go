@@ -86,6 +86,9 @@ func Plan(ctx context.Context, ws *workspace.Workspace, spec PlanSpec) (*Planned
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if err := l.verify(ctx, fmt.Sprintf("plan written: %s and %s", RelPath(ws.Root, out), RelPath(ws.Root, jsonPath))); err != nil {
+		return nil, err
+	}
 	return &Planned{TaskID: l.taskID, Plan: plan, Markdown: out, JSON: jsonPath}, nil
 }
 

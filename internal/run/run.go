@@ -53,6 +53,12 @@ type Spec struct {
 	// Progress gets the lines a person watching the run reads (info,
 	// notes, warnings); nil discards them.
 	Progress io.Writer
+	// LeaveOpen ends a run that did its work at finish, for a reviewer to
+	// close: the board's runs, which its recycler judges. Without it a
+	// run closes itself on its evidence: verified when its plan was
+	// written or its validation passed (a run that fails ends failed
+	// either way), so no standalone run stays in limbo.
+	LeaveOpen bool
 }
 
 // InputError is a run refused because of its inputs (a flag or config
@@ -214,6 +220,18 @@ func (l *lifecycle) end(ctx context.Context, ok bool, summary, need string) erro
 	}
 	if _, err := l.log.Agent(context.WithoutCancel(ctx), status, l.taskID, summary, need); err != nil {
 		return fmt.Errorf("record the run's end in the world log: %w", err)
+	}
+	return nil
+}
+
+// verify closes a finished run as verified with its evidence, unless the
+// spec leaves it open for a reviewer.
+func (l *lifecycle) verify(ctx context.Context, evidence string) error {
+	if l.spec.LeaveOpen || !l.ended {
+		return nil
+	}
+	if _, err := l.log.Agent(context.WithoutCancel(ctx), world.StatusVerified, l.taskID, evidence, ""); err != nil {
+		return fmt.Errorf("record the run's verification in the world log: %w", err)
 	}
 	return nil
 }

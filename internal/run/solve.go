@@ -185,6 +185,11 @@ func (l *lifecycle) finishSolve(ctx context.Context, wt *agent.Worktree, spec So
 	if err := l.end(ctx, result.Success && len(errs) == 0, summary, need); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) == 0 && result.Success && result.Validated {
+		if err := l.verify(ctx, fmt.Sprintf("validation passed (%s) on %s", validated(l.ws.Config), outcome.Branch)); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -220,6 +225,19 @@ func solveSummary(root string, res *agent.TaskResult, o agent.Outcome) (string, 
 		need = fmt.Sprintf("no edit applied (%s: %s); rephrase the task, add a plan, or check the model", res.Class, agent.FirstLine(res.Evidence, 160))
 	}
 	return summary, need
+}
+
+// validated names the [validation] commands that ran.
+func validated(cfg *config.Config) string {
+	var cmds []string
+	if cfg != nil && cfg.Validation != nil {
+		for _, c := range []string{cfg.Validation.Test, cfg.Validation.Lint, cfg.Validation.Typecheck} {
+			if c != "" {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	return strings.Join(cmds, "; ")
 }
 
 // newValidator reads [validation]; without it nothing is validated.

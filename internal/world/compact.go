@@ -66,7 +66,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 
 	// Pass 1: every agent's final state, from the log itself.
 	st := newState(fi)
-	if err := st.catchUp(ctx, src, nil); err != nil {
+	if err := st.catchUp(ctx, src, nil, nil); err != nil {
 		return stats, err
 	}
 	keepAgentLine := func(off int64, e Entry) bool {

@@ -77,6 +77,11 @@ type Log struct {
 	// replaying the log for agent states (queries hand them to their
 	// callback instead).
 	Malformed func(*Record)
+	// Broken, when set, is called with each agent entry met while
+	// replaying that the lifecycle would have refused (a hand-written
+	// verified with no start, say): the log is followed as written, and
+	// the reader is told where it breaks the rules.
+	Broken func(*Record, *TransitionError)
 
 	dir  string
 	path string

@@ -113,14 +113,26 @@ func (s *state) apply(off int64, e Entry) {
 	a.Seen = max(a.Seen, ms)
 }
 
-// catchUp replays the complete lines of f after s.Pos.
-func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record)) error {
+// catchUp replays the complete lines of f after s.Pos. An agent entry the
+// lifecycle would have refused (a hand-edited log) is folded all the same,
+// and told to broken when set.
+func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record), broken func(*Record, *TransitionError)) error {
 	pos, err := scanFile(ctx, f, s.Pos, nil, func(r *Record) error {
 		if r.Err != nil {
 			if malformed != nil {
 				malformed(r)
 			}
 			return nil
+		}
+		if e := r.Entry; broken != nil && e.Kind == KindAgent && !e.Legacy {
+			from, userAfter := Status(""), false
+			if a := s.byID[e.ID]; a != nil {
+				from, userAfter = a.Status, a.UserAfter
+			}
+			var te *TransitionError
+			if errors.As(checkTransition(e.ID, from, userAfter, e.Status), &te) {
+				broken(r, te)
+			}
 		}
 		s.apply(r.Offset, r.Entry)
 		return nil
@@ -147,7 +159,7 @@ func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
 	}
 	if !l.UseIndex {
 		st := newState(fi)
-		return st, st.catchUp(ctx, f, l.Malformed)
+		return st, st.catchUp(ctx, f, l.Malformed, l.Broken)
 	}
 	st := l.cache
 	if st == nil || !st.describes(f, fi) {
@@ -157,7 +169,7 @@ func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
 		}
 	}
 	l.cache = nil // until caught up: a failed replay must not leave half a state
-	if err := st.catchUp(ctx, f, l.Malformed); err != nil {
+	if err := st.catchUp(ctx, f, l.Malformed, l.Broken); err != nil {
 		return nil, err
 	}
 	l.cache = st
