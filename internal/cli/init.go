@@ -3,10 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +34,10 @@ type initOptions struct {
 	stages             string
 	maxAttempts        *int
 	maxRefinementLoops *int
+	validationTest     string
+	validationLint     string
+	validationTypes    string
+	validationTimeout  string
 }
 
 func newInitCmd(d *deps, runF func(context.Context, *deps, *initOptions) error) *cobra.Command {
@@ -39,20 +45,23 @@ func newInitCmd(d *deps, runF func(context.Context, *deps, *initOptions) error) 
 	var cw, rt, ma, mrl, ccw, rcw int
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Write .clean_room/config.toml: models, budget, solve limits, stages",
-		Long: `Write the repository's .clean_room/config.toml (seed 001 §10) and add
-.clean_room/ to its .gitignore.
+		Short: "Write .clean_room/config.toml: models, budget, solve limits, stages, validation",
+		Long: `Write the repository's .clean_room/config.toml.
 
 Values come from flags or, on a terminal, from answers to prompts. Only
-values you give are written: cra has no hidden defaults for required
-inputs, and a command that needs a missing one names the flag to pass.
-Re-running on an existing config changes only the values given.
+values you give are written, any subset of them: cra has no hidden
+defaults for required inputs, and a command that needs a missing one names
+the flags to pass. Re-running on an existing config changes only the values
+given. The commands that call a model need --coding, --reasoning and
+--base-url; 'cra retrieve --deterministic' needs none of them.
 
-A new config needs the models: --coding, --reasoning and --base-url.`,
+.clean_room/ ignores itself (its own .gitignore holds "*"): your tracked
+.gitignore is left alone.`,
 		Example: `  cra init --coding qwen2.5-coder:3b-instruct --reasoning qwen3:4b-instruct-2507 \
            --base-url http://localhost:11434
   cra init --context-window 32768 --reserved-tokens 4096 --stages scope,precision
   cra init --max-attempts 3 --max-refinement-loops 2
+  cra init --validation-test "go test ./..." --validation-lint "go vet ./..."
   cra init --coding-context-window 32768 --reasoning-context-window 32768
   cra init --provider openai --base-url http://localhost:8000/v1 --api-key-env VLLM_API_KEY`,
 		Args: cobra.NoArgs,
@@ -90,6 +99,10 @@ A new config needs the models: --coding, --reasoning and --base-url.`,
 	f.StringVar(&opts.stages, "stages", "", "default retrieval stages, comma-separated (e.g. scope,precision)")
 	f.IntVar(&ma, "max-attempts", 0, "cra solve: attempts before giving up")
 	f.IntVar(&mrl, "max-refinement-loops", 0, "cra solve: context refinements allowed")
+	f.StringVar(&opts.validationTest, "validation-test", "", `cra solve: the test command run in the worktree after each edit, e.g. "go test ./..."`)
+	f.StringVar(&opts.validationLint, "validation-lint", "", "cra solve: the lint command, e.g. \"ruff check .\"")
+	f.StringVar(&opts.validationTypes, "validation-typecheck", "", `cra solve: the type-check command, e.g. "mypy ."`)
+	f.StringVar(&opts.validationTimeout, "validation-timeout", "", `cra solve: bound of each validation command, e.g. "5m" (default 10m)`)
 	return cmd
 }
 
@@ -115,6 +128,11 @@ func checkInitFlags(o *initOptions) error {
 	}
 	if o.contextWindow != nil && o.reservedTokens != nil && *o.reservedTokens >= *o.contextWindow {
 		return usageError{err: fmt.Errorf("--reserved-tokens %d leaves nothing of --context-window %d: reserve less", *o.reservedTokens, *o.contextWindow)}
+	}
+	if o.validationTimeout != "" {
+		if d, err := time.ParseDuration(o.validationTimeout); err != nil || d <= 0 {
+			return usageError{err: fmt.Errorf("--validation-timeout %q: use a duration like \"90s\" or \"10m\"", o.validationTimeout)}
+		}
 	}
 	if o.stages != "" {
 		if _, err := retrieve.ParseStages(o.stages); err != nil {
@@ -153,9 +171,8 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	if missing := missingModelFlags(cfg); len(missing) > 0 {
-		return usageError{err: fmt.Errorf("missing required values: %s (the model server and the two model tags; pass the flags, or run 'cra init' on a terminal to be asked)",
-			strings.Join(missing, ", "))}
+	if !existed && len(set) == 0 {
+		return usageError{err: errors.New("no values given, nothing to write: pass the ones to store, e.g. 'cra init --coding MODEL --reasoning MODEL --base-url URL' or 'cra init --stages scope,precision'")}
 	}
 	if err := cfg.Validate(); err != nil {
 		if fileErr == nil {
@@ -178,10 +195,6 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if err := cfg.Save(repo); err != nil {
 		return err
 	}
-	changed, err := config.EnsureGitignored(repo)
-	if err != nil {
-		return err
-	}
 	verb := "wrote"
 	if existed {
 		verb = "updated"
@@ -191,8 +204,8 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	} else {
 		fmt.Fprintf(d.out, "%s %s (set: %s)\n", verb, relPath(repo, config.Path(repo)), strings.Join(set, ", "))
 	}
-	if changed {
-		fmt.Fprintln(d.out, "added .clean_room/ to .gitignore")
+	if missing := missingModelFlags(cfg); len(missing) > 0 {
+		fmt.Fprintf(d.out, "note: commands that call a model also need %s\n", strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -258,6 +271,24 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 	if o.maxRefinementLoops != nil {
 		section(&cfg.Solve).MaxRefinementLoops = o.maxRefinementLoops
 		set = append(set, "solve.max_refinement_loops")
+	}
+	for _, v := range []struct {
+		value string
+		dst   *string
+		key   string
+	}{
+		{o.validationTest, &section(&cfg.Validation).Test, "validation.test"},
+		{o.validationLint, &section(&cfg.Validation).Lint, "validation.lint"},
+		{o.validationTypes, &section(&cfg.Validation).Typecheck, "validation.typecheck"},
+		{o.validationTimeout, &section(&cfg.Validation).Timeout, "validation.timeout"},
+	} {
+		if v.value != "" {
+			*v.dst = v.value
+			set = append(set, v.key)
+		}
+	}
+	if cfg.Validation != nil && *cfg.Validation == (config.Validation{}) {
+		cfg.Validation = nil // made by section above, nothing in it
 	}
 	if o.stages != "" {
 		names := strings.Split(o.stages, ",")

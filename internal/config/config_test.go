@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func intp(v int) *int { return &v }
@@ -194,7 +195,7 @@ func TestLoadAndRequireModels(t *testing.T) {
 	}
 }
 
-func TestEnsureStateDirAndGitignore(t *testing.T) {
+func TestEnsureStateDir(t *testing.T) {
 	repo := t.TempDir()
 	dir, err := EnsureStateDir(repo)
 	if err != nil {
@@ -203,31 +204,8 @@ func TestEnsureStateDirAndGitignore(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); !strings.Contains(string(data), "*") {
 		t.Errorf("state dir .gitignore: got %q, want it to ignore everything", data)
 	}
-	tests := []struct {
-		name, before, after string
-		changed             bool
-	}{
-		{"no file", "", ".clean_room/\n", true},
-		{"no trailing newline", "node_modules", "node_modules\n.clean_room/\n", true},
-		{"already there", "a\n.clean_room/\n", "a\n.clean_room/\n", false},
-		{"anchored form", "/.clean_room\n", "/.clean_room\n", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			repo := t.TempDir()
-			p := filepath.Join(repo, ".gitignore")
-			if tc.before != "" {
-				os.WriteFile(p, []byte(tc.before), 0o644)
-			}
-			changed, err := EnsureGitignored(repo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := os.ReadFile(p)
-			if changed != tc.changed || string(got) != tc.after {
-				t.Errorf("got %v %q, want %v %q", changed, got, tc.changed, tc.after)
-			}
-		})
+	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); !os.IsNotExist(err) {
+		t.Errorf("the repository's .gitignore was written: %v", err)
 	}
 }
 
@@ -238,6 +216,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[models]\ncoding = \"c\"\n[budget]\ncontext_window = 10\nreserved_tokens = 2\n"))
 	f.Add([]byte("[models.overrides]\nscope = \"x\"\n"))
 	f.Add([]byte("[[x]]\na = 1e999\n"))
+	f.Add([]byte("[agents]\n[agents.a]\ncommand = \"run {task_id}\"\n[board]\ndefault_agent = \"a\"\n"))
 	f.Add([]byte("[models]\nprovider = \"openai\"\ntimeout = \"1m\"\ncoding_temperature = 0.5\n[models.supervisor]\nmodel = \"m\"\nprovider = \"openai\"\nbase_url = \"https://x/v1\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
@@ -254,7 +233,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("re-parse of encoded config: %v\n%s", err, enc)
 		}
 		back.Unknown = nil
-		if !cmp.Equal(c, back, cmp.Comparer(func(a, b map[string]string) bool { return len(a) == len(b) && (len(a) == 0 || cmp.Equal(a, b)) })) {
+		if !cmp.Equal(c, back, cmpopts.EquateEmpty()) {
 			t.Fatalf("round trip changed the config:\n%s", cmp.Diff(c, back))
 		}
 	})
