@@ -68,7 +68,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if strings.TrimSpace(opts.task) == "" {
 		return usageError{err: retrieve.ErrEmptyTask}
 	}
-	ws, spec, err := openRun(ctx, d, run.ModePlan, opts.repo, opts.stages, opts.budget, opts.taskID)
+	ws, spec, err := openRun(ctx, d, run.ModePlan, opts.repo, opts.stages, opts.budget, opts.taskID, true)
 	if err != nil {
 		return err
 	}

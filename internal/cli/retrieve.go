@@ -65,7 +65,7 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 }
 
 func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
-	ws, spec, err := openRun(ctx, d, run.ModeRetrieve, opts.repo, opts.stages, opts.budget, opts.taskID)
+	ws, spec, err := openRun(ctx, d, run.ModeRetrieve, opts.repo, opts.stages, opts.budget, opts.taskID, !opts.deterministic)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,8 @@ func resolveSolveBounds(opts *solveOptions, cfg *config.Config) (attempts, loops
 	case s.MaxAttempts != nil:
 		attempts = *s.MaxAttempts
 	default:
-		return 0, 0, usageError{err: errors.New("missing --max-attempts: pass --max-attempts N, or store it with 'cra init --max-attempts N'")}
+		err = &missingValue{name: "--max-attempts", init: "--max-attempts N",
+			msg: "missing --max-attempts: pass --max-attempts N, or store it with 'cra init --max-attempts N'"}
 	}
 	switch {
 	case opts.maxRefinementLoops != nil:
@@ -111,7 +112,11 @@ func resolveSolveBounds(opts *solveOptions, cfg *config.Config) (attempts, loops
 	case s.MaxRefinementLoops != nil:
 		loops = *s.MaxRefinementLoops
 	default:
-		return 0, 0, usageError{err: errors.New("missing --max-refinement-loops: pass --max-refinement-loops N, or store it with 'cra init --max-refinement-loops N'")}
+		err = errors.Join(err, &missingValue{name: "--max-refinement-loops", init: "--max-refinement-loops N",
+			msg: "missing --max-refinement-loops: pass --max-refinement-loops N, or store it with 'cra init --max-refinement-loops N'"})
+	}
+	if err != nil {
+		return 0, 0, gather([]error{err})
 	}
 	if attempts < 1 {
 		return 0, 0, usageError{err: fmt.Errorf("--max-attempts must be >= 1, got %d", attempts)}
@@ -161,18 +166,18 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	if strings.TrimSpace(task) == "" {
 		return usageError{err: errors.New("no task: pass the task, or --plan FILE with a plan of one")}
 	}
-	ws, rs, err := openRun(ctx, d, run.ModeSolve, opts.repo, opts.stages, opts.budget, opts.taskID)
+	ws, rs, err := openRun(ctx, d, run.ModeSolve, opts.repo, opts.stages, opts.budget, opts.taskID, true, func(cfg *config.Config) (err error) {
+		if spec.MaxAttempts, spec.MaxRefinementLoops, err = resolveSolveBounds(opts, cfg); err != nil {
+			return err
+		}
+		spec.Keep, err = resolveKeep(opts.keepWorktree, cfg)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	defer ws.Close()
 	spec.Spec, spec.Task, spec.Deterministic = rs, task, opts.deterministic
-	if spec.MaxAttempts, spec.MaxRefinementLoops, err = resolveSolveBounds(opts, ws.Config); err != nil {
-		return err
-	}
-	if spec.Keep, err = resolveKeep(opts.keepWorktree, ws.Config); err != nil {
-		return err
-	}
 	res, err := run.Solve(ctx, ws, spec)
 	if err != nil {
 		return runError(err)
