@@ -18,7 +18,8 @@ import (
 type Board struct {
 	Store Store
 	Log   *world.Log
-	// Now stamps created_at and updated_at; New sets time.Now.
+	// Now stamps updated_at on edits and moves (a new task takes the time
+	// of its start entry); New sets time.Now.
 	Now func() time.Time
 	// TempAge is how old a temp file must be before Rebuild takes it for
 	// the remains of a crashed write and removes it; New sets one minute.
@@ -37,15 +38,14 @@ var ErrExists = errors.New("task id already in use")
 const newIDTries = 16
 
 // Add puts a new task on the board: it checks t (see Task.Validate; build
-// it with NewTask for the defaults), gives it an id when it has none, sets
-// created_at and updated_at, appends [agent:start][id] title | need: need
-// to the log and then writes the file into pending/. Every id in its after
+// it with NewTask for the defaults), gives it an id when it has none,
+// appends [agent:start][id] title | need: need to the log and then writes
+// the file into pending/, with created_at and updated_at the time of that
+// entry. Every id in its after
 // list must be a task on the board.
 func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
 	t = t.Clone()
 	t.applyDefaults()
-	now := b.Now().UTC()
-	t.CreatedAt, t.UpdatedAt = now, now
 	if t.ID == "" {
 		for i := 0; ; i++ {
 			t.ID = NewID()
@@ -73,9 +73,11 @@ func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
 	if err := b.checkAfter(ctx, t); err != nil {
 		return nil, err
 	}
-	if _, err := b.Log.Agent(ctx, world.StatusStart, t.ID, t.Title, t.Need); err != nil {
+	e, err := b.Log.Agent(ctx, world.StatusStart, t.ID, t.Title, t.Need)
+	if err != nil {
 		return nil, fmt.Errorf("log the new task: %w", err)
 	}
+	t.CreatedAt, t.UpdatedAt = e.Time, e.Time
 	if err := b.Store.Put(ctx, t, Pending); err != nil {
 		return nil, fmt.Errorf("task %s is in the world log but its file was not written (run 'cra task rebuild'): %w", t.ID, err)
 	}

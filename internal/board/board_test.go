@@ -317,7 +317,7 @@ func TestMigrateTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.ProcessorAutoRequeue || !got.CreatedAt.Equal(task.CreatedAt.Truncate(time.Millisecond)) || got.UpdatedAt.IsZero() {
+	if !got.ProcessorAutoRequeue || !got.CreatedAt.Equal(task.CreatedAt) || got.UpdatedAt.IsZero() {
 		t.Errorf("migrated %+v; want created_at from the log's start, %v", got, task.CreatedAt)
 	}
 	data, _ := os.ReadFile(s.Path(task.ID, Pending))

@@ -97,14 +97,14 @@ func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
 		}
 		f, _ := folderOfAgent(a)
 		rep.Repairs = append(rep.Repairs, Repair{ID: a.ID, What: "missing", To: f, Status: a.Status,
-			Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file: restore tasks/%s/%s.yaml from a backup, or leave it", a.Status, f, f, a.ID)})
+			Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file: restore tasks/%s/%s.yaml from a backup", a.Status, f, f, a.ID)})
 	}
 	temps, err := b.Store.Sweep(ctx, b.TempAge, check)
 	if err != nil {
 		return rep, err
 	}
 	for _, name := range temps {
-		rep.Repairs = append(rep.Repairs, Repair{What: "temp", Detail: "temp file of a write that never finished: " + name, Fixed: !check})
+		rep.Repairs = append(rep.Repairs, Repair{What: "temp", Detail: name + ": the temp file of a write that never finished", Fixed: !check})
 	}
 	return rep, nil
 }
@@ -116,7 +116,7 @@ func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID 
 	if !known {
 		if len(cs) == 1 && cs[0].Folder == Pending {
 			r := Repair{ID: id, What: "adopt", From: Pending, To: Pending, Fixed: !check,
-				Detail: "a file in pending/ the world log does not know: its start entry is logged, as 'cra task add' does"}
+				Detail: "in pending/ but not in the world log: its start entry is logged, as 'cra task add' does"}
 			if !check {
 				if _, err := b.Log.Agent(ctx, world.StatusStart, id, cs[0].Task.Title, cs[0].Task.Need); err != nil {
 					return fmt.Errorf("rebuild: log task %s: %w", id, err)
@@ -127,7 +127,7 @@ func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID 
 		}
 		for _, c := range cs {
 			rep.Repairs = append(rep.Repairs, Repair{ID: id, What: "unlogged", From: c.Folder,
-				Detail: fmt.Sprintf("the world log does not know this task, so its folder cannot be checked: move the file to tasks/%s/ to add it as pending, or remove it", Pending)})
+				Detail: fmt.Sprintf("in %s but not in the world log, so its folder cannot be checked: move the file to tasks/%s/ to add it as a new task, or remove it", c.Folder, Pending)})
 		}
 		return nil
 	}
@@ -146,13 +146,13 @@ func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID 
 		if i == keep {
 			continue
 		}
-		why := fmt.Sprintf("rebuild: removed the copy in %s (kept the one in %s", c.Folder, cs[keep].Folder)
+		kept := "the newest"
 		if cs[keep].Folder == want {
-			why += ", where the log puts it)"
-		} else {
-			why += ", the newest)"
+			kept = "where the log puts it"
 		}
-		r := Repair{ID: id, What: "duplicate", From: c.Folder, To: cs[keep].Folder, Status: a.Status, Detail: why, Fixed: !check}
+		detail := fmt.Sprintf("a second copy in %s; the one in %s is kept (%s)", c.Folder, cs[keep].Folder, kept)
+		why := fmt.Sprintf("rebuild: removed the copy in %s, kept the one in %s (%s)", c.Folder, cs[keep].Folder, kept)
+		r := Repair{ID: id, What: "duplicate", From: c.Folder, To: cs[keep].Folder, Status: a.Status, Detail: detail, Fixed: !check}
 		if !check {
 			if err := b.logRepair(ctx, id, why); err != nil {
 				return err
@@ -165,7 +165,8 @@ func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID 
 	}
 	if from := cs[keep].Folder; from != want {
 		why := fmt.Sprintf("rebuild: moved from %s to %s, where its latest entry (%s) puts it", from, want, a.Status)
-		r := Repair{ID: id, What: "move", From: from, To: want, Status: a.Status, Detail: why, Fixed: !check}
+		r := Repair{ID: id, What: "move", From: from, To: want, Status: a.Status, Fixed: !check,
+			Detail: fmt.Sprintf("in %s, but its latest entry (%s) puts it in %s", from, a.Status, want)}
 		if !check {
 			if err := b.logRepair(ctx, id, why); err != nil {
 				return err
