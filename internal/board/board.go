@@ -147,7 +147,7 @@ func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, "edited: "+strings.Join(parts, "; ")); err != nil {
 		return nil, nil, fmt.Errorf("log the edit: %w", err)
 	}
-	t.UpdatedAt = b.Now().UTC()
+	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
 	if err := b.Store.Put(ctx, t, folder); err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +201,7 @@ type MoveError struct {
 }
 
 func (e *MoveError) Error() string {
-	msg := fmt.Sprintf("task %s cannot move to %s: the world log has it %s (in %s)", e.ID, e.To, e.Status, e.From)
+	msg := fmt.Sprintf("task %s cannot move to %s: the world log has it at %s (in %s)", e.ID, e.To, e.Status, e.From)
 	if e.To == InProgress {
 		msg = fmt.Sprintf("task %s cannot move to %s: only a run makes a task active (the processor logs [agent:active] when it starts one)", e.ID, e.To)
 	}
@@ -272,7 +272,7 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	case to == Pending && from.Terminal():
 		t.ProcessorAutoRequeue = true
 	}
-	t.UpdatedAt = b.Now().UTC()
+	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
 	if err := b.Store.Put(ctx, t, to); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
@@ -74,6 +75,8 @@ type Store interface {
 type FileStore struct {
 	dir string
 	now func() time.Time
+
+	dirs sync.Once // every folder made on the first write, so all six show
 }
 
 var _ Store = (*FileStore)(nil)
@@ -205,7 +208,18 @@ func (s *FileStore) Put(ctx context.Context, t *Task, folder Folder) error {
 	if err != nil {
 		return err
 	}
+	s.makeFolders()
 	return atomicfile.Write(s.Path(t.ID, folder), data, 0o644)
+}
+
+// makeFolders makes the six folders, best effort: a write makes its own
+// folder anyway, and the others are for people looking.
+func (s *FileStore) makeFolders() {
+	s.dirs.Do(func() {
+		for _, f := range Folders() {
+			os.MkdirAll(filepath.Join(s.dir, string(f)), 0o755)
+		}
+	})
 }
 
 // Move implements Store: one rename, so a crash leaves the file in one
