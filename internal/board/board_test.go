@@ -343,6 +343,20 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
+func TestStoreMoveTwice(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "x")
+	for i := 0; i < 2; i++ {
+		if err := s.Move(ctx, task.ID, Pending, Failed); err != nil {
+			t.Fatalf("move %d: %v", i+1, err)
+		}
+	}
+	if err := s.Move(ctx, task.ID, Pending, Completed); !errors.Is(err, ErrNotFound) {
+		t.Errorf("move from a folder that does not hold it: got %v, want ErrNotFound", err)
+	}
+}
+
 func TestListReportsMalformed(t *testing.T) {
 	ctx := context.Background()
 	b, s, _ := newTestBoard(t)

@@ -60,7 +60,9 @@ type Store interface {
 	// Put writes t into folder, replacing the copy there.
 	Put(ctx context.Context, t *Task, folder Folder) error
 	// Move moves task id from one folder to another, replacing a copy in
-	// to; ErrNotFound when from does not hold it.
+	// to. When from does not hold it but to does, the move was made
+	// already (a rebuild following the same log) and Move returns nil;
+	// when neither does, ErrNotFound.
 	Move(ctx context.Context, id string, from, to Folder) error
 	// Delete removes the copy of task id in folder.
 	Delete(ctx context.Context, id string, folder Folder) error
@@ -237,6 +239,9 @@ func (s *FileStore) Move(ctx context.Context, id string, from, to Folder) error 
 	}
 	if err := os.Rename(s.Path(id, from), dst); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Lstat(dst); serr == nil {
+				return nil // moved already, by a rebuild that read the same log
+			}
 			return fmt.Errorf("move task %s: not in %s: %w", id, from, ErrNotFound)
 		}
 		return fmt.Errorf("move task %s: %w", id, err)

@@ -220,6 +220,12 @@ func (t *Task) Validate() error {
 	if err := CheckID(t.ID); err != nil {
 		return err
 	}
+	return t.CheckFields()
+}
+
+// CheckFields is Validate without the id: the check of a task that
+// Board.Add is yet to name.
+func (t *Task) CheckFields() error {
 	switch {
 	case strings.TrimSpace(t.Title) == "":
 		return &FieldError{Field: "title", Err: "is empty", Fix: "give the task a one-line title"}
@@ -238,7 +244,7 @@ func (t *Task) Validate() error {
 		if err := CheckID(a); err != nil {
 			return &FieldError{Field: "after", Err: fmt.Sprintf("%q is not a task id", a), Fix: "list the ids of tasks this one waits for"}
 		}
-		if a == t.ID {
+		if a == t.ID && t.ID != "" {
 			return &FieldError{Field: "after", Err: "the task waits for itself", Fix: "remove " + a + " from after"}
 		}
 	}

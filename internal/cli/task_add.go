@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,7 +156,7 @@ func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 	if err := opts.fields.apply(d, opts.cmd, t); err != nil {
 		return err
 	}
-	if err := t.Validate(); err != nil && !isIDError(err) {
+	if err := t.CheckFields(); err != nil {
 		return usageError{err: err}
 	}
 	b, err := openBoard(ctx, d, opts.repo, true)
@@ -164,6 +165,10 @@ func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 	}
 	defer b.Close()
 	added, err := b.Add(ctx, t)
+	var fe *board.FieldError
+	if errors.As(err, &fe) {
+		return usageError{err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -175,10 +180,4 @@ func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 	}
 	_, err = fmt.Fprintln(d.out, added.ID)
 	return err
-}
-
-// isIDError reports whether err is about the id, which Add assigns.
-func isIDError(err error) bool {
-	fe, ok := err.(*board.FieldError)
-	return ok && fe.Field == "id"
 }
