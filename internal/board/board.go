@@ -44,6 +44,11 @@ const newIDTries = 16
 // entry. Every id in its after
 // list must be a task on the board.
 func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	t = t.Clone()
 	t.applyDefaults()
 	if t.ID == "" {
@@ -115,6 +120,11 @@ func (b *Board) checkAfter(ctx context.Context, t *Task) error {
 // description, need, type, kind, priority, milestone, after, agent, notes);
 // the id and the run's fields are the board's.
 func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (*Task, []string, error) {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	old, folder, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -226,6 +236,11 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	if !to.Valid() {
 		return nil, fmt.Errorf("folder %q is not one of %s", to, joinNames(Folders()))
 	}
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err

@@ -424,3 +424,64 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	writeFile(t, to, string(data))
 }
+
+// TestConcurrentChanges: adds, moves and rebuilds from many goroutines
+// (each Lock is its own flock, as in separate processes) leave every task
+// in one folder, where the log puts it.
+func TestConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	const workers, each = 6, 4
+	errs := make(chan error, workers+1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := b.Rebuild(ctx, false); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	done := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				task, err := b.Add(ctx, NewTask("concurrent"))
+				if err != nil {
+					done <- err
+					return
+				}
+				for _, f := range []Folder{FailedBlocked, Pending} {
+					if _, err := b.Move(ctx, task.ID, f, "shuffle"); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.Rebuild(ctx, true)
+	if err != nil || !rep.Clean() || rep.Tasks != workers*each {
+		t.Fatalf("after the changes: %d tasks, %+v, %v", rep.Tasks, rep.Repairs, err)
+	}
+	ls, _ := s.List(ctx, Pending)
+	if len(ls) != workers*each {
+		t.Errorf("pending holds %d tasks, want %d", len(ls), workers*each)
+	}
+}

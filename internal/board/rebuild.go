@@ -58,6 +58,11 @@ func (r Report) Clean() bool { return len(r.Repairs) == 0 }
 // check, nothing is logged or changed: the report says what would be.
 func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
 	var rep Report
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	agents, err := b.Log.Current(ctx)
 	if err != nil {
 		return rep, err
@@ -216,6 +221,11 @@ var defaultKeys = []string{"kind", "priority", "created_at", "updated_at", "runs
 // every key present and changes nothing.
 func (b *Board) Migrate(ctx context.Context) (MigrateReport, error) {
 	var rep MigrateReport
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
 	listed, err := b.Store.List(ctx, "")
 	if err != nil {
 		return rep, err

@@ -66,6 +66,11 @@ type Store interface {
 	Move(ctx context.Context, id string, from, to Folder) error
 	// Delete removes the copy of task id in folder.
 	Delete(ctx context.Context, id string, folder Folder) error
+	// Lock holds off every other Lock on the same board, in this process
+	// and in others, until the returned function is called: Board takes it
+	// around each change, whose steps (read, log, write, move) must not
+	// interleave with another's. It waits until ctx ends.
+	Lock(ctx context.Context) (unlock func(), err error)
 	// Sweep removes what a crash may leave besides tasks, such as
 	// half-written temp files older than age, and returns what it removed
 	// (or would remove, with dryRun).
@@ -212,6 +217,22 @@ func (s *FileStore) Put(ctx context.Context, t *Task, folder Folder) error {
 	}
 	s.makeFolders()
 	return atomicfile.Write(s.Path(t.ID, folder), data, 0o644)
+}
+
+// lockName is the lock file in the tasks directory; its leading dot keeps
+// it out of listings.
+const lockName = ".lock"
+
+// Lock implements Store with flock(2) on tasks/.lock.
+func (s *FileStore) Lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock board: %w", err)
+	}
+	f, err := lockFile(ctx, filepath.Join(s.dir, lockName))
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // makeFolders makes the six folders, best effort: a write makes its own
