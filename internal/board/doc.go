@@ -36,5 +36,14 @@
 //
 // The board reads and writes tasks through Store, whose one implementation
 // today is FileStore over the folders; a PostgreSQL queue (DESIGN.md,
-// "Scale") is meant to implement the same interface.
+// "Scale") is meant to implement the same interface. Each change of the
+// board (add, edit, move, rebuild, migrate) runs under Store.Lock, a
+// flock(2) on tasks/.lock for FileStore, so that its read, its log lines
+// and its writes never interleave with another process's.
+//
+// # Order
+//
+// Order is the processor's pick order (seed 003): critical directives,
+// other directives, planned tasks by priority and age, cleanup directives;
+// a task waits while a task in its after list is not verified.
 package board
