@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -50,6 +51,15 @@ func TestScripts(t *testing.T) {
 				line := []byte("x = 1\n")
 				data := bytes.Repeat(line, n/len(line)+1)[:n]
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+			},
+
+			// envstdout NAME sets $NAME to the last command's standard
+			// output, trimmed: the id 'cra task add' printed.
+			"envstdout": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 || neg {
+					ts.Fatalf("usage: envstdout NAME")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 			},
 
 			// llmtest starts and scripts a fake model server speaking the

@@ -14,5 +14,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newDoctorCmd(d, nil),
 		newPlanCmd(d, nil),
 		newSolveCmd(d, nil),
+		newTaskCmd(d),
 	}
 }

@@ -1,0 +1,487 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// newTestBoard is a board over a real tasks directory and world log in a
+// temp state directory.
+func newTestBoard(t *testing.T) (*Board, *FileStore, string) {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := world.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewFileStore(dir)
+	return New(s, l), s, dir
+}
+
+func add(t *testing.T, b *Board, title string) *Task {
+	t.Helper()
+	task := NewTask(title)
+	task.Need = "tests pass"
+	got, err := b.Add(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// logLines returns the world log's lines for id, as written.
+func logLines(t *testing.T, b *Board, id string) []string {
+	t.Helper()
+	var out []string
+	err := b.Log.Select(context.Background(), world.Filter{IDs: []string{id}}, func(r *world.Record) error {
+		out = append(out, string(r.Raw))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func folderOn(t *testing.T, s *FileStore, id string) Folder {
+	t.Helper()
+	_, f, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestAdd(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "add a --json flag")
+	if !boardID.MatchString(task.ID) {
+		t.Errorf("id %q is not t- and 8 hex digits", task.ID)
+	}
+	got, f, err := s.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != Pending || got.Kind != KindTask || got.Priority != Normal || !got.ProcessorAutoRequeue || got.CreatedAt.IsZero() || !got.CreatedAt.Equal(got.UpdatedAt) {
+		t.Errorf("added task in %s: %+v", f, got)
+	}
+	lines := logLines(t, b, task.ID)
+	if len(lines) != 1 || !strings.HasSuffix(lines[0], "[agent:start]["+task.ID+"] add a --json flag | need: tests pass") {
+		t.Errorf("log lines %q, want one start entry", lines)
+	}
+
+	// An id in use, on the board or in the log, is refused.
+	dup := NewTask("again")
+	dup.ID = task.ID
+	if _, err := b.Add(ctx, dup); !errors.Is(err, ErrExists) {
+		t.Errorf("second add of %s: got %v, want ErrExists", task.ID, err)
+	}
+	if _, err := b.Log.Agent(ctx, world.StatusStart, "t-0badf00d", "solve", ""); err != nil {
+		t.Fatal(err)
+	}
+	dup.ID = "t-0badf00d"
+	if _, err := b.Add(ctx, dup); !errors.Is(err, ErrExists) {
+		t.Errorf("add of an id the log knows: got %v, want ErrExists", err)
+	}
+	// after must name tasks on the board; nothing is logged when it does not.
+	later := NewTask("later")
+	later.After = []string{"t-99999999"}
+	if _, err := b.Add(ctx, later); err == nil || !strings.Contains(err.Error(), "not on the board") {
+		t.Errorf("after an unknown task: got %v", err)
+	}
+	later.After = []string{task.ID}
+	if _, err := b.Add(ctx, later); err != nil {
+		t.Errorf("after a task on the board: %v", err)
+	}
+	bad := NewTask("")
+	if _, err := b.Add(ctx, bad); err == nil {
+		t.Errorf("empty title accepted")
+	}
+	if n, _ := s.List(ctx, Pending); len(n) != 2 {
+		t.Errorf("pending holds %d tasks, want 2", len(n))
+	}
+}
+
+func TestEdit(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "first")
+	b.Now = func() time.Time { return task.CreatedAt.Add(time.Hour) }
+	got, changed, err := b.Edit(ctx, task.ID, func(t *Task) error {
+		t.Priority, t.Title = High, "second"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(changed, ",") != "title,priority" || got.Title != "second" || !got.UpdatedAt.After(got.CreatedAt) {
+		t.Errorf("edit changed %v: %+v", changed, got)
+	}
+	if again, _, _ := s.Get(ctx, task.ID); again.Priority != High {
+		t.Errorf("edit not written: %+v", again)
+	}
+	lines := logLines(t, b, task.ID)
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "[event:user]["+task.ID+"] edited: title=second; priority=high") {
+		t.Errorf("edit logged as %q", last)
+	}
+	if _, changed, _ := b.Edit(ctx, task.ID, func(*Task) error { return nil }); changed != nil || len(logLines(t, b, task.ID)) != len(lines) {
+		t.Errorf("an edit changing nothing changed %v or logged", changed)
+	}
+	if _, _, err := b.Edit(ctx, task.ID, func(t *Task) error { t.Priority = "urgent"; return nil }); err == nil {
+		t.Errorf("bad priority accepted")
+	}
+}
+
+func TestMove(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "x")
+	id := task.ID
+
+	// start → completed needs a run: refused, naming where it can go.
+	_, err := b.Move(ctx, id, Completed, "")
+	var me *MoveError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "it can move to failed-blocked") {
+		t.Fatalf("move of a pending task to completed: got %v", err)
+	}
+	if _, err := b.Move(ctx, id, InProgress, ""); err == nil || !strings.Contains(err.Error(), "only a run makes a task active") {
+		t.Errorf("move to in-progress: got %v", err)
+	}
+	if n := len(logLines(t, b, id)); n != 1 {
+		t.Errorf("refused moves logged %d lines, want the start alone", n)
+	}
+
+	// A person blocks it, then requeues it: the event first, then the
+	// lifecycle entry for the folder, then the file.
+	got, err := b.Move(ctx, id, FailedBlocked, "needs a design")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, s, id); f != FailedBlocked || got.ProcessorAutoRequeue {
+		t.Errorf("blocked task in %s, processor_auto_requeue %v", f, got.ProcessorAutoRequeue)
+	}
+	got, err = b.Move(ctx, id, Pending, "design agreed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, s, id); f != Pending || !got.ProcessorAutoRequeue {
+		t.Errorf("requeued task in %s, processor_auto_requeue %v", f, got.ProcessorAutoRequeue)
+	}
+	want := []string{
+		"[agent:start][" + id + "] x | need: tests pass",
+		"[event:user][" + id + "] moved from pending to failed-blocked: needs a design",
+		"[agent:failed][" + id + "] moved by a person: needs a design | need: a person answers and moves it back: cra task move " + id + " pending",
+		"[event:user][" + id + "] moved from failed-blocked to pending: design agreed",
+		"[agent:retry][" + id + "] moved by a person: design agreed",
+	}
+	lines := logLines(t, b, id)
+	if len(lines) != len(want) {
+		t.Fatalf("log:\n%s", strings.Join(lines, "\n"))
+	}
+	for i := range want {
+		if !strings.HasSuffix(lines[i], want[i]) {
+			t.Errorf("line %d = %q, want it to end %q", i+1, lines[i], want[i])
+		}
+	}
+
+	// After a run that failed, a person may call it done.
+	if _, err := b.Log.Agent(ctx, world.StatusActive, id, "run 1: cra", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Log.Agent(ctx, world.StatusFinish, id, "run failed: exit 3", ""); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := b.Rebuild(ctx, false); err != nil || len(rep.Repairs) != 1 || rep.Repairs[0].To != Failed {
+		t.Fatalf("rebuild after the run: %+v, %v", rep, err)
+	}
+	if _, err := b.Move(ctx, id, CompletedFinalized, "good enough"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Move(ctx, id, Pending, ""); err == nil || !strings.Contains(err.Error(), "lifecycle is over") {
+		t.Errorf("move of a verified task: got %v", err)
+	}
+}
+
+func TestRebuildRepairsFolders(t *testing.T) {
+	ctx := context.Background()
+	b, s, dir := newTestBoard(t)
+	moved := add(t, b, "moved by hand")
+	twice := add(t, b, "in two folders")
+	ok := add(t, b, "where it belongs")
+	gone := add(t, b, "file lost")
+
+	// The log moves twice to completed; its file stays in pending and a
+	// copy lands in failed. moved's file goes to completed by hand.
+	for _, st := range []struct {
+		s   world.Status
+		out string
+	}{{world.StatusActive, "run 1"}, {world.StatusFinish, "exit 0: done"}} {
+		if _, err := b.Log.Agent(ctx, st.s, twice.ID, st.out, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, s.Path(twice.ID, Pending), s.Path(twice.ID, Failed))
+	if err := s.Move(ctx, moved.ID, Pending, Completed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(s.Path(gone.ID, Pending)); err != nil {
+		t.Fatal(err)
+	}
+	// A hand-dropped task, one the log does not know outside pending, a
+	// malformed file and a crashed write's temp file.
+	writeFile(t, s.Path("hand-1", Pending), "id: hand-1\ntitle: dropped in\n")
+	writeFile(t, s.Path("hand-2", Completed), "id: hand-2\ntitle: dropped in\n")
+	writeFile(t, s.Path("broken", Pending), "id: broken\ntitle: x\npriority: urgent\n")
+	tmp := filepath.Join(s.Dir(), "pending", "."+ok.ID+".yaml.tmp123")
+	writeFile(t, tmp, "id: ")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(tmp, old, old)
+
+	before := logLines(t, b, twice.ID)
+	rep, err := b.Rebuild(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKinds := map[string]string{
+		moved.ID: "move", twice.ID: "duplicate,move", gone.ID: "missing",
+		"hand-1": "adopt", "hand-2": "unlogged", "broken": "malformed", "": "temp",
+	}
+	if got := repairKinds(rep); !equalMaps(got, wantKinds) {
+		t.Fatalf("check found %v, want %v\n%+v", got, wantKinds, rep)
+	}
+	if len(logLines(t, b, twice.ID)) != len(before) || folderOn(t, s, moved.ID) != Completed {
+		t.Fatalf("check changed something")
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Fatalf("check removed the temp file")
+	}
+
+	rep, err = b.Rebuild(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := repairKinds(rep); !equalMaps(got, wantKinds) {
+		t.Fatalf("rebuild found %v, want %v", got, wantKinds)
+	}
+	for id, want := range map[string]Folder{moved.ID: Pending, twice.ID: Completed, ok.ID: Pending, "hand-1": Pending, "hand-2": Completed} {
+		if f := folderOn(t, s, id); f != want {
+			t.Errorf("%s in %s, want %s", id, f, want)
+		}
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("temp file left: %v", err)
+	}
+	lines := logLines(t, b, twice.ID)
+	if !strings.Contains(strings.Join(lines, "\n"), "[event:system]["+twice.ID+"] rebuild: removed the copy in") {
+		t.Errorf("duplicate repair not logged:\n%s", strings.Join(lines, "\n"))
+	}
+	if a, _, _ := b.Log.Lookup(ctx, "hand-1"); a.Status != world.StatusStart {
+		t.Errorf("adopted task is %s in the log, want start", a.Status)
+	}
+
+	// What is left needs a person: the missing, unlogged and malformed ones.
+	rep, err = b.Rebuild(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]string{gone.ID: "missing", "hand-2": "unlogged", "broken": "malformed"}
+	if got := repairKinds(rep); !equalMaps(got, left) {
+		t.Errorf("second check found %v, want %v", got, left)
+	}
+	_ = dir
+}
+
+func TestMigrateTwice(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "logged")
+	// An older file: no counters, no flag, no times; an unknown field.
+	writeFile(t, s.Path(task.ID, Pending), "id: "+task.ID+"\ntitle: logged\nowner: alice\n")
+	writeFile(t, s.Path("old-1", FailedBlocked), "id: old-1\ntitle: older\nprocessor_auto_requeue: false\nruns: 4\n")
+	rep, err := b.Migrate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Tasks != 2 || len(rep.Changed) != 2 {
+		t.Fatalf("first migrate: %+v", rep)
+	}
+	got, _, err := s.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ProcessorAutoRequeue || !got.CreatedAt.Equal(task.CreatedAt) || got.UpdatedAt.IsZero() {
+		t.Errorf("migrated %+v; want created_at from the log's start, %v", got, task.CreatedAt)
+	}
+	data, _ := os.ReadFile(s.Path(task.ID, Pending))
+	for _, key := range append(defaultKeys, "owner: alice") {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("migrated file lacks %s:\n%s", key, data)
+		}
+	}
+	old, _, _ := s.Get(ctx, "old-1")
+	if old.ProcessorAutoRequeue || old.Runs != 4 {
+		t.Errorf("migrate changed set values: %+v", old)
+	}
+	rep, err = b.Migrate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Tasks != 2 || len(rep.Changed) != 0 {
+		t.Errorf("second migrate changed %+v", rep.Changed)
+	}
+	again, _ := os.ReadFile(s.Path(task.ID, Pending))
+	if string(again) != string(data) {
+		t.Errorf("second migrate rewrote the file")
+	}
+}
+
+func TestStoreMoveTwice(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "x")
+	for i := 0; i < 2; i++ {
+		if err := s.Move(ctx, task.ID, Pending, Failed); err != nil {
+			t.Fatalf("move %d: %v", i+1, err)
+		}
+	}
+	if err := s.Move(ctx, task.ID, Pending, Completed); !errors.Is(err, ErrNotFound) {
+		t.Errorf("move from a folder that does not hold it: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestListReportsMalformed(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	add(t, b, "fine")
+	writeFile(t, s.Path("t-00000001", Pending), "id: t-00000002\ntitle: x\n")
+	writeFile(t, s.Path("bad name", Pending), "id: x\ntitle: x\n")
+	ls, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []string
+	for _, l := range ls {
+		if l.Err != nil {
+			errs = append(errs, l.Err.Error())
+		}
+	}
+	if len(ls) != 3 || len(errs) != 2 {
+		t.Fatalf("listed %d, errors %q", len(ls), errs)
+	}
+	for _, want := range []string{"tasks/pending/t-00000001.yaml: field id: \"t-00000002\" differs from the file name: set id: t-00000001 or rename the file to t-00000002.yaml", "the file name is not a task id"} {
+		if !strings.Contains(strings.Join(errs, "\n"), want) {
+			t.Errorf("errors %q lack %q", errs, want)
+		}
+	}
+}
+
+func repairKinds(r Report) map[string]string {
+	out := map[string]string{}
+	for _, p := range r.Repairs {
+		if out[p.ID] != "" {
+			out[p.ID] += ","
+		}
+		out[p.ID] += p.What
+	}
+	return out
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, to, string(data))
+}
+
+// TestConcurrentChanges: adds, moves and rebuilds from many goroutines
+// (each Lock is its own flock, as in separate processes) leave every task
+// in one folder, where the log puts it.
+func TestConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	const workers, each = 6, 4
+	errs := make(chan error, workers+1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := b.Rebuild(ctx, false); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	done := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				task, err := b.Add(ctx, NewTask("concurrent"))
+				if err != nil {
+					done <- err
+					return
+				}
+				for _, f := range []Folder{FailedBlocked, Pending} {
+					if _, err := b.Move(ctx, task.ID, f, "shuffle"); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.Rebuild(ctx, true)
+	if err != nil || !rep.Clean() || rep.Tasks != workers*each {
+		t.Fatalf("after the changes: %d tasks, %+v, %v", rep.Tasks, rep.Repairs, err)
+	}
+	ls, _ := s.List(ctx, Pending)
+	if len(ls) != workers*each {
+		t.Errorf("pending holds %d tasks, want %d", len(ls), workers*each)
+	}
+}

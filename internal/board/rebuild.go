@@ -1,0 +1,295 @@
+package board
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Repair is one disagreement between the store and the log, and what
+// Rebuild does (or, checking, would do) about it.
+type Repair struct {
+	ID string `json:"id"`
+	// What is the kind: "move" (the file is not where the log puts it),
+	// "duplicate" (a second copy, removed), "adopt" (a file in pending/
+	// the log does not know: its start entry is logged), "unlogged" (a
+	// file elsewhere the log does not know: left for a person), "missing"
+	// (the log knows the task, no file holds it: reported, never
+	// invented), "malformed" (a file that cannot be read: left for a
+	// person), "temp" (a crashed write's temp file, removed).
+	What   string       `json:"what"`
+	From   Folder       `json:"from,omitempty"`
+	To     Folder       `json:"to,omitempty"`
+	Status world.Status `json:"status,omitempty"` // the latest lifecycle entry
+	Detail string       `json:"detail"`
+	// Fixed says the repair was made; false when checking, and for the
+	// kinds that need a person.
+	Fixed bool `json:"fixed"`
+}
+
+// Report is what Rebuild found.
+type Report struct {
+	Tasks   int      `json:"tasks"`   // task files read
+	Repairs []Repair `json:"repairs"` // every disagreement, in the order met
+}
+
+// Clean reports whether the store and the log agreed everywhere.
+func (r Report) Clean() bool { return len(r.Repairs) == 0 }
+
+// Rebuild makes the store a view of the log again (DESIGN.md principle 1:
+// after a crash, the views are rebuilt from the log). It folds the whole
+// log into each task's latest lifecycle entry and then:
+//
+//   - moves each task file to the folder FolderOf gives for that entry;
+//   - for a task in several folders, keeps the copy in the log's folder,
+//     or else the newest (updated_at, then the file's time), moves it
+//     there and removes the others;
+//   - logs the start entry of a file in pending/ the log does not know (a
+//     task dropped in by hand), and reports such a file elsewhere;
+//   - reports a task of the board's id form (t-xxxxxxxx) that the log knows
+//     but no folder holds, and files that cannot be read;
+//   - removes temp files older than TempAge left by crashed writes.
+//
+// Each repair is logged as an [event:system] line before it is made. With
+// check, nothing is logged or changed: the report says what would be.
+func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
+	var rep Report
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	agents, err := b.Log.Current(ctx)
+	if err != nil {
+		return rep, err
+	}
+	byID := make(map[string]world.Agent, len(agents))
+	for _, a := range agents {
+		byID[a.ID] = a
+	}
+	listed, err := b.Store.List(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	copies := map[string][]Listed{}
+	present := map[string]bool{}
+	var ids []string
+	for _, l := range listed {
+		present[l.ID] = true
+		if l.Err != nil {
+			rep.Repairs = append(rep.Repairs, Repair{ID: l.ID, What: "malformed", From: l.Folder, Detail: l.Err.Error() + " (then run 'cra task rebuild')"})
+			continue
+		}
+		rep.Tasks++
+		if copies[l.ID] == nil {
+			ids = append(ids, l.ID)
+		}
+		copies[l.ID] = append(copies[l.ID], l)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := b.rebuildTask(ctx, &rep, copies[id], byID, check); err != nil {
+			return rep, err
+		}
+	}
+	for _, a := range agents {
+		if present[a.ID] || !boardID.MatchString(a.ID) {
+			continue
+		}
+		f, _ := folderOfAgent(a)
+		rep.Repairs = append(rep.Repairs, Repair{ID: a.ID, What: "missing", To: f, Status: a.Status,
+			Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file: restore tasks/%s/%s.yaml from a backup", a.Status, f, f, a.ID)})
+	}
+	temps, err := b.Store.Sweep(ctx, b.TempAge, check)
+	if err != nil {
+		return rep, err
+	}
+	for _, name := range temps {
+		rep.Repairs = append(rep.Repairs, Repair{What: "temp", Detail: name + ": the temp file of a write that never finished", Fixed: !check})
+	}
+	return rep, nil
+}
+
+// rebuildTask repairs the copies of one task.
+func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID map[string]world.Agent, check bool) error {
+	id := cs[0].ID
+	a, known := byID[id]
+	if !known {
+		if len(cs) == 1 && cs[0].Folder == Pending {
+			r := Repair{ID: id, What: "adopt", From: Pending, To: Pending, Fixed: !check,
+				Detail: "in pending/ but not in the world log: its start entry is logged, as 'cra task add' does"}
+			if !check {
+				if _, err := b.Log.Agent(ctx, world.StatusStart, id, cs[0].Task.Title, cs[0].Task.Need); err != nil {
+					return fmt.Errorf("rebuild: log task %s: %w", id, err)
+				}
+			}
+			rep.Repairs = append(rep.Repairs, r)
+			return nil
+		}
+		for _, c := range cs {
+			rep.Repairs = append(rep.Repairs, Repair{ID: id, What: "unlogged", From: c.Folder,
+				Detail: fmt.Sprintf("in %s but not in the world log, so its folder cannot be checked: move the file to tasks/%s/ to add it as a new task, or remove it", c.Folder, Pending)})
+		}
+		return nil
+	}
+	want, _ := folderOfAgent(a)
+	keep := slices.IndexFunc(cs, func(l Listed) bool { return l.Folder == want })
+	if keep < 0 {
+		keep = 0
+		for i, c := range cs {
+			k := cs[keep]
+			if cmp.Or(c.Task.UpdatedAt.Compare(k.Task.UpdatedAt), c.ModTime.Compare(k.ModTime)) > 0 {
+				keep = i
+			}
+		}
+	}
+	for i, c := range cs {
+		if i == keep {
+			continue
+		}
+		kept := "the newest"
+		if cs[keep].Folder == want {
+			kept = "where the log puts it"
+		}
+		detail := fmt.Sprintf("a second copy in %s; the one in %s is kept (%s)", c.Folder, cs[keep].Folder, kept)
+		why := fmt.Sprintf("rebuild: removed the copy in %s, kept the one in %s (%s)", c.Folder, cs[keep].Folder, kept)
+		r := Repair{ID: id, What: "duplicate", From: c.Folder, To: cs[keep].Folder, Status: a.Status, Detail: detail, Fixed: !check}
+		if !check {
+			if err := b.logRepair(ctx, id, why); err != nil {
+				return err
+			}
+			if err := b.Store.Delete(ctx, id, c.Folder); err != nil {
+				return err
+			}
+		}
+		rep.Repairs = append(rep.Repairs, r)
+	}
+	if from := cs[keep].Folder; from != want {
+		why := fmt.Sprintf("rebuild: moved from %s to %s, where its latest entry (%s) puts it", from, want, a.Status)
+		r := Repair{ID: id, What: "move", From: from, To: want, Status: a.Status, Fixed: !check,
+			Detail: fmt.Sprintf("in %s, but its latest entry (%s) puts it in %s", from, a.Status, want)}
+		if !check {
+			if err := b.logRepair(ctx, id, why); err != nil {
+				return err
+			}
+			if err := b.Store.Move(ctx, id, from, want); err != nil {
+				return err
+			}
+		}
+		rep.Repairs = append(rep.Repairs, r)
+	}
+	return nil
+}
+
+func (b *Board) logRepair(ctx context.Context, id, what string) error {
+	if _, err := b.Log.Event(ctx, world.SourceSystem, id, what); err != nil {
+		return fmt.Errorf("log the repair of task %s: %w", id, err)
+	}
+	return nil
+}
+
+// MigrateReport is what Migrate did.
+type MigrateReport struct {
+	Tasks int `json:"tasks"` // task files read
+	// Changed lists the tasks given defaults, each with the fields added.
+	Changed []Migrated `json:"changed"`
+	// Malformed are the files that could not be read, left as they were.
+	Malformed []string `json:"malformed,omitempty"`
+}
+
+// Migrated is one task file Migrate rewrote.
+type Migrated struct {
+	ID     string   `json:"id"`
+	Folder Folder   `json:"folder"`
+	Fields []string `json:"fields"`
+}
+
+// defaultKeys are the fields Migrate writes into files that lack them.
+var defaultKeys = []string{"kind", "priority", "created_at", "updated_at", "runs",
+	"consecutive_completion_claims", "consecutive_failures", "processor_auto_requeue"}
+
+// Migrate seeds defaults into older task files (seed 004, "Provide a
+// migration utility to seed defaults on existing tasks"): a missing
+// processor_auto_requeue becomes true, missing streak counters and runs 0,
+// kind task, priority normal, created_at the time of the task's start
+// entry in the log (else the file's time), updated_at the file's time.
+// Unknown fields and the folder stay. It is idempotent: a second run finds
+// every key present and changes nothing.
+func (b *Board) Migrate(ctx context.Context) (MigrateReport, error) {
+	var rep MigrateReport
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	listed, err := b.Store.List(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	var starts map[string]time.Time
+	for _, l := range listed {
+		if l.Err != nil {
+			rep.Malformed = append(rep.Malformed, l.Err.Error())
+			continue
+		}
+		rep.Tasks++
+		missing := l.Task.missingKeys(defaultKeys)
+		if len(missing) == 0 {
+			continue
+		}
+		t := l.Task.Clone()
+		if t.CreatedAt.IsZero() {
+			if starts == nil {
+				if starts, err = b.startTimes(ctx); err != nil {
+					return rep, err
+				}
+			}
+			t.CreatedAt = cmp.Or(starts[t.ID], l.ModTime.UTC())
+		}
+		if t.UpdatedAt.IsZero() {
+			t.UpdatedAt = cmp.Or(l.ModTime.UTC(), t.CreatedAt)
+		}
+		if err := b.Store.Put(ctx, t, l.Folder); err != nil {
+			return rep, err
+		}
+		rep.Changed = append(rep.Changed, Migrated{ID: t.ID, Folder: l.Folder, Fields: missing})
+	}
+	return rep, nil
+}
+
+// startTimes returns the time of each agent's first start entry.
+func (b *Board) startTimes(ctx context.Context) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	err := b.Log.Select(ctx, world.Filter{Statuses: []world.Status{world.StatusStart}}, func(r *world.Record) error {
+		if r.Err == nil {
+			if _, ok := out[r.Entry.ID]; !ok {
+				out[r.Entry.ID] = r.Entry.Time
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// missingKeys returns the keys among keys that the parsed file lacks; a
+// task not read from a file lacks none.
+func (t *Task) missingKeys(keys []string) []string {
+	if t.node == nil {
+		return nil
+	}
+	have := map[string]bool{}
+	for i := 0; i+1 < len(t.node.Content); i += 2 {
+		have[t.node.Content[i].Value] = true
+	}
+	var out []string
+	for _, k := range keys {
+		if !have[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,331 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
+)
+
+// ErrNotFound is a task id no folder holds.
+var ErrNotFound = errors.New("no such task")
+
+// DuplicateError is a task found in more than one folder, which only a
+// crash or a hand's copy leaves behind; Board.Rebuild repairs it from the
+// log.
+type DuplicateError struct {
+	ID      string
+	Folders []Folder
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("task %s is in %d folders (%s): run 'cra task rebuild' to keep the one the world log agrees with",
+		e.ID, len(e.Folders), joinNames(e.Folders))
+}
+
+// Listed is one task file found by Store.List: the task, or why it could
+// not be read. A malformed file is reported this way and never stops a
+// listing.
+type Listed struct {
+	ID     string
+	Folder Folder
+	Task   *Task // nil when Err is set
+	Err    error // names the file, the field and the fix
+	// ModTime is when the file was last written; zero for stores without
+	// files.
+	ModTime time.Time
+}
+
+// Store keeps task files, one per task, each in one folder. It does not
+// log: Board writes the world log first and then calls the store.
+// Implementations are safe for concurrent use; FileStore's writes are
+// atomic per file.
+type Store interface {
+	// Get returns the task with id and its folder: ErrNotFound when no
+	// folder holds it, a *DuplicateError when several do, or the file's
+	// parse error.
+	Get(ctx context.Context, id string) (*Task, Folder, error)
+	// List returns the tasks in folder, or in every folder when folder is
+	// "", in folder order then by id. A file that cannot be read is
+	// listed with its error.
+	List(ctx context.Context, folder Folder) ([]Listed, error)
+	// Put writes t into folder, replacing the copy there.
+	Put(ctx context.Context, t *Task, folder Folder) error
+	// Move moves task id from one folder to another, replacing a copy in
+	// to. When from does not hold it but to does, the move was made
+	// already (a rebuild following the same log) and Move returns nil;
+	// when neither does, ErrNotFound.
+	Move(ctx context.Context, id string, from, to Folder) error
+	// Delete removes the copy of task id in folder.
+	Delete(ctx context.Context, id string, folder Folder) error
+	// Lock holds off every other Lock on the same board, in this process
+	// and in others, until the returned function is called: Board takes it
+	// around each change, whose steps (read, log, write, move) must not
+	// interleave with another's. It waits until ctx ends.
+	Lock(ctx context.Context) (unlock func(), err error)
+	// Sweep removes what a crash may leave besides tasks, such as
+	// half-written temp files older than age, and returns what it removed
+	// (or would remove, with dryRun).
+	Sweep(ctx context.Context, age time.Duration, dryRun bool) ([]string, error)
+}
+
+// FileStore is a Store over the folders of one tasks directory,
+// <repo>/.clean_room/tasks.
+type FileStore struct {
+	dir string
+	now func() time.Time
+
+	dirs sync.Once // every folder made on the first write, so all six show
+}
+
+var _ Store = (*FileStore)(nil)
+
+// DirName is the tasks directory's name inside the state directory.
+const DirName = "tasks"
+
+// NewFileStore returns the store of the tasks directory in stateDir
+// (<repo>/.clean_room); folders are made when first written.
+func NewFileStore(stateDir string) *FileStore {
+	return &FileStore{dir: filepath.Join(stateDir, DirName), now: time.Now}
+}
+
+// Dir returns the tasks directory.
+func (s *FileStore) Dir() string { return s.dir }
+
+// Path returns the path of task id's file in folder.
+func (s *FileStore) Path(id string, folder Folder) string {
+	return filepath.Join(s.dir, string(folder), id+".yaml")
+}
+
+// rel names a file for messages: tasks/<folder>/<id>.yaml.
+func (s *FileStore) rel(id string, folder Folder) string {
+	return filepath.Join(DirName, string(folder), id+".yaml")
+}
+
+// read parses task id's file in folder.
+func (s *FileStore) read(id string, folder Folder) (*Task, os.FileInfo, error) {
+	path := s.Path(id, folder)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fi, fmt.Errorf("task file %s is %d bytes, over the limit of %d: shorten its notes or results.output", s.rel(id, folder), fi.Size(), MaxFileBytes)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {
+		return nil, fi, fmt.Errorf("read task file %s: %w", s.rel(id, folder), err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fi, fmt.Errorf("task file %s: %w", s.rel(id, folder), err)
+	}
+	if t.ID != id {
+		return nil, fi, fmt.Errorf("task file %s: %w", s.rel(id, folder), &FieldError{Field: "id",
+			Err: fmt.Sprintf("%q differs from the file name", t.ID), Fix: fmt.Sprintf("set id: %s or rename the file to %s.yaml", id, t.ID)})
+	}
+	return t, fi, nil
+}
+
+// Get implements Store.
+func (s *FileStore) Get(ctx context.Context, id string) (*Task, Folder, error) {
+	if err := CheckID(id); err != nil {
+		return nil, "", err
+	}
+	var found []Folder
+	for _, f := range Folders() {
+		if _, err := os.Lstat(s.Path(id, f)); err == nil {
+			found = append(found, f)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, "", fmt.Errorf("task %s: %w (see 'cra task list')", id, ErrNotFound)
+	case 1:
+		t, _, err := s.read(id, found[0])
+		return t, found[0], err
+	}
+	return nil, "", &DuplicateError{ID: id, Folders: found}
+}
+
+// List implements Store.
+func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
+	folders := Folders()
+	if folder != "" {
+		folders = []Folder{folder}
+	}
+	var out []Listed
+	for _, f := range folders {
+		ents, err := os.ReadDir(filepath.Join(s.dir, string(f)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
+		}
+		for i, e := range ents {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			name := e.Name()
+			if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".yaml") {
+				continue
+			}
+			id := strings.TrimSuffix(name, ".yaml")
+			l := Listed{ID: id, Folder: f}
+			if err := CheckID(id); err != nil {
+				l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
+			} else {
+				var fi os.FileInfo
+				l.Task, fi, l.Err = s.read(id, f)
+				if fi != nil {
+					l.ModTime = fi.ModTime()
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Put implements Store.
+func (s *FileStore) Put(ctx context.Context, t *Task, folder Folder) error {
+	if !folder.Valid() {
+		return fmt.Errorf("put task %s: folder %q is not one of %s", t.ID, folder, joinNames(Folders()))
+	}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	data, err := Encode(t)
+	if err != nil {
+		return err
+	}
+	s.makeFolders()
+	return atomicfile.Write(s.Path(t.ID, folder), data, 0o644)
+}
+
+// lockName is the lock file in the tasks directory; its leading dot keeps
+// it out of listings.
+const lockName = ".lock"
+
+// Lock implements Store with flock(2) on tasks/.lock.
+func (s *FileStore) Lock(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock board: %w", err)
+	}
+	f, err := lockFile(ctx, filepath.Join(s.dir, lockName))
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// makeFolders makes the six folders, best effort: a write makes its own
+// folder anyway, and the others are for people looking.
+func (s *FileStore) makeFolders() {
+	s.dirs.Do(func() {
+		for _, f := range Folders() {
+			os.MkdirAll(filepath.Join(s.dir, string(f)), 0o755)
+		}
+	})
+}
+
+// Move implements Store: one rename, so a crash leaves the file in one
+// folder or the other.
+func (s *FileStore) Move(ctx context.Context, id string, from, to Folder) error {
+	if !from.Valid() || !to.Valid() {
+		return fmt.Errorf("move task %s: folders %q and %q must be among %s", id, from, to, joinNames(Folders()))
+	}
+	if from == to {
+		return nil
+	}
+	dst := s.Path(id, to)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("move task %s: %w", id, err)
+	}
+	if err := os.Rename(s.Path(id, from), dst); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Lstat(dst); serr == nil {
+				return nil // moved already, by a rebuild that read the same log
+			}
+			return fmt.Errorf("move task %s: not in %s: %w", id, from, ErrNotFound)
+		}
+		return fmt.Errorf("move task %s: %w", id, err)
+	}
+	syncDir(filepath.Dir(dst))
+	syncDir(filepath.Dir(s.Path(id, from)))
+	return nil
+}
+
+// Delete implements Store.
+func (s *FileStore) Delete(ctx context.Context, id string, folder Folder) error {
+	if err := os.Remove(s.Path(id, folder)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete task %s: not in %s: %w", id, folder, ErrNotFound)
+		}
+		return fmt.Errorf("delete task %s: %w", id, err)
+	}
+	syncDir(filepath.Join(s.dir, string(folder)))
+	return nil
+}
+
+// Sweep implements Store: it removes the temp files atomicfile.Write
+// leaves when the process dies between creating and renaming them
+// (".<id>.yaml.tmp…"), once they are older than age, since a younger one
+// may be another process's write in flight. The names are relative to the
+// tasks directory's parent.
+func (s *FileStore) Sweep(ctx context.Context, age time.Duration, dryRun bool) ([]string, error) {
+	var out []string
+	cutoff := s.now().Add(-age)
+	for _, f := range Folders() {
+		dir := filepath.Join(s.dir, string(f))
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("sweep tasks: %w", err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.Type().IsRegular() || !strings.HasPrefix(name, ".") || !strings.Contains(name, ".yaml.tmp") {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || info.ModTime().After(cutoff) {
+				continue
+			}
+			if !dryRun {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return out, fmt.Errorf("sweep tasks: %w", err)
+				}
+			}
+			out = append(out, filepath.Join(DirName, string(f), name))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// syncDir makes a rename in dir durable, best effort (as atomicfile does).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/board"
+)
+
+// taskFields are the flags that set a task's descriptive fields, shared by
+// add and edit.
+type taskFields struct {
+	need        string
+	description string
+	file        string
+	typ         string
+	kind        string
+	priority    string
+	milestone   string
+	after       []string
+	agent       string
+}
+
+func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
+	f := cmd.Flags()
+	f.StringVar(&tf.need, "need", "", "success criteria: what must be true when the task is done")
+	f.StringVar(&tf.description, "description", "", "what to do, in as many lines as it takes")
+	f.StringVar(&tf.file, "file", "", "read the description from this file (- for standard input)")
+	f.StringVar(&tf.typ, "type", "", "a free label, such as resources or scenarios")
+	f.StringVar(&tf.kind, "kind", "", "task (planned work) or directive (a supervisor's instruction) (default task)")
+	f.StringVar(&tf.priority, "priority", "", "critical, high, normal or low (default normal)")
+	f.StringVar(&tf.milestone, "milestone", "", "the milestone the task belongs to")
+	f.StringSliceVar(&tf.after, "after", nil, "an id this task waits for until it is verified (repeatable)")
+	f.StringVar(&tf.agent, "agent", "", "the agent profile that runs the task (default: the board's)")
+	cmd.MarkFlagsMutuallyExclusive("description", "file")
+}
+
+// apply sets on t the fields whose flags were given on cmd's line.
+func (tf *taskFields) apply(d *deps, cmd *cobra.Command, t *board.Task) error {
+	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	if set("need") {
+		t.Need = tf.need
+	}
+	if set("description") {
+		t.Description = tf.description
+	}
+	if set("file") {
+		text, err := readTaskFile(d, tf.file)
+		if err != nil {
+			return err
+		}
+		t.Description = text
+	}
+	if set("type") {
+		t.Type = tf.typ
+	}
+	if set("kind") {
+		k := board.Kind(tf.kind)
+		if k != board.KindTask && k != board.KindDirective {
+			return usageError{err: fmt.Errorf("--kind %q: use task or directive", tf.kind)}
+		}
+		t.Kind = k
+	}
+	if set("priority") {
+		p := board.Priority(tf.priority)
+		if !strings.Contains(","+priorityNames()+",", ","+tf.priority+",") {
+			return usageError{err: fmt.Errorf("--priority %q: use one of %s", tf.priority, priorityNames())}
+		}
+		t.Priority = p
+	}
+	if set("milestone") {
+		t.Milestone = tf.milestone
+	}
+	if set("after") {
+		t.After = nil
+		for _, id := range tf.after {
+			if id = strings.TrimSpace(id); id != "" {
+				t.After = append(t.After, id)
+			}
+		}
+	}
+	if set("agent") {
+		t.Agent = tf.agent
+	}
+	return nil
+}
+
+func priorityNames() string {
+	var names []string
+	for _, p := range board.Priorities() {
+		names = append(names, string(p))
+	}
+	return strings.Join(names, ",")
+}
+
+// readTaskFile reads a description from path, or standard input for "-".
+func readTaskFile(d *deps, path string) (string, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(d.in)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", usageError{err: fmt.Errorf("--file: %w", err)}
+	}
+	return strings.TrimRight(string(data), "\n"), nil
+}
+
+// taskAddOptions are the inputs of 'cra task add'.
+type taskAddOptions struct {
+	taskCommon
+	fields taskFields
+	title  string
+	cmd    *cobra.Command // which field flags were given
+}
+
+func newTaskAddCmd(d *deps, runF func(context.Context, *deps, *taskAddOptions) error) *cobra.Command {
+	opts := &taskAddOptions{}
+	cmd := &cobra.Command{
+		Use:   "add <title>",
+		Short: "Add a task to pending and print its id",
+		Long: `Add a task: its start entry, [agent:start][ID] TITLE | need: NEED, is
+appended to the world log first, then its file is written into
+.clean_room/tasks/pending/. The new id (t- and 8 hex digits) is printed.
+
+The processor picks critical directives first, then other directives, then
+planned tasks by priority and age, then low-priority (cleanup) directives;
+a task waits while any task in its --after list is not verified.`,
+		Example: `  cra task add "add a --json flag to cra query" --need "go test ./... passes"
+  cra task add "tidy the README" --kind directive --priority low
+  cra task add "ship the board" --after t-1a2b3c4d --file plan.md --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.title, opts.cmd = args[0], cmd
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return taskAddRun(cmd.Context(), d, opts)
+		},
+	}
+	addTaskCommon(cmd, &opts.taskCommon)
+	addTaskFieldFlags(cmd, &opts.fields)
+	return cmd
+}
+
+func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
+	t := board.NewTask(strings.TrimSpace(opts.title))
+	if err := opts.fields.apply(d, opts.cmd, t); err != nil {
+		return err
+	}
+	if err := t.CheckFields(); err != nil {
+		return usageError{err: err}
+	}
+	b, err := openBoard(ctx, d, opts.repo, true)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	added, err := b.Add(ctx, t)
+	var fe *board.FieldError
+	if errors.As(err, &fe) {
+		return usageError{err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return encodeJSON(d.out, struct {
+			ID     string       `json:"id"`
+			Folder board.Folder `json:"folder"`
+		}{added.ID, board.Pending})
+	}
+	_, err = fmt.Fprintln(d.out, added.ID)
+	return err
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/board"
+)
+
+// taskEditOptions are the inputs of 'cra task edit'.
+type taskEditOptions struct {
+	taskCommon
+	fields taskFields
+	id     string
+	title  string
+	cmd    *cobra.Command // which field flags were given
+}
+
+func newTaskEditCmd(d *deps, runF func(context.Context, *deps, *taskEditOptions) error) *cobra.Command {
+	opts := &taskEditOptions{}
+	cmd := &cobra.Command{
+		Use:   "edit <id>",
+		Short: "Change a task's fields; only the flags given change",
+		Long: `Change the fields named by the flags given, and nothing else. The edit is
+logged first as [event:user][ID] edited: FIELD=VALUE; …, then the file is
+rewritten in its folder; fields cra does not know stay as they were.
+--after replaces the whole list (--after "" empties it).`,
+		Example: `  cra task edit t-1a2b3c4d --priority high
+  cra task edit t-1a2b3c4d --title "add --json to every query" --need "go test ./... passes"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.id, opts.cmd = args[0], cmd
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return taskEditRun(cmd.Context(), d, opts)
+		},
+	}
+	addTaskCommon(cmd, &opts.taskCommon)
+	cmd.Flags().StringVar(&opts.title, "title", "", "a new one-line title")
+	addTaskFieldFlags(cmd, &opts.fields)
+	return cmd
+}
+
+func taskEditRun(ctx context.Context, d *deps, opts *taskEditOptions) error {
+	if err := board.CheckID(opts.id); err != nil {
+		return usageError{err: err}
+	}
+	b, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
+	}
+	defer b.Close()
+	t, changed, err := b.Edit(ctx, opts.id, func(t *board.Task) error {
+		if opts.cmd.Flags().Changed("title") {
+			t.Title = strings.TrimSpace(opts.title)
+		}
+		return opts.fields.apply(d, opts.cmd, t)
+	})
+	var fe *board.FieldError
+	if errors.As(err, &fe) {
+		return usageError{err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return encodeJSON(d.out, struct {
+			ID      string   `json:"id"`
+			Changed []string `json:"changed"`
+		}{t.ID, append([]string{}, changed...)})
+	}
+	if len(changed) == 0 {
+		_, err = fmt.Fprintf(d.out, "%s: nothing changed\n", t.ID)
+		return err
+	}
+	_, err = fmt.Fprintf(d.out, "edited %s: %s\n", t.ID, strings.Join(changed, ", "))
+	return err
+}

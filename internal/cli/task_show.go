@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// taskShowOptions are the inputs of 'cra task show'.
+type taskShowOptions struct {
+	taskCommon
+	id string
+}
+
+func newTaskShowCmd(d *deps, runF func(context.Context, *deps, *taskShowOptions) error) *cobra.Command {
+	opts := &taskShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show <id>",
+		Short: "Show a task: every field, its folder and its world-log lines",
+		Example: `  cra task show t-1a2b3c4d
+  cra task show t-1a2b3c4d --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.id = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return taskShowRun(cmd.Context(), d, opts)
+		},
+	}
+	addTaskCommon(cmd, &opts.taskCommon)
+	return cmd
+}
+
+// taskShowJSON is 'cra task show --json': the task, its folder and its
+// log entries.
+type taskShowJSON struct {
+	taskJSON
+	Log []world.Entry `json:"log"`
+}
+
+func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
+	if err := board.CheckID(opts.id); err != nil {
+		return usageError{err: err}
+	}
+	b, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
+	}
+	defer b.Close()
+	t, folder, err := b.Store.Get(ctx, opts.id)
+	if err != nil {
+		return err
+	}
+	entries, err := b.History(ctx, opts.id)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return encodeJSON(d.out, taskShowJSON{taskJSON: taskJSON{Task: t, Folder: folder}, Log: entries})
+	}
+	return writeTask(d.out, t, folder, entries)
+}
+
+// writeTask prints a task as "field: value" lines, the long texts indented
+// below their field, then its log lines.
+func writeTask(w io.Writer, t *board.Task, folder board.Folder, entries []world.Entry) error {
+	var rows [][]string
+	add := func(name, value string) {
+		if value != "" {
+			rows = append(rows, []string{name + ":", value})
+		}
+	}
+	when := func(tm time.Time) string {
+		if tm.IsZero() {
+			return ""
+		}
+		return tm.UTC().Format(time.RFC3339)
+	}
+	add("id", t.ID)
+	add("title", t.Title)
+	add("folder", string(folder))
+	add("kind", string(t.Kind))
+	add("priority", string(t.Priority))
+	add("type", t.Type)
+	add("milestone", t.Milestone)
+	add("after", strings.Join(t.After, ", "))
+	add("agent", t.Agent)
+	add("created_at", when(t.CreatedAt))
+	add("updated_at", when(t.UpdatedAt))
+	add("runs", fmt.Sprint(t.Runs))
+	add("consecutive_completion_claims", fmt.Sprint(t.ConsecutiveCompletionClaims))
+	add("consecutive_failures", fmt.Sprint(t.ConsecutiveFailures))
+	add("processor_auto_requeue", fmt.Sprint(t.ProcessorAutoRequeue))
+	if r := t.Results; r != nil {
+		if r.ExitCode != nil {
+			add("results.exit_code", fmt.Sprint(*r.ExitCode))
+		}
+		add("results.started_at", when(r.StartedAt))
+		add("results.finished_at", when(r.FinishedAt))
+		if r.DurationMS > 0 {
+			add("results.duration_ms", fmt.Sprint(r.DurationMS))
+		}
+		add("results.branch", r.Branch)
+		add("results.diff_stat", r.DiffStat)
+		add("results.validation", r.Validation)
+		add("results.classification", r.Classification)
+	}
+	writeColumns(w, "", rows)
+	for _, long := range []struct{ name, text string }{
+		{"need", t.Need}, {"description", t.Description}, {"notes", t.Notes}, {"results.output", outputOf(t)},
+	} {
+		if long.text == "" {
+			continue
+		}
+		fmt.Fprintf(w, "%s:\n", long.name)
+		for _, line := range strings.Split(long.text, "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	fmt.Fprintln(w, "log:")
+	if len(entries) == 0 {
+		fmt.Fprintln(w, "  (none: run 'cra task rebuild' to log a task dropped in by hand)")
+	}
+	for _, e := range entries {
+		line, err := world.Format(e)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func outputOf(t *board.Task) string {
+	if t.Results == nil {
+		return ""
+	}
+	return t.Results.Output
+}
