@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,8 +30,15 @@ type child struct {
 // only one the test made, and reaps it.
 func startChild(t *testing.T, env ...string) *child {
 	t.Helper()
+	return startScript(t, "", env...)
+}
+
+// startScript is startChild with prefix run first in the shell, e.g. a
+// trap.
+func startScript(t *testing.T, prefix string, env ...string) *child {
+	t.Helper()
 	ready := filepath.Join(t.TempDir(), "kid")
-	cmd := exec.Command("sh", "-c", `sleep 60 & echo $! >"$1.tmp" && mv "$1.tmp" "$1"; wait`, "sh", ready)
+	cmd := exec.Command("sh", "-c", prefix+`sleep 60 & echo $! >"$1.tmp" && mv "$1.tmp" "$1"; wait`, "sh", ready)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, EnvTaskID+"=") && !strings.HasPrefix(kv, EnvRunID+"=") {
 			cmd.Env = append(cmd.Env, kv)
@@ -133,5 +141,84 @@ func TestScanFindsTaggedProcesses(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestStopKillsTheGroup(t *testing.T) {
+	c := startChild(t, tagEnv(uniqueTask(t), 1)...)
+	sent, err := Stop(context.Background(), Kill{PID: c.pid, StartTime: c.start, PGID: c.pid}, 0)
+	if !sent || err != nil {
+		t.Fatalf("got %v %v, want true <nil>", sent, err)
+	}
+	if leader, kid := c.alive(t); leader || kid {
+		t.Errorf("after Stop: leader alive %v, its child alive %v; want both dead", leader, kid)
+	}
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	// Both ignore SIGTERM (an ignored signal stays ignored across exec).
+	c := startScript(t, "trap '' TERM; ", tagEnv(uniqueTask(t), 1)...)
+	sent, err := Stop(context.Background(), Kill{PID: c.pid, StartTime: c.start, PGID: c.pid}, 50*time.Millisecond)
+	if !sent || err != nil {
+		t.Fatalf("got %v %v, want true <nil>", sent, err)
+	}
+	if leader, kid := c.alive(t); leader || kid {
+		t.Errorf("after Stop: leader alive %v, its child alive %v; want both dead", leader, kid)
+	}
+}
+
+func TestStopOneProcess(t *testing.T) {
+	c := startChild(t, tagEnv(uniqueTask(t), 1)...)
+	sent, err := Stop(context.Background(), Kill{PID: c.kid, StartTime: c.kidAt}, 0)
+	if !sent || err != nil {
+		t.Fatalf("got %v %v, want true <nil>", sent, err)
+	}
+	if _, kid := c.alive(t); kid {
+		t.Error("after Stop: the process is alive")
+	}
+}
+
+func TestStopSparesAReusedPid(t *testing.T) {
+	// The live child stands for a process that took a dead run's pid: the
+	// recorded start time is not its own.
+	c := startChild(t, tagEnv(uniqueTask(t), 1)...)
+	for _, k := range []Kill{
+		{PID: c.pid, StartTime: c.start + 1, PGID: c.pid},
+		{PID: c.pid, StartTime: c.start - 1},
+		{PID: c.kid, StartTime: c.kidAt + 1, PGID: c.pid},
+	} {
+		sent, err := Stop(context.Background(), k, 0)
+		if sent || err != nil {
+			t.Errorf("Stop(%+v): got %v %v, want false <nil>", k, sent, err)
+		}
+	}
+	if leader, kid := c.alive(t); !leader || !kid {
+		t.Errorf("leader alive %v, its child alive %v; want both alive", leader, kid)
+	}
+}
+
+func TestStopRefuses(t *testing.T) {
+	ctx := context.Background()
+	self, err := Self(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t)
+	for _, k := range []Kill{
+		{PID: 0},
+		{PID: 1},
+		{PID: -c.pid, StartTime: c.start},
+		{PID: self.PID, StartTime: self.StartTime},
+		{PID: c.pid, StartTime: c.start, PGID: 1},
+		{PID: c.pid, StartTime: c.start, PGID: self.PID},
+		{PID: c.pid, StartTime: c.start, PGID: syscall.Getpgrp()},
+	} {
+		sent, err := Stop(ctx, k, 0)
+		if sent || !errors.Is(err, ErrRefused) {
+			t.Errorf("Stop(%+v): got %v %v, want false and ErrRefused", k, sent, err)
+		}
+	}
+	if leader, kid := c.alive(t); !leader || !kid {
+		t.Errorf("leader alive %v, its child alive %v; want both alive", leader, kid)
 	}
 }
