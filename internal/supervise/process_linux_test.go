@@ -78,11 +78,19 @@ func startScript(t *testing.T, prefix string, env ...string) *child {
 	return c
 }
 
-// exit ends the child's group and reaps the leader: the run is dead.
+// exit ends the child's group, reaps the leader and waits until the
+// sleep is gone too (SIGKILL is delivered asynchronously): the run is
+// dead.
 func (c *child) exit(t *testing.T) {
 	t.Helper()
 	syscall.Kill(-c.pid, syscall.SIGKILL)
 	c.cmd.Wait()
+	for { // bounded by the test's own timeout
+		if _, kid := c.alive(t); !kid {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (c *child) alive(t *testing.T) (leader, kid bool) {
