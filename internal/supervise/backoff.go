@@ -69,6 +69,7 @@ const (
 	LimitReached                // the start limit is reached: fail it
 )
 
+// String names the verdict.
 func (v Verdict) String() string {
 	switch v {
 	case RestartNow:

@@ -64,12 +64,12 @@ type Input struct {
 	// Runs holds the recorded identity of each task's latest run, by
 	// task id (LoadIdentity of RunFile); a task with none is absent.
 	Runs map[string]Identity
-	// Procs are the live tagged processes (Scan). A run is live when its
-	// recorded pid and start time are among them.
+	// Procs are the live tagged processes (Observe, or Scan). A run is
+	// live when its recorded pid and start time are among them.
 	Procs []Process
-	// Restarts holds, by task id, when Level 1 restarted the task: the
-	// caller keeps them, e.g. from the log's "[event:system][ID]
-	// restarted" entries. Only those within Policy.Window count.
+	// Restarts holds, by task id, when Level 1 restarted the task, e.g.
+	// Restarted of the log's recent entries. Only those within
+	// Policy.Window count.
 	Restarts map[string][]time.Time
 	Now      time.Time
 	Policy   Policy
@@ -130,14 +130,18 @@ func (Fail) action()    {}
 func (Kill) action()    {}
 func (Wait) action()    {}
 
+// String says what the restart does: "restart ID: reason (detail)".
 func (r Restart) String() string {
 	return fmt.Sprintf("restart %s: %s (%s)", r.ID, r.Reason, r.Detail)
 }
 
+// String says what the failure does: "fail ID: reason | need: need".
 func (f Fail) String() string {
 	return fmt.Sprintf("fail %s: %s | need: %s", f.ID, f.Reason, f.Need)
 }
 
+// String says what the kill does, naming the process group and the pid:
+// "kill process group G (pid P) of task T run N: orphan (detail)".
 func (k Kill) String() string {
 	what := fmt.Sprintf("process %d", k.PID)
 	if k.PGID != 0 {
@@ -146,6 +150,7 @@ func (k Kill) String() string {
 	return fmt.Sprintf("kill %s of task %s run %d: %s (%s)", what, k.TaskID, k.Run, k.Reason, k.Detail)
 }
 
+// String says how long the agent is left alone and why.
 func (w Wait) String() string {
 	return fmt.Sprintf("wait for %s until %s: %s", w.ID, w.Until.UTC().Format(time.RFC3339), w.Reason)
 }
@@ -288,5 +293,19 @@ func groupKills(orphans []Kill, procs []Process, orphan map[int]bool) []Kill {
 		out = append(out, k)
 	}
 	slices.SortFunc(out, func(a, b Kill) int { return cmp.Compare(a.PID, b.PID) })
+	return out
+}
+
+// Restarted returns, by task id, the times of the restarts that e (world
+// log entries, in any order) record as "[event:system][ID] restarted …":
+// Input.Restarts rebuilt from the log, so that a daemon that restarts
+// keeps counting towards the start limit (DESIGN.md principle 1).
+func Restarted(entries []world.Entry) map[string][]time.Time {
+	out := map[string][]time.Time{}
+	for _, e := range entries {
+		if e.Kind == world.KindEvent && e.Source == world.SourceSystem && strings.HasPrefix(e.Output, "restarted") {
+			out[e.ID] = append(out[e.ID], e.Time)
+		}
+	}
 	return out
 }

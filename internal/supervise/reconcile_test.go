@@ -169,3 +169,18 @@ func TestActionStrings(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestRestarted(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	entries := []world.Entry{
+		{Time: t0, Kind: world.KindEvent, Source: world.SourceSystem, ID: "T-1", Output: "restarted | reason: not running (run 1 has no recorded process)"},
+		{Time: t0.Add(time.Second), Kind: world.KindEvent, Source: world.SourceSystem, ID: "4242", Output: "killed | reason: orphan (x)"},
+		{Time: t0.Add(2 * time.Second), Kind: world.KindEvent, Source: world.SourceUser, ID: "T-1", Output: "restarted it by hand"},
+		{Time: t0.Add(3 * time.Second), Kind: world.KindAgent, Status: world.StatusActive, ID: "T-1", Output: "run 2: cra"},
+		{Time: t0.Add(4 * time.Second), Kind: world.KindEvent, Source: world.SourceSystem, ID: "T-1", Output: "restarted | reason: not running"},
+	}
+	want := map[string][]time.Time{"T-1": {t0, t0.Add(4 * time.Second)}}
+	if diff := cmp.Diff(want, Restarted(entries)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
