@@ -22,7 +22,7 @@ const DefaultGrace = 5 * time.Second
 var ErrRefused = errors.New("refused to signal")
 
 // pollEvery is how often Stop looks whether the processes have exited.
-const pollEvery = 20 * time.Millisecond
+const pollEvery = 50 * time.Millisecond
 
 // Stop ends the process k names: its process group when k.PGID is set,
 // else the process alone. Right before signalling it checks that k.PID
@@ -31,14 +31,24 @@ const pollEvery = 20 * time.Millisecond
 // signalled and Stop returns false. It sends SIGTERM, waits up to grace
 // (DefaultGrace when 0) for the processes to exit, and sends SIGKILL to
 // those that did not, checking again first. It returns whether it sent
-// any signal, and an error when a process outlives SIGKILL. It never signals pid 0 or 1, the caller or the caller's
-// process group (ErrRefused).
+// any signal, and an error when a process outlives SIGKILL. It never
+// signals pid 0 or 1, the caller or the caller's process group
+// (ErrRefused).
 func Stop(ctx context.Context, k Kill, grace time.Duration) (bool, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
 	if err := refuse(k); err != nil {
 		return false, err
+	}
+	// The group's members, for SIGKILL later; listed before the check so
+	// that nothing slow sits between the check and the signal.
+	var members []member
+	if k.PGID != 0 {
+		var err error
+		if members, err = groupMembers(ctx, k.PGID); err != nil {
+			return false, fmt.Errorf("kill process group %d: %w", k.PGID, err)
+		}
 	}
 	st, err := stat(ctx, k.PID)
 	if errors.Is(err, errNoProcess) || err == nil && (st.Exited || st.StartTime != k.StartTime) {
@@ -49,15 +59,9 @@ func Stop(ctx context.Context, k Kill, grace time.Duration) (bool, error) {
 	}
 	pgid := k.PGID
 	if pgid != 0 && st.PGID != pgid {
-		pgid = 0 // it left the group it was found in: signal it alone
+		pgid, members = 0, nil // it left the group it was found in: signal it alone
 	}
 	leader := member{k.PID, k.StartTime}
-	var members []member
-	if pgid != 0 {
-		if members, err = groupMembers(ctx, pgid); err != nil {
-			return false, fmt.Errorf("kill process group %d: %w", pgid, err)
-		}
-	}
 	if err := signal(k.PID, pgid, syscall.SIGTERM); err != nil {
 		return false, err
 	}
