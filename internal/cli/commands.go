@@ -15,5 +15,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newPlanCmd(d, nil),
 		newSolveCmd(d, nil),
 		newTaskCmd(d),
+		newSuperviseCmd(d, nil),
 	}
 }

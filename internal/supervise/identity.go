@@ -20,6 +20,10 @@ import (
 const (
 	EnvTaskID = "CRA_TASK_ID"
 	EnvRunID  = "CRA_RUN_ID"
+	// EnvStateDir names the .clean_room/ of the repository whose board
+	// started the run, so that a pass over one repository never takes
+	// another repository's agents for its orphans.
+	EnvStateDir = "CRA_STATE_DIR"
 )
 
 // RunFileName is the name of a run's identity file in its run directory,

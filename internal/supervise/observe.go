@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"slices"
 )
 
@@ -56,7 +57,8 @@ func Observe(ctx context.Context, runsDir string, active []Active) (Observation,
 		if err != nil || st.Exited || st.StartTime != id.StartTime {
 			continue
 		}
-		o.Procs = append(o.Procs, Process{PID: id.PID, PGID: st.PGID, StartTime: id.StartTime, TaskID: id.TaskID, Run: id.Run})
+		// Recorded under this state directory's runs/: it is its run.
+		o.Procs = append(o.Procs, Process{PID: id.PID, PGID: st.PGID, StartTime: id.StartTime, TaskID: id.TaskID, Run: id.Run, StateDir: filepath.Dir(runsDir)})
 	}
 	slices.SortFunc(o.Procs, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	return o, nil

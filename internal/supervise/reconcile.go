@@ -218,7 +218,11 @@ func Reconcile(in Input) []Action {
 		orphans = append(orphans, Kill{PID: pr.PID, StartTime: pr.StartTime, TaskID: pr.TaskID, Run: pr.Run, Reason: "orphan", Detail: detail})
 	}
 	actions := make([]Action, 0, len(orphans)+len(in.Active))
-	for _, k := range groupKills(orphans, in.Procs, orphan) {
+	ownGroups := map[int]bool{} // groups a recorded run made: its pid is their id
+	for _, id := range in.Runs {
+		ownGroups[id.PID] = true
+	}
+	for _, k := range groupKills(orphans, in.Procs, orphan, ownGroups) {
 		actions = append(actions, k)
 	}
 
@@ -259,14 +263,18 @@ func goneDetail(a Active, id Identity, recorded bool) string {
 }
 
 // groupKills turns orphan processes into kills: one per process group
-// when every tagged process of the group is an orphan, naming the group
-// leader when it is tagged and else the lowest pid; one per process
-// otherwise. The result is ordered by pid.
-func groupKills(orphans []Kill, procs []Process, orphan map[int]bool) []Kill {
+// when the group is an agent's own — its leader is itself a tagged orphan,
+// or its id is the pid of a recorded run (the processor makes each run a
+// group) — and every tagged process of it is an orphan, naming the leader
+// or else the lowest pid; one per process otherwise, so that a tagged
+// process started inside someone else's group (a shell's job, a test
+// runner's) never takes that group down with it. The result is ordered by
+// pid.
+func groupKills(orphans []Kill, procs []Process, orphan, ownGroups map[int]bool) []Kill {
 	whole := map[int]bool{} // groups whose tagged processes are all orphans
 	for _, pr := range procs {
 		if _, seen := whole[pr.PGID]; !seen {
-			whole[pr.PGID] = true
+			whole[pr.PGID] = orphan[pr.PGID] || ownGroups[pr.PGID]
 		}
 		if !orphan[pr.PID] || pr.PGID <= 1 {
 			whole[pr.PGID] = false

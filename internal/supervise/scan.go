@@ -23,6 +23,9 @@ type Process struct {
 	// Run is the number in CRA_RUN_ID; 0 when it is missing or not a
 	// positive number, which no active run has.
 	Run int
+	// StateDir is CRA_STATE_DIR: the repository state directory whose
+	// board started it; "" when the environment names none.
+	StateDir string
 }
 
 // Identity returns p as a run identity.
@@ -78,11 +81,17 @@ func tagged(ctx context.Context, pid int) (Process, bool) {
 	if !ok {
 		return Process{}, false
 	}
+	state := ""
+	for _, kv := range env {
+		if v, found := strings.CutPrefix(kv, EnvStateDir+"="); found {
+			state = v
+		}
+	}
 	after, err := stat(ctx, pid)
 	if err != nil || after.Exited || after.StartTime != before.StartTime {
 		return Process{}, false
 	}
-	return Process{PID: pid, PGID: after.PGID, StartTime: after.StartTime, TaskID: task, Run: run}, true
+	return Process{PID: pid, PGID: after.PGID, StartTime: after.StartTime, TaskID: task, Run: run, StateDir: state}, true
 }
 
 // tags returns the task id and run number an environment carries; ok is

@@ -1,0 +1,54 @@
+package board
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Requeue puts a task whose run died back in pending/ for the processor:
+// [agent:retry][id] output first, then the file's move (seed 002 Phase 3,
+// Level 1's restart). The task must be active in the log.
+func (b *Board) Requeue(ctx context.Context, id, output string) (*Task, error) {
+	return b.system(ctx, id, world.StatusRetry, output, "", Pending)
+}
+
+// Block fails a task a person must look at: [agent:failed][id] output |
+// need: need first, then the move to failed-blocked/, where it stays
+// until a person answers (Level 1's start limit, the recycler's failure
+// streak).
+func (b *Board) Block(ctx context.Context, id, output, need string) (*Task, error) {
+	return b.system(ctx, id, world.StatusFailed, output, need, FailedBlocked)
+}
+
+// system logs a lifecycle entry that cra itself decided, then moves the
+// task's file to the folder it maps to.
+func (b *Board) system(ctx context.Context, id string, status world.Status, output, need string, to Folder) (*Task, error) {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	t, from, err := b.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.Log.Agent(ctx, status, id, output, need); err != nil {
+		return nil, fmt.Errorf("log %s of task %s: %w", status, id, err)
+	}
+	if from != to {
+		if err := b.Store.Move(ctx, id, from, to); err != nil {
+			return nil, err
+		}
+	}
+	if to.Terminal() {
+		t.ProcessorAutoRequeue = false
+	}
+	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
+	if err := b.Store.Put(ctx, t, to); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

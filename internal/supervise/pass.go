@@ -1,0 +1,173 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Pass is one Level 1 pass over a repository (seed 002 Phase 3): read who
+// the log calls active, look at the machine, decide (Reconcile), act
+// (Executor). 'cra supervise --once' runs one; the daemon runs one at
+// start and every few seconds.
+type Pass struct {
+	// Log is the world log; required.
+	Log *world.Log
+	// Board restarts and fails board tasks; nil when there is none, and
+	// then an agent whose run died cannot be restarted and is failed.
+	Board *board.Board
+	// StateDir is the repository's .clean_room/: runs record their
+	// identity under its runs/, and only processes whose CRA_STATE_DIR
+	// names it are this repository's.
+	StateDir string
+	// Only, when set, narrows the processes a pass looks at further
+	// (tests: to the ones they started).
+	Only func(Process) bool
+	// Policy bounds restarts; the zero value is DefaultPolicy.
+	Policy Policy
+	// DryRun describes each action on Out and takes none.
+	DryRun bool
+	// Out gets a line per action and per unreadable run file; nil
+	// discards.
+	Out io.Writer
+	// Now is the pass's clock; nil is time.Now.
+	Now func() time.Time
+	// Stop ends orphans; nil is the package's Stop (tests substitute).
+	Stop func(ctx context.Context, k Kill, grace time.Duration) (bool, error)
+}
+
+// Run carries out one pass and returns the actions it decided on (taken,
+// or described in a dry run).
+func (p *Pass) Run(ctx context.Context) ([]Action, error) {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	t := now()
+	policy := p.Policy.withDefaults()
+	agents, err := p.Log.Current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	active := ActiveAgents(agents)
+	obs, err := Observe(ctx, filepath.Join(p.StateDir, "runs"), active)
+	if err != nil {
+		return nil, err
+	}
+	obs.Procs = slices.DeleteFunc(obs.Procs, func(pr Process) bool {
+		return !p.ours(pr)
+	})
+	for _, perr := range obs.Problems {
+		p.say("warning: %v", perr)
+	}
+	restarts, err := p.restarts(ctx, t.Add(-policy.Window))
+	if err != nil {
+		return nil, err
+	}
+	actions := Reconcile(Input{Active: active, Runs: obs.Runs, Procs: obs.Procs, Restarts: restarts, Now: t, Policy: policy})
+	if actions, err = p.onlyBoardRestarts(ctx, actions); err != nil {
+		return nil, err
+	}
+	e := &Executor{
+		Restart: func(ctx context.Context, r Restart) error {
+			_, err := p.Board.Requeue(ctx, r.ID, "restarted by Level 1: "+r.Reason)
+			return err
+		},
+		Fail: p.fail,
+		Log: func(ctx context.Context, id, output string) error {
+			_, err := p.Log.Event(ctx, world.SourceSystem, id, output)
+			return err
+		},
+		Stop:   p.Stop,
+		DryRun: p.DryRun,
+		Out:    p.Out,
+	}
+	return actions, e.Apply(ctx, actions)
+}
+
+// ours reports whether a tagged process belongs to this repository: its
+// CRA_STATE_DIR names the state directory. One that names none, or another,
+// is never this pass's to kill: it may be another repository's agent.
+func (p *Pass) ours(pr Process) bool {
+	if pr.StateDir == "" || filepath.Clean(pr.StateDir) != filepath.Clean(p.StateDir) {
+		return false
+	}
+	return p.Only == nil || p.Only(pr)
+}
+
+// restarts rebuilds Level 1's recent restarts from the log, so that a
+// daemon that restarts keeps counting towards the start limit.
+func (p *Pass) restarts(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
+	var entries []world.Entry
+	err := p.Log.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(r *world.Record) error {
+		if r.Err == nil {
+			entries = append(entries, r.Entry)
+		}
+		return nil
+	})
+	return Restarted(entries), err
+}
+
+// onlyBoardRestarts turns the restart of an agent that is not a board
+// task (a 'cra solve' whose process died) into a failure that says so:
+// only the board can start a run again.
+func (p *Pass) onlyBoardRestarts(ctx context.Context, actions []Action) ([]Action, error) {
+	for i, a := range actions {
+		r, ok := a.(Restart)
+		if !ok {
+			continue
+		}
+		onBoard, err := p.onBoard(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !onBoard {
+			actions[i] = Fail{ID: r.ID, Reason: "run died: " + r.Detail,
+				Need: "it is not a board task, so nothing restarts it: look at what it left (its branch cra/" + r.ID + "), then run it again"}
+		}
+	}
+	return actions, nil
+}
+
+func (p *Pass) onBoard(ctx context.Context, id string) (bool, error) {
+	if p.Board == nil {
+		return false, nil
+	}
+	_, _, err := p.Board.Store.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, board.ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// fail blocks a board task, or fails another agent in the log.
+func (p *Pass) fail(ctx context.Context, f Fail) error {
+	onBoard, err := p.onBoard(ctx, f.ID)
+	if err != nil {
+		return err
+	}
+	if onBoard {
+		_, err = p.Board.Block(ctx, f.ID, f.Reason, f.Need)
+		return err
+	}
+	if _, err := p.Log.Agent(ctx, world.StatusFailed, f.ID, f.Reason, f.Need); err != nil {
+		return fmt.Errorf("log the failure of %s: %w", f.ID, err)
+	}
+	return nil
+}
+
+func (p *Pass) say(format string, args ...any) {
+	if p.Out != nil {
+		fmt.Fprintf(p.Out, format+"\n", args...)
+	}
+}

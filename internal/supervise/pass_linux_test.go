@@ -1,0 +1,158 @@
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// passFixture is a repository state directory with a world log and a
+// board, and a pass over it that looks only at the given children.
+func passFixture(t *testing.T) (string, *world.Log, *board.Board) {
+	t.Helper()
+	stateDir := t.TempDir()
+	l, err := world.Open(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stateDir, l, board.New(board.NewFileStore(stateDir), l)
+}
+
+func onlyChildren(cs ...*child) func(Process) bool {
+	own := map[int]bool{}
+	for _, c := range cs {
+		own[c.pid], own[c.kid] = true, true
+	}
+	return func(p Process) bool { return own[p.PID] }
+}
+
+func logText(t *testing.T, l *world.Log) string {
+	t.Helper()
+	var b strings.Builder
+	err := l.Select(context.Background(), world.Filter{}, func(r *world.Record) error {
+		b.Write(r.Raw)
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPassKillsOnlyThisRepositorysOrphans: a dry run names the orphan's pid
+// and kills nothing; a real pass kills it and logs the kill; a process
+// tagged for another repository is never touched.
+func TestPassKillsOnlyThisRepositorysOrphans(t *testing.T) {
+	ctx := context.Background()
+	stateDir, l, b := passFixture(t)
+	orphan := startChild(t, append(tagEnv(uniqueTask(t), 1), EnvStateDir+"="+stateDir)...)
+	other := startChild(t, append(tagEnv(uniqueTask(t), 1), EnvStateDir+"="+t.TempDir())...)
+	var out bytes.Buffer
+	p := &Pass{Log: l, Board: b, StateDir: stateDir, DryRun: true, Out: &out, Only: onlyChildren(orphan, other)}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "would kill process group "+strconv.Itoa(orphan.pid)) || strings.Contains(out.String(), strconv.Itoa(other.pid)) {
+		t.Errorf("dry run said %q, want the orphan's pid and not the other repository's", out.String())
+	}
+	if leader, kid := orphan.alive(t); !leader || !kid {
+		t.Fatal("a dry run killed the orphan")
+	}
+	p.DryRun = false
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if leader, kid := orphan.alive(t); leader || kid {
+		t.Errorf("orphan alive after the pass: leader %v, child %v", leader, kid)
+	}
+	if leader, kid := other.alive(t); !leader || !kid {
+		t.Error("the other repository's agent was killed")
+	}
+	if want := "[event:system][" + strconv.Itoa(orphan.pid) + "] killed | reason: orphan"; !strings.Contains(logText(t, l), want) {
+		t.Errorf("log lacks %q:\n%s", want, logText(t, l))
+	}
+}
+
+// TestPassRestartsThenBlocks: a board task whose run died goes back to
+// pending, logged restarted then retry; past the start limit it is
+// blocked for a person. A run outside the board is failed, saying why.
+func TestPassRestartsThenBlocks(t *testing.T) {
+	ctx := context.Background()
+	stateDir, l, b := passFixture(t)
+	task, err := b.Add(ctx, board.NewTask("fix the sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := startChild(t, append(tagEnv(task.ID, 1), EnvStateDir+"="+stateDir)...)
+	path, err := RunFile(filepath.Join(stateDir, "runs"), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Identity{PID: run.pid, StartTime: run.start, Run: 1, TaskID: task.ID}).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	active := func() {
+		t.Helper()
+		if _, err := l.Agent(ctx, world.StatusActive, task.ID, "run 1: echo", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Store.Move(ctx, task.ID, board.Pending, board.InProgress); err != nil {
+			t.Fatal(err)
+		}
+	}
+	active()
+	p := &Pass{Log: l, Board: b, StateDir: stateDir, Only: onlyChildren(run), Policy: Policy{StartGrace: time.Millisecond}}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.InProgress {
+		t.Fatalf("a live run was disturbed: task in %s", f)
+	}
+	run.exit(t)
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.Pending {
+		t.Fatalf("after the run died: task in %s, want pending", f)
+	}
+	text := logText(t, l)
+	if i, j := strings.Index(text, "]["+task.ID+"] restarted | reason: not running"), strings.Index(text, "[agent:retry]["+task.ID+"] restarted by Level 1"); i < 0 || j < i {
+		t.Fatalf("want restarted then retry in the log:\n%s", text)
+	}
+
+	// Four more restarts in the window: the fifth start is past the limit.
+	for range 4 {
+		if _, err := l.Event(ctx, world.SourceSystem, task.ID, "restarted | reason: not running (test)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	active()
+	p.Policy.Backoff = time.Nanosecond
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.FailedBlocked {
+		t.Fatalf("past the start limit: task in %s, want failed-blocked", f)
+	}
+
+	// An agent that is no board task (a cra solve) cannot be restarted.
+	if err := l.Begin(ctx, "solve-1", "cra solve: fix", "tests pass"); err != nil {
+		t.Fatal(err)
+	}
+	p.Now = func() time.Time { return time.Now().Add(time.Minute) } // past its start grace
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := l.Lookup(ctx, "solve-1")
+	if err != nil || a.Status != world.StatusFailed || !strings.Contains(a.Need, "not a board task") {
+		t.Errorf("solve-1: %+v, %v; want failed, saying it is not a board task", a, err)
+	}
+}
