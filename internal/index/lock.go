@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cra-dev/cra/internal/flock"
 )
 
 // LockName is the file under the state directory whose flock(2) the
@@ -41,24 +43,19 @@ func Lock(ctx context.Context, stateDir string, wait time.Duration, waiting func
 	if wait <= 0 {
 		wait = DefaultLockWait
 	}
-	f, err := os.OpenFile(filepath.Join(stateDir, LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	path := filepath.Join(stateDir, LockName)
+	f, ok, err := flock.TryLock(path)
 	if err != nil {
-		return nil, fmt.Errorf("open index lock: %w", err)
-	}
-	ok, err := tryLock(f)
-	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("lock index: %w", err)
 	}
 	if !ok {
-		pid := holder(f)
+		pid := holder(path)
 		if waiting != nil {
 			waiting(pid)
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
-		if err := waitLock(wctx, f); err != nil {
-			f.Close()
+		if f, err = flock.Lock(wctx, path, true); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				return nil, &BusyError{PID: pid, Wait: wait}
 			}
@@ -71,10 +68,12 @@ func Lock(ctx context.Context, stateDir string, wait time.Duration, waiting func
 	return f, nil
 }
 
-// holder reads the pid the lock's holder wrote, or 0.
-func holder(f *os.File) int {
-	buf := make([]byte, 32)
-	n, _ := f.ReadAt(buf, 0)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+// holder reads the pid the lock's holder wrote into path, or 0.
+func holder(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
 }

@@ -4,61 +4,22 @@ package world
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/cra-dev/cra/internal/flock"
 )
 
-// lockFile opens the lock file at path and takes a flock(2) on it: shared
-// for small event appends, exclusive for long entries, agent entries and
-// compaction. Each call opens its own descriptor, so goroutines of one
-// process exclude each other exactly as processes do. Closing the returned
-// file releases the lock.
+// lockFile takes the world log's flock at path: shared for small event
+// appends, exclusive for long entries, agent entries and compaction.
+// Closing the returned file releases the lock.
 func lockFile(ctx context.Context, path string, exclusive bool) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open world log lock: %w", err)
-	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	err = flock(f, how|syscall.LOCK_NB)
-	if err == nil {
-		return f, nil
-	}
-	if !errors.Is(err, syscall.EWOULDBLOCK) {
-		f.Close()
+	f, err := flock.Lock(ctx, path, exclusive)
+	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("lock world log: %w", err)
 	}
-	// Contended: wait in the kernel, but let ctx end the wait. A goroutine
-	// that gets the lock after ctx ended releases it by closing f.
-	done := make(chan error, 1)
-	go func() { done <- flock(f, how) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock world log: %w", err)
-		}
-		return f, nil
-	case <-ctx.Done():
-		go func() {
-			<-done
-			f.Close()
-		}()
-		return nil, ctx.Err()
-	}
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
+	return f, err
 }
 
 // fileID returns the device and inode of fi, which tell a log replaced by
