@@ -16,5 +16,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newSolveCmd(d, nil),
 		newTaskCmd(d),
 		newSuperviseCmd(d, nil),
+		newServeCmd(d, nil),
 	}
 }

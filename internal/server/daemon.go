@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/supervise"
+)
+
+// The daemon's files in the state directory: the lock that makes it one
+// per repository, and where it says how to reach it.
+const (
+	LockName = "serve.lock"
+	InfoName = "serve.json"
+)
+
+// DefaultPassEvery is how often the daemon runs a Level 1 pass.
+const DefaultPassEvery = 5 * time.Second
+
+// Info is what a running daemon writes to serve.json: a second daemon
+// names it, and clients find it.
+type Info struct {
+	PID     int       `json:"pid"`
+	Addr    string    `json:"addr"`
+	Started time.Time `json:"started"`
+}
+
+// Daemon is 'cra serve' for one repository: the API, and a Level 1 pass
+// at start and every PassEvery.
+type Daemon struct {
+	// StateDir is the repository's .clean_room/; required.
+	StateDir string
+	// Addr is HOST:PORT to listen on; port 0 picks a free one.
+	Addr string
+	// Token is required of every request; it must be set for an address
+	// other than loopback.
+	Token string
+	// Board is the repository's board; required.
+	Board *board.Board
+	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
+	PassEvery time.Duration
+	// Out gets a line per action and event a person should see; nil
+	// discards.
+	Out io.Writer
+	// Logger gets diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// AlreadyRunningError is a second daemon for a repository.
+type AlreadyRunningError struct{ Info Info }
+
+func (e *AlreadyRunningError) Error() string {
+	if e.Info.PID == 0 {
+		return "cra serve is already running for this repository: stop it first"
+	}
+	return fmt.Sprintf("cra serve is already running for this repository (pid %d, on %s): stop it first (kill %d)", e.Info.PID, e.Info.Addr, e.Info.PID)
+}
+
+// Run serves until ctx ends (SIGINT, SIGTERM), then shuts down: the
+// listener closes, requests in flight get a few seconds, serve.json goes
+// and the lock is released. ready, when set, is called with the address
+// once the daemon listens.
+func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
+	host, _, err := net.SplitHostPort(d.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:7777)", d.Addr, err)
+	}
+	if !Loopback(host) && d.Token == "" {
+		return ErrTokenRequired
+	}
+	lk, ok, err := flock.TryLock(filepath.Join(d.StateDir, LockName))
+	if err != nil {
+		return fmt.Errorf("lock the daemon: %w", err)
+	}
+	if !ok {
+		var info Info
+		if data, err := os.ReadFile(filepath.Join(d.StateDir, InfoName)); err == nil {
+			json.Unmarshal(data, &info)
+		}
+		return &AlreadyRunningError{Info: info}
+	}
+	defer lk.Close()
+	ln, err := net.Listen("tcp", d.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", d.Addr, err)
+	}
+	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}
+	infoPath := filepath.Join(d.StateDir, InfoName)
+	data, _ := json.Marshal(info)
+	if err := atomicfile.Write(infoPath, data, 0o644); err != nil {
+		ln.Close()
+		return err
+	}
+	defer os.Remove(infoPath)
+
+	srv := &http.Server{
+		Handler:           (&Server{Board: d.Board, Token: d.Token, Logger: d.Logger, Started: info.Started, PID: info.PID}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(info)
+	}
+	passes := make(chan struct{})
+	go func() {
+		defer close(passes)
+		d.supervise(ctx)
+	}()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shut)
+	<-passes
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// supervise runs a Level 1 pass at once and every PassEvery until ctx
+// ends. A failed pass is reported and the next one goes on.
+func (d *Daemon) supervise(ctx context.Context) {
+	every := d.PassEvery
+	if every <= 0 {
+		every = DefaultPassEvery
+	}
+	p := &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil && d.Out != nil {
+			fmt.Fprintf(d.Out, "warning: Level 1 pass: %v\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
