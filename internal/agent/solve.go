@@ -156,9 +156,13 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 				note.summary = fmt.Sprintf("You asked for more context (%s). The CONTEXT section now holds what retrieval found.", describeNeed(*reply.Need))
 			}
 		default:
+			// A block's own failure is a result; an error here is about the
+			// worktree itself (gone, its file system full or read-only), and
+			// no retry would mend it.
 			blocks, err := s.Worktree.Apply(reply.Edits)
 			if err != nil {
-				return res, err
+				a.Blocks = blocks
+				return res, s.stop(ctx, res, &a, fmt.Errorf("attempt %d: %w", n, err))
 			}
 			a.Blocks = blocks
 			failed, fresh := 0, 0
@@ -182,7 +186,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			}
 			v, err := s.Validator.Run(ctx, s.Worktree.Root)
 			if err != nil {
-				return res, err
+				return res, s.stop(ctx, res, &a, fmt.Errorf("attempt %d: %w", n, err))
 			}
 			a.Validation = v
 			if v.Success {
@@ -224,6 +228,18 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 		res.Diff = diff
 	}
 	return res, nil
+}
+
+// stop records attempt a, whose reply was made but whose edits or
+// validation met err, so the reply is not lost with the run; it returns
+// err, joined with the recording's own error. An interrupted run records
+// it too.
+func (s *Solver) stop(ctx context.Context, res *TaskResult, a *AttemptRecord, err error) error {
+	res.Attempts = append(res.Attempts, *a)
+	if rerr := s.record(context.WithoutCancel(ctx), a); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 func (s *Solver) record(ctx context.Context, a *AttemptRecord) error {
