@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/llm"
@@ -314,20 +315,28 @@ func validationReport(v *ValidationResult, nothingNew bool) (string, string) {
 	} else {
 		summary.WriteString("The edits applied, but ")
 	}
-	var failed []string
+	// A check killed at its timeout says so: "test failed" would send the
+	// model looking for a wrong assertion, not for a loop or a wait.
+	var failed, phrases []string
 	var evidence strings.Builder
 	for _, c := range v.Checks {
 		if c.Passed {
 			continue
 		}
-		failed = append(failed, c.Name)
 		status := fmt.Sprintf("exit status %d", c.ExitCode)
 		if c.TimedOut {
-			status = "timed out"
+			after := timedOut(c.Timeout)
+			phrases = append(phrases, c.Name+" "+after)
+			status = after + ": killed"
+		} else {
+			failed = append(failed, c.Name)
 		}
 		fmt.Fprintf(&evidence, "Output of %s (`%s`, %s), last lines:\n```\n%s\n```\n", c.Name, c.Command, status, tail(c.Output, maxEvidence))
 	}
-	summary.WriteString(strings.Join(failed, " and ") + " failed.")
+	if len(failed) > 0 {
+		phrases = append(phrases, strings.Join(failed, " and ")+" failed")
+	}
+	summary.WriteString(strings.Join(phrases, " and ") + ".")
 	if len(v.FailingTests) > 0 {
 		names := v.FailingTests
 		more := ""
@@ -337,6 +346,22 @@ func validationReport(v *ValidationResult, nothingNew bool) (string, string) {
 		fmt.Fprintf(&summary, " Failing tests: %s%s.", strings.Join(names, ", "), more)
 	}
 	return summary.String(), evidence.String()
+}
+
+// timedOut is "timed out after 5s", the bound written short: "10m", not
+// "10m0s"; "timed out" when the bound is unknown.
+func timedOut(d time.Duration) string {
+	if d <= 0 {
+		return "timed out"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return "timed out after " + s
 }
 
 // needKey identifies a refinement request, to refuse a repeat.

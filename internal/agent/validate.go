@@ -43,11 +43,13 @@ func (v *Validator) Configured() bool {
 
 // CheckResult is one command's run.
 type CheckResult struct {
-	Name     string        `json:"name"`
-	Command  string        `json:"command"`
-	Passed   bool          `json:"passed"`
-	ExitCode int           `json:"exit_code"`
-	TimedOut bool          `json:"timed_out,omitempty"`
+	Name     string `json:"name"`
+	Command  string `json:"command"`
+	Passed   bool   `json:"passed"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// Timeout is the bound the command ran under.
+	Timeout  time.Duration `json:"timeout_ns,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// Output is stdout and stderr interleaved, capped.
 	Output string `json:"output"`
@@ -126,7 +128,7 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	cr := CheckResult{Name: name, Command: command, Duration: time.Since(start)}
+	cr := CheckResult{Name: name, Command: command, Timeout: timeout, Duration: time.Since(start)}
 	if ctx.Err() != nil {
 		return cr, ctx.Err()
 	}
