@@ -151,6 +151,9 @@ func resolvePath(realRoot, p string) (string, string, error) {
 		return "", "", &PathError{p, errText(err)}
 	}
 	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		return "", "", &PathError{p, "a symlink to the repository's root, not a file"}
+	}
 	if reason := forbidden(realRoot, cur); reason != "" {
 		return "", "", &PathError{p, "a symlink into " + reason}
 	}
@@ -158,17 +161,14 @@ func resolvePath(realRoot, p string) (string, string, error) {
 }
 
 // forbidden names what abs, inside realRoot, is in that edits must not
-// touch: .git, cra's state directory, or the root itself; "" when none.
+// touch: .git or cra's state directory; "" when neither.
 func forbidden(realRoot, abs string) string {
 	rel, err := filepath.Rel(realRoot, abs)
 	if err != nil {
 		return "an unknown place"
 	}
-	rel = filepath.ToSlash(rel)
-	first, _, _ := strings.Cut(rel, "/")
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 	switch {
-	case rel == ".":
-		return "the repository's root: edits change its files"
 	case strings.EqualFold(first, ".git"):
 		return ".git: edits change the repository's files only"
 	case first == config.Dir:

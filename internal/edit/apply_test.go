@@ -555,3 +555,19 @@ func symlink(t *testing.T, target, link string) {
 		t.Skip("no symlinks:", err)
 	}
 }
+
+// TestApplySymlinkInside: a symlink that stays in the repository, even to
+// its root, is followed.
+func TestApplySymlinkInside(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "calc.py", "return a - b\n")
+	symlink(t, ".", filepath.Join(root, "self"))
+	results, changed, err := Apply(root, []Block{{Path: "self/calc.py", Search: "return a - b\n", Replace: "return a + b\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, results, []string{StatusApplied}, nil)
+	if diff := cmp.Diff([]string{"calc.py"}, changed); diff != "" {
+		t.Errorf("changed (-want +got):\n%s", diff)
+	}
+}
