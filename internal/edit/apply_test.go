@@ -571,3 +571,37 @@ func TestApplySymlinkInside(t *testing.T) {
 		t.Errorf("changed (-want +got):\n%s", diff)
 	}
 }
+
+// FuzzApplyPath: whatever path a block names, Apply returns no error for
+// it, one result, and writes nothing outside the root, into .git or
+// through a symlink out.
+func FuzzApplyPath(f *testing.F) {
+	for _, p := range []string{"a.py", "src/pkg/encoding.py/x.py", "link/config", "out/x", "dangling/x", "self/a.py", "a.py/b/c", strings.Repeat("n", 300), "x/" + strings.Repeat("n", 250) + ".py"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		parent := t.TempDir()
+		root, outside := filepath.Join(parent, "root"), filepath.Join(parent, "outside")
+		writeFile(t, root, "src/pkg/encoding.py", "a\n")
+		writeFile(t, root, "a.py", "a\n")
+		writeFile(t, root, ".git", "gitdir: x\n")
+		os.Mkdir(outside, 0o755)
+		symlink(t, ".git", filepath.Join(root, "link"))
+		symlink(t, outside, filepath.Join(root, "out"))
+		symlink(t, "missing", filepath.Join(root, "dangling"))
+		symlink(t, ".", filepath.Join(root, "self"))
+		results, _, err := Apply(root, []Block{{Path: p, Search: "", Replace: "x\n"}, {Path: "a.py", Search: "a\n", Replace: "b\n"}})
+		if err != nil {
+			t.Fatalf("%q: got error %v", p, err)
+		}
+		if len(results) != 2 || results[0].Status == StatusFailed && results[0].Message == "" {
+			t.Fatalf("%q: results %+v", p, results)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+			t.Fatalf("%q: wrote outside the root", p)
+		}
+		if got := readFile(t, root, ".git"); got != "gitdir: x\n" {
+			t.Fatalf("%q: .git changed", p)
+		}
+	})
+}
