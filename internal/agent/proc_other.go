@@ -7,7 +7,8 @@ import (
 	"os/exec"
 )
 
-// shellCommand runs command through cmd.exe.
-func shellCommand(ctx context.Context, command string) *exec.Cmd {
-	return exec.CommandContext(ctx, "cmd", "/C", command)
+// shellCommand runs command through cmd.exe; a timeout kills cmd.exe
+// only, and nothing is killed after Wait.
+func shellCommand(ctx context.Context, command string) (*exec.Cmd, func() int) {
+	return exec.CommandContext(ctx, "cmd", "/C", command), func() int { return 0 }
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/llm"
@@ -156,9 +157,13 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 				note.summary = fmt.Sprintf("You asked for more context (%s). The CONTEXT section now holds what retrieval found.", describeNeed(*reply.Need))
 			}
 		default:
+			// A block's own failure is a result; an error here is about the
+			// worktree itself (gone, its file system full or read-only), and
+			// no retry would mend it.
 			blocks, err := s.Worktree.Apply(reply.Edits)
 			if err != nil {
-				return res, err
+				a.Blocks = blocks
+				return res, s.stop(ctx, res, &a, fmt.Errorf("attempt %d: %w", n, err))
 			}
 			a.Blocks = blocks
 			failed, fresh := 0, 0
@@ -182,7 +187,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			}
 			v, err := s.Validator.Run(ctx, s.Worktree.Root)
 			if err != nil {
-				return res, err
+				return res, s.stop(ctx, res, &a, fmt.Errorf("attempt %d: %w", n, err))
 			}
 			a.Validation = v
 			if v.Success {
@@ -224,6 +229,18 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 		res.Diff = diff
 	}
 	return res, nil
+}
+
+// stop records attempt a, whose reply was made but whose edits or
+// validation met err, so the reply is not lost with the run; it returns
+// err, joined with the recording's own error. An interrupted run records
+// it too.
+func (s *Solver) stop(ctx context.Context, res *TaskResult, a *AttemptRecord, err error) error {
+	res.Attempts = append(res.Attempts, *a)
+	if rerr := s.record(context.WithoutCancel(ctx), a); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 func (s *Solver) record(ctx context.Context, a *AttemptRecord) error {
@@ -298,20 +315,28 @@ func validationReport(v *ValidationResult, nothingNew bool) (string, string) {
 	} else {
 		summary.WriteString("The edits applied, but ")
 	}
-	var failed []string
+	// A check killed at its timeout says so: "test failed" would send the
+	// model looking for a wrong assertion, not for a loop or a wait.
+	var failed, phrases []string
 	var evidence strings.Builder
 	for _, c := range v.Checks {
 		if c.Passed {
 			continue
 		}
-		failed = append(failed, c.Name)
 		status := fmt.Sprintf("exit status %d", c.ExitCode)
 		if c.TimedOut {
-			status = "timed out"
+			after := timedOut(c.Timeout)
+			phrases = append(phrases, c.Name+" "+after)
+			status = after + ": killed"
+		} else {
+			failed = append(failed, c.Name)
 		}
 		fmt.Fprintf(&evidence, "Output of %s (`%s`, %s), last lines:\n```\n%s\n```\n", c.Name, c.Command, status, tail(c.Output, maxEvidence))
 	}
-	summary.WriteString(strings.Join(failed, " and ") + " failed.")
+	if len(failed) > 0 {
+		phrases = append(phrases, strings.Join(failed, " and ")+" failed")
+	}
+	summary.WriteString(strings.Join(phrases, " and ") + ".")
 	if len(v.FailingTests) > 0 {
 		names := v.FailingTests
 		more := ""
@@ -321,6 +346,22 @@ func validationReport(v *ValidationResult, nothingNew bool) (string, string) {
 		fmt.Fprintf(&summary, " Failing tests: %s%s.", strings.Join(names, ", "), more)
 	}
 	return summary.String(), evidence.String()
+}
+
+// timedOut is "timed out after 5s", the bound written short: "10m", not
+// "10m0s"; "timed out" when the bound is unknown.
+func timedOut(d time.Duration) string {
+	if d <= 0 {
+		return "timed out"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return "timed out after " + s
 }
 
 // needKey identifies a refinement request, to refuse a repeat.

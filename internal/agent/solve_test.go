@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -293,6 +294,50 @@ func TestSolveRefines(t *testing.T) {
 	}
 }
 
+// TestSolveImpossiblePath: a reply with a block no file can have (a path
+// through a file, a symlink to the worktree's .git) beside a valid block
+// is an apply failure: the valid block applies, the next prompt says why
+// the others were refused, and the run goes on (issue 19, defect 1).
+func TestSolveImpossiblePath(t *testing.T) {
+	first := "calc/calc.go/helper.go\n```go\n<<<<<<< SEARCH\n=======\npackage calc\n>>>>>>> REPLACE\n```\n" +
+		fixReply +
+		"link/config\n```\n<<<<<<< SEARCH\n=======\n[core]\n>>>>>>> REPLACE\n```\n"
+	second := "calc/helper.go\n```go\n<<<<<<< SEARCH\n=======\npackage calc\n>>>>>>> REPLACE\n```\n"
+	model := scripted(first, second)
+	e := newSolveEnv(t, model, "sh test.sh", 3)
+	// In a worktree .git is a file: a path through it fails with ENOTDIR.
+	if err := os.Symlink(".git", filepath.Join(e.solver.Worktree.Root, "link")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	res, err := e.solver.Solve(context.Background(), Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+	if err != nil {
+		t.Fatalf("got error %v, want the blocks refused and the run going on\n%s", err, e.out)
+	}
+	if diff := cmp.Diff([]string{ClassApply, ""}, classes(res)); diff != "" {
+		t.Fatalf("classes (-want +got):\n%s\n%s", diff, e.out)
+	}
+	if !res.Success {
+		t.Fatal("not solved")
+	}
+	p := model.prompt(1)
+	for _, want := range []string{
+		"### Attempt 1: apply_failure\n1 of 3 edit blocks applied; 2 failed.",
+		"- block 1 (calc/calc.go/helper.go): FAILED. refused path \"calc/calc.go/helper.go\": calc/calc.go is a file, not a directory",
+		"- block 2 (calc/calc.go): applied; do not send it again",
+		"- block 3 (link/config): FAILED. refused path \"link/config\": link is a symlink into .git",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt 2 lacks %q:\n%s", want, p)
+		}
+	}
+	if diff := cmp.Diff([]string{"calc/calc.go", "calc/helper.go"}, res.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if fi, err := os.Lstat(filepath.Join(e.solver.Worktree.Root, ".git")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the worktree's .git file: %v %v", fi, err)
+	}
+}
+
 func TestSolveStops(t *testing.T) {
 	ctx := context.Background()
 	// A failed call ends the run, recorded.
@@ -313,6 +358,20 @@ func TestSolveStops(t *testing.T) {
 	_, err = e.solver.Solve(ctx, Input{Task: strings.Repeat("long task ", 400), Package: pkgOf("calc/calc.go")})
 	if !errors.Is(err, ErrPromptTooLarge) || !strings.Contains(err.Error(), "raise --context-window") || len(e.model.requests) != 0 {
 		t.Errorf("got %v after %d calls", err, len(e.model.requests))
+	}
+
+	// A worktree gone from under the run stops it: no other path would
+	// do. The reply is recorded.
+	e = newSolveEnv(t, scripted(fixReply), "sh test.sh", 3)
+	if err := os.RemoveAll(e.solver.Worktree.Root); err != nil {
+		t.Fatal(err)
+	}
+	res, err = e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+	if err == nil || !strings.Contains(err.Error(), "attempt 1: apply edits") || len(res.Attempts) != 1 || len(e.model.requests) != 1 {
+		t.Errorf("got %v after %d calls, %+v", err, len(e.model.requests), res)
+	}
+	if attempts, _ := e.rows(t); len(attempts) != 1 {
+		t.Errorf("the attempt is not recorded: %v", attempts)
 	}
 
 	// Without validation commands, applied edits end the run, unvalidated.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -25,6 +27,9 @@ const (
 // Validator runs the project's own checks in a worktree (seed 001 Phase
 // 3): the [validation] test, lint and typecheck commands, each through
 // the shell, each bounded by Timeout. An empty command is skipped.
+// Nothing a command starts outlives it: when it ends, times out or is
+// cancelled, what it left running is killed, even processes that left its
+// process group (see shellCommand).
 type Validator struct {
 	Test      string
 	Lint      string
@@ -43,11 +48,13 @@ func (v *Validator) Configured() bool {
 
 // CheckResult is one command's run.
 type CheckResult struct {
-	Name     string        `json:"name"`
-	Command  string        `json:"command"`
-	Passed   bool          `json:"passed"`
-	ExitCode int           `json:"exit_code"`
-	TimedOut bool          `json:"timed_out,omitempty"`
+	Name     string `json:"name"`
+	Command  string `json:"command"`
+	Passed   bool   `json:"passed"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// Timeout is the bound the command ran under.
+	Timeout  time.Duration `json:"timeout_ns,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// Output is stdout and stderr interleaved, capped.
 	Output string `json:"output"`
@@ -116,17 +123,43 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	if max <= 0 {
 		max = 256 << 10
 	}
+	cr := CheckResult{Name: name, Command: command, Timeout: timeout}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := shellCommand(cctx, command)
+	cmd, killLeft := shellCommand(cctx, command)
 	cmd.Dir = dir
+	// The command writes to a pipe of cra's own, not through exec's
+	// copying: Wait returns when the command exits, even if what it left
+	// running holds the pipe, and those are killed before the pipe is
+	// read to its end.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return cr, fmt.Errorf("validation %s: %w", name, err)
+	}
+	defer pr.Close()
 	out := &cappedBuffer{max: max}
-	cmd.Stdout, cmd.Stderr = out, out
-	// Grandchildren holding the pipes must not keep Wait from returning.
+	cmd.Stdout, cmd.Stderr = pw, pw
+	// A command that outlives its kill must not keep Wait from returning.
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	err := cmd.Run()
-	cr := CheckResult{Name: name, Command: command, Duration: time.Since(start)}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return cr, fmt.Errorf("validation %s: %w", name, err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		close(copied)
+	}()
+	err = cmd.Wait()
+	cr.Duration = time.Since(start)
+	left := killLeft()
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		pr.Close() // a holder of the pipe escaped the kill: stop reading
+	}
 	if ctx.Err() != nil {
 		return cr, ctx.Err()
 	}
@@ -136,11 +169,14 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 		cr.Passed = true
 	case cctx.Err() != nil:
 		cr.TimedOut, cr.ExitCode = true, -1
-		out.WriteString(fmt.Sprintf("\n[cra: %s timed out after %s and was killed]\n", name, timeout))
+		out.WriteString(fmt.Sprintf("\n[cra: %s timed out after %s and was killed, with every process it started]\n", name, timeout))
 	case errors.As(err, &ee):
 		cr.ExitCode = ee.ExitCode()
 	default:
 		return cr, fmt.Errorf("validation %s: %w", name, err)
+	}
+	if left > 0 && !cr.TimedOut {
+		out.WriteString(fmt.Sprintf("\n[cra: %s left %d process(es) running; they were killed]\n", name, left))
 	}
 	cr.Output = out.String()
 	return cr, nil

@@ -98,6 +98,10 @@ func ValidPath(p string) error {
 // resolvePath maps a repository path to the file to write under realRoot
 // (root with its symlinks resolved), following symlinks only while they
 // stay inside it. It returns the file and its path relative to realRoot.
+// Every way p can fail to name a file there (a component that is a file
+// or leads nowhere, a symlink out of the repository or into .git, a name
+// the file system refuses) is a *PathError naming the component at
+// fault, so the model can choose another path (issue 19, defect 1).
 func resolvePath(realRoot, p string) (string, string, error) {
 	if err := ValidPath(p); err != nil {
 		return "", "", err
@@ -106,35 +110,85 @@ func resolvePath(realRoot, p string) (string, string, error) {
 	cur := realRoot
 	for i, part := range parts {
 		next := filepath.Join(cur, part)
+		shown := strings.Join(parts[:i+1], "/") // the path so far, as the block wrote it
+		last := i == len(parts)-1
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
 			cur = filepath.Join(append([]string{next}, parts[i+1:]...)...)
 			break
 		}
 		if err != nil {
-			return "", "", err
+			return "", "", &PathError{p, fmt.Sprintf("%s: %s", shown, errText(err))}
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return "", "", &PathError{p, "a symlink that leads nowhere"}
+				return "", "", &PathError{p, shown + " is a symlink that leads nowhere: edit the file it should point to, or choose another path"}
 			}
 			if !inside(realRoot, target) {
-				return "", "", &PathError{p, "a symlink that leads outside the repository"}
+				return "", "", &PathError{p, shown + " is a symlink that leads outside the repository: edits change the repository's files only"}
+			}
+			if reason := forbidden(realRoot, target); reason != "" {
+				return "", "", &PathError{p, shown + " is a symlink into " + reason}
+			}
+			if fi, err = os.Stat(target); err != nil {
+				return "", "", &PathError{p, fmt.Sprintf("%s: %s", shown, errText(err))}
+			}
+			if !last && !fi.IsDir() {
+				rel, _ := filepath.Rel(realRoot, target)
+				return "", "", &PathError{p, fmt.Sprintf("%s is a symlink to the file %s, not a directory: no path can go through it; edit %s itself or choose another path",
+					shown, filepath.ToSlash(rel), filepath.ToSlash(rel))}
 			}
 			next = target
+		}
+		if !last && !fi.IsDir() {
+			return "", "", &PathError{p, fmt.Sprintf("%s is a file, not a directory: no path can go through it; edit %s itself or choose another path", shown, shown)}
 		}
 		cur = next
 	}
 	rel, err := filepath.Rel(realRoot, cur)
 	if err != nil {
-		return "", "", err
+		return "", "", &PathError{p, errText(err)}
 	}
 	rel = filepath.ToSlash(rel)
-	if first, _, _ := strings.Cut(rel, "/"); strings.EqualFold(first, ".git") || first == config.Dir || rel == "." {
-		return "", "", &PathError{p, "a symlink into " + first}
+	if rel == "." {
+		return "", "", &PathError{p, "a symlink to the repository's root, not a file"}
+	}
+	if reason := forbidden(realRoot, cur); reason != "" {
+		return "", "", &PathError{p, "a symlink into " + reason}
 	}
 	return cur, rel, nil
+}
+
+// forbidden names what abs, inside realRoot, is in that edits must not
+// touch: .git or cra's state directory; "" when neither.
+func forbidden(realRoot, abs string) string {
+	rel, err := filepath.Rel(realRoot, abs)
+	if err != nil {
+		return "an unknown place"
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	switch {
+	case strings.EqualFold(first, ".git"):
+		return ".git: edits change the repository's files only"
+	case first == config.Dir:
+		return "cra's state directory " + config.Dir
+	}
+	return ""
+}
+
+// errText is err without the absolute path an *fs.PathError carries:
+// the model sees repository paths only.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return err.Error()
 }
 
 func inside(root, p string) bool {
@@ -155,7 +209,14 @@ type editFile struct {
 // files that changed, each atomically. Blocks that fail leave their file
 // as the blocks before them made it; the others are applied, so the
 // feedback can say which are done. It returns each block's result and the
-// changed files (relative to root, sorted); its error is for I/O only.
+// changed files (relative to root, sorted).
+//
+// Whatever is wrong with one block's path (it goes through a file, a
+// symlink leads out of the repository, into .git or nowhere, the file
+// system refuses the name, the file cannot be written) fails that block
+// only, with a reason for the model. The error is for what no other path
+// would mend: the root is gone, or the file system takes no writes at all
+// (issue 19, defect 1).
 func Apply(root string, blocks []Block) ([]Result, []string, error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -164,15 +225,21 @@ func Apply(root string, blocks []Block) ([]Result, []string, error) {
 	files := map[string]*editFile{}
 	var order []*editFile
 	results := make([]Result, 0, len(blocks))
+	owners := make([]*editFile, 0, len(blocks)) // the file of each result
 	for i, b := range blocks {
 		res := Result{Block: i + 1, Path: b.Path}
 		f, ferr := loadEditFile(realRoot, b.Path, files)
-		switch {
-		case ferr != nil:
+		if ferr != nil {
 			var pe *PathError
 			if !errors.As(ferr, &pe) {
-				return nil, nil, fmt.Errorf("apply edits: %w", ferr)
+				if runStopping(realRoot, ferr) {
+					return nil, nil, fmt.Errorf("apply edits: %w", ferr)
+				}
+				ferr = &PathError{b.Path, errText(ferr)}
 			}
+		}
+		switch {
+		case ferr != nil:
 			res.Status, res.Message = StatusFailed, ferr.Error()
 		case f.mode&fs.ModeType != 0:
 			res.Status, res.Message = StatusFailed, fmt.Sprintf("%s is not a regular file", b.Path)
@@ -198,6 +265,7 @@ func Apply(root string, blocks []Block) ([]Result, []string, error) {
 			order = append(order, f)
 		}
 		results = append(results, res)
+		owners = append(owners, f)
 	}
 	var changed []string
 	for _, f := range order {
@@ -209,7 +277,17 @@ func Apply(root string, blocks []Block) ([]Result, []string, error) {
 			mode = 0o644
 		}
 		if err := atomicfile.Write(f.abs, []byte(f.content), mode); err != nil {
-			return results, changed, fmt.Errorf("apply edits: %w", err)
+			if runStopping(realRoot, err) {
+				return results, changed, fmt.Errorf("apply edits: %w", err)
+			}
+			// The file is as it was: its blocks did not apply.
+			msg := fmt.Sprintf("could not write %s: %s; choose another path", f.rel, errText(err))
+			for i, o := range owners {
+				if o == f && (results[i].Status == StatusApplied || results[i].Status == StatusCreated) {
+					results[i].Status, results[i].Rung, results[i].Message = StatusFailed, "", msg
+				}
+			}
+			continue
 		}
 		changed = append(changed, f.rel)
 	}
@@ -217,7 +295,19 @@ func Apply(root string, blocks []Block) ([]Result, []string, error) {
 	return results, changed, nil
 }
 
-// loadEditFile returns the file p names, reading it on first use.
+// runStopping reports whether err, met on one block's file, is about the
+// run rather than the block: the root is gone, or the file system takes
+// no writes at all. Anything else fails the block only.
+func runStopping(realRoot string, err error) bool {
+	if fi, serr := os.Stat(realRoot); serr != nil || !fi.IsDir() {
+		return true
+	}
+	return fsUnusable(err)
+}
+
+// loadEditFile returns the file p names, reading it on first use. A path
+// this Apply cannot write, because an earlier block creates a file where
+// it needs a directory or the other way round, is a *PathError.
 func loadEditFile(realRoot, p string, files map[string]*editFile) (*editFile, error) {
 	abs, rel, err := resolvePath(realRoot, p)
 	if err != nil {
@@ -230,6 +320,9 @@ func loadEditFile(realRoot, p string, files map[string]*editFile) (*editFile, er
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if err := clash(realRoot, p, abs, files); err != nil {
+			return nil, err
+		}
 	case err != nil:
 		return nil, err
 	default:
@@ -244,6 +337,24 @@ func loadEditFile(realRoot, p string, files map[string]*editFile) (*editFile, er
 	}
 	files[abs] = f
 	return f, nil
+}
+
+// clash checks abs, new to this Apply and not on disk, against the files earlier blocks
+// create: none may be a directory of abs, and abs may not be a directory
+// of any of them.
+func clash(realRoot, p, abs string, files map[string]*editFile) error {
+	for dir := filepath.Dir(abs); inside(realRoot, dir) && dir != realRoot; dir = filepath.Dir(dir) {
+		if f, ok := files[dir]; ok && f.exists && f.mode&fs.ModeDir == 0 {
+			return &PathError{p, fmt.Sprintf("%s is a file, not a directory (an earlier block creates it): no path can go through it; choose another path", f.rel)}
+		}
+	}
+	rel, _ := filepath.Rel(realRoot, abs)
+	for _, f := range files {
+		if f.exists && strings.HasPrefix(f.abs, abs+string(filepath.Separator)) {
+			return &PathError{p, fmt.Sprintf("%s is a directory: an earlier block creates %s in it; choose another path", filepath.ToSlash(rel), f.rel)}
+		}
+	}
+	return nil
 }
 
 // similarPaths returns up to n files under root with p's base name.

@@ -313,3 +313,295 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyImpossiblePaths: a block whose path cannot be a file in the
+// repository (a path through a file, a symlink into .git, out of the
+// repository or to nothing, a name too long) fails on its own with a
+// reason the model can act on; the blocks beside it apply, and Apply
+// returns no error (issue 19, defect 1).
+func TestApplyImpossiblePaths(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, root, outside string)
+		block Block
+		msg   []string // substrings of the failed block's message
+	}{
+		{
+			name:  "through a file",
+			block: Block{Path: "src/pkg/encoding.py/x.py", Search: "", Replace: "x = 1\n"},
+			msg:   []string{`refused path "src/pkg/encoding.py/x.py"`, "src/pkg/encoding.py is a file, not a directory", "edit src/pkg/encoding.py itself or choose another path"},
+		},
+		{
+			name:  "through a file, editing",
+			block: Block{Path: "src/pkg/encoding.py/x.py", Search: "a\n", Replace: "b\n"},
+			msg:   []string{"src/pkg/encoding.py is a file, not a directory"},
+		},
+		{
+			name: "symlink to a worktree's .git file",
+			setup: func(t *testing.T, root, _ string) {
+				writeFile(t, root, ".git", "gitdir: /elsewhere/.git/worktrees/x\n")
+				symlink(t, ".git", filepath.Join(root, "link"))
+			},
+			block: Block{Path: "link/config", Search: "", Replace: "[core]\n"},
+			msg:   []string{`refused path "link/config"`, "link is a symlink into .git"},
+		},
+		{
+			name: "symlink to a .git directory",
+			setup: func(t *testing.T, root, _ string) {
+				writeFile(t, root, ".git/config", "[core]\n")
+				symlink(t, ".git", filepath.Join(root, "link"))
+			},
+			block: Block{Path: "link/config", Search: "[core]\n", Replace: "[core]\nx = 1\n"},
+			msg:   []string{"link is a symlink into .git"},
+		},
+		{
+			name: "symlink to a directory outside",
+			setup: func(t *testing.T, root, outside string) {
+				writeFile(t, outside, "config", "secret\n")
+				symlink(t, outside, filepath.Join(root, "link"))
+			},
+			block: Block{Path: "link/config", Search: "secret\n", Replace: "leaked\n"},
+			msg:   []string{"link is a symlink that leads outside the repository"},
+		},
+		{
+			name: "symlink to a file outside, gone through",
+			setup: func(t *testing.T, root, outside string) {
+				writeFile(t, outside, "f", "secret\n")
+				symlink(t, filepath.Join(outside, "f"), filepath.Join(root, "link"))
+			},
+			block: Block{Path: "link/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{"link is a symlink that leads outside the repository"},
+		},
+		{
+			name:  "dangling symlink, gone through",
+			setup: func(t *testing.T, root, _ string) { symlink(t, "missing/dir", filepath.Join(root, "link")) },
+			block: Block{Path: "link/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{"link is a symlink that leads nowhere"},
+		},
+		{
+			name:  "dangling symlink as the file",
+			setup: func(t *testing.T, root, _ string) { symlink(t, "missing.py", filepath.Join(root, "link.py")) },
+			block: Block{Path: "link.py", Search: "", Replace: "x\n"},
+			msg:   []string{"link.py is a symlink that leads nowhere"},
+		},
+		{
+			name:  "symlink to a file in the repository, gone through",
+			setup: func(t *testing.T, root, _ string) { symlink(t, "src/pkg/encoding.py", filepath.Join(root, "enc")) },
+			block: Block{Path: "enc/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{"enc is a symlink to the file src/pkg/encoding.py, not a directory"},
+		},
+		{
+			name:  "symlink loop",
+			setup: func(t *testing.T, root, _ string) { symlink(t, "loop", filepath.Join(root, "loop")) },
+			block: Block{Path: "loop/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{`refused path "loop/x.py"`, "loop"},
+		},
+		{
+			name:  "a name too long",
+			block: Block{Path: strings.Repeat("n", 300) + "/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{"refused path", "too long"},
+		},
+		{
+			name:  "a file created by an earlier block, gone through",
+			block: Block{Path: "new.py/x.py", Search: "", Replace: "x\n"},
+			msg:   []string{"new.py is a file, not a directory"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			writeFile(t, root, "src/pkg/encoding.py", "a\n")
+			writeFile(t, root, "calc.py", "return a - b\n")
+			if tc.setup != nil {
+				tc.setup(t, root, outside)
+			}
+			blocks := []Block{
+				{Path: "calc.py", Search: "return a - b\n", Replace: "return a + b\n"},
+				{Path: "new.py", Search: "", Replace: "y = 2\n"},
+				tc.block,
+				{Path: "src/pkg/encoding.py", Search: "a\n", Replace: "b\n"},
+			}
+			results, changed, err := Apply(root, blocks)
+			if err != nil {
+				t.Fatalf("got error %v, want the block refused and the others applied", err)
+			}
+			var got []string
+			for _, r := range results {
+				got = append(got, r.Status)
+			}
+			if diff := cmp.Diff([]string{StatusApplied, StatusCreated, StatusFailed, StatusApplied}, got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if len(results) == 4 {
+				for _, m := range tc.msg {
+					if !strings.Contains(results[2].Message, m) {
+						t.Errorf("message %q lacks %q", results[2].Message, m)
+					}
+				}
+				if strings.Contains(results[2].Message, root) {
+					t.Errorf("message %q names the absolute root", results[2].Message)
+				}
+			}
+			if diff := cmp.Diff([]string{"calc.py", "new.py", "src/pkg/encoding.py"}, changed); diff != "" {
+				t.Errorf("changed (-want +got):\n%s", diff)
+			}
+			if got := readFile(t, root, "calc.py"); got != "return a + b\n" {
+				t.Errorf("calc.py: got %q, want the valid block applied", got)
+			}
+			if got := readFile(t, outside, "config"); got != "" && got != "secret\n" {
+				t.Errorf("the file outside changed: %q", got)
+			}
+		})
+	}
+}
+
+// TestApplyBlocksThatClash: a block that makes a directory of what an
+// earlier block created as a file, or a file of what an earlier block
+// created a directory for, fails; the others apply.
+func TestApplyBlocksThatClash(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "calc.py", "return a - b\n")
+	blocks := []Block{
+		{Path: "pkg/mod.py", Search: "", Replace: "x = 1\n"},
+		{Path: "pkg", Search: "", Replace: "a file where a directory must be\n"},
+		{Path: "calc.py", Search: "return a - b\n", Replace: "return a + b\n"},
+		{Path: "calc.py/x.py", Search: "", Replace: "x\n"},
+	}
+	results, changed, err := Apply(root, blocks)
+	if err != nil {
+		t.Fatalf("got error %v, want the blocks failed", err)
+	}
+	checkResults(t, results, []string{StatusCreated, StatusFailed, StatusApplied, StatusFailed}, map[int]string{
+		1: "pkg is a directory: an earlier block creates pkg/mod.py in it",
+		3: "calc.py is a file, not a directory",
+	})
+	if diff := cmp.Diff([]string{"calc.py", "pkg/mod.py"}, changed); diff != "" {
+		t.Errorf("changed (-want +got):\n%s", diff)
+	}
+}
+
+// TestApplyWriteFailure: a file that cannot be written (here: its name
+// leaves no room for the temp file beside it) fails its blocks, not the
+// run; the other files are written.
+func TestApplyWriteFailure(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "calc.py", "return a - b\n")
+	long := strings.Repeat("w", 250) + ".py"
+	blocks := []Block{
+		{Path: "calc.py", Search: "return a - b\n", Replace: "return a + b\n"},
+		{Path: long, Search: "", Replace: "x = 1\n"},
+		{Path: long, Search: "x = 1\n", Replace: "x = 2\n"},
+	}
+	results, changed, err := Apply(root, blocks)
+	if err != nil {
+		t.Fatalf("got error %v, want the blocks failed", err)
+	}
+	checkResults(t, results, []string{StatusApplied, StatusFailed, StatusFailed}, map[int]string{
+		1: "could not write " + long + ": file name too long",
+		2: "could not write",
+	})
+	if diff := cmp.Diff([]string{"calc.py"}, changed); diff != "" {
+		t.Errorf("changed (-want +got):\n%s", diff)
+	}
+	if strings.Contains(results[1].Message, root) {
+		t.Errorf("message %q names the absolute root", results[1].Message)
+	}
+}
+
+func checkResults(t *testing.T, results []Result, status []string, msg map[int]string) {
+	t.Helper()
+	var got []string
+	for _, r := range results {
+		got = append(got, r.Status)
+	}
+	if diff := cmp.Diff(status, got); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s", diff)
+	}
+	for i, m := range msg {
+		if !strings.Contains(results[i].Message, m) {
+			t.Errorf("block %d: message %q lacks %q", i+1, results[i].Message, m)
+		}
+	}
+}
+
+// TestApplyRootGone: a root that is not there stops the run.
+func TestApplyRootGone(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "gone")
+	if _, _, err := Apply(root, []Block{{Path: "a.py", Replace: "x\n"}}); err == nil {
+		t.Error("got no error for a missing root")
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	return string(data)
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+}
+
+// TestApplySymlinkInside: a symlink that stays in the repository, even to
+// its root, is followed.
+func TestApplySymlinkInside(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "calc.py", "return a - b\n")
+	symlink(t, ".", filepath.Join(root, "self"))
+	results, changed, err := Apply(root, []Block{{Path: "self/calc.py", Search: "return a - b\n", Replace: "return a + b\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, results, []string{StatusApplied}, nil)
+	if diff := cmp.Diff([]string{"calc.py"}, changed); diff != "" {
+		t.Errorf("changed (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzApplyPath: whatever path a block names, Apply returns no error for
+// it, one result, and writes nothing outside the root, into .git or
+// through a symlink out.
+func FuzzApplyPath(f *testing.F) {
+	for _, p := range []string{"a.py", "src/pkg/encoding.py/x.py", "link/config", "out/x", "dangling/x", "self/a.py", "a.py/b/c", strings.Repeat("n", 300), "x/" + strings.Repeat("n", 250) + ".py"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		parent := t.TempDir()
+		root, outside := filepath.Join(parent, "root"), filepath.Join(parent, "outside")
+		writeFile(t, root, "src/pkg/encoding.py", "a\n")
+		writeFile(t, root, "a.py", "a\n")
+		writeFile(t, root, ".git", "gitdir: x\n")
+		os.Mkdir(outside, 0o755)
+		symlink(t, ".git", filepath.Join(root, "link"))
+		symlink(t, outside, filepath.Join(root, "out"))
+		symlink(t, "missing", filepath.Join(root, "dangling"))
+		symlink(t, ".", filepath.Join(root, "self"))
+		results, _, err := Apply(root, []Block{{Path: p, Search: "", Replace: "x\n"}, {Path: "a.py", Search: "a\n", Replace: "b\n"}})
+		if err != nil {
+			t.Fatalf("%q: got error %v", p, err)
+		}
+		if len(results) != 2 || results[0].Status == StatusFailed && results[0].Message == "" {
+			t.Fatalf("%q: results %+v", p, results)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+			t.Fatalf("%q: wrote outside the root", p)
+		}
+		if got := readFile(t, root, ".git"); got != "gitdir: x\n" {
+			t.Fatalf("%q: .git changed", p)
+		}
+	})
+}

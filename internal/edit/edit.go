@@ -27,7 +27,10 @@
 // Edits stay inside the repository (seed 001 §17): ValidPath refuses
 // absolute paths, "..", backslashes, .git and cra's state directory, and
 // Apply follows a symlink only while it leads to a place inside the root.
-// A refused path is a *PathError on its block, never a write. Changed
+// A refused path is a *PathError on its block, never a write, and never
+// the error of the whole Apply: a path through a file, a symlink that
+// leads nowhere or a name the file system refuses fails its block alone,
+// so the other blocks of the reply apply and the model hears why. Changed
 // files are written whole, with atomicfile, so a reader or a crash sees
 // the old content or the new.
 package edit
