@@ -58,7 +58,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		in:       stdin,
 		out:      stdout,
 		errOut:   stderr,
-		logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		logger:   newWarnLogger(stderr),
 		terminal: isTerminal(stdin) && isTerminal(stdout),
 		now:      time.Now,
 	}
@@ -83,6 +83,10 @@ func exitCode(err error, stderr io.Writer) int {
 	var se silentError
 	if errors.As(err, &se) {
 		return se.code
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "cra: interrupted")
+		return 130
 	}
 	fmt.Fprintf(stderr, "cra: %v\n", err)
 	if workspace.Damaged(err) && !strings.Contains(err.Error(), "cra index") {

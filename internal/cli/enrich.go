@@ -32,9 +32,9 @@ func newEnrichCmd(d *deps, runF func(context.Context, *deps, *enrichOptions) err
 		Use:   "enrich [repo-path]",
 		Short: "Describe each indexed file with the reasoning model",
 		Long: `Ask the reasoning model to describe each indexed file as JSON: its purpose,
-module, domain, concepts, public API surface and complexity notes (seed 001
-§4.4). The prompt shows the file's path, symbols, docstrings and the head of
-its content, bounded by the reasoning model's context window.
+module, domain, concepts, public API surface and complexity notes. The
+prompt shows the file's path, symbols, docstrings and the head of its
+content, bounded by the reasoning model's context window.
 
 Every reply is stored with its raw prompt and response in
 .clean_room/raw.sqlite (enrichment_outputs). A malformed reply is retried

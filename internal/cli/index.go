@@ -75,7 +75,7 @@ No configuration is needed; [index] history_depth and max_commit_files in
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&opts.continueOnError, "continue-on-error", false, "skip files that fail to read instead of stopping (seed 001 §15)")
+	f.BoolVar(&opts.continueOnError, "continue-on-error", false, "skip files that fail to read instead of stopping")
 	f.BoolVar(&opts.json, "json", false, "print the run summary as JSON")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "list every skipped file and warning")
 	f.IntVar(&depth, "history-depth", 0, fmt.Sprintf("commits of git history to mine, newest first (default %d; 0 disables)", index.DefaultHistoryDepth))

@@ -21,7 +21,7 @@ func newLogCmd(d *deps) *cobra.Command {
 		Use:   "log",
 		Short: "Write and read the world log, the truth of what happened",
 		Long: `The world log, .clean_room/world.log, is one append-only plain-text file that
-records what happened: events (facts) and agent lifecycles (seed 002).
+records what happened: events (facts) and agent lifecycles.
 Folders and board columns are views of it.
 
   [2025-01-02T03:04:05.678Z][event:bash][git-status] clean

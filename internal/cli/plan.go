@@ -32,7 +32,7 @@ func newPlanCmd(d *deps, runF func(context.Context, *deps, *planOptions) error) 
 		Short: "Write a plan for a task: files to change, what, in what order, why",
 		Long: `Retrieve the context of the task, then ask the reasoning model for a
 structured plan: which files to change, what to change in each, in what
-order and why (seed 001 §8.1). The plan is validated and saved twice, as
+order and why. The plan is validated and saved twice, as
 Markdown you can read and edit and as JSON, under .clean_room/plans/ or at
 --output; 'cra solve --plan FILE' follows either.
 

@@ -32,7 +32,7 @@ func newQueryCmd(d *deps) *cobra.Command {
 		Short: "Look things up in the knowledge base (no LLM)",
 		Long: `Read the index that 'cra index' built in .clean_room/curated.sqlite: the
 files, symbols, dependency edges, git co-change and history of the
-repository. This is the same read-only API retrieval uses (seed 001 §12),
+repository. This is the same read-only API retrieval uses,
 so what 'cra query' shows is what the pipeline can see.
 
 Every subcommand takes --repo (default: the current directory, or the

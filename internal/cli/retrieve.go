@@ -34,7 +34,7 @@ func newRetrieveCmd(d *deps, runF func(context.Context, *deps, *retrieveOptions)
 matter and assemble a context package that fits the budget: Markdown ready
 to paste into any agent, or --json.
 
-The stages (seed 001 §5) run in the order given: scope ranks and selects
+The stages run in the order given: scope ranks and selects
 files, precision decides how much of each symbol to show. With
 --deterministic no model is called and no [models] config is needed;
 otherwise the reasoning model judges the candidates and every call is

@@ -40,9 +40,9 @@ func newSolveCmd(d *deps, runF func(context.Context, *deps, *solveOptions) error
 edit blocks, apply them in a git worktree on a new branch cra/<task_id>
 (under .clean_room/worktrees/; your work tree is never touched), run the
 [validation] test, lint and typecheck commands there, and retry with the
-failure and its evidence until they pass or --max-attempts calls were made
-(seed 001 §8.2, §17). A reply naming the context it lacks re-runs
-retrieval, at most --max-refinement-loops times (§13).
+failure and its evidence until they pass or --max-attempts calls were
+made. A reply naming the context it lacks re-runs retrieval, at most
+--max-refinement-loops times.
 
 The final diff is printed on stdout and stays committed on the branch for
 review; --apply also applies it to your work tree, only if it applies

@@ -18,7 +18,7 @@ func newTaskCmd(d *deps) *cobra.Command {
 		Short: "Add, list, show, edit and move tasks on the board",
 		Long: `The task board: one YAML file per task in .clean_room/tasks/<folder>/,
 in the folders pending, in-progress, completed, failed, completed-finalized
-and failed-blocked (seed 004).
+and failed-blocked.
 
 The world log is the truth and the folder a view of it: every change is
 logged before the file moves, and 'cra task rebuild' puts every file back

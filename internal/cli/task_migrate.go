@@ -18,7 +18,7 @@ func newTaskMigrateCmd(d *deps, runF func(context.Context, *deps, *taskMigrateOp
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Write the defaults into older task files",
-		Long: `Seed defaults into task files that lack them (seed 004):
+		Long: `Seed defaults into task files that lack them:
 processor_auto_requeue true, runs and the streak counters 0, kind task,
 priority normal, created_at the time of the task's start entry in the world
 log (else the file's time) and updated_at the file's time. Fields cra does

@@ -442,7 +442,7 @@ func (c *Config) RequireModels() (*Models, error) {
 }
 
 // fileHeader opens every config file Encode writes.
-const fileHeader = "# cra configuration (seed 001 §10). Written by 'cra init'; edit freely.\n" +
+const fileHeader = "# cra configuration. Written by 'cra init'; edit freely.\n" +
 	"# Only values you gave are here: a command that needs a missing value says which flag to pass."
 
 // Encode renders the config as TOML. Only set values appear.
