@@ -102,6 +102,22 @@ func openBoard(ctx context.Context, d *deps, repoFlag string, create bool) (*tas
 	return &taskBoard{Board: b, ws: ws}, nil
 }
 
+// openTaskBoard opens the board for a command about task id: the id is
+// checked first, and a repository without a board says how one begins.
+func openTaskBoard(ctx context.Context, d *deps, repoFlag, id string) (*taskBoard, error) {
+	if err := board.CheckID(id); err != nil {
+		return nil, usageError{err: err}
+	}
+	b, err := openBoard(ctx, d, repoFlag, false)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", id, board.ErrNotFound)
+	}
+	return b, nil
+}
+
 // taskJSON is a task as JSON output: every field and its folder.
 type taskJSON struct {
 	*board.Task

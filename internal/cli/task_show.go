@@ -47,15 +47,9 @@ type taskShowJSON struct {
 }
 
 func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
-	if err := board.CheckID(opts.id); err != nil {
-		return usageError{err: err}
-	}
-	b, err := openBoard(ctx, d, opts.repo, false)
+	b, err := openTaskBoard(ctx, d, opts.repo, opts.id)
 	if err != nil {
 		return err
-	}
-	if b == nil {
-		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
 	}
 	defer b.Close()
 	t, folder, err := b.Store.Get(ctx, opts.id)
