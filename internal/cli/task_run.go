@@ -13,8 +13,7 @@ import (
 // taskRunOptions are the inputs of 'cra task run'.
 type taskRunOptions struct {
 	taskCommon
-	id         string
-	executable string // the cra binary the built-in profile runs; tests set it
+	id string
 }
 
 func newTaskRunCmd(d *deps, runF func(context.Context, *deps, *taskRunOptions) error) *cobra.Command {
@@ -99,9 +98,6 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
 	p.Now = d.now
 	p.Logger = d.logger
-	if opts.executable != "" {
-		p.Executable = opts.executable
-	}
 	o, err := p.Run(ctx, opts.id)
 	if err != nil {
 		return err

@@ -283,3 +283,12 @@ func FastForward(ctx context.Context, dir, rev string) error {
 	_, err := run(ctx, dir, "merge", "--ff-only", "-q", rev)
 	return err
 }
+
+// CurrentBranch returns the branch checked out in the work tree of dir.
+func CurrentBranch(ctx context.Context, dir string) (string, error) {
+	out, err := run(ctx, dir, "symbolic-ref", "--short", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
