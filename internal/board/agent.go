@@ -47,11 +47,9 @@ func ResolveProfile(t *Task, cfg *config.Config) (Profile, error) {
 		name = cfg.Board.DefaultAgent
 	}
 	if name == "" || name == config.BuiltinAgent {
-		p := Profile{Name: config.BuiltinAgent, Builtin: true}
-		if cfg != nil {
-			p.Agent = cfg.Agents[config.BuiltinAgent] // only its timeout; config refuses a redefinition
-		}
-		return p, nil
+		// config refuses an [agents.cra]: the built-in profile runs under
+		// config.DefaultAgentTimeout, solve's own bounds stopping it first.
+		return Profile{Name: config.BuiltinAgent, Builtin: true}, nil
 	}
 	var agents map[string]config.Agent
 	if cfg != nil {

@@ -138,13 +138,18 @@ func (p *Processor) Run(ctx context.Context, id string) (*Outcome, error) {
 }
 
 // claim marks id as running in this process; false when it was.
-func (p *Processor) claim(id string) bool {
+func (p *Processor) claim(id string) bool { return p.claimUnder(id, 0) }
+
+// claimUnder is claim that also fails when limit (> 0) runs are going
+// already: the count and the mark in one step, so that Ticks at once
+// never start more than MaxParallel.
+func (p *Processor) claimUnder(id string, limit int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.running == nil {
 		p.running = map[string]bool{}
 	}
-	if p.running[id] {
+	if p.running[id] || limit > 0 && len(p.running) >= limit {
 		return false
 	}
 	p.running[id] = true
@@ -491,10 +496,11 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 	}
 	var startedIDs []string
 	for _, t := range Order(tasks, verified) {
-		if p.Running() >= p.MaxParallel() {
+		limit := p.MaxParallel()
+		if p.Running() >= limit {
 			break
 		}
-		if !p.claim(t.ID) {
+		if !p.claimUnder(t.ID, limit) {
 			continue
 		}
 		startedIDs = append(startedIDs, t.ID)
