@@ -16,7 +16,6 @@ import (
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx"
-	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -63,6 +62,11 @@ type Processor struct {
 	// Grace is the time between SIGTERM and SIGKILL when a run times out
 	// or is stopped; NewProcessor sets DefaultGrace.
 	Grace time.Duration
+	// Knowledge returns the PROJECT KNOWLEDGE section's body for a task's
+	// text (seed 003's injection: knowledge.Load over Root, which the CLI
+	// passes; "" when there is none). Nil leaves the section out. It is a
+	// function so that the board does not import retrieval.
+	Knowledge func(ctx context.Context, task string) (string, error)
 	// Logger receives what goes wrong in runs Tick started in the
 	// background; NewProcessor sets one that discards.
 	Logger *slog.Logger
@@ -109,7 +113,7 @@ type Outcome struct {
 	Need       string        `json:"need,omitempty"`
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt time.Time     `json:"finished_at"`
-	Duration   time.Duration `json:"duration_ns"`
+	Duration   time.Duration `json:"-"` // FinishedAt - StartedAt
 	Branch     string        `json:"branch,omitempty"`
 	Worktree   string        `json:"worktree,omitempty"`
 	LogPath    string        `json:"log,omitempty"`
@@ -290,12 +294,10 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	work := filepath.Join(wt.Path, filepath.FromSlash(prefix))
 
 	task := s.prompt.TaskText()
-	k, err := knowledge.Load(p.Root, task, knowledge.MaxTokens)
-	if err != nil {
-		return nil, fmt.Errorf("load the project knowledge: %w", err)
-	}
-	if k != nil {
-		s.prompt.Knowledge = k.Text
+	if p.Knowledge != nil {
+		if s.prompt.Knowledge, err = p.Knowledge(ctx, task); err != nil {
+			return nil, fmt.Errorf("load the project knowledge: %w", err)
+		}
 	}
 	o.PromptPath = filepath.Join(dir, fmt.Sprintf("prompt-%d.md", s.run))
 	if err := atomicfile.Write(o.PromptPath, []byte(s.prompt.Markdown()), 0o644); err != nil {

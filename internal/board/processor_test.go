@@ -16,6 +16,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -45,6 +46,13 @@ func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel 
 	s := NewFileStore(state)
 	cfg := &config.Config{Agents: agents, Board: &config.Board{MaxParallel: &maxParallel}}
 	p := NewProcessor(New(s, l), repo, state, cfg)
+	p.Knowledge = func(ctx context.Context, task string) (string, error) {
+		k, err := knowledge.Load(repo, task, knowledge.MaxTokens)
+		if k == nil || err != nil {
+			return "", err
+		}
+		return k.Text, nil
+	}
 	p.Grace = 200 * time.Millisecond
 	return p, s, repo
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/knowledge"
 )
 
 // taskRunOptions are the inputs of 'cra task run'.
@@ -97,6 +98,13 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 	}
 	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
 	p.Now = d.now
+	p.Knowledge = func(ctx context.Context, task string) (string, error) {
+		k, err := knowledge.Load(b.ws.Root, task, knowledge.MaxTokens)
+		if k == nil || err != nil {
+			return "", err
+		}
+		return k.Text, nil
+	}
 	p.Logger = d.logger
 	o, err := p.Run(ctx, opts.id)
 	if err != nil {
