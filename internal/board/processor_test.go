@@ -442,3 +442,34 @@ func TestCaptureCaps(t *testing.T) {
 		t.Errorf("last line %q", got)
 	}
 }
+
+func TestLoopRunsEveryTaskThenStops(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "echo ok"}}, 2)
+	var ids []string
+	for _, title := range []string{"one", "two", "three"} {
+		ids = append(ids, addWith(t, p.Board, title, "ok", nil).ID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Loop(ctx, 20*time.Millisecond) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left, err := s.List(context.Background(), Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 && p.Running() == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if f := folderOn(t, s, id); f != Completed {
+			t.Errorf("%s in %s, want completed", id, f)
+		}
+	}
+}
