@@ -2,25 +2,45 @@ package board
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
+
+// The board is what Level 1 restarts and fails tasks through.
+var _ supervise.Board = (*Board)(nil)
+
+// Has reports whether id is a task on the board (a world-log agent that
+// is not one, such as a standalone 'cra solve', cannot be restarted).
+func (b *Board) Has(ctx context.Context, id string) (bool, error) {
+	_, _, err := b.Store.Get(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
 
 // Requeue puts a task whose run died back in pending/ for the processor:
 // [agent:retry][id] output first, then the file's move (seed 002 Phase 3,
 // Level 1's restart). The task must be active in the log.
-func (b *Board) Requeue(ctx context.Context, id, output string) (*Task, error) {
-	return b.system(ctx, id, world.StatusRetry, output, "", Pending)
+func (b *Board) Requeue(ctx context.Context, id, output string) error {
+	_, err := b.system(ctx, id, world.StatusRetry, output, "", Pending)
+	return err
 }
 
 // Block fails a task a person must look at: [agent:failed][id] output |
 // need: need first, then the move to failed-blocked/, where it stays
 // until a person answers (Level 1's start limit, the recycler's failure
 // streak).
-func (b *Board) Block(ctx context.Context, id, output, need string) (*Task, error) {
-	return b.system(ctx, id, world.StatusFailed, output, need, FailedBlocked)
+func (b *Board) Block(ctx context.Context, id, output, need string) error {
+	_, err := b.system(ctx, id, world.StatusFailed, output, need, FailedBlocked)
+	return err
 }
 
 // system logs a lifecycle entry that cra itself decided, then moves the

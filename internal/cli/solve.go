@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/agent"
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
@@ -26,7 +28,10 @@ type solveOptions struct {
 	apply              bool
 	deterministic      bool // retrieval only
 	json               bool
-	taskID             string // tests set it; a new UUID otherwise
+	taskID             string // --task-id (hidden); a new UUID otherwise
+	taskFile           string // --task-file (hidden): the task's text
+	board              bool   // --board (hidden): a board run, see newSolveCmd
+	worktree           string // --worktree (hidden): the board task's worktree
 }
 
 func newSolveCmd(d *deps, runF func(context.Context, *deps, *solveOptions) error) *cobra.Command {
@@ -87,6 +92,19 @@ error naming the flag.`,
 	f.BoolVar(&opts.deterministic, "deterministic-retrieval", false, "retrieve without the reasoning model's judgments (the edits still come from the coding model)")
 	f.BoolVar(&opts.json, "json", false, "print the run as JSON: attempts, validation, diff, branch")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
+	// The board's processor runs the built-in profile as 'cra solve
+	// --board --task-id <id>.r<N> --worktree <task worktree> --task-file
+	// <file>' (issue 13 item 4): the processor writes the lifecycle
+	// entries under the board task's id, so the run writes none
+	// (run.Spec.ExternalLifecycle) and leaves its result open for the
+	// recycler (LeaveOpen); it builds on the task's worktree and branch.
+	f.StringVar(&opts.taskID, "task-id", "", "the run's task id instead of a new UUID")
+	f.StringVar(&opts.taskFile, "task-file", "", "read the task from this file")
+	f.BoolVar(&opts.board, "board", false, "a run of the board's processor: no lifecycle entries, left open for the recycler")
+	f.StringVar(&opts.worktree, "worktree", "", "build on this existing worktree and its branch")
+	for _, name := range []string{"task-id", "task-file", "board", "worktree"} {
+		f.MarkHidden(name)
+	}
 	return cmd
 }
 
@@ -160,6 +178,25 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		}
 	}
 	task := opts.task
+	if opts.taskFile != "" {
+		if task != "" {
+			return usageError{err: errors.New("pass the task or --task-file, not both")}
+		}
+		data, err := os.ReadFile(opts.taskFile)
+		if err != nil {
+			return fmt.Errorf("read the task: %w", err)
+		}
+		task = string(data)
+	}
+	if opts.taskID != "" {
+		if err := board.CheckID(opts.taskID); err != nil {
+			return usageError{err: fmt.Errorf("--task-id: %w", err)}
+		}
+	}
+	if opts.worktree != "" && !opts.board {
+		return usageError{err: errors.New("--worktree is for board runs: pass --board too")}
+	}
+	spec.Worktree = opts.worktree
 	if strings.TrimSpace(task) == "" && spec.Plan != nil {
 		task = spec.Plan.Task
 	}
@@ -178,6 +215,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	}
 	defer ws.Close()
 	spec.Spec, spec.Task, spec.Deterministic = rs, task, opts.deterministic
+	spec.LeaveOpen, spec.ExternalLifecycle = opts.board, opts.board
 	res, err := run.Solve(ctx, ws, spec)
 	if err != nil {
 		return runError(err)
@@ -197,7 +235,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		return res.ApplyErr
 	case res.Applied:
 		fmt.Fprintf(d.errOut, "applied to your work tree: %d file(s) changed\n", len(res.Files))
-	case res.Diff != "":
+	case res.Diff != "" && !opts.board: // a board run's last line is its summary, for its finish entry
 		fmt.Fprintf(d.errOut, "review: git diff %.12s %s · apply: git merge %s\n", res.Base, res.Worktree.Branch, res.Worktree.Branch)
 	}
 	return nil

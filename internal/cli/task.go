@@ -25,7 +25,7 @@ logged before the file moves, and 'cra task rebuild' puts every file back
 where the log says.
 
   [agent:start]              pending              cra task add
-  [agent:active]             in-progress          a run starts
+  [agent:active]             in-progress          a run starts (cra task run, the processor)
   [agent:finish] exit 0 …    completed
   [agent:finish] run failed: failed
   [agent:retry]              pending
@@ -40,6 +40,7 @@ where the log says.
 		newTaskShowCmd(d, nil),
 		newTaskEditCmd(d, nil),
 		newTaskMoveCmd(d, nil),
+		newTaskRunCmd(d, nil),
 		newTaskMigrateCmd(d, nil),
 		newTaskRebuildCmd(d, nil),
 	)

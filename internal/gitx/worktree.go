@@ -200,3 +200,95 @@ func Apply(ctx context.Context, dir, patch string) error {
 	_, err := runInput(ctx, dir, patch, "apply", "-")
 	return err
 }
+
+// OpenWorktree returns the worktree at path on branch, making it when
+// needed: a directory that is already a work tree on branch is reused as
+// it is (a board task keeps one worktree across its runs, issue 13 item
+// 4); an existing branch without its directory is checked out there
+// again; a missing branch is created at HEAD (AddWorktree). A directory on
+// another branch is an error that names both. Base is the commit the
+// branch forked from HEAD (git merge-base), so that a diff from it is the
+// branch's whole work.
+func OpenWorktree(ctx context.Context, repo, path, branch string) (*Worktree, error) {
+	if _, err := os.Stat(path); err == nil {
+		out, err := run(ctx, path, "rev-parse", "--show-toplevel", "--abbrev-ref", "HEAD")
+		if err != nil {
+			return nil, fmt.Errorf("worktree %s is not usable (remove it, then 'git worktree prune'): %w", path, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 2 || !samePath(lines[0], path) || lines[1] != branch {
+			return nil, fmt.Errorf("%s is not a worktree on branch %s (git says %q): remove it, then 'git worktree prune'", path, branch, strings.Join(lines, " on "))
+		}
+		base, err := MergeBase(ctx, repo, "HEAD", branch)
+		if err != nil {
+			return nil, err
+		}
+		return &Worktree{Repo: repo, Path: path, Branch: branch, Base: base}, nil
+	}
+	exists, err := BranchExists(ctx, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return AddWorktree(ctx, repo, path, branch)
+	}
+	if _, err := run(ctx, repo, "worktree", "prune"); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("git worktree add: %w", err)
+	}
+	if _, err := run(ctx, repo, "worktree", "add", "-q", path, branch); err != nil {
+		return nil, fmt.Errorf("%w (checking out branch %s in %s)", err, branch, path)
+	}
+	base, err := MergeBase(ctx, repo, "HEAD", branch)
+	if err != nil {
+		return nil, err
+	}
+	return &Worktree{Repo: repo, Path: path, Branch: branch, Base: base}, nil
+}
+
+// samePath reports whether a and b name the same directory, symbolic
+// links resolved (git prints the resolved path).
+func samePath(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}
+
+// MergeBase returns the best common ancestor of commits a and b.
+func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
+	out, err := run(ctx, dir, "merge-base", a, b)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// DiffStat returns git diff --stat from commit base to rev: the files a
+// branch changed and how much, for a person's glance.
+func DiffStat(ctx context.Context, dir, base, rev string) (string, error) {
+	out, err := run(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--stat", base, rev, "--")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// FastForward moves the branch checked out in the work tree at dir to
+// rev, updating its files, only when that is a fast-forward (git merge
+// --ff-only); otherwise nothing changes and the error carries git's
+// reason.
+func FastForward(ctx context.Context, dir, rev string) error {
+	_, err := run(ctx, dir, "merge", "--ff-only", "-q", rev)
+	return err
+}
+
+// CurrentBranch returns the branch checked out in the work tree of dir.
+func CurrentBranch(ctx context.Context, dir string) (string, error) {
+	out, err := run(ctx, dir, "symbolic-ref", "--short", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -118,3 +118,70 @@ func TestWorktreeLifecycle(t *testing.T) {
 		t.Error("DeleteBranch left the branch")
 	}
 }
+
+// TestOpenWorktreeKeepsOneBranch: a board task's worktree is made once,
+// reused, and checked out again from its branch when its directory went;
+// another run's commit fast-forwards it.
+func TestOpenWorktreeKeepsOneBranch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "a.txt", "a\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "first")
+	head, err := Head(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".clean_room", "worktrees", "t-1")
+	w, err := OpenWorktree(ctx, dir, path, "cra/t-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "b.txt", "b\n")
+	if ok, err := w.Commit(ctx, "run 1", []string{"."}); err != nil || !ok {
+		t.Fatalf("commit: %v %v", ok, err)
+	}
+	again, err := OpenWorktree(ctx, dir, path, "cra/t-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Base != head || again.Path != path {
+		t.Errorf("reused: base %s path %s, want %s %s", again.Base, again.Path, head, path)
+	}
+	stat, err := DiffStat(ctx, dir, again.Base, "cra/t-1")
+	if err != nil || !strings.Contains(stat, "b.txt") {
+		t.Errorf("diff stat %q, %v", stat, err)
+	}
+	if err := again.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenWorktree(ctx, dir, path, "cra/t-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(back.Path, "b.txt")); err != nil {
+		t.Errorf("the branch's commit is not checked out again: %v", err)
+	}
+	if b, err := CurrentBranch(ctx, path); err != nil || b != "cra/t-1" {
+		t.Errorf("branch %q, %v", b, err)
+	}
+	// A run branched from the worktree's HEAD is fast-forwarded into it.
+	run, err := AddWorktree(ctx, path, filepath.Join(dir, ".clean_room", "worktrees", "t-1.r2"), "cra/t-1.r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, run.Path, "c.txt", "c\n")
+	if _, err := run.Commit(ctx, "run 2", []string{"."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := FastForward(ctx, path, "cra/t-1.r2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(path, "c.txt")); err != nil {
+		t.Errorf("not fast-forwarded: %v", err)
+	}
+	if _, err := OpenWorktree(ctx, dir, run.Path, "cra/t-1"); err == nil || !strings.Contains(err.Error(), "is not a worktree on branch cra/t-1") {
+		t.Errorf("a worktree on another branch: got %v", err)
+	}
+}

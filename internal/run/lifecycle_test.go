@@ -255,3 +255,46 @@ func TestRunsCloseThemselves(t *testing.T) {
 		t.Errorf("a run left open: got %v, want start active finish", shape)
 	}
 }
+
+// TestSolveExternalLifecycle: a board run (ExternalLifecycle, Worktree)
+// writes no lifecycle entry, keeps its task_runs row under its own id,
+// and leaves its commit on the task worktree's branch, its own worktree
+// and branch gone; a second run builds on the first.
+func TestSolveExternalLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := llmtest.NewServer(t)
+	s.SetDefault(llmtest.Text(fixReply))
+	ws := fixture(t, s)
+	task := filepath.Join(ws.StateDir, "worktrees", "t-1")
+	gittest.Run(t, ws.Root, "worktree", "add", "-q", "-b", "cra/t-1", task, "HEAD")
+	for n, want := range []string{"1 file(s) changed on branch cra/t-1", "nothing needed changing"} {
+		id := "t-1.r" + string(rune('1'+n))
+		sp := spec(t, "TestAdd fails: Add subtracts", id)
+		sp.ExternalLifecycle, sp.LeaveOpen = true, true
+		res, err := Solve(ctx, ws, SolveSpec{Spec: sp, MaxAttempts: 1, Keep: config.KeepAlways, Worktree: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || !strings.Contains(res.Summary, want) || res.Worktree.Branch != "cra/t-1" {
+			t.Errorf("run %s: success %v, summary %q, branch %s; want %q on cra/t-1", id, res.Success, res.Summary, res.Worktree.Branch, want)
+		}
+		if _, shape := entries(t, ws, id); len(shape) != 0 {
+			t.Errorf("run %s wrote lifecycle entries: %v", id, shape)
+		}
+		raw := rawDB(t, ws)
+		var success int
+		if err := raw.QueryRow(`SELECT success FROM task_runs WHERE task_id = ?`, id).Scan(&success); err != nil || success != 1 {
+			t.Errorf("task_runs %s: success %d, %v", id, success, err)
+		}
+		if _, err := os.Stat(filepath.Join(ws.StateDir, "worktrees", id)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the run's worktree is still there (%v)", err)
+		}
+		if got := gittest.Run(t, ws.Root, "branch", "--list", "cra/*"); got != "+ cra/t-1" {
+			t.Errorf("branches %q, want only cra/t-1", got)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(task, "calc", "calc.go"))
+	if err != nil || !strings.Contains(string(data), "return a + b") {
+		t.Errorf("the task's worktree lacks the fix (%v):\n%s", err, data)
+	}
+}

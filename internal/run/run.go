@@ -59,6 +59,14 @@ type Spec struct {
 	// written or its validation passed (a run that fails ends failed
 	// either way), so no standalone run stays in limbo.
 	LeaveOpen bool
+	// ExternalLifecycle leaves the world log's lifecycle entries to the
+	// caller: the run appends no start, active, finish, failed or
+	// verified, while its task_runs row, session archive and records stay.
+	// The board's processor sets it for the built-in profile: it logs
+	// [agent:active] before it starts the run and [agent:finish] from the
+	// run's exit status (issue 13 item 5), under the board task's id, not
+	// the run's.
+	ExternalLifecycle bool
 }
 
 // InputError is a run refused because of its inputs (a flag or config
@@ -182,8 +190,12 @@ func (l *lifecycle) startRun(ctx context.Context, mode, model, planArtifact stri
 }
 
 // begin records the run's start in the world log (seed 002): start with
-// the task as its criteria, then active. A failure fails the run.
+// the task as its criteria, then active. A failure fails the run. With
+// Spec.ExternalLifecycle it records nothing, and end and verify follow.
 func (l *lifecycle) begin(ctx context.Context) error {
+	if l.spec.ExternalLifecycle {
+		return nil
+	}
 	wl, err := l.ws.Log()
 	if err != nil {
 		return err

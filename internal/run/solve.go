@@ -9,6 +9,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -30,6 +31,15 @@ type SolveSpec struct {
 	// Apply applies a validated diff to the user's work tree when it
 	// applies cleanly.
 	Apply bool
+	// Worktree, when set, is an existing worktree (the directory that
+	// matches the repository root in it) whose branch the run builds on:
+	// a board task keeps one worktree and branch, cra/<board id>, across
+	// its runs (issue 13 item 4). The run edits in a worktree of its own,
+	// branched from that one's HEAD as cra/<TaskID>, and at its end
+	// fast-forwards Worktree's branch to what it committed and removes its
+	// own worktree and branch, whatever Keep says: the edits live on in
+	// Worktree.
+	Worktree string
 }
 
 // Solved is a finished solve run: solved or not.
@@ -79,7 +89,11 @@ func Solve(ctx context.Context, ws *workspace.Workspace, spec SolveSpec) (*Solve
 	if err := l.startRun(ctx, agent.ModeImplement, model, spec.PlanFile); err != nil {
 		return nil, l.fail(ctx, err, "")
 	}
-	wt, err := agent.NewWorktree(ctx, ws.Root, ws.StateDir, l.taskID)
+	from := ws.Root
+	if spec.Worktree != "" {
+		from, spec.Keep = spec.Worktree, config.KeepNever
+	}
+	wt, err := agent.NewWorktree(ctx, from, ws.StateDir, l.taskID)
 	if err != nil {
 		return nil, l.fail(ctx, err, "make a git worktree possible (see the error), then run again")
 	}
@@ -97,6 +111,8 @@ func Solve(ctx context.Context, ws *workspace.Workspace, spec SolveSpec) (*Solve
 		o, ferr := wt.Finish(context.WithoutCancel(ctx), false, spec.Keep, fmt.Sprintf("cra solve %s (stopped): %s\n\n%v\n", l.taskID, agent.FirstLine(spec.Task, 40), err))
 		if ferr != nil {
 			err = errors.Join(err, ferr)
+		} else if herr := handOver(context.WithoutCancel(ctx), spec, &o); herr != nil {
+			err = errors.Join(err, herr)
 		}
 		need := "fix the cause and run again"
 		if o.Kept {
@@ -166,6 +182,8 @@ func (l *lifecycle) finishSolve(ctx context.Context, wt *agent.Worktree, spec So
 	}
 	outcome, err := wt.Finish(ctx, result.Success, spec.Keep, message)
 	if err != nil {
+		errs = append(errs, err)
+	} else if err := handOver(ctx, spec, &outcome); err != nil {
 		errs = append(errs, err)
 	}
 	if err := l.archive(ctx); err != nil {
@@ -252,4 +270,35 @@ func newValidator(cfg *config.Config) *agent.Validator {
 		v.Timeout, _ = time.ParseDuration(c.Timeout) // checked by config.Validate
 	}
 	return v
+}
+
+// handOver moves a run's commit onto the worktree it was branched from
+// (SolveSpec.Worktree): that worktree's branch is fast-forwarded to the
+// run's branch, which is then deleted (its worktree is gone already, Keep
+// being never). The outcome then names the task's branch and worktree.
+// Without SolveSpec.Worktree it does nothing.
+func handOver(ctx context.Context, spec SolveSpec, o *agent.Outcome) error {
+	if spec.Worktree == "" {
+		return nil
+	}
+	top, _, err := gitx.TopLevel(ctx, spec.Worktree)
+	if err != nil {
+		return err
+	}
+	if o.Committed {
+		if err := gitx.FastForward(ctx, top, o.Branch); err != nil {
+			return fmt.Errorf("bring the run's commit on %s into %s (fix the worktree, then 'git merge --ff-only %s' there): %w", o.Branch, top, o.Branch, err)
+		}
+	}
+	if !o.BranchDeleted {
+		if err := gitx.DeleteBranch(ctx, top, o.Branch); err != nil {
+			return err
+		}
+	}
+	branch, err := gitx.CurrentBranch(ctx, top)
+	if err != nil {
+		return err
+	}
+	o.Branch, o.Path, o.Kept, o.BranchDeleted = branch, top, true, false
+	return nil
 }

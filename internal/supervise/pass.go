@@ -2,14 +2,12 @@ package supervise
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -22,7 +20,7 @@ type Pass struct {
 	Log *world.Log
 	// Board restarts and fails board tasks; nil when there is none, and
 	// then an agent whose run died cannot be restarted and is failed.
-	Board *board.Board
+	Board Board
 	// StateDir is the repository's .clean_room/: runs record their
 	// identity under its runs/, and only processes whose CRA_STATE_DIR
 	// names it are this repository's.
@@ -41,6 +39,18 @@ type Pass struct {
 	Now func() time.Time
 	// Stop ends orphans; nil is the package's Stop (tests substitute).
 	Stop func(ctx context.Context, k Kill, grace time.Duration) (bool, error)
+}
+
+// Board is what a pass needs of the task board (*board.Board is one).
+type Board interface {
+	// Has reports whether id is a task on the board.
+	Has(ctx context.Context, id string) (bool, error)
+	// Requeue logs [agent:retry][id] output, then moves the task to
+	// pending for the processor.
+	Requeue(ctx context.Context, id, output string) error
+	// Block logs [agent:failed][id] output | need: need, then moves the
+	// task to failed-blocked.
+	Block(ctx context.Context, id, output, need string) error
 }
 
 // Run carries out one pass and returns the actions it decided on (taken,
@@ -77,8 +87,7 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	}
 	e := &Executor{
 		Restart: func(ctx context.Context, r Restart) error {
-			_, err := p.Board.Requeue(ctx, r.ID, "restarted by Level 1: "+r.Reason)
-			return err
+			return p.Board.Requeue(ctx, r.ID, "restarted by Level 1: "+r.Reason)
 		},
 		Fail: p.fail,
 		Log: func(ctx context.Context, id, output string) error {
@@ -140,14 +149,7 @@ func (p *Pass) onBoard(ctx context.Context, id string) (bool, error) {
 	if p.Board == nil {
 		return false, nil
 	}
-	_, _, err := p.Board.Store.Get(ctx, id)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, board.ErrNotFound):
-		return false, nil
-	}
-	return false, err
+	return p.Board.Has(ctx, id)
 }
 
 // fail blocks a board task, or fails another agent in the log.
@@ -157,8 +159,7 @@ func (p *Pass) fail(ctx context.Context, f Fail) error {
 		return err
 	}
 	if onBoard {
-		_, err = p.Board.Block(ctx, f.ID, f.Reason, f.Need)
-		return err
+		return p.Board.Block(ctx, f.ID, f.Reason, f.Need)
 	}
 	if _, err := p.Log.Agent(ctx, world.StatusFailed, f.ID, f.Reason, f.Need); err != nil {
 		return fmt.Errorf("log the failure of %s: %w", f.ID, err)

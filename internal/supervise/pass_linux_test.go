@@ -9,20 +9,49 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/world"
 )
 
+// fakeBoard is a board of a few task ids that writes its lifecycle
+// entries to the real world log, as board.Board does (which imports this
+// package, so its own tests run a Pass over the real thing).
+type fakeBoard struct {
+	log    *world.Log
+	tasks  map[string]string // id → folder
+	called []string
+}
+
+var _ Board = (*fakeBoard)(nil)
+
+func (b *fakeBoard) Has(_ context.Context, id string) (bool, error) {
+	_, ok := b.tasks[id]
+	return ok, nil
+}
+
+func (b *fakeBoard) Requeue(ctx context.Context, id, output string) error {
+	b.called = append(b.called, "requeue "+id)
+	b.tasks[id] = "pending"
+	_, err := b.log.Agent(ctx, world.StatusRetry, id, output, "")
+	return err
+}
+
+func (b *fakeBoard) Block(ctx context.Context, id, output, need string) error {
+	b.called = append(b.called, "block "+id)
+	b.tasks[id] = "failed-blocked"
+	_, err := b.log.Agent(ctx, world.StatusFailed, id, output, need)
+	return err
+}
+
 // passFixture is a repository state directory with a world log and a
-// board, and a pass over it that looks only at the given children.
-func passFixture(t *testing.T) (string, *world.Log, *board.Board) {
+// board.
+func passFixture(t *testing.T) (string, *world.Log, *fakeBoard) {
 	t.Helper()
 	stateDir := t.TempDir()
 	l, err := world.Open(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stateDir, l, board.New(board.NewFileStore(stateDir), l)
+	return stateDir, l, &fakeBoard{log: l, tasks: map[string]string{}}
 }
 
 func onlyChildren(cs ...*child) func(Process) bool {
@@ -87,8 +116,9 @@ func TestPassKillsOnlyThisRepositorysOrphans(t *testing.T) {
 func TestPassRestartsThenBlocks(t *testing.T) {
 	ctx := context.Background()
 	stateDir, l, b := passFixture(t)
-	task, err := b.Add(ctx, board.NewTask("fix the sum"))
-	if err != nil {
+	task := struct{ ID string }{uniqueTask(t)}
+	b.tasks[task.ID] = "pending"
+	if _, err := l.Agent(ctx, world.StatusStart, task.ID, "fix the sum", ""); err != nil {
 		t.Fatal(err)
 	}
 	run := startChild(t, append(tagEnv(task.ID, 1), EnvStateDir+"="+stateDir)...)
@@ -104,23 +134,21 @@ func TestPassRestartsThenBlocks(t *testing.T) {
 		if _, err := l.Agent(ctx, world.StatusActive, task.ID, "run 1: echo", ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Store.Move(ctx, task.ID, board.Pending, board.InProgress); err != nil {
-			t.Fatal(err)
-		}
+		b.tasks[task.ID] = "in-progress"
 	}
 	active()
 	p := &Pass{Log: l, Board: b, StateDir: stateDir, Only: onlyChildren(run), Policy: Policy{StartGrace: time.Millisecond}}
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.InProgress {
+	if f := b.tasks[task.ID]; f != "in-progress" {
 		t.Fatalf("a live run was disturbed: task in %s", f)
 	}
 	run.exit(t)
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.Pending {
+	if f := b.tasks[task.ID]; f != "pending" {
 		t.Fatalf("after the run died: task in %s, want pending", f)
 	}
 	text := logText(t, l)
@@ -139,7 +167,7 @@ func TestPassRestartsThenBlocks(t *testing.T) {
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.FailedBlocked {
+	if f := b.tasks[task.ID]; f != "failed-blocked" {
 		t.Fatalf("past the start limit: task in %s, want failed-blocked", f)
 	}
 

@@ -1,0 +1,70 @@
+package board
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+)
+
+// Profile is the agent profile a run uses (issue 13 item 4): cra's own
+// solve (Builtin), or an [agents.NAME] command run by sh -c in the task's
+// worktree.
+type Profile struct {
+	Name string
+	// Builtin is the profile config.BuiltinAgent: cra's own solve, run as a
+	// child process of its own so that Level 1 can track it like any
+	// other agent.
+	Builtin bool
+	// Agent is the [agents.NAME] entry; its Command is empty for Builtin.
+	Agent config.Agent
+}
+
+// Timeout bounds one run of the profile: its timeout, or
+// config.DefaultAgentTimeout.
+func (p Profile) Timeout() time.Duration { return p.Agent.AgentTimeout() }
+
+// ProfileError is a task whose profile no configuration defines. The run
+// fails with Need as what a person must do.
+type ProfileError struct {
+	Name string
+	Need string
+}
+
+func (e *ProfileError) Error() string {
+	return fmt.Sprintf("agent profile %q is not defined", e.Name)
+}
+
+// ResolveProfile returns the profile task t runs with: its agent field,
+// else [board] default_agent, else the built-in config.BuiltinAgent
+// (issue 13 item 4). cfg may be nil. A name no [agents.NAME] defines is a
+// *ProfileError that names the fix.
+func ResolveProfile(t *Task, cfg *config.Config) (Profile, error) {
+	name := t.Agent
+	if name == "" && cfg != nil && cfg.Board != nil {
+		name = cfg.Board.DefaultAgent
+	}
+	if name == "" || name == config.BuiltinAgent {
+		// config refuses an [agents.cra]: the built-in profile runs under
+		// config.DefaultAgentTimeout, solve's own bounds stopping it first.
+		return Profile{Name: config.BuiltinAgent, Builtin: true}, nil
+	}
+	var agents map[string]config.Agent
+	if cfg != nil {
+		agents = cfg.Agents
+	}
+	if a, ok := agents[name]; ok && strings.TrimSpace(a.Command) != "" {
+		return Profile{Name: name, Agent: a}, nil
+	}
+	defined := make([]string, 0, len(agents)+1)
+	defined = append(defined, config.BuiltinAgent)
+	for n := range agents {
+		defined = append(defined, n)
+	}
+	sort.Strings(defined[1:])
+	return Profile{}, &ProfileError{Name: name, Need: fmt.Sprintf(
+		"define [agents.%s] with a command in .clean_room/config.toml, or give the task a defined profile (%s): cra task edit %s --agent NAME, then cra task move %s pending",
+		name, strings.Join(defined, ", "), t.ID, t.ID)}
+}

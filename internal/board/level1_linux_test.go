@@ -1,0 +1,100 @@
+package board
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// TestLevel1OverTheBoard: a Level 1 pass over the real board requeues a
+// task whose agent died while no daemon watched (restarted, then retry,
+// the file in pending/), and blocks it for a person past the start limit.
+func TestLevel1OverTheBoard(t *testing.T) {
+	ctx := context.Background()
+	stateDir := t.TempDir()
+	l, err := world.Open(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(NewFileStore(stateDir), l)
+	task, err := b.Add(ctx, NewTask("fix the sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	activate := func() {
+		t.Helper()
+		if _, err := l.Agent(ctx, world.StatusActive, task.ID, "run 1: sleep", ""); err != nil {
+			t.Fatal(err)
+		}
+		_, from, err := b.Store.Get(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Store.Move(ctx, task.ID, from, InProgress); err != nil {
+			t.Fatal(err)
+		}
+	}
+	activate()
+	// The agent, started by this test in a group of its own, then killed
+	// by its pid as a crash would.
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = []string{supervise.EnvTaskID + "=" + task.ID, supervise.EnvRunID + "=1", supervise.EnvStateDir + "=" + stateDir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := supervise.Of(ctx, cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.Run, id.TaskID = 1, task.ID
+	path, err := supervise.RunFile(filepath.Join(stateDir, RunsDir), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := id.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	pid := cmd.Process.Pid
+	p := &supervise.Pass{Log: l, Board: b, StateDir: stateDir,
+		Only: func(pr supervise.Process) bool { return pr.PID == pid }}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, f, _ := b.Store.Get(ctx, task.ID); f != Pending {
+		t.Fatalf("after its agent died: task in %s, want pending", f)
+	}
+	entries, err := b.History(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := entries[len(entries)-1]
+	if last.Status != world.StatusRetry || !strings.HasPrefix(entries[len(entries)-2].Output, "restarted | reason: not running") {
+		t.Errorf("log: %+v", entries[len(entries)-2:])
+	}
+
+	// Past the start limit a person is asked.
+	for range 4 {
+		if _, err := l.Event(ctx, world.SourceSystem, task.ID, "restarted | reason: not running (test)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	activate()
+	p.Policy = supervise.Policy{Backoff: time.Nanosecond}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, f, _ := b.Store.Get(ctx, task.ID); f != FailedBlocked || got.ProcessorAutoRequeue {
+		t.Fatalf("past the start limit: task in %s (auto requeue %v), want failed-blocked", f, got.ProcessorAutoRequeue)
+	}
+}

@@ -1,0 +1,542 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// The directories of runs and worktrees inside the state directory
+// (DESIGN.md, "Where state lives").
+const (
+	RunsDir      = "runs"
+	WorktreesDir = "worktrees"
+)
+
+// BranchPrefix starts a task's branch, cra/<id>, as for cra solve.
+const BranchPrefix = "cra/"
+
+// DefaultGrace is how long a run's process group has between SIGTERM and
+// SIGKILL when its timeout passes.
+const DefaultGrace = 5 * time.Second
+
+// ErrBusy is a task that cannot start a run now: it is already running,
+// or not in a folder a run starts from.
+var ErrBusy = errors.New("task cannot start a run")
+
+// Processor runs the board's tasks with their agent profiles (seed 004,
+// "Execution Processor"; issue 13 items 4 and 5): one run at a time per
+// task, each in the task's worktree on branch cra/<id>, under its
+// profile's timeout, its output in a capped log under
+// .clean_room/runs/<id>/. It logs [agent:active] before a run starts and
+// [agent:finish] when it ends, then moves the file (the log first,
+// DESIGN.md principle 1). It never requeues: that is the recycler's job
+// (seed 004).
+type Processor struct {
+	Board *Board
+	// Root is the repository: the directory holding .clean_room, whose
+	// HEAD a task's first worktree starts from.
+	Root string
+	// StateDir is Root's .clean_room.
+	StateDir string
+	// Config supplies [board] and [agents]; nil means the defaults (the
+	// built-in profile, one run at a time).
+	Config *config.Config
+	// Executable is the cra binary the built-in profile runs as a child
+	// process; NewProcessor sets os.Executable().
+	Executable string
+	// Grace is the time between SIGTERM and SIGKILL when a run times out
+	// or is stopped; NewProcessor sets DefaultGrace.
+	Grace time.Duration
+	// Knowledge returns the PROJECT KNOWLEDGE section's body for a task's
+	// text (seed 003's injection: knowledge.Load over Root, which the CLI
+	// passes; "" when there is none). Nil leaves the section out. It is a
+	// function so that the board does not import retrieval.
+	Knowledge func(ctx context.Context, task string) (string, error)
+	// Logger receives what goes wrong in runs Tick started in the
+	// background; NewProcessor sets one that discards.
+	Logger *slog.Logger
+	// Now stamps results; NewProcessor sets time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	running map[string]bool
+	wg      sync.WaitGroup
+}
+
+// NewProcessor returns the processor of board b over the repository at
+// root, with state in stateDir and the [board] and [agents] of cfg.
+func NewProcessor(b *Board, root, stateDir string, cfg *config.Config) *Processor {
+	exe, _ := os.Executable()
+	return &Processor{
+		Board: b, Root: root, StateDir: stateDir, Config: cfg,
+		Executable: exe, Grace: DefaultGrace,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now,
+		running: map[string]bool{},
+	}
+}
+
+// MaxParallel is [board] max_parallel, or 1.
+func (p *Processor) MaxParallel() int {
+	if p.Config != nil && p.Config.Board != nil && p.Config.Board.MaxParallel != nil && *p.Config.Board.MaxParallel > 0 {
+		return *p.Config.Board.MaxParallel
+	}
+	return 1
+}
+
+// Outcome is one run as it ended.
+type Outcome struct {
+	ID      string `json:"id"`
+	Run     int    `json:"run"`
+	Profile string `json:"profile"`
+	// Folder is where the task went: completed or failed.
+	Folder Folder `json:"folder"`
+	// ExitCode is the process's exit status; nil when it was killed, timed
+	// out or never started.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Finish is the output of the run's [agent:finish] entry.
+	Finish     string        `json:"finish"`
+	Need       string        `json:"need,omitempty"`
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt time.Time     `json:"finished_at"`
+	Duration   time.Duration `json:"-"` // FinishedAt - StartedAt
+	Branch     string        `json:"branch,omitempty"`
+	Worktree   string        `json:"worktree,omitempty"`
+	LogPath    string        `json:"log,omitempty"`
+	PromptPath string        `json:"prompt,omitempty"`
+	DiffStat   string        `json:"diff_stat,omitempty"`
+}
+
+// Completed reports whether the run ended in completed (exit 0).
+func (o *Outcome) Completed() bool { return o.Folder == Completed }
+
+// RunDir returns the run directory of task id, .clean_room/runs/<id>.
+func (p *Processor) RunDir(id string) string { return filepath.Join(p.StateDir, RunsDir, id) }
+
+// Run runs task id once, now, and returns how it ended: the path both the
+// processor's loop and 'cra task run' take. The task must be in pending
+// with a start or retry as its latest lifecycle entry, and not running
+// already (else ErrBusy). A run that fails (non-zero exit, timeout, an
+// unknown profile) is an Outcome in failed, not an error; an error means
+// the run could not be recorded as it should, and says what to do.
+func (p *Processor) Run(ctx context.Context, id string) (*Outcome, error) {
+	if !p.claim(id) {
+		return nil, fmt.Errorf("task %s is running in this process: %w", id, ErrBusy)
+	}
+	defer p.release(id)
+	return p.run(ctx, id)
+}
+
+// claim marks id as running in this process; false when it was.
+func (p *Processor) claim(id string) bool { return p.claimUnder(id, 0) }
+
+// claimUnder is claim that also fails when limit (> 0) runs are going
+// already: the count and the mark in one step, so that Ticks at once
+// never start more than MaxParallel.
+func (p *Processor) claimUnder(id string, limit int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running == nil {
+		p.running = map[string]bool{}
+	}
+	if p.running[id] || limit > 0 && len(p.running) >= limit {
+		return false
+	}
+	p.running[id] = true
+	return true
+}
+
+func (p *Processor) release(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, id)
+}
+
+// Running returns how many runs this processor has going.
+func (p *Processor) Running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.running)
+}
+
+// started is a run whose active entry is written and whose file is in
+// in-progress.
+type started struct {
+	task    *Task
+	run     int
+	profile Profile
+	perr    error // the profile could not be resolved: the run fails
+	prompt  Prompt
+	at      time.Time
+}
+
+func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
+	s, err := p.begin(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	o := &Outcome{ID: id, Run: s.run, Profile: s.profile.Name, StartedAt: s.at}
+	if s.perr != nil {
+		var pe *ProfileError
+		need := ""
+		if errors.As(s.perr, &pe) {
+			need = pe.Need
+		}
+		return p.finish(ctx, o, nil, fmt.Sprintf("%s %v", RunFailed, s.perr), need)
+	}
+	res, err := p.execute(ctx, s, o)
+	if err != nil {
+		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", RunFailed, clip(err.Error(), 300)), "fix the cause and requeue: cra task move "+id+" pending")
+	}
+	return p.finish(ctx, o, res, res.status, "")
+}
+
+// begin checks that task id may run, and under the board's lock logs
+// [agent:active][id] run N: profile, then writes runs N into the file and
+// moves it to in-progress.
+func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
+	b := p.Board
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	t, folder, err := b.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if folder != Pending {
+		return nil, fmt.Errorf("task %s is in %s, and a run starts only from pending: %w", id, folder, ErrBusy)
+	}
+	a, known, err := b.Log.Lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !known || a.Status != world.StatusStart && a.Status != world.StatusRetry {
+		status := "no entry"
+		if known {
+			status = string(a.Status)
+		}
+		return nil, fmt.Errorf("task %s is in pending but the world log has it at %s: run 'cra task rebuild' first: %w", id, status, ErrBusy)
+	}
+	history, err := b.History(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s := &started{task: t, run: t.Runs + 1}
+	s.profile, s.perr = ResolveProfile(t, p.Config)
+	name := s.profile.Name
+	if s.perr != nil {
+		name = t.Agent
+		if name == "" && p.Config != nil && p.Config.Board != nil {
+			name = p.Config.Board.DefaultAgent
+		}
+		s.profile.Name = name
+	}
+	s.prompt = Prompt{Task: t, Run: s.run}
+	s.prompt.FromLog(history)
+	e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
+	if err != nil {
+		return nil, fmt.Errorf("log the run's start: %w", err)
+	}
+	s.at = e.Time
+	t.Runs = s.run
+	t.UpdatedAt = e.Time
+	if err := b.Store.Put(ctx, t, Pending); err != nil {
+		return nil, fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err)
+	}
+	if err := b.Store.Move(ctx, id, Pending, InProgress); err != nil {
+		return nil, fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err)
+	}
+	return s, nil
+}
+
+// ran is what execute learned of a run.
+type ran struct {
+	status   string // the finish entry's output
+	exitCode *int
+	output   string // the tail for results.output
+	finished time.Time
+}
+
+// execute prepares the worktree and the prompt, runs the profile's
+// process and waits for it, under the profile's timeout. An error is a
+// run that could not start; its ran may still carry output.
+func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, error) {
+	id := s.task.ID
+	dir := p.RunDir(id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("make the run directory: %w", err)
+	}
+	top, prefix, err := gitx.TopLevel(ctx, p.Root)
+	if err != nil {
+		return nil, fmt.Errorf("the processor runs agents in git worktrees: %w", err)
+	}
+	wt, err := gitx.OpenWorktree(ctx, top, filepath.Join(p.StateDir, WorktreesDir, id), BranchPrefix+id)
+	if err != nil {
+		return nil, fmt.Errorf("make the task's worktree: %w", err)
+	}
+	o.Branch, o.Worktree = wt.Branch, wt.Path
+	work := filepath.Join(wt.Path, filepath.FromSlash(prefix))
+
+	task := s.prompt.TaskText()
+	if p.Knowledge != nil {
+		if s.prompt.Knowledge, err = p.Knowledge(ctx, task); err != nil {
+			return nil, fmt.Errorf("load the project knowledge: %w", err)
+		}
+	}
+	o.PromptPath = filepath.Join(dir, fmt.Sprintf("prompt-%d.md", s.run))
+	if err := atomicfile.Write(o.PromptPath, []byte(s.prompt.Markdown()), 0o644); err != nil {
+		return nil, fmt.Errorf("write the prompt file: %w", err)
+	}
+
+	var cmd *exec.Cmd
+	if s.profile.Builtin {
+		if p.Executable == "" {
+			return nil, errors.New("the built-in profile runs cra itself, whose path is unknown")
+		}
+		taskFile := filepath.Join(dir, fmt.Sprintf("task-%d.md", s.run))
+		if err := atomicfile.Write(taskFile, []byte(task), 0o644); err != nil {
+			return nil, fmt.Errorf("write the task file: %w", err)
+		}
+		cmd = exec.Command(p.Executable, "solve", "--repo", p.Root, "--task-id", RunTaskID(id, s.run),
+			"--board", "--worktree", work, "--task-file", taskFile)
+	} else {
+		command := s.profile.Agent.ExpandCommand(map[string]string{
+			"prompt_file": o.PromptPath, "task_id": id, "worktree": work, "branch": wt.Branch,
+		})
+		cmd = exec.Command("sh", "-c", command)
+	}
+	cmd.Dir = work
+	// The tags Level 1 knows its runs by: task, run number, and the
+	// repository, so that another repository's pass never touches it.
+	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir)
+	ownGroup(cmd)
+	o.LogPath = filepath.Join(dir, fmt.Sprintf("run-%d.log", s.run))
+	out, err := newCapture(o.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdin = nil
+	// A leftover child holding the output pipe does not hold the run.
+	cmd.WaitDelay = p.grace()
+	if err := cmd.Start(); err != nil {
+		out.close()
+		return nil, fmt.Errorf("start the agent: %w", err)
+	}
+	r, werr := p.wait(ctx, s, cmd, out)
+	cerr := out.close()
+	r.output = out.Tail(MaxOutput)
+	if !s.profile.Builtin {
+		// An agent that edits without committing leaves its work in the
+		// worktree; the branch keeps it (DESIGN.md principle 5).
+		if _, err := wt.Commit(context.WithoutCancel(ctx), fmt.Sprintf("cra task %s run %d (%s)\n", id, s.run, s.profile.Name), []string{"."}); err != nil {
+			werr = errors.Join(werr, fmt.Errorf("commit the run's changes on %s: %w", wt.Branch, err))
+		}
+	}
+	if st, err := gitx.DiffStat(context.WithoutCancel(ctx), top, wt.Base, wt.Branch); err == nil {
+		o.DiffStat = st
+	}
+	return r, errors.Join(werr, cerr)
+}
+
+// RunTaskID is the task_runs id of run n of a board task, <id>.r<n>: the
+// raw database keeps one row per id (seed 001 §4.6), and a board task
+// runs many times, while its branch stays cra/<id>.
+func RunTaskID(id string, n int) string { return fmt.Sprintf("%s.r%d", id, n) }
+
+func (p *Processor) grace() time.Duration {
+	if p.Grace > 0 {
+		return p.Grace
+	}
+	return DefaultGrace
+}
+
+// wait records the run's identity, then waits for the process under the
+// profile's timeout and ctx. It returns the finish entry's output.
+func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture) (*ran, error) {
+	pid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var idErr error
+	if path, err := supervise.RunFile(filepath.Join(p.StateDir, RunsDir), s.task.ID); err != nil {
+		idErr = err
+	} else if ident, err := supervise.Of(ctx, pid); err != nil {
+		idErr = err // the process may have exited already: nothing to track
+	} else {
+		ident.Run, ident.TaskID = s.run, s.task.ID
+		idErr = ident.Save(path)
+	}
+	if idErr != nil {
+		p.Logger.Warn("run identity not saved", "task", s.task.ID, "run", s.run, "err", idErr)
+	}
+	timeout := s.profile.Timeout()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var stopped string
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		stopped = "timed out after " + timeout.String()
+	case <-ctx.Done():
+		stopped = "stopped: " + context.Cause(ctx).Error()
+	}
+	if stopped != "" {
+		stopGroup(pid, p.grace())
+		cmd.Process.Kill() // where there are no groups; harmless after
+		err = <-done
+	} else {
+		stopGroup(pid, p.grace()) // what the agent left running in its group
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited 0; what it left behind held the output open
+	}
+	r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond)}
+	last := lastLine(out.Tail(4096), 200)
+	suffix := ""
+	if last != "" {
+		suffix = ": " + last
+	}
+	var ee *exec.ExitError
+	switch {
+	case stopped != "":
+		r.status = fmt.Sprintf("%s %s%s", RunFailed, stopped, suffix)
+	case err == nil:
+		code := 0
+		r.exitCode = &code
+		r.status = "exit 0" + suffix
+	case errors.As(err, &ee) && signalName(ee) != "":
+		r.status = fmt.Sprintf("%s killed (%s)%s", RunFailed, signalName(ee), suffix)
+	case errors.As(err, &ee):
+		code := ee.ExitCode()
+		r.exitCode = &code
+		r.status = fmt.Sprintf("%s exit %d%s", RunFailed, code, suffix)
+	default:
+		r.status = fmt.Sprintf("%s %v%s", RunFailed, err, suffix)
+	}
+	return r, nil
+}
+
+// finish writes the run's results, logs [agent:finish][id] status and
+// moves the file to the folder FolderOf gives for it, under the board's
+// lock.
+func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need string) (*Outcome, error) {
+	ctx = context.WithoutCancel(ctx) // a stopped run is still recorded
+	b := p.Board
+	if r == nil {
+		r = &ran{finished: p.Now().UTC().Truncate(time.Millisecond)}
+	}
+	o.Finish, o.Need, o.ExitCode, o.FinishedAt = status, need, r.exitCode, r.finished
+	o.Duration = o.FinishedAt.Sub(o.StartedAt)
+	o.Folder, _ = FolderOf(world.StatusFinish, status)
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return o, err
+	}
+	defer unlock()
+	t, folder, err := b.Store.Get(ctx, o.ID)
+	if err != nil {
+		return o, fmt.Errorf("record run %d of task %s: %w", o.Run, o.ID, err)
+	}
+	if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
+		return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
+	}
+	t.SetOutput(r.output)
+	t.Results.ExitCode = r.exitCode
+	t.Results.StartedAt, t.Results.FinishedAt = o.StartedAt, o.FinishedAt
+	t.Results.DurationMS = max(o.Duration.Milliseconds(), 0)
+	t.Results.Branch, t.Results.DiffStat = o.Branch, o.DiffStat
+	t.Results.Validation, t.Results.Classification = "", ""
+	t.UpdatedAt = o.FinishedAt
+	if err := b.Store.Put(ctx, t, folder); err != nil {
+		return o, fmt.Errorf("task %s finished in the world log but its file was not updated (run 'cra task rebuild'): %w", o.ID, err)
+	}
+	if err := b.Store.Move(ctx, o.ID, folder, o.Folder); err != nil {
+		return o, fmt.Errorf("task %s finished in the world log but its file did not move (run 'cra task rebuild'): %w", o.ID, err)
+	}
+	return o, nil
+}
+
+// Tick starts runs of the pending tasks the processor may pick, in Order
+// (verified being the tasks in completed-finalized), skipping any already
+// running, until MaxParallel runs are going; the runs go on in the
+// background (Wait waits for them). It returns the ids it started.
+func (p *Processor) Tick(ctx context.Context) ([]string, error) {
+	pending, err := p.Board.Store.List(ctx, Pending)
+	if err != nil {
+		return nil, err
+	}
+	final, err := p.Board.Store.List(ctx, CompletedFinalized)
+	if err != nil {
+		return nil, err
+	}
+	verified := map[string]bool{}
+	for _, l := range final {
+		verified[l.ID] = true
+	}
+	var tasks []*Task
+	for _, l := range pending {
+		if l.Err != nil {
+			p.Logger.Warn("task file skipped", "task", l.ID, "err", l.Err)
+			continue
+		}
+		tasks = append(tasks, l.Task)
+	}
+	var startedIDs []string
+	for _, t := range Order(tasks, verified) {
+		limit := p.MaxParallel()
+		if p.Running() >= limit {
+			break
+		}
+		if !p.claimUnder(t.ID, limit) {
+			continue
+		}
+		startedIDs = append(startedIDs, t.ID)
+		p.wg.Add(1)
+		go func(id string) {
+			defer p.wg.Done()
+			defer p.release(id)
+			if _, err := p.run(ctx, id); err != nil && !errors.Is(err, ErrBusy) {
+				p.Logger.Error("run failed to record", "task", id, "err", err)
+			}
+		}(t.ID)
+	}
+	return startedIDs, nil
+}
+
+// Wait waits for the runs Tick started.
+func (p *Processor) Wait() { p.wg.Wait() }
+
+// Loop calls Tick every interval until ctx ends, then stops the runs it
+// started (their finish entries say so) and waits for them.
+func (p *Processor) Loop(ctx context.Context, every time.Duration) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if _, err := p.Tick(ctx); err != nil && ctx.Err() == nil {
+			p.Logger.Error("processor tick", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			p.Wait()
+			return nil
+		case <-tick.C:
+		}
+	}
+}

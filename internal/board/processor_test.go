@@ -1,0 +1,475 @@
+//go:build unix
+
+package board
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// newTestProcessor is a processor over a real git repository with one
+// commit, its state in repo/.clean_room, and the given [agents] profiles.
+func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel int) (*Processor, *FileStore, string) {
+	t.Helper()
+	repo := t.TempDir()
+	gittest.Run(t, repo, "init", "-q")
+	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".gitignore"), []byte(".clean_room/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, repo, "add", "-A")
+	gittest.Run(t, repo, "commit", "-qm", "initial")
+	state := filepath.Join(repo, ".clean_room")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := world.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewFileStore(state)
+	cfg := &config.Config{Agents: agents, Board: &config.Board{MaxParallel: &maxParallel}}
+	p := NewProcessor(New(s, l), repo, state, cfg)
+	p.Knowledge = func(ctx context.Context, task string) (string, error) {
+		k, err := knowledge.Load(repo, task, knowledge.MaxTokens)
+		if k == nil || err != nil {
+			return "", err
+		}
+		return k.Text, nil
+	}
+	p.Grace = 200 * time.Millisecond
+	return p, s, repo
+}
+
+func addWith(t *testing.T, b *Board, title, agent string, edit func(*Task)) *Task {
+	t.Helper()
+	task := NewTask(title)
+	task.Need = "the agent says hello"
+	task.Agent = agent
+	if edit != nil {
+		edit(task)
+	}
+	got, err := b.Add(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func agentLines(t *testing.T, b *Board, id string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range logLines(t, b, id) {
+		if strings.Contains(l, "[agent:") {
+			out = append(out, l[strings.Index(l, "][")+1:])
+		}
+	}
+	return out
+}
+
+func TestRunExitStatus(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{
+		"hello": {Command: "echo starting; echo hello; exit 0"},
+		"three": {Command: "echo trying; echo 'it broke' >&2; exit 3"},
+	}, 1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		agent      string
+		wantFolder Folder
+		wantFinish string
+		wantCode   int
+	}{
+		{"hello", Completed, "exit 0: hello", 0},
+		{"three", Failed, "run failed: exit 3: it broke", 3},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			task := addWith(t, p.Board, "say "+tc.agent, tc.agent, nil)
+			o, err := p.Run(ctx, task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Folder != tc.wantFolder || o.Finish != tc.wantFinish {
+				t.Errorf("got %s %q, want %s %q", o.Folder, o.Finish, tc.wantFolder, tc.wantFinish)
+			}
+			if got := folderOn(t, s, task.ID); got != tc.wantFolder {
+				t.Errorf("file in %s, want %s", got, tc.wantFolder)
+			}
+			want := []string{
+				"[agent:start][" + task.ID + "] say " + tc.agent + " | need: the agent says hello",
+				"[agent:active][" + task.ID + "] run 1: " + tc.agent,
+				"[agent:finish][" + task.ID + "] " + tc.wantFinish,
+			}
+			if got := agentLines(t, p.Board, task.ID); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			got, _, err := s.Get(ctx, task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := got.Results
+			if got.Runs != 1 || r == nil || r.ExitCode == nil || *r.ExitCode != tc.wantCode {
+				t.Fatalf("runs %d results %+v, want 1 run, exit %d", got.Runs, r, tc.wantCode)
+			}
+			if r.Branch != "cra/"+task.ID || r.StartedAt.IsZero() || r.FinishedAt.Before(r.StartedAt) || !strings.Contains(r.Output, "trying") && !strings.Contains(r.Output, "hello") {
+				t.Errorf("results %+v", r)
+			}
+			data, err := os.ReadFile(o.LogPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.LogPath != filepath.Join(p.RunDir(task.ID), "run-1.log") || !strings.Contains(string(data), "\n") {
+				t.Errorf("log %s: %q", o.LogPath, data)
+			}
+		})
+	}
+}
+
+func TestRunTimeoutStopsTheGroup(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{
+		// The shell starts a child and waits: the group has two processes.
+		"hang": {Command: "echo $$ > pids; sleep 300 & echo $! >> pids; echo waiting; wait", Timeout: "1s"},
+	}, 1)
+	task := addWith(t, p.Board, "hang", "hang", nil)
+	start := time.Now()
+	o, err := p.Run(context.Background(), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the run took %v with a 1s timeout", d)
+	}
+	if o.Folder != Failed || o.Finish != "run failed: timed out after 1s: waiting" || o.ExitCode != nil {
+		t.Errorf("got %s %q exit %v", o.Folder, o.Finish, o.ExitCode)
+	}
+	if got := folderOn(t, s, task.ID); got != Failed {
+		t.Errorf("file in %s, want failed", got)
+	}
+	data, err := os.ReadFile(filepath.Join(o.Worktree, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(data)) {
+		pid, _ := strconv.Atoi(f)
+		if _, state, ok := procGroup(pid); ok && state != 'Z' {
+			t.Errorf("process %d is still there (state %c)", pid, state)
+		} else if err := syscall.Kill(pid, 0); !ok && !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d is still there (%v)", pid, err)
+		}
+	}
+	id, err := supervise.LoadIdentity(filepath.Join(p.RunDir(task.ID), supervise.RunFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if groupAlive(id.PID) {
+		t.Errorf("process group %d is still there", id.PID)
+	}
+}
+
+func TestRunEnvironmentAndIdentity(t *testing.T) {
+	p, _, _ := newTestProcessor(t, map[string]config.Agent{
+		// The agent reports its own pid, its environment and its
+		// placeholders, then waits to be looked at.
+		"env": {Command: "echo \"$$ $CRA_TASK_ID $CRA_RUN_ID\" > env.txt; echo {task_id} {branch} > args.txt; cp {prompt_file} prompt.txt; sleep 0.5"},
+	}, 1)
+	task := addWith(t, p.Board, "look around", "env", func(t *Task) { t.Description = "Read the README." })
+	o, err := p.Run(context.Background(), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Completed() {
+		t.Fatalf("got %s %q", o.Folder, o.Finish)
+	}
+	// The agent's uncommitted files are committed on the task's branch.
+	repo := p.Root
+	env := gittest.Run(t, repo, "show", "cra/"+task.ID+":env.txt")
+	f := strings.Fields(env)
+	if len(f) != 3 || f[1] != task.ID || f[2] != "1" {
+		t.Fatalf("env.txt %q, want pid, %s, 1", env, task.ID)
+	}
+	if args := gittest.Run(t, repo, "show", "cra/"+task.ID+":args.txt"); args != task.ID+" cra/"+task.ID {
+		t.Errorf("args.txt %q", args)
+	}
+	id, err := supervise.LoadIdentity(filepath.Join(p.RunDir(task.ID), supervise.RunFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strconv.Itoa(id.PID) != f[0] || id.TaskID != task.ID || id.Run != 1 || id.StartTime == 0 {
+		t.Errorf("run.json %+v, want pid %s", id, f[0])
+	}
+	if !strings.Contains(o.DiffStat, "env.txt") {
+		t.Errorf("diff stat %q", o.DiffStat)
+	}
+}
+
+func TestRunReusesTheWorktree(t *testing.T) {
+	p, _, _ := newTestProcessor(t, map[string]config.Agent{
+		"count": {Command: "echo x >> count.txt; wc -l < count.txt"},
+	}, 1)
+	ctx := context.Background()
+	task := addWith(t, p.Board, "count", "count", nil)
+	for n := 1; n <= 2; n++ {
+		if n == 2 {
+			if _, err := p.Board.Move(ctx, task.ID, Pending, "again"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o, err := p.Run(ctx, task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "exit 0: " + strconv.Itoa(n); o.Finish != want || o.Run != n {
+			t.Errorf("run %d: got %q (run %d), want %q", n, o.Finish, o.Run, want)
+		}
+	}
+}
+
+func TestRunRefuses(t *testing.T) {
+	p, _, _ := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "true"}}, 1)
+	ctx := context.Background()
+	task := addWith(t, p.Board, "once", "ok", nil)
+	if _, err := p.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx, task.ID); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second run of a completed task: got %v, want ErrBusy", err)
+	}
+}
+
+func TestRunUnknownProfile(t *testing.T) {
+	p, s, _ := newTestProcessor(t, nil, 1)
+	task := addWith(t, p.Board, "who", "aider", nil)
+	o, err := p.Run(context.Background(), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Folder != Failed || !strings.HasPrefix(o.Finish, `run failed: agent profile "aider" is not defined`) || !strings.Contains(o.Need, "[agents.aider]") {
+		t.Errorf("got %s %q need %q", o.Folder, o.Finish, o.Need)
+	}
+	if got := folderOn(t, s, task.ID); got != Failed {
+		t.Errorf("file in %s", got)
+	}
+}
+
+func TestPromptFile(t *testing.T) {
+	p, _, repo := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "true"}}, 1)
+	ctx := context.Background()
+	kdir := filepath.Join(repo, "docs", "knowledge", "conventions")
+	if err := os.MkdirAll(kdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "errors.md"), []byte("# Errors\n\nWrap errors once per layer.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := addWith(t, p.Board, "Fix the parser", "ok", func(t *Task) {
+		t.Description = "The parser drops the last line."
+		t.Notes = "Tried a buffer; it was not enough."
+	})
+	if _, err := p.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Board.Log.Event(ctx, world.SourceUser, task.ID, "use bufio.Scanner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Board.Log.Agent(ctx, world.StatusRetry, task.ID, "the last line is still lost", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Board.Rebuild(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	o, err := p.Run(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.PromptPath != filepath.Join(p.RunDir(task.ID), "prompt-2.md") {
+		t.Errorf("prompt %s", o.PromptPath)
+	}
+	data, err := os.ReadFile(o.PromptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, want := range []string{
+		"# Fix the parser\n", "Task " + task.ID + ", run 2.",
+		"## Description\n\nThe parser drops the last line.\n",
+		"## Done when\n\nthe agent says hello\n",
+		"## Latest note\n\nTried a buffer; it was not enough.\n",
+		"## Guidance for this run\n\nthe last line is still lost\n",
+		"## A person's answer\n\nuse bufio.Scanner\n",
+		"## PROJECT KNOWLEDGE\n", "Wrap errors once per layer.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestTickParallelAndOrder(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{
+		"slow": {Command: "sleep 0.3; echo done"},
+	}, 2)
+	ctx := context.Background()
+	low := addWith(t, p.Board, "low", "slow", func(t *Task) { t.Priority = Low })
+	crit := addWith(t, p.Board, "critical directive", "slow", func(t *Task) { t.Kind, t.Priority = KindDirective, Critical })
+	high := addWith(t, p.Board, "high", "slow", func(t *Task) { t.Priority = High })
+	blocked := addWith(t, p.Board, "after low", "slow", func(t *Task) { t.After = []string{low.ID} })
+
+	started, err := p.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{crit.ID, high.ID}; strings.Join(started, ",") != strings.Join(want, ",") {
+		t.Errorf("first tick started %v, want %v", started, want)
+	}
+	again, err := p.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 0 {
+		t.Errorf("a tick at max_parallel started %v", again)
+	}
+	p.Wait()
+	started, err = p.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{low.ID}; strings.Join(started, ",") != strings.Join(want, ",") {
+		t.Errorf("second tick started %v, want %v (%s waits for %s)", started, want, blocked.ID, low.ID)
+	}
+	p.Wait()
+	for _, id := range []string{crit.ID, high.ID, low.ID} {
+		if f := folderOn(t, s, id); f != Completed {
+			t.Errorf("%s in %s", id, f)
+		}
+	}
+	if f := folderOn(t, s, blocked.ID); f != Pending {
+		t.Errorf("blocked task in %s", f)
+	}
+}
+
+func TestTickNeverRunsATaskTwice(t *testing.T) {
+	p, _, _ := newTestProcessor(t, map[string]config.Agent{
+		"slow": {Command: "sleep 0.5"},
+	}, 4)
+	ctx := context.Background()
+	task := addWith(t, p.Board, "one", "slow", nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var all []string
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids, err := p.Tick(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			all = append(all, ids...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	p.Wait()
+	if len(all) != 1 {
+		t.Errorf("started %v, want %s once", all, task.ID)
+	}
+	if got := agentLines(t, p.Board, task.ID); len(got) != 3 {
+		t.Errorf("log %v", got)
+	}
+}
+
+func TestRunStoppedByContext(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{
+		"hang": {Command: "echo up; sleep 300"},
+	}, 1)
+	task := addWith(t, p.Board, "hang", "hang", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	o, err := p.Run(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Folder != Failed || !strings.HasPrefix(o.Finish, "run failed: stopped: ") {
+		t.Errorf("got %s %q", o.Folder, o.Finish)
+	}
+	if f := folderOn(t, s, task.ID); f != Failed {
+		t.Errorf("file in %s", f)
+	}
+}
+
+func TestCaptureCaps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.log")
+	c, err := newCapture(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("a", 1023) + "\n"
+	total := HeadBytes + TailBytes + 5*1024
+	for written := 0; written < total; written += len(line) {
+		c.Write([]byte(line))
+	}
+	c.Write([]byte("the end\n"))
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > HeadBytes+TailBytes+200 {
+		t.Errorf("log is %d bytes", len(data))
+	}
+	if !strings.Contains(string(data), "bytes of output cut here") || !strings.HasSuffix(string(data), "the end\n") {
+		t.Errorf("log lacks the cut marker or the end")
+	}
+	if got := lastLine(c.Tail(MaxOutput), 200); got != "the end" {
+		t.Errorf("last line %q", got)
+	}
+}
+
+func TestLoopRunsEveryTaskThenStops(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "echo ok"}}, 2)
+	var ids []string
+	for _, title := range []string{"one", "two", "three"} {
+		ids = append(ids, addWith(t, p.Board, title, "ok", nil).ID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Loop(ctx, 20*time.Millisecond) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left, err := s.List(context.Background(), Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 && p.Running() == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if f := folderOn(t, s, id); f != Completed {
+			t.Errorf("%s in %s, want completed", id, f)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package board
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Prompt is what an agent is told about its task on one run (issue 13
+// item 4): the task's text, the latest note, what the log holds for this
+// run (a retry's guidance, a person's answers) and the project knowledge.
+type Prompt struct {
+	Task *Task
+	Run  int
+	// Guidance is the output of the latest [agent:retry] entry since the
+	// task's previous run: the recycler's or Level 2's advice.
+	Guidance string
+	// Answers are a person's [event:user] entries since the previous run,
+	// oldest first, without the board's own records of edits and moves.
+	Answers []string
+	// Knowledge is the body of the PROJECT KNOWLEDGE section (seed 003,
+	// knowledge.Load); empty leaves the section out.
+	Knowledge string
+}
+
+// boardEvents start the [event:user] outputs the board writes itself (an
+// edit, a move): records, not a person's answer to the agent.
+var boardEvents = []string{"edited: ", "moved from "}
+
+// FromLog fills Guidance and Answers from the task's entries, oldest
+// first (Board.History), read before the run's own active entry: what
+// came after the previous run began.
+func (p *Prompt) FromLog(entries []world.Entry) {
+	p.Guidance, p.Answers = "", nil
+	for _, e := range entries {
+		switch {
+		case e.Kind == world.KindAgent && e.Status == world.StatusActive:
+			p.Guidance, p.Answers = "", nil
+		case e.Kind == world.KindAgent && e.Status == world.StatusRetry:
+			p.Guidance = e.Output
+		case e.Kind == world.KindEvent && e.Source == world.SourceUser:
+			if !hasAnyPrefix(e.Output, boardEvents) && strings.TrimSpace(e.Output) != "" {
+				p.Answers = append(p.Answers, e.Output)
+			}
+		}
+	}
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TaskText is the prompt without its knowledge section: what cra's own
+// solve takes as its task, since it selects and injects the knowledge
+// itself.
+func (p *Prompt) TaskText() string {
+	var b strings.Builder
+	t := p.Task
+	fmt.Fprintf(&b, "# %s\n\n", t.Title)
+	fmt.Fprintf(&b, "Task %s, run %d.\n", t.ID, p.Run)
+	section(&b, "Description", t.Description)
+	section(&b, "Done when", t.Need)
+	section(&b, "Latest note", t.Notes)
+	section(&b, "Guidance for this run", p.Guidance)
+	if len(p.Answers) > 0 {
+		var a strings.Builder
+		for i, s := range p.Answers {
+			if i > 0 {
+				a.WriteString("\n\n")
+			}
+			a.WriteString(s)
+		}
+		section(&b, "A person's answer", a.String())
+	}
+	return b.String()
+}
+
+// Markdown is the prompt file, runs/<id>/prompt-<N>.md: plain Markdown,
+// a title and one ## section per part that has text.
+func (p *Prompt) Markdown() string {
+	var b strings.Builder
+	b.WriteString(p.TaskText())
+	section(&b, "PROJECT KNOWLEDGE", p.Knowledge)
+	return b.String()
+}
+
+// section writes "## title" and body when body has text.
+func section(b *strings.Builder, title, body string) {
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return
+	}
+	fmt.Fprintf(b, "\n## %s\n\n%s\n", title, body)
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/knowledge"
+)
+
+// taskRunOptions are the inputs of 'cra task run'.
+type taskRunOptions struct {
+	taskCommon
+	id string
+}
+
+func newTaskRunCmd(d *deps, runF func(context.Context, *deps, *taskRunOptions) error) *cobra.Command {
+	opts := &taskRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run <id>",
+		Short: "Run one task now, in the foreground, as the processor would",
+		Long: `Run a task once, now, through the same code as the board's processor
+(seed 004, "Execution Processor"): [agent:active][ID] run N: PROFILE is
+logged and the file moves to in-progress; the task's agent profile runs in
+its worktree (.clean_room/worktrees/ID, branch cra/ID, made from HEAD on
+the first run and kept across runs), under the profile's timeout, with
+CRA_TASK_ID and CRA_RUN_ID in its environment; then [agent:finish][ID] is
+logged and the file moves:
+
+  exit 0                        [agent:finish] exit 0: LAST LINE        completed
+  exit N, killed, timed out     [agent:finish] run failed: …            failed
+
+The profile is the task's agent, else [board] default_agent, else the
+built-in "cra" (cra's own solve). Any other profile is an [agents.NAME]
+command in .clean_room/config.toml, run by sh -c with {prompt_file},
+{task_id}, {worktree} and {branch} filled in. The prompt file
+(.clean_room/runs/ID/prompt-N.md) holds the title, description, need,
+latest note, a retry's guidance or a person's answer, and the project
+knowledge; the output goes to .clean_room/runs/ID/run-N.log (the first
+and the last MiB kept).
+
+A task in pending runs as it is; one in completed or failed is first
+moved back to pending as a person's move (an [event:user] and an
+[agent:retry]). A task in progress or in a terminal folder is refused.
+The run is not requeued afterwards: that is the recycler's job.
+
+The exit status is 0 when the run completed and 1 when it failed.`,
+		Example: `  cra task run t-1a2b3c4d
+  cra task run t-1a2b3c4d --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.id = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return taskRunRun(cmd.Context(), d, opts)
+		},
+	}
+	addTaskCommon(cmd, &opts.taskCommon)
+	return cmd
+}
+
+// taskRunJSON is the --json output: the outcome with paths relative to
+// the repository.
+type taskRunJSON struct {
+	*board.Outcome
+	DurationMS int64 `json:"duration_ms"`
+}
+
+func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
+	if err := board.CheckID(opts.id); err != nil {
+		return usageError{err: err}
+	}
+	b, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
+	}
+	defer b.Close()
+	_, folder, err := b.Store.Get(ctx, opts.id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case folder == board.InProgress:
+		return fmt.Errorf("task %s is in progress: a run is going on (see 'cra task show %s'); a task never has two", opts.id, opts.id)
+	case folder.Terminal():
+		return fmt.Errorf("task %s is in %s, where the processor leaves it: move it back first (cra task move %s pending --why …)", opts.id, folder, opts.id)
+	case folder == board.Completed || folder == board.Failed:
+		if _, err := b.Move(ctx, opts.id, board.Pending, "run again with 'cra task run'"); err != nil {
+			return err
+		}
+	}
+	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
+	p.Now = d.now
+	p.Knowledge = func(ctx context.Context, task string) (string, error) {
+		k, err := knowledge.Load(b.ws.Root, task, knowledge.MaxTokens)
+		if k == nil || err != nil {
+			return "", err
+		}
+		return k.Text, nil
+	}
+	p.Logger = d.logger
+	o, err := p.Run(ctx, opts.id)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		if err := encodeJSON(d.out, taskRunJSON{Outcome: o, DurationMS: o.Duration.Milliseconds()}); err != nil {
+			return err
+		}
+	} else {
+		exit := "no exit status"
+		if o.ExitCode != nil {
+			exit = fmt.Sprintf("exit %d", *o.ExitCode)
+		}
+		fmt.Fprintf(d.out, "task %s run %d (%s): %s, %s after %s\n", o.ID, o.Run, o.Profile, o.Folder, exit, o.Duration.Round(time.Millisecond))
+		fmt.Fprintf(d.out, "finish: %s\n", o.Finish)
+		if o.Need != "" {
+			fmt.Fprintf(d.out, "need: %s\n", o.Need)
+		}
+		if o.LogPath != "" {
+			fmt.Fprintf(d.out, "log: %s\n", relPath(b.ws.Root, o.LogPath))
+		}
+		if o.Branch != "" {
+			fmt.Fprintf(d.out, "branch: %s\n", o.Branch)
+		}
+	}
+	if !o.Completed() {
+		return silentError{code: exitFailure}
+	}
+	return nil
+}
