@@ -20,6 +20,8 @@ type serveOptions struct {
 	repo      string
 	addr      string
 	passEvery time.Duration
+	// noProcessor serves and supervises without running tasks.
+	noProcessor bool
 }
 
 func newServeCmd(d *deps, runF func(context.Context, *deps, *serveOptions) error) *cobra.Command {
@@ -32,17 +34,24 @@ func newServeCmd(d *deps, runF func(context.Context, *deps, *serveOptions) error
   GET /healthz       {"ok": true, "pid": …}
   GET /api/tasks     the board as JSON, each task with its folder (?folder=NAME)
 
-and a Level 1 pass at start and every --pass-every (what 'cra supervise
---once' does once). One daemon per repository: a second is refused with the
-first one's pid. It writes its address to .clean_room/serve.json.
+the board's processor, which runs pending tasks in order (critical
+directives, functional directives, planned tasks by priority then age,
+cleanup directives) up to [board] max_parallel at once, each with its
+agent profile (as 'cra task run' does one), and a Level 1 pass at start and
+every --pass-every (what 'cra supervise --once' does once). One daemon per
+repository: a second is refused with the first one's pid. It writes its
+address to .clean_room/serve.json.
 
 It listens on 127.0.0.1 by default. Any other address needs a token, read
 from $CRA_SERVE_TOKEN only; clients send it as 'Authorization: Bearer
 <token>'.
 
-On shutdown the listener closes and the passes stop; agent processes that
-are running keep running, and the next daemon's first pass takes them up:
-a run that ended is restarted from its task, a stale one is killed.`,
+On shutdown the listener closes, the passes stop, and the runs the
+processor started are stopped (their process groups, SIGTERM then
+SIGKILL): each ends failed in the log, 'run failed: stopped', its edits
+kept on its branch. An agent that outlives a daemon killed with -9 is taken
+up by the next daemon's first pass: a run that ended is restarted from its
+task, a stale one is killed.`,
 		Example: `  cra serve
   cra serve --addr 127.0.0.1:0
   CRA_SERVE_TOKEN=$(openssl rand -hex 32) cra serve --addr 0.0.0.0:7777`,
@@ -58,6 +67,7 @@ a run that ended is restarted from its task, a stale one is killed.`,
 	f.StringVar(&opts.repo, "repo", ".", "repository root, or a directory inside it")
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:7777", "HOST:PORT to listen on (port 0: any free one)")
 	f.DurationVar(&opts.passEvery, "pass-every", server.DefaultPassEvery, "interval of the Level 1 passes")
+	f.BoolVar(&opts.noProcessor, "no-processor", false, "serve and supervise, but start no task runs")
 	return cmd
 }
 
@@ -72,6 +82,9 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 	defer tb.Close()
 	daemon := &server.Daemon{StateDir: tb.ws.StateDir, Addr: opts.addr, Token: os.Getenv(tokenEnv), Board: tb.Board,
 		PassEvery: opts.passEvery, Out: d.errOut, Logger: d.logger}
+	if !opts.noProcessor {
+		daemon.Processor = newProcessor(d, tb)
+	}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)
 	})

@@ -96,16 +96,7 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 			return err
 		}
 	}
-	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
-	p.Now = d.now
-	p.Knowledge = func(ctx context.Context, task string) (string, error) {
-		k, err := knowledge.Load(b.ws.Root, task, knowledge.MaxTokens)
-		if k == nil || err != nil {
-			return "", err
-		}
-		return k.Text, nil
-	}
-	p.Logger = d.logger
+	p := newProcessor(d, b)
 	o, err := p.Run(ctx, opts.id)
 	if err != nil {
 		return err
@@ -135,4 +126,20 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 		return silentError{code: exitFailure}
 	}
 	return nil
+}
+
+// newProcessor is the board's processor as cra task run and cra serve use
+// it: the knowledge section from docs/knowledge/, diagnostics on stderr.
+func newProcessor(d *deps, b *taskBoard) *board.Processor {
+	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
+	p.Now = d.now
+	p.Knowledge = func(ctx context.Context, task string) (string, error) {
+		k, err := knowledge.Load(b.ws.Root, task, knowledge.MaxTokens)
+		if k == nil || err != nil {
+			return "", err
+		}
+		return k.Text, nil
+	}
+	p.Logger = d.logger
+	return p
 }

@@ -26,8 +26,12 @@ const (
 	InfoName = "serve.json"
 )
 
-// DefaultPassEvery is how often the daemon runs a Level 1 pass.
-const DefaultPassEvery = 5 * time.Second
+// DefaultPassEvery is how often the daemon runs a Level 1 pass, and
+// DefaultTickEvery how often its processor looks for pending tasks.
+const (
+	DefaultPassEvery = 5 * time.Second
+	DefaultTickEvery = 2 * time.Second
+)
 
 // Info is what a running daemon writes to serve.json: a second daemon
 // names it, and clients find it.
@@ -37,8 +41,8 @@ type Info struct {
 	Started time.Time `json:"started"`
 }
 
-// Daemon is 'cra serve' for one repository: the API, and a Level 1 pass
-// at start and every PassEvery.
+// Daemon is 'cra serve' for one repository: the API, the board's
+// processor, and a Level 1 pass at start and every PassEvery.
 type Daemon struct {
 	// StateDir is the repository's .clean_room/; required.
 	StateDir string
@@ -51,6 +55,11 @@ type Daemon struct {
 	Board *board.Board
 	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
 	PassEvery time.Duration
+	// Processor runs the board's pending tasks every TickEvery; nil runs
+	// none (the daemon then only serves and supervises).
+	Processor *board.Processor
+	// TickEvery is the processor's interval; 0 is DefaultTickEvery.
+	TickEvery time.Duration
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
@@ -119,6 +128,17 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		defer close(passes)
 		d.supervise(ctx)
 	}()
+	ticks := make(chan struct{})
+	go func() {
+		defer close(ticks)
+		if d.Processor != nil {
+			every := d.TickEvery
+			if every <= 0 {
+				every = DefaultTickEvery
+			}
+			d.Processor.Loop(ctx, every)
+		}
+	}()
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -128,6 +148,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	defer cancel()
 	srv.Shutdown(shut)
 	<-passes
+	<-ticks // the runs it started are stopped, their finish lines written
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
