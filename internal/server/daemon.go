@@ -101,6 +101,16 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return &AlreadyRunningError{Info: info}
 	}
 	defer lk.Close()
+	// After a crash the views are rebuilt from the log (DESIGN.md
+	// principle 1): a half-written temp file, a task in two folders, a
+	// folder that disagrees with the log.
+	rep, err := d.Board.Rebuild(ctx, false)
+	if err != nil {
+		return fmt.Errorf("repair the board from the world log: %w", err)
+	}
+	for _, r := range rep.Repairs {
+		d.say("board at start: %s %s: %s", r.What, r.ID, r.Detail)
+	}
 	ln, err := net.Listen("tcp", d.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
@@ -155,6 +165,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	return serveErr
 }
 
+func (d *Daemon) say(format string, args ...any) {
+	if d.Out != nil {
+		fmt.Fprintf(d.Out, format+"\n", args...)
+	}
+}
+
 // supervise runs a Level 1 pass at once and every PassEvery until ctx
 // ends. A failed pass is reported and the next one goes on.
 func (d *Daemon) supervise(ctx context.Context) {
@@ -166,8 +182,8 @@ func (d *Daemon) supervise(ctx context.Context) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil && d.Out != nil {
-			fmt.Fprintf(d.Out, "warning: Level 1 pass: %v\n", err)
+		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
+			d.say("warning: Level 1 pass: %v", err)
 		}
 		select {
 		case <-ctx.Done():
