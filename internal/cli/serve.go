@@ -49,9 +49,9 @@ from $CRA_SERVE_TOKEN only; clients send it as 'Authorization: Bearer
 On shutdown the listener closes, the passes stop, and the runs the
 processor started are stopped (their process groups, SIGTERM then
 SIGKILL): each ends failed in the log, 'run failed: stopped', its edits
-kept on its branch. An agent that outlives a daemon killed with -9 is taken
-up by the next daemon's first pass: a run that ended is restarted from its
-task, a stale one is killed.`,
+kept on its branch. A daemon killed with -9 leaves its runs with no one
+waiting for them: the next daemon's first pass stops them and restarts
+their tasks, after repairing the board from the log.`,
 		Example: `  cra serve
   cra serve --addr 127.0.0.1:0
   CRA_SERVE_TOKEN=$(openssl rand -hex 32) cra serve --addr 0.0.0.0:7777`,

@@ -133,6 +133,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if ready != nil {
 		ready(info)
 	}
+	d.takeOver(ctx)
 	passes := make(chan struct{})
 	go func() {
 		defer close(passes)
@@ -171,24 +172,41 @@ func (d *Daemon) say(format string, args ...any) {
 	}
 }
 
-// supervise runs a Level 1 pass at once and every PassEvery until ctx
-// ends. A failed pass is reported and the next one goes on.
+// supervise runs a Level 1 pass every PassEvery until ctx ends (the
+// first ran at start, in takeOver). A failed pass is reported and the
+// next one goes on.
 func (d *Daemon) supervise(ctx context.Context) {
 	every := d.PassEvery
 	if every <= 0 {
 		every = DefaultPassEvery
 	}
-	p := &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
+	p := d.pass()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
-			d.say("warning: Level 1 pass: %v", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
+			d.say("warning: Level 1 pass: %v", err)
+		}
+	}
+}
+
+func (d *Daemon) pass() *supervise.Pass {
+	return &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
+}
+
+// takeOver is the daemon's first pass, before its processor starts: it
+// takes over from a daemon that died (kill -9), whose runs, still alive,
+// have no one waiting for them: they are stopped and their tasks
+// restarted.
+func (d *Daemon) takeOver(ctx context.Context) {
+	p := d.pass()
+	p.TakeOver = true
+	if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
+		d.say("warning: Level 1 pass: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cra-dev/cra/internal/world"
@@ -39,6 +40,11 @@ type Pass struct {
 	Now func() time.Time
 	// Stop ends orphans; nil is the package's Stop (tests substitute).
 	Stop func(ctx context.Context, k Kill, grace time.Duration) (bool, error)
+	// TakeOver stops the live runs of active agents before deciding: a
+	// daemon starting after one that died (kill -9) has no process
+	// waiting for those runs, so nothing would record how they end. They
+	// are stopped, logged, and restarted by the same pass.
+	TakeOver bool
 }
 
 // Board is what a pass needs of the task board (*board.Board is one).
@@ -77,6 +83,11 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	for _, perr := range obs.Problems {
 		p.say("warning: %v", perr)
 	}
+	if p.TakeOver {
+		if obs, err = p.takeOver(ctx, active, obs); err != nil {
+			return nil, err
+		}
+	}
 	restarts, err := p.restarts(ctx, t.Add(-policy.Window))
 	if err != nil {
 		return nil, err
@@ -99,6 +110,53 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		Out:    p.Out,
 	}
 	return actions, e.Apply(ctx, actions)
+}
+
+// takeOver stops each live recorded run of an active agent, logs it, and
+// observes again.
+func (p *Pass) takeOver(ctx context.Context, active []Active, obs Observation) (Observation, error) {
+	stop := p.Stop
+	if stop == nil {
+		stop = Stop
+	}
+	took := false
+	for _, a := range active {
+		id, ok := obs.Runs[a.ID]
+		if !ok {
+			continue
+		}
+		for _, pr := range obs.Procs {
+			if pr.PID != id.PID || pr.StartTime != id.StartTime || !p.ours(pr) {
+				continue
+			}
+			k := Kill{PID: pr.PID, StartTime: pr.StartTime, PGID: pr.PID, TaskID: a.ID, Run: id.Run,
+				Reason: "taken over", Detail: "its daemon is gone, so nothing waits for it; it is restarted"}
+			if p.DryRun {
+				p.say("would %s", k)
+				continue
+			}
+			sent, err := stop(ctx, k, 0)
+			if err != nil {
+				return obs, err
+			}
+			if sent {
+				took = true
+				p.say("%s", k)
+				if _, err := p.Log.Event(ctx, world.SourceSystem, strconv.Itoa(pr.PID), "killed | reason: taken over (run "+strconv.Itoa(id.Run)+" of "+a.ID+": its daemon is gone)"); err != nil {
+					return obs, err
+				}
+			}
+		}
+	}
+	if !took {
+		return obs, nil
+	}
+	obs, err := Observe(ctx, filepath.Join(p.StateDir, "runs"), active)
+	if err != nil {
+		return obs, err
+	}
+	obs.Procs = slices.DeleteFunc(obs.Procs, func(pr Process) bool { return !p.ours(pr) })
+	return obs, nil
 }
 
 // ours reports whether a tagged process belongs to this repository: its

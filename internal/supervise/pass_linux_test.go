@@ -184,3 +184,41 @@ func TestPassRestartsThenBlocks(t *testing.T) {
 		t.Errorf("solve-1: %+v, %v; want failed, saying it is not a board task", a, err)
 	}
 }
+
+// TestPassTakesOver: a daemon starting after one that died stops the live
+// run of an active task (nothing waits for it), logs the kill, and
+// restarts the task in the same pass.
+func TestPassTakesOver(t *testing.T) {
+	ctx := context.Background()
+	stateDir, l, b := passFixture(t)
+	id := uniqueTask(t)
+	b.tasks[id] = "in-progress"
+	if _, err := l.Agent(ctx, world.StatusStart, id, "fix", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Agent(ctx, world.StatusActive, id, "run 1: echo", ""); err != nil {
+		t.Fatal(err)
+	}
+	run := startChild(t, append(tagEnv(id, 1), EnvStateDir+"="+stateDir)...)
+	path, err := RunFile(filepath.Join(stateDir, "runs"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Identity{PID: run.pid, StartTime: run.start, Run: 1, TaskID: id}).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	p := &Pass{Log: l, Board: b, StateDir: stateDir, Out: &out, Only: onlyChildren(run), TakeOver: true}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if leader, kid := run.alive(t); leader || kid {
+		t.Errorf("the old daemon's run is alive: leader %v, child %v", leader, kid)
+	}
+	if b.tasks[id] != "pending" {
+		t.Errorf("task in %s, want pending (restarted)", b.tasks[id])
+	}
+	if text := logText(t, l); !strings.Contains(text, "["+strconv.Itoa(run.pid)+"] killed | reason: taken over") {
+		t.Errorf("the take-over is not logged:\n%s", text)
+	}
+}
