@@ -17,5 +17,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newTaskCmd(d),
 		newSuperviseCmd(d, nil),
 		newServeCmd(d, nil),
+		newCleanCmd(d, nil),
 	}
 }

@@ -1,0 +1,85 @@
+package gitx
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Branches lists the local branches whose names start with prefix (e.g.
+// "cra/"), sorted by name.
+func Branches(ctx context.Context, repo, prefix string) ([]string, error) {
+	out, err := run(ctx, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+prefix)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
+// Worktrees lists the linked worktrees of repo by path, with the branch
+// each has checked out ("" when detached); the main work tree is left out.
+func Worktrees(ctx context.Context, repo string) (map[string]string, error) {
+	out, err := run(ctx, repo, "worktree", "list", "--porcelain")
+	if err != nil {
+		return nil, err
+	}
+	trees := map[string]string{}
+	first := true
+	var path string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "worktree "):
+			path = strings.TrimPrefix(l, "worktree ")
+			if first {
+				first, path = false, "" // the main work tree
+				continue
+			}
+			trees[path] = ""
+		case strings.HasPrefix(l, "branch refs/heads/") && path != "":
+			trees[path] = strings.TrimPrefix(l, "branch refs/heads/")
+		}
+	}
+	return trees, nil
+}
+
+// Unmerged counts the commits of rev that HEAD of repo does not contain.
+func Unmerged(ctx context.Context, repo, rev string) (int, error) {
+	out, err := run(ctx, repo, "rev-list", "--count", "HEAD.."+rev)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// CommitTime is the committer time of rev.
+func CommitTime(ctx context.Context, repo, rev string) (time.Time, error) {
+	out, err := run(ctx, repo, "log", "-1", "--format=%ct", rev)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(s, 0), nil
+}
+
+// RemoveWorktree removes the worktree at path and git's record of it,
+// with what is in it; the branch stays.
+func RemoveWorktree(ctx context.Context, repo, path string) error {
+	_, err := run(ctx, repo, "worktree", "remove", "--force", path)
+	return err
+}
+
+// PruneWorktrees forgets worktrees whose directories are gone.
+func PruneWorktrees(ctx context.Context, repo string) error {
+	_, err := run(ctx, repo, "worktree", "prune")
+	return err
+}
