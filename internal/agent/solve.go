@@ -106,7 +106,10 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 		resp, callErr := s.Model.Complete(ctx, req)
 		a := AttemptRecord{Attempt: n, PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens, EstimatedTokens: estimate,
 			Latency: resp.Latency, RawResponse: resp.Text, Trimmed: prompt.trimmed}
-		if callErr != nil {
+		// A reply past the bound was cut unread: a malformed attempt the
+		// model is told about, not a failed server.
+		tooLarge := errors.Is(callErr, llm.ErrReplyTooLarge)
+		if callErr != nil && !tooLarge {
 			a.Class, a.Evidence = ClassModelError, callErr.Error()
 			res.Attempts = append(res.Attempts, a)
 			res.Class, res.Evidence = a.Class, a.Evidence
@@ -118,6 +121,10 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 		note := retryNote{attempt: n}
 		reply, perr := ParseReply(resp.Text)
 		switch {
+		case tooLarge:
+			a.Class = ClassUnparseable
+			note.summary = "Your reply was far longer than any answer here needs, and was cut unread."
+			note.evidence = "Answer with the edit blocks only: no explanation, no whole files, each SEARCH only as long as it takes to match once."
 		case perr != nil:
 			a.Class = ClassUnparseable
 			note.summary = "Your reply could not be used: " + perr.Error() + "."

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -444,5 +445,31 @@ func TestSolvePromptFit(t *testing.T) {
 	q.notes = append([]retryNote(nil), p.notes...)
 	if _, _, err := q.fit(CodeSystem, 50, 10); !errors.Is(err, ErrPromptTooLarge) || q.knowledge != "" {
 		t.Errorf("got %v; knowledge %q", err, q.knowledge)
+	}
+}
+
+// TestSolveReplyTooLarge: a reply past the bound is cut unread by the
+// real provider client, counted as a malformed attempt the model is told
+// about, and the loop goes on to a fix (issue 19, defect 6).
+func TestSolveReplyTooLarge(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.Enqueue(llmtest.Text(strings.Repeat("calc/calc.go is fine. ", 100_000)), llmtest.Text(fixReply))
+	e := newSolveEnv(t, scripted(""), "sh test.sh", 3)
+	c, err := llm.New(llm.ModelConfig{Role: llm.RoleCoding, Provider: llm.ProviderOllama, Model: "coder", BaseURL: s.OllamaURL(),
+		ContextWindow: 8192, MaxTokens: 1024, MaxReplyBytes: 64 << 10, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.solver.Model = c
+	res, err := e.solver.Solve(context.Background(), Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+	if err != nil || !res.Success {
+		t.Fatalf("got %v, success %v; want the cut reply retried and the fix applied\n%s", err, res.Success, e.out)
+	}
+	if diff := cmp.Diff([]string{ClassUnparseable, ""}, classes(res)); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+	reqs := s.ChatRequests()
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Prompt(), "was cut unread") {
+		t.Errorf("%d requests; the second prompt should say the reply was cut", len(reqs))
 	}
 }

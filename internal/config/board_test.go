@@ -88,3 +88,14 @@ func TestExpandCommand(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+func TestMaxReplyBytes(t *testing.T) {
+	if c, err := Parse([]byte("[models]\nmax_reply_bytes = 65536\n")); err != nil || *c.Models.MaxReplyBytes != 65536 {
+		t.Errorf("65536: %v", err)
+	}
+	for _, v := range []string{"100", "9000000"} {
+		if _, err := Parse([]byte("[models]\nmax_reply_bytes = " + v + "\n")); err == nil || !strings.Contains(err.Error(), "use 1024 to 8388608") {
+			t.Errorf("%s: got %v, want it refused naming the range", v, err)
+		}
+	}
+}

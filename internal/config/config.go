@@ -79,6 +79,10 @@ type Models struct {
 	ReasoningTemperature *float64 `toml:"reasoning_temperature,omitempty"`
 	// MaxTokens caps a reply's length when the caller sets no cap.
 	MaxTokens *int `toml:"max_tokens,omitempty"`
+	// MaxReplyBytes bounds the bytes of one reply read from the server,
+	// whatever the provider: past it the reply is cut, recorded once and
+	// counted as a malformed attempt. Unset means 1 MiB.
+	MaxReplyBytes *int `toml:"max_reply_bytes,omitempty"`
 	// Timeout bounds each attempt of a call, as a Go duration ("5m").
 	Timeout string `toml:"timeout,omitempty"`
 	// MaxRetries is how often a call is retried after a transport failure
@@ -373,6 +377,9 @@ func (m *Models) validate() []string {
 	positive("models.coding_context_window", m.CodingContextWindow)
 	positive("models.reasoning_context_window", m.ReasoningContextWindow)
 	positive("models.max_tokens", m.MaxTokens)
+	if m.MaxReplyBytes != nil && (*m.MaxReplyBytes < 1024 || *m.MaxReplyBytes > 8<<20) {
+		add("models.max_reply_bytes is %d: use 1024 to 8388608 (8 MiB, the most an Ollama reply can carry)", *m.MaxReplyBytes)
+	}
 	temperature("models.coding_temperature", m.CodingTemperature)
 	temperature("models.reasoning_temperature", m.ReasoningTemperature)
 	if m.Timeout != "" {

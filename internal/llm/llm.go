@@ -116,9 +116,12 @@ type ModelConfig struct {
 	BaseURL  string
 	// APIKeyEnv names the environment variable holding the API key; the
 	// key is read at call time and never stored.
-	APIKeyEnv     string
-	Temperature   float64
-	MaxTokens     int
+	APIKeyEnv   string
+	Temperature float64
+	MaxTokens   int
+	// MaxReplyBytes bounds the bytes read of one reply; 0 is
+	// DefaultMaxReplyBytes.
+	MaxReplyBytes int64
 	ContextWindow int // tokens; 0 when no window is configured
 	// Timeout bounds each attempt; MaxRetries bounds the retries.
 	Timeout    time.Duration

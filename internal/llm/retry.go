@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -171,6 +172,16 @@ func (e *protocolError) Error() string {
 }
 func (e *protocolError) Unwrap() error { return e.err }
 
+// DefaultMaxReplyBytes bounds one reply when models.max_reply_bytes is
+// unset: a small model's longest useful answer is a few tens of KiB, and a
+// runaway one must not fill memory or the raw database.
+const DefaultMaxReplyBytes = 1 << 20
+
+// ErrReplyTooLarge matches (errors.Is) a call whose reply passed the
+// reply bound: it was cut and is not used. Callers count it as a
+// malformed reply, not as a failed server.
+var ErrReplyTooLarge = errors.New("reply too large")
+
 // exchange is what the server did with one attempt, seen from the HTTP
 // transport: the client libraries do not expose status codes and headers
 // uniformly, and never the Retry-After of an error reply.
@@ -180,6 +191,12 @@ type exchange struct {
 	status  int  // 0 when no response arrived
 	header  http.Header
 	bodyErr error // a read error other than EOF while reading the body
+	// limit bounds the body's bytes (0: none); tooLarge says the body
+	// passed it and was cut, head is its first bytes.
+	limit    int64
+	read     int64
+	tooLarge bool
+	head     []byte
 }
 
 func (x *exchange) snapshot() (sent bool, status int, header http.Header, bodyErr error) {
@@ -223,6 +240,21 @@ type watchedBody struct {
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if b.ex.limit > 0 && n > 0 {
+		b.ex.mu.Lock()
+		if keep := min(int64(n), 512-int64(len(b.ex.head))); keep > 0 {
+			b.ex.head = append(b.ex.head, p[:keep]...)
+		}
+		b.ex.read += int64(n)
+		over := b.ex.read > b.ex.limit
+		if over {
+			b.ex.tooLarge = true
+		}
+		b.ex.mu.Unlock()
+		if over {
+			return 0, ErrReplyTooLarge // the rest is never read
+		}
+	}
 	if err != nil && err != io.EOF {
 		b.ex.mu.Lock()
 		if b.ex.bodyErr == nil {
@@ -263,7 +295,10 @@ func (e *engine) run(ctx context.Context, attempt attemptFunc) (Response, error)
 	}
 	timeouts := 0
 	for n := 1; ; n++ {
-		ex := &exchange{}
+		ex := &exchange{limit: e.model.MaxReplyBytes}
+		if ex.limit <= 0 {
+			ex.limit = DefaultMaxReplyBytes
+		}
 		hc := &http.Client{Transport: &recordingTransport{base: base, ex: ex, apiKey: e.apiKey}}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if e.policy.Timeout > 0 {
@@ -317,6 +352,13 @@ func (e *engine) run(ctx context.Context, attempt attemptFunc) (Response, error)
 // retry, and the wait the server asked for.
 func (e *engine) classify(err error, ex *exchange, timedOut bool) (error, bool, time.Duration) {
 	sent, status, header, bodyErr := ex.snapshot()
+	ex.mu.Lock()
+	tooLarge, limit, head := ex.tooLarge || errors.Is(err, bufio.ErrTooLong), ex.limit, string(ex.head)
+	ex.mu.Unlock()
+	if tooLarge && !timedOut && status < 400 {
+		// Not retried: the same prompt makes the same runaway reply.
+		return fmt.Errorf("%w: it passed %d bytes (models.max_reply_bytes) and was cut unread; it began %q", ErrReplyTooLarge, limit, head), false, 0
+	}
 	var pe *protocolError
 	switch {
 	case timedOut:

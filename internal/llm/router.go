@@ -91,13 +91,14 @@ func (r *Router) base(role Role) (ModelConfig, error) {
 		return ModelConfig{}, config.ErrNoModels
 	}
 	main := ModelConfig{
-		Provider:   Provider(ms.Provider),
-		BaseURL:    strings.TrimRight(ms.BaseURL, "/"),
-		APIKeyEnv:  ms.APIKeyEnv,
-		MaxTokens:  deref(ms.MaxTokens, DefaultMaxTokens),
-		Timeout:    DefaultTimeout,
-		MaxRetries: deref(ms.MaxRetries, DefaultMaxRetries),
-		Source:     "role",
+		Provider:      Provider(ms.Provider),
+		BaseURL:       strings.TrimRight(ms.BaseURL, "/"),
+		APIKeyEnv:     ms.APIKeyEnv,
+		MaxTokens:     deref(ms.MaxTokens, DefaultMaxTokens),
+		Timeout:       DefaultTimeout,
+		MaxReplyBytes: int64(deref(ms.MaxReplyBytes, 0)), // 0: DefaultMaxReplyBytes
+		MaxRetries:    deref(ms.MaxRetries, DefaultMaxRetries),
+		Source:        "role",
 	}
 	if main.Provider == "" {
 		main.Provider = ProviderOllama // seed 001 §6.3: base_url is the Ollama URL
