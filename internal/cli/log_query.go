@@ -109,6 +109,18 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 }
 
 func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOptions, filter world.Filter, now time.Time) error {
+	if opts.count {
+		// A count reads only the side index, not the agents' lines.
+		n, err := l.CountAgents(ctx, opts.limbo, filter.Match)
+		if err != nil {
+			return err
+		}
+		if opts.json {
+			return encodeJSONLines(d.out, map[string]int{"count": n})
+		}
+		_, err = fmt.Fprintln(d.out, n)
+		return err
+	}
 	var agents []world.Agent
 	var err error
 	if opts.limbo > 0 {
@@ -126,13 +138,6 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 		}
 	}
 	agents = kept
-	if opts.count {
-		if opts.json {
-			return encodeJSONLines(d.out, map[string]int{"count": len(agents)})
-		}
-		_, err := fmt.Fprintln(d.out, len(agents))
-		return err
-	}
 	w := bufio.NewWriter(d.out)
 	if opts.json {
 		if err := encodeJSONLines(w, agents...); err != nil {

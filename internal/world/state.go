@@ -332,6 +332,27 @@ func (l *Log) Limbo(ctx context.Context, silent time.Duration) ([]Agent, error) 
 	return l.agents(ctx, func(a *agentState) bool { return !a.Status.Settled() && a.Seen < cutoff })
 }
 
+// CountAgents counts the agents Current (silent 0) or Limbo (silent > 0)
+// would return whose entry-shaped state (kind, status, id, time of that
+// status) match selects, without reading their lines: a count needs only
+// the side index.
+func (l *Log) CountAgents(ctx context.Context, silent time.Duration, match func(Entry) bool) (int, error) {
+	cutoff := l.Now().Add(-silent).UnixMilli()
+	n := 0
+	err := l.withState(ctx, func(_ *os.File, st *state) error {
+		for _, a := range st.byID {
+			if silent > 0 && (a.Status.Settled() || a.Seen >= cutoff) {
+				continue
+			}
+			if match == nil || match(Entry{Kind: KindAgent, Status: a.Status, ID: a.ID, Time: time.UnixMilli(a.Since).UTC()}) {
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
 func (l *Log) agents(ctx context.Context, keep func(*agentState) bool) ([]Agent, error) {
 	var out []Agent
 	err := l.withState(ctx, func(f *os.File, st *state) error {
