@@ -380,6 +380,11 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 		idErr = err // the process may have exited already: nothing to track
 	} else {
 		ident.Run, ident.TaskID = s.run, s.task.ID
+		if self, err := supervise.Self(ctx); err == nil {
+			// The starter: a daemon starting after this one takes over
+			// the run only once this process is gone.
+			ident.StarterPID, ident.StarterStart = self.PID, self.StartTime
+		}
 		idErr = ident.Save(path)
 	}
 	if idErr != nil {

@@ -94,7 +94,7 @@ func TestMaxReplyBytes(t *testing.T) {
 		t.Errorf("65536: %v", err)
 	}
 	for _, v := range []string{"100", "9000000"} {
-		if _, err := Parse([]byte("[models]\nmax_reply_bytes = " + v + "\n")); err == nil || !strings.Contains(err.Error(), "use 1024 to 8388608") {
+		if _, err := Parse([]byte("[models]\nmax_reply_bytes = " + v + "\n")); err == nil || !strings.Contains(err.Error(), "use 1024 to 8000000") {
 			t.Errorf("%s: got %v, want it refused naming the range", v, err)
 		}
 	}

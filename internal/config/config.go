@@ -377,8 +377,8 @@ func (m *Models) validate() []string {
 	positive("models.coding_context_window", m.CodingContextWindow)
 	positive("models.reasoning_context_window", m.ReasoningContextWindow)
 	positive("models.max_tokens", m.MaxTokens)
-	if m.MaxReplyBytes != nil && (*m.MaxReplyBytes < 1024 || *m.MaxReplyBytes > 8<<20) {
-		add("models.max_reply_bytes is %d: use 1024 to 8388608 (8 MiB, the most an Ollama reply can carry)", *m.MaxReplyBytes)
+	if m.MaxReplyBytes != nil && (*m.MaxReplyBytes < 1024 || *m.MaxReplyBytes > 8_000_000) {
+		add("models.max_reply_bytes is %d: use 1024 to 8000000 (8 MB, the longest line Ollama's client reads)", *m.MaxReplyBytes)
 	}
 	temperature("models.coding_temperature", m.CodingTemperature)
 	temperature("models.reasoning_temperature", m.ReasoningTemperature)

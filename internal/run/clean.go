@@ -155,8 +155,15 @@ func cleanVerdict(ctx context.Context, ws *workspace.Workspace, l *world.Log, op
 		}
 	}
 	var unmerged []string
-	if c.Branch != "" {
-		n, err := gitx.Unmerged(ctx, ws.Root, c.Branch)
+	rev := c.Branch
+	if rev == "" && c.Worktree != "" {
+		// A detached worktree: its HEAD may hold commits no branch has.
+		if rev, err = gitx.Head(ctx, c.Worktree); err != nil || rev == "" {
+			return true, fmt.Sprintf("kept: cannot read its HEAD (%v)", err), nil
+		}
+	}
+	if rev != "" {
+		n, err := gitx.Unmerged(ctx, ws.Root, rev)
 		if err != nil {
 			return true, "", err
 		}
@@ -165,7 +172,11 @@ func cleanVerdict(ctx context.Context, ws *workspace.Workspace, l *world.Log, op
 		}
 	}
 	if c.Worktree != "" {
-		if st, err := gitx.Status(ctx, c.Worktree); err == nil && len(st) > 0 {
+		st, err := gitx.Status(ctx, c.Worktree)
+		if err != nil {
+			return true, fmt.Sprintf("kept: cannot read its worktree's status (%v)", err), nil
+		}
+		if len(st) > 0 {
 			unmerged = append(unmerged, fmt.Sprintf("%d uncommitted change(s) in its worktree", len(st)))
 		}
 	}

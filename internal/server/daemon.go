@@ -101,6 +101,8 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return &AlreadyRunningError{Info: info}
 	}
 	defer lk.Close()
+	// A serve.json left by a daemon killed with -9 names a dead pid.
+	os.Remove(filepath.Join(d.StateDir, InfoName))
 	// After a crash the views are rebuilt from the log (DESIGN.md
 	// principle 1): a half-written temp file, a task in two folders, a
 	// folder that disagrees with the log.
@@ -133,6 +135,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if ready != nil {
 		ready(info)
 	}
+	// The loops end with ctx, or when serving fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	d.takeOver(ctx)
 	passes := make(chan struct{})
 	go func() {
@@ -155,8 +160,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
-	shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+	cancel()
+	shut, cancelShut := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelShut()
 	srv.Shutdown(shut)
 	<-passes
 	<-ticks // the runs it started are stopped, their finish lines written

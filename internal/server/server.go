@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -121,11 +122,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 var ErrTokenRequired = errors.New("an address other than loopback needs a token: export CRA_SERVE_TOKEN=<a long random secret> (the token is read from the environment only), or listen on 127.0.0.1")
 
 // Loopback reports whether host (of HOST:PORT) is a loopback address or
-// localhost.
+// localhost. A name is not resolved: one that merely starts with "127."
+// may point anywhere.
 func Loopback(host string) bool {
 	h := strings.Trim(host, "[]")
 	if h == "localhost" {
 		return true
 	}
-	return strings.HasPrefix(h, "127.") || h == "::1"
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }

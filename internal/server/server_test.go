@@ -116,7 +116,7 @@ func TestDaemon(t *testing.T) {
 }
 
 func TestLoopback(t *testing.T) {
-	for host, want := range map[string]bool{"127.0.0.1": true, "127.1.2.3": true, "localhost": true, "::1": true, "[::1]": true, "0.0.0.0": false, "": false, "10.0.0.1": false, "example.com": false} {
+	for host, want := range map[string]bool{"127.0.0.1": true, "127.1.2.3": true, "localhost": true, "::1": true, "[::1]": true, "0.0.0.0": false, "": false, "10.0.0.1": false, "example.com": false, "127.evil.example": false} {
 		if got := Loopback(host); got != want {
 			t.Errorf("Loopback(%q) = %v, want %v", host, got, want)
 		}

@@ -46,6 +46,21 @@ type Identity struct {
 	StartTime int64  `json:"start_time"`
 	Run       int    `json:"run"` // the run number, as in the log's "run N"
 	TaskID    string `json:"task_id"`
+	// StarterPID and StarterStart name the process that started the run
+	// and waits for it (a daemon, or 'cra task run'); 0 when unknown. A
+	// run whose starter is alive is never taken over.
+	StarterPID   int   `json:"starter_pid,omitempty"`
+	StarterStart int64 `json:"starter_start,omitempty"`
+}
+
+// StarterAlive reports whether the process that started the run is still
+// alive (and so still waiting for it).
+func (id Identity) StarterAlive(ctx context.Context) bool {
+	if id.StarterPID <= 0 {
+		return false
+	}
+	ok, err := Identity{PID: id.StarterPID, StartTime: id.StarterStart}.Alive(ctx)
+	return ok && err == nil
 }
 
 // errNoProcess is a pid that names no process.

@@ -122,8 +122,8 @@ func (p *Pass) takeOver(ctx context.Context, active []Active, obs Observation) (
 	took := false
 	for _, a := range active {
 		id, ok := obs.Runs[a.ID]
-		if !ok {
-			continue
+		if !ok || id.StarterAlive(ctx) {
+			continue // no run, or one its starter (a cra task run) still waits for
 		}
 		for _, pr := range obs.Procs {
 			if pr.PID != id.PID || pr.StartTime != id.StartTime || !p.ours(pr) {

@@ -221,4 +221,31 @@ func TestPassTakesOver(t *testing.T) {
 	if text := logText(t, l); !strings.Contains(text, "["+strconv.Itoa(run.pid)+"] killed | reason: taken over") {
 		t.Errorf("the take-over is not logged:\n%s", text)
 	}
+
+	// A run whose starter is alive ('cra task run' in another terminal)
+	// is its starter's, and is left alone.
+	id2 := uniqueTask(t)
+	b.tasks[id2] = "in-progress"
+	if _, err := l.Agent(ctx, world.StatusStart, id2, "fix", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Agent(ctx, world.StatusActive, id2, "run 1: echo", ""); err != nil {
+		t.Fatal(err)
+	}
+	kept := startChild(t, append(tagEnv(id2, 1), EnvStateDir+"="+stateDir)...)
+	self, err := Self(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path2, _ := RunFile(filepath.Join(stateDir, "runs"), id2)
+	if err := (Identity{PID: kept.pid, StartTime: kept.start, Run: 1, TaskID: id2, StarterPID: self.PID, StarterStart: self.StartTime}).Save(path2); err != nil {
+		t.Fatal(err)
+	}
+	p.Only = onlyChildren(kept)
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if leader, _ := kept.alive(t); !leader || b.tasks[id2] != "in-progress" {
+		t.Errorf("a run whose starter waits for it was taken over: alive %v, task in %s", leader, b.tasks[id2])
+	}
 }

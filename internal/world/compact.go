@@ -321,9 +321,12 @@ func (l *Log) recoverCompaction() error {
 			return fmt.Errorf("world log compaction journal %s is not valid (%v): move it aside, check %s for duplicated lines, and compact again", jpath, err, archiveName)
 		}
 		replaced := true
-		if fi, err := os.Stat(l.path); err == nil {
+		switch fi, err := os.Stat(l.path); {
+		case err == nil:
 			dev, ino := fileID(fi)
 			replaced = dev != j.Dev || ino != j.Ino
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("check the world log against the compaction journal: %w", err)
 		}
 		if !replaced {
 			if err := truncateFile(filepath.Join(l.dir, archiveName), j.Archive); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -119,7 +120,14 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 			time.Sleep(after)
 			cmd.Process.Signal(syscall.SIGKILL) // this test's own child, by pid
 		}
-		cmd.Wait()
+		err := cmd.Wait()
+		if die != "" {
+			// Killed at its step, not exited: the step must still exist.
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+				t.Fatalf("the child was not killed at step %q: %v", die, err)
+			}
+		}
 	}
 	check := func(t *testing.T, dir string) {
 		t.Helper()
