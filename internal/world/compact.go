@@ -183,6 +183,14 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	if err != nil {
 		return stats, fmt.Errorf("stat compacted world log: %w", err)
 	}
+	// Followers learn where appends resume from this note: it is written
+	// before the rename, so one that sees the new file finds it. (Should
+	// the rename never happen, it names a file that never was the log.)
+	dev, ino := fileID(nfi)
+	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
+	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
+		return stats, err
+	}
 	if err := os.Rename(tmp.Name(), l.path); err != nil {
 		return stats, fmt.Errorf("replace world log: %w", err)
 	}
@@ -192,18 +200,13 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 		return stats, fmt.Errorf("end world log compaction: %w", err)
 	}
 
-	// The views of the old file: the index goes (rebuilt on next use),
-	// markers move, and followers learn where appends resume.
+	// The views of the old file: the index goes (rebuilt on next use) and
+	// markers move.
 	l.mu.Lock()
 	l.cache = nil
 	l.mu.Unlock()
 	if err := os.Remove(filepath.Join(l.dir, indexName)); err != nil && !os.IsNotExist(err) {
 		return stats, fmt.Errorf("remove world log index: %w", err)
-	}
-	dev, ino := fileID(nfi)
-	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
-	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
-		return stats, err
 	}
 	if err := markers.save(tmp, dev, ino, l.Now().UTC()); err != nil {
 		return stats, err
