@@ -485,3 +485,27 @@ func TestConcurrentChanges(t *testing.T) {
 		t.Errorf("pending holds %d tasks, want %d", len(ls), workers*each)
 	}
 }
+
+// TestStoreIDs: the ids of a folder's task files, unread, in name order;
+// a file whose name is no task id is left out.
+func TestStoreIDs(t *testing.T) {
+	ctx := context.Background()
+	s := NewFileStore(t.TempDir())
+	for _, id := range []string{"t-00000002", "t-00000001"} {
+		task := NewTask("x")
+		task.ID = id
+		if err := s.Put(ctx, task, CompletedFinalized); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), string(CompletedFinalized), "not an id.yaml"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.IDs(ctx, CompletedFinalized)
+	if err != nil || strings.Join(ids, " ") != "t-00000001 t-00000002" {
+		t.Errorf("got %v, %v", ids, err)
+	}
+	if ids, err := s.IDs(ctx, Pending); err != nil || len(ids) != 0 {
+		t.Errorf("pending: got %v, %v", ids, err)
+	}
+}

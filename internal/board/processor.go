@@ -483,17 +483,22 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 // running, until MaxParallel runs are going; the runs go on in the
 // background (Wait waits for them). It returns the ids it started.
 func (p *Processor) Tick(ctx context.Context) ([]string, error) {
+	if p.Running() >= p.MaxParallel() {
+		return nil, nil // every slot busy: nothing to read
+	}
 	pending, err := p.Board.Store.List(ctx, Pending)
 	if err != nil {
 		return nil, err
 	}
-	final, err := p.Board.Store.List(ctx, CompletedFinalized)
+	// Only the ids of finalized tasks matter (for after), and that folder
+	// only grows: their files are not read.
+	final, err := p.Board.Store.IDs(ctx, CompletedFinalized)
 	if err != nil {
 		return nil, err
 	}
-	verified := map[string]bool{}
-	for _, l := range final {
-		verified[l.ID] = true
+	verified := make(map[string]bool, len(final))
+	for _, id := range final {
+		verified[id] = true
 	}
 	var tasks []*Task
 	for _, l := range pending {

@@ -57,6 +57,9 @@ type Store interface {
 	// "", in folder order then by id. A file that cannot be read is
 	// listed with its error.
 	List(ctx context.Context, folder Folder) ([]Listed, error)
+	// IDs returns the ids of the tasks in folder without reading them:
+	// what a caller needs when it asks only which tasks are there.
+	IDs(ctx context.Context, folder Folder) ([]string, error)
 	// Put writes t into folder, replacing the copy there.
 	Put(ctx context.Context, t *Task, folder Folder) error
 	// Move moves task id from one folder to another, replacing a copy in
@@ -163,44 +166,64 @@ func (s *FileStore) Get(ctx context.Context, id string) (*Task, Folder, error) {
 
 // List implements Store.
 func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
+	var out []Listed
+	err := s.each(ctx, folder, func(id string, f Folder) {
+		l := Listed{ID: id, Folder: f}
+		if err := CheckID(id); err != nil {
+			l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
+		} else {
+			var fi os.FileInfo
+			l.Task, fi, l.Err = s.read(id, f)
+			if fi != nil {
+				l.ModTime = fi.ModTime()
+			}
+		}
+		out = append(out, l)
+	})
+	return out, err
+}
+
+// IDs returns the ids of the task files in folder, unread; file names
+// that are not task ids are left out (List reports them).
+func (s *FileStore) IDs(ctx context.Context, folder Folder) ([]string, error) {
+	var out []string
+	err := s.each(ctx, folder, func(id string, _ Folder) {
+		if CheckID(id) == nil {
+			out = append(out, id)
+		}
+	})
+	return out, err
+}
+
+// each calls fn for every task file's name in folder (every folder when
+// ""), in folder order then by name.
+func (s *FileStore) each(ctx context.Context, folder Folder, fn func(id string, f Folder)) error {
 	folders := Folders()
 	if folder != "" {
 		folders = []Folder{folder}
 	}
-	var out []Listed
 	for _, f := range folders {
 		ents, err := os.ReadDir(filepath.Join(s.dir, string(f)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
+			return fmt.Errorf("list tasks: %w", err)
 		}
 		for i, e := range ents {
 			if i%256 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			name := e.Name()
 			if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".yaml") {
 				continue
 			}
-			id := strings.TrimSuffix(name, ".yaml")
-			l := Listed{ID: id, Folder: f}
-			if err := CheckID(id); err != nil {
-				l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
-			} else {
-				var fi os.FileInfo
-				l.Task, fi, l.Err = s.read(id, f)
-				if fi != nil {
-					l.ModTime = fi.ModTime()
-				}
-			}
-			out = append(out, l)
+			fn(strings.TrimSuffix(name, ".yaml"), f)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Put implements Store.

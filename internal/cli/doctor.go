@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 type doctorOptions struct {
@@ -67,7 +68,7 @@ func doctorRun(ctx context.Context, d *deps, opts *doctorOptions) error {
 	if opts.timeout <= 0 {
 		return usageError{err: errors.New("--timeout must be > 0")}
 	}
-	root, err := findRepo(opts.repo)
+	root, err := workspace.Find(opts.repo)
 	if err != nil {
 		return err
 	}

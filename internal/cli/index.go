@@ -154,9 +154,9 @@ func noteSubdirectory(ctx context.Context, d *deps, repo string) {
 	if workspace.HasState(repo) {
 		return // indexed here before
 	}
-	// findRepo returns the nearest directory above holding .clean_room/, or
+	// workspace.Find returns the nearest directory above holding .clean_room/, or
 	// the one it started from when none does.
-	if up, err := findRepo(filepath.Dir(repo)); err == nil && workspace.HasState(up) {
+	if up, err := workspace.Find(filepath.Dir(repo)); err == nil && workspace.HasState(up) {
 		fmt.Fprintf(d.errOut, "note: %s is inside %s, which has its own index; indexing this directory apart (for that one, run 'cra index %s')\n", repo, up, up)
 		return
 	}

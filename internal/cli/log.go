@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -66,7 +67,7 @@ func addLogCommon(cmd *cobra.Command, c *logCommon) {
 // it makes the state directory and the log; without, a missing log is an
 // error that says how a log begins.
 func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, error) {
-	repo, err := findRepo(repoFlag)
+	repo, err := workspace.Find(repoFlag)
 	if err != nil {
 		return nil, "", err
 	}
@@ -101,7 +102,7 @@ func logSyncPolicy(d *deps, repoFlag, flag string) (world.SyncPolicy, error) {
 		}
 		return p, nil
 	}
-	repo, err := findRepo(repoFlag)
+	repo, err := workspace.Find(repoFlag)
 	if err != nil {
 		return 0, err
 	}

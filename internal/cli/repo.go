@@ -52,7 +52,3 @@ func runError(err error) error {
 
 // relPath shows path relative to base when it is inside it.
 func relPath(base, path string) string { return run.RelPath(base, path) }
-
-// findRepo resolves a --repo flag: the nearest ancestor holding
-// .clean_room/ (see workspace.Find).
-func findRepo(path string) (string, error) { return workspace.Find(path) }

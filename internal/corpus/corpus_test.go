@@ -9,6 +9,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/store/storetest"
 )
 
 // openRaw returns a corpus over a new raw database, stamping its rows
@@ -32,37 +33,9 @@ func openRawClock() time.Time { return time.Date(2024, 3, 5, 13, 0, 0, 0, time.F
 const stamp = "2024-03-05T12:00:00.000Z"
 
 // row is a stored row, NULLs as nil.
-type row map[string]any
+type row = storetest.Row
 
-func queryRows(t *testing.T, db *sql.DB, q string) []row {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []row
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		r := row{}
-		for i, c := range cols {
-			r[c] = vals[i]
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func queryRows(t *testing.T, db *sql.DB, q string) []row { return storetest.Rows(t, db, q) }
 
 func count(t *testing.T, db *sql.DB, table string) int {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/store/storetest"
 )
 
 func openRaw(t *testing.T) *sql.DB {
@@ -29,37 +30,9 @@ func openRaw(t *testing.T) *sql.DB {
 var fixedNow = func() time.Time { return time.Date(2024, 3, 5, 12, 0, 0, 0, time.UTC) }
 
 // row is a recorded call as stored, NULLs as "<nil>".
-type row map[string]any
+type row = storetest.Row
 
-func queryRows(t *testing.T, db *sql.DB, q string) []row {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []row
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		r := row{}
-		for i, c := range cols {
-			r[c] = vals[i]
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func queryRows(t *testing.T, db *sql.DB, q string) []row { return storetest.Rows(t, db, q) }
 
 // gatewayFor returns a gateway over the fake server with the given config
 // text, recording into db, with fast retries.

@@ -77,33 +77,40 @@ func (e emptyIndexError) Is(target error) bool { return target == kb.ErrNotIndex
 // repository at repoPath (absolute) and holds files of it (seed 001 §14.2).
 // Any of them missing is kb.ErrNotIndexed.
 func CheckCurated(ctx context.Context, f *store.Factory, repoPath string) error {
-	notIndexed := fmt.Errorf("%s: %w", repoPath, kb.ErrNotIndexed)
 	db, err := f.Open(ctx, store.Curated, "", true)
 	if errors.Is(err, store.ErrNotExist) {
-		return notIndexed
+		return fmt.Errorf("%s: %w", repoPath, kb.ErrNotIndexed)
 	}
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	_, err = CheckCuratedDB(ctx, db, repoPath)
+	return err
+}
+
+// CheckCuratedDB is CheckCurated on an open curated database; it returns
+// the repository's row, for a caller that keeps the database open.
+func CheckCuratedDB(ctx context.Context, db *sql.DB, repoPath string) (kb.Repo, error) {
+	notIndexed := fmt.Errorf("%s: %w", repoPath, kb.ErrNotIndexed)
 	ok, err := hasTables(ctx, db, "repos", "files")
 	if err != nil {
-		return fmt.Errorf("check curated db: %w", err)
+		return kb.Repo{}, fmt.Errorf("check curated db: %w", err)
 	}
 	if !ok {
-		return notIndexed
+		return kb.Repo{}, notIndexed
 	}
 	r, err := kb.New(db).Repo(ctx, repoPath)
 	if errors.Is(err, kb.ErrNotIndexed) {
-		return notIndexed
+		return kb.Repo{}, notIndexed
 	}
 	if err == nil && r.Files == 0 {
-		return emptyIndexError(repoPath)
+		return kb.Repo{}, emptyIndexError(repoPath)
 	}
 	if err != nil {
-		return fmt.Errorf("check curated db: %w", err)
+		return kb.Repo{}, fmt.Errorf("check curated db: %w", err)
 	}
-	return nil
+	return r, nil
 }
 
 // CheckRaw checks that the raw database exists and has logged runs, the

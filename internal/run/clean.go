@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func Clean(ctx context.Context, ws *workspace.Workspace, opts CleanOptions) ([]C
 			continue
 		}
 		c := Cleaned{Worktree: path, ID: filepath.Base(path)}
-		if contains(branches, branch) {
+		if slices.Contains(branches, branch) {
 			c.Branch, seen[branch] = branch, true
 			c.ID = strings.TrimPrefix(branch, "cra/")
 		}
@@ -194,15 +195,6 @@ func cleanVerdict(ctx context.Context, ws *workspace.Workspace, l *world.Log, op
 		return false, verb + ": the world log knows no such run, and its work is in HEAD", nil
 	}
 	return false, fmt.Sprintf("%s: the run is over (%s), its work is in HEAD", verb, a.Status), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // evalPath resolves symlinks in p where it can (git reports real paths).

@@ -73,13 +73,10 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		return nil, err
 	}
 	active := ActiveAgents(agents)
-	obs, err := Observe(ctx, filepath.Join(p.StateDir, "runs"), active)
+	obs, err := p.observe(ctx, active)
 	if err != nil {
 		return nil, err
 	}
-	obs.Procs = slices.DeleteFunc(obs.Procs, func(pr Process) bool {
-		return !p.ours(pr)
-	})
 	for _, perr := range obs.Problems {
 		p.say("warning: %v", perr)
 	}
@@ -151,6 +148,12 @@ func (p *Pass) takeOver(ctx context.Context, active []Active, obs Observation) (
 	if !took {
 		return obs, nil
 	}
+	return p.observe(ctx, active)
+}
+
+// observe reads the active agents' runs and this repository's tagged
+// processes.
+func (p *Pass) observe(ctx context.Context, active []Active) (Observation, error) {
 	obs, err := Observe(ctx, filepath.Join(p.StateDir, "runs"), active)
 	if err != nil {
 		return obs, err

@@ -173,19 +173,20 @@ func (w *Workspace) index(ctx context.Context) (*kb.KnowledgeBase, kb.Repo, erro
 	if w.kb != nil {
 		return w.kb, w.repo, nil
 	}
-	if err := preflight.CheckCurated(ctx, w.factory, w.Root); err != nil {
+	// One open serves the check (seed 001 §14.2) and the reads after it.
+	db, err := w.factory.Open(ctx, store.Curated, "", true)
+	if errors.Is(err, store.ErrNotExist) {
+		return nil, kb.Repo{}, fmt.Errorf("%s: %w", w.Root, kb.ErrNotIndexed)
+	}
+	if err != nil {
 		return nil, kb.Repo{}, err
 	}
-	db, err := w.factory.Open(ctx, store.Curated, "", true)
+	repo, err := preflight.CheckCuratedDB(ctx, db, w.Root)
 	if err != nil {
+		db.Close()
 		return nil, kb.Repo{}, err
 	}
 	k := kb.New(db)
-	repo, err := k.Repo(ctx, w.Root)
-	if err != nil {
-		db.Close()
-		return nil, kb.Repo{}, fmt.Errorf("%s: %w", w.Root, err)
-	}
 	w.curated, w.kb, w.repo = db, k, repo
 	return k, repo, nil
 }
