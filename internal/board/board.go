@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,8 @@ func (b *Board) checkAfter(ctx context.Context, t *Task) error {
 // after logging [event:user][id] edited: FIELD=VALUE; …. It returns the
 // task and the names of the fields that changed; nothing is logged or
 // written when none did. change may set the descriptive fields (title,
-// description, need, type, kind, priority, milestone, after, agent, notes);
+// description, need, type, kind, priority, milestone, after, agent,
+// no_change, notes);
 // the id and the run's fields are the board's.
 func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (*Task, []string, error) {
 	unlock, err := b.Store.Lock(ctx)
@@ -181,6 +183,7 @@ func editedFields(a, b *Task) []fieldChange {
 		{"milestone", func(t *Task) string { return t.Milestone }},
 		{"after", func(t *Task) string { return strings.Join(t.After, ",") }},
 		{"agent", func(t *Task) string { return t.Agent }},
+		{"no_change", func(t *Task) string { return strconv.FormatBool(t.NoChange) }},
 		{"notes", func(t *Task) string { return t.Notes }},
 	}
 	var out []fieldChange
@@ -272,7 +275,7 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	if status != "" {
 		need := ""
 		if status == world.StatusFailed {
-			need = "a person answers and moves it back: cra task move " + id + " pending"
+			need = "a person answers: cra answer " + id + " '…'"
 		}
 		if _, err := b.Log.Agent(ctx, status, id, output, need); err != nil {
 			return nil, fmt.Errorf("log the move: %w", err)
@@ -285,7 +288,9 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	case to.Terminal():
 		t.ProcessorAutoRequeue = false
 	case to == Pending && from.Terminal():
+		// A person's requeue starts the streaks afresh (seed 002 Phase 5).
 		t.ProcessorAutoRequeue = true
+		t.ConsecutiveCompletionClaims, t.ConsecutiveFailures = 0, 0
 	}
 	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
 	if err := b.Store.Put(ctx, t, to); err != nil {

@@ -178,7 +178,7 @@ func TestMove(t *testing.T) {
 	want := []string{
 		"[agent:start][" + id + "] x | need: tests pass",
 		"[event:user][" + id + "] moved from pending to failed-blocked: needs a design",
-		"[agent:failed][" + id + "] moved by a person: needs a design | need: a person answers and moves it back: cra task move " + id + " pending",
+		"[agent:failed][" + id + "] moved by a person: needs a design | need: a person answers: cra answer " + id + " '…'",
 		"[event:user][" + id + "] moved from failed-blocked to pending: design agreed",
 		"[agent:retry][" + id + "] moved by a person: design agreed",
 	}

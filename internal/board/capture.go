@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 )
 
@@ -19,15 +20,24 @@ const (
 	TailBytes = 1 << 20
 )
 
+// touchEvery bounds how often a run's log file gets its time set once
+// the head is full.
+const touchEvery = 5 * time.Second
+
 // capture is the writer of a run's stdout and stderr: the capped log file
 // and the tail in memory (for results.output and the finish line).
 type capture struct {
-	mu    sync.Mutex
-	f     *os.File
-	head  int64 // bytes written to f
-	total int64
-	tail  []byte // the last TailBytes at most
-	err   error  // the first write error of f
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	// touched is when the file's time was last set after the head was
+	// full: the file stops growing there, and its time still tells
+	// Level 2 that the run writes.
+	touched time.Time
+	head    int64 // bytes written to f
+	total   int64
+	tail    []byte // the last TailBytes at most
+	err     error  // the first write error of f
 }
 
 func newCapture(path string) (*capture, error) {
@@ -35,7 +45,7 @@ func newCapture(path string) (*capture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open run log: %w", err)
 	}
-	return &capture{f: f}, nil
+	return &capture{f: f, path: path}, nil
 }
 
 // Write never fails, so that a full disk does not kill the agent through
@@ -50,6 +60,9 @@ func (c *capture) Write(p []byte) (int, error) {
 			c.err = err
 		}
 		c.head += n
+	} else if now := time.Now(); now.Sub(c.touched) >= touchEvery {
+		c.touched = now
+		os.Chtimes(c.path, now, now)
 	}
 	c.tail = append(c.tail, p...)
 	if len(c.tail) > 2*TailBytes {

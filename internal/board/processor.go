@@ -270,6 +270,7 @@ type ran struct {
 	status   string // the finish entry's output
 	exitCode *int
 	output   string // the tail for results.output
+	timedOut bool
 	finished time.Time
 }
 
@@ -394,11 +395,12 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var stopped string
+	var timedOut bool
 	var err error
 	select {
 	case err = <-done:
 	case <-timer.C:
-		stopped = "timed out after " + timeout.String()
+		stopped, timedOut = "timed out after "+timeout.String(), true
 	case <-ctx.Done():
 		stopped = "stopped: " + context.Cause(ctx).Error()
 	}
@@ -412,7 +414,7 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left behind held the output open
 	}
-	r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond)}
+	r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond), timedOut: stopped != "" && timedOut}
 	last := lastLine(out.Tail(4096), 200)
 	suffix := ""
 	if last != "" {
@@ -459,11 +461,22 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	if err != nil {
 		return o, fmt.Errorf("record run %d of task %s: %w", o.Run, o.ID, err)
 	}
-	if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
-		return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
+	a, _, err := b.Log.Lookup(ctx, o.ID)
+	if err != nil {
+		return o, err
+	}
+	if a.Status == world.StatusActive {
+		if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
+			return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
+		}
+	} else if f, ok := folderOfAgent(a); ok {
+		// The log moved on while the run ended: Level 2 stopped a stale
+		// run and logged its retry first. The run's results are kept and
+		// the file follows the log.
+		o.Folder, o.Finish = f, fmt.Sprintf("stopped: the world log has it at %s: %s", a.Status, a.Output)
 	}
 	t.SetOutput(r.output)
-	t.Results.ExitCode = r.exitCode
+	t.Results.ExitCode, t.Results.TimedOut = r.exitCode, r.timedOut
 	t.Results.StartedAt, t.Results.FinishedAt = o.StartedAt, o.FinishedAt
 	t.Results.DurationMS = max(o.Duration.Milliseconds(), 0)
 	t.Results.Branch, t.Results.DiffStat = o.Branch, o.DiffStat
@@ -472,8 +485,10 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	if err := b.Store.Put(ctx, t, folder); err != nil {
 		return o, fmt.Errorf("task %s finished in the world log but its file was not updated (run 'cra task rebuild'): %w", o.ID, err)
 	}
-	if err := b.Store.Move(ctx, o.ID, folder, o.Folder); err != nil {
-		return o, fmt.Errorf("task %s finished in the world log but its file did not move (run 'cra task rebuild'): %w", o.ID, err)
+	if folder != o.Folder {
+		if err := b.Store.Move(ctx, o.ID, folder, o.Folder); err != nil {
+			return o, fmt.Errorf("task %s finished in the world log but its file did not move (run 'cra task rebuild'): %w", o.ID, err)
+		}
 	}
 	return o, nil
 }

@@ -92,6 +92,8 @@ type Results struct {
 	Branch     string    `yaml:"branch,omitempty" json:"branch,omitempty"`
 	DiffStat   string    `yaml:"diff_stat,omitempty" json:"diff_stat,omitempty"`
 	Validation string    `yaml:"validation,omitempty" json:"validation,omitempty"`
+	// TimedOut says the run was stopped at its profile's timeout.
+	TimedOut bool `yaml:"timed_out,omitempty" json:"timed_out,omitempty"`
 	// Classification is the recycler's last verdict: full_complete,
 	// significant_progress, some_progress or uncertain (seed 004).
 	Classification string `yaml:"classification,omitempty" json:"classification,omitempty"`
@@ -120,7 +122,11 @@ type Task struct {
 	After []string `yaml:"after,omitempty" json:"after,omitempty"`
 	// Agent names the agent profile that runs the task; empty means the
 	// board's default.
-	Agent                       string    `yaml:"agent,omitempty" json:"agent,omitempty"`
+	Agent string `yaml:"agent,omitempty" json:"agent,omitempty"`
+	// NoChange says the task is done without changing files (a review,
+	// an answer, an investigation): the recycler then does not require a
+	// diff before it accepts a claim of completion.
+	NoChange                    bool      `yaml:"no_change,omitempty" json:"no_change,omitempty"`
 	CreatedAt                   time.Time `yaml:"created_at,omitempty" json:"created_at,omitzero"`
 	UpdatedAt                   time.Time `yaml:"updated_at,omitempty" json:"updated_at,omitzero"`
 	Runs                        int       `yaml:"runs" json:"runs"`

@@ -1,0 +1,139 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// finished puts a new task through a run that ended in folder: completed
+// (exit 0) or failed.
+func finished(t *testing.T, b *Board, title string, folder Folder) *Task {
+	t.Helper()
+	ctx := context.Background()
+	task := add(t, b, title)
+	out := "exit 0: ok"
+	if folder == Failed {
+		out = RunFailed + " exit 3: broken"
+	}
+	for _, e := range []struct {
+		s   world.Status
+		out string
+	}{{world.StatusActive, "run 1: test"}, {world.StatusFinish, out}} {
+		if _, err := b.Log.Agent(ctx, e.s, task.ID, e.out, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task.Runs = 1
+	if err := b.Store.Put(ctx, task, Pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Store.Move(ctx, task.ID, Pending, folder); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+func TestDecide(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := finished(t, b, "finish me", Completed)
+
+	// A decision about a task that ran again meanwhile is dropped whole.
+	_, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 0, Status: world.StatusVerified, Output: "done"})
+	if !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	_, _, err = b.Decide(ctx, Decision{ID: task.ID, From: Failed, Runs: 1, Status: world.StatusVerified, Output: "done"})
+	if !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	if n := len(logLines(t, b, task.ID)); n != 3 {
+		t.Fatalf("a dropped decision logged something: %d lines", n)
+	}
+	if _, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 1, Status: world.StatusActive}); err == nil {
+		t.Fatal("an active decision was taken")
+	}
+
+	got, to, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "verified: 3 complete reviews",
+		Update: func(t *Task) { t.Notes, t.ConsecutiveCompletionClaims = "the note", 3 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if to != CompletedFinalized || folderOn(t, s, task.ID) != CompletedFinalized {
+		t.Errorf("went to %s (file in %s), want completed-finalized", to, folderOn(t, s, task.ID))
+	}
+	stored, _, _ := s.Get(ctx, task.ID)
+	if stored.ProcessorAutoRequeue || stored.Notes != "the note" || stored.ConsecutiveCompletionClaims != 3 || got.Notes != "the note" {
+		t.Errorf("stored %+v", stored)
+	}
+	lines := logLines(t, b, task.ID)
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "[agent:verified]["+task.ID+"] verified: 3 complete reviews") {
+		t.Errorf("last line %q", last)
+	}
+}
+
+func TestAnswer(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+
+	// A task in pending takes the answer for its next run.
+	p := add(t, b, "waiting")
+	if _, resumed, err := b.Answer(ctx, p.ID, "use v2"); err != nil || resumed {
+		t.Fatalf("got resumed %v, %v", resumed, err)
+	}
+	var fe *FieldError
+	if _, _, err := b.Answer(ctx, p.ID, "  "); !errors.As(err, &fe) {
+		t.Fatalf("an empty answer: got %v", err)
+	}
+
+	// A blocked task goes back to pending, streaks reset.
+	task := finished(t, b, "blocked", Failed)
+	if _, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Failed, Runs: 1, Status: world.StatusFailed, Output: "blocked", Need: "a token",
+		Update: func(t *Task) { t.ConsecutiveFailures, t.ConsecutiveCompletionClaims = 5, 1 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resume(ctx, task.ID); !errors.Is(err, ErrChanged) {
+		t.Fatalf("resume without an answer: got %v, want ErrChanged", err)
+	}
+	got, resumed, err := b.Answer(ctx, task.ID, "the token is in\nCI_TOKEN")
+	if err != nil || !resumed {
+		t.Fatalf("got resumed %v, %v", resumed, err)
+	}
+	if folderOn(t, s, task.ID) != Pending || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != 0 || !got.ProcessorAutoRequeue {
+		t.Errorf("after the answer: in %s, %+v", folderOn(t, s, task.ID), got)
+	}
+	lines := logLines(t, b, task.ID)
+	want := []string{"[event:user][" + task.ID + "] the token is in\\nCI_TOKEN", "[agent:retry][" + task.ID + "] a person answered: the token is in CI_TOKEN"}
+	for i, w := range want {
+		if l := lines[len(lines)-2+i]; !strings.HasSuffix(l, w) {
+			t.Errorf("line %q, want it to end %q", l, w)
+		}
+	}
+	// The next run's prompt carries the answer.
+	h, err := b.History(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr Prompt
+	pr.FromLog(h)
+	if len(pr.Answers) != 1 || pr.Answers[0] != "the token is in\nCI_TOKEN" {
+		t.Errorf("answers %q", pr.Answers)
+	}
+
+	// A verified task takes none.
+	v := finished(t, b, "done", Completed)
+	if _, _, err := b.Decide(ctx, Decision{ID: v.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	var ae *AnswerError
+	if _, _, err := b.Answer(ctx, v.ID, "more"); !errors.As(err, &ae) {
+		t.Fatalf("got %v, want an AnswerError", err)
+	}
+	if _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("got %v, want ErrNotFound", err)
+	}
+}
