@@ -42,7 +42,8 @@ type Info struct {
 }
 
 // Daemon is 'cra serve' for one repository: the API, the board's
-// processor, and a Level 1 pass at start and every PassEvery.
+// processor, the recycler, and a Level 1 pass at start and every
+// PassEvery.
 type Daemon struct {
 	// StateDir is the repository's .clean_room/; required.
 	StateDir string
@@ -60,11 +61,20 @@ type Daemon struct {
 	Processor *board.Processor
 	// TickEvery is the processor's interval; 0 is DefaultTickEvery.
 	TickEvery time.Duration
+	// Recycler reviews finished runs (the recycler and Level 2); nil
+	// reviews none.
+	Recycler Looper
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
 	// Logger gets diagnostics; nil discards.
 	Logger *slog.Logger
+}
+
+// Looper is a loop the daemon runs until its context ends: the
+// recycler (*review.Recycler).
+type Looper interface {
+	Loop(ctx context.Context) error
 }
 
 // AlreadyRunningError is a second daemon for a repository.
@@ -155,6 +165,13 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 			d.Processor.Loop(ctx, every)
 		}
 	}()
+	recycled := make(chan struct{})
+	go func() {
+		defer close(recycled)
+		if d.Recycler != nil {
+			d.Recycler.Loop(ctx)
+		}
+	}()
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -165,6 +182,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	defer cancelShut()
 	srv.Shutdown(shut)
 	<-passes
+	<-recycled
 	<-ticks // the runs it started are stopped, their finish lines written
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
