@@ -17,7 +17,9 @@ import (
 //     test/ or tests/ directory (mocha's default is test/).
 //
 // Fixtures and snapshots (data files under those directories) are not
-// test files: deleting one is not deleting a test.
+// test files: deleting one is not deleting a test. Nor is anything under
+// testdata/ (Go's fixtures, which the go tool skips), vendor/ or
+// node_modules/ (other projects' code).
 func IsTestFile(p string) bool {
 	p = strings.TrimPrefix(p, "./")
 	name := path.Base(p)
@@ -30,6 +32,9 @@ func IsTestFile(p string) bool {
 				}
 			}
 		}
+		return false
+	}
+	if inDir("testdata", "vendor", "node_modules") {
 		return false
 	}
 	switch {

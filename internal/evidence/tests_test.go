@@ -12,6 +12,11 @@ func TestIsTestFile(t *testing.T) {
 		{"internal/x/calc_test.go", true},
 		{"calc.go", false},
 		{"testdata/x_test.go.golden", false},
+		{"testdata/x_test.go", false},
+		{"internal/x/testdata/src/a_test.go", false},
+		{"vendor/github.com/y/z/z_test.go", false},
+		{"web/node_modules/lib/a.test.js", false},
+		{"tests/testdata/test_x.py", false},
 		{"test/helpers.go", false},
 		{"_test.go", false},
 		// Python
