@@ -29,7 +29,7 @@ const (
 	minErrorRepeats = 5
 	// maxLineBytes clips a line before it is normalised: what makes two
 	// lines the same is at their start.
-	maxLineBytes = 1024
+	maxLineBytes = 512
 	// maxLoopLine clips a Loop's line, in characters.
 	maxLoopLine = 200
 	// maxLoops bounds the loops reported.
