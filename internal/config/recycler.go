@@ -268,13 +268,17 @@ func (c *Config) validateRecycler() []string {
 // RecyclerSettings are the recycler's settings with the defaults filled
 // in, in the units the recycler uses.
 type RecyclerSettings struct {
-	EnabledFor          EnabledFor
-	Interval            time.Duration
+	EnabledFor EnabledFor    // which task types are recycled
+	Interval   time.Duration // between two passes
+	// CompletionThreshold and FailureThreshold are the streaks that
+	// finalize and block a task.
 	CompletionThreshold int
 	FailureThreshold    int
-	StaleAfter          time.Duration
-	BreakerAfter        int
-	BreakerCooldown     time.Duration
+	StaleAfter          time.Duration // a run idle this long is restarted
+	// BreakerAfter model errors in a row pause the recycler for
+	// BreakerCooldown.
+	BreakerAfter    int
+	BreakerCooldown time.Duration
 }
 
 // DefaultRecyclerSettings are the settings of a config without

@@ -179,6 +179,9 @@ func Env(e Event) []string {
 // runCommand runs n.Command for e and stops its whole group when it
 // ends, times out or ctx ends.
 func (n *Notifier) runCommand(ctx context.Context, e Event) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("notify command: not run: %w", context.Cause(ctx))
+	}
 	timeout := n.timeout()
 	parent := ctx
 	ctx, cancel := context.WithTimeout(parent, timeout)

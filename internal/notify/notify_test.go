@@ -421,3 +421,16 @@ func TestConfigured(t *testing.T) {
 		t.Errorf("empty notifier: %v", err)
 	}
 }
+
+func TestCanceledBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := (&Notifier{Command: "touch " + dir + "/ran"}).Notify(ctx, event)
+	if err == nil || !strings.Contains(err.Error(), "notify command: not run: context canceled") {
+		t.Errorf("got %v, want the command not run", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the command ran after the context ended")
+	}
+}
