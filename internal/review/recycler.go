@@ -215,12 +215,12 @@ func (r *Recycler) quick(ctx context.Context) error {
 // for [event:user] and retries). 'cra answer' does it at once; this picks
 // up answers written any other way.
 func (r *Recycler) resumeAnswered(ctx context.Context, rep *Report) error {
-	agents, err := r.Board.Log.Current(ctx)
+	agents, err := r.Board.Log.CurrentIn(ctx, world.StatusFailed)
 	if err != nil {
 		return err
 	}
 	for _, a := range agents {
-		if a.Status != world.StatusFailed || !a.UserAnswered {
+		if !a.UserAnswered {
 			continue
 		}
 		if on, err := r.Board.Has(ctx, a.ID); err != nil || !on {

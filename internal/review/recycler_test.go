@@ -39,7 +39,7 @@ type fixture struct {
 
 // newFixture makes the repository; extra is appended to config.toml
 // after its [models] section, which points at the fixture's model server.
-func newFixture(t *testing.T, extra string) *fixture {
+func newFixture(t testing.TB, extra string) *fixture {
 	t.Helper()
 	f := &fixture{repo: t.TempDir(), srv: llmtest.NewServer(t)}
 	gittest.Run(t, f.repo, "init", "-q")
@@ -71,7 +71,7 @@ func newFixture(t *testing.T, extra string) *fixture {
 	return f
 }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
