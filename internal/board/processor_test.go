@@ -400,8 +400,20 @@ func TestRunStoppedByContext(t *testing.T) {
 		"hang": {Command: "echo up; sleep 300"},
 	}, 1)
 	task := addWith(t, p.Board, "hang", "hang", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Cancelled once the agent runs (its identity is recorded), however
+	// long the worktree took to make.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		path := filepath.Join(p.RunDir(task.ID), supervise.RunFileName)
+		for ctx.Err() == nil {
+			if _, err := os.Stat(path); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	o, err := p.Run(ctx, task.ID)
 	if err != nil {
 		t.Fatal(err)
