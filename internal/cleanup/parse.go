@@ -143,6 +143,9 @@ func CleanWorldModel(text string) (string, int) {
 			line = h
 			key := normLine(line)
 			if s := byHeading[key]; s != nil {
+				for len(s.lines) > 0 && strings.TrimSpace(s.lines[len(s.lines)-1]) == "" {
+					s.lines = s.lines[:len(s.lines)-1]
+				}
 				cur = s
 				removed++
 				continue
