@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -468,10 +469,17 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 	for _, t := range shown {
 		on[t.ID] = true
 	}
+	kept := map[string]bool{}
 	for _, m := range merges {
 		line := m.Canonical + " | " + m.Keep + " | " + strings.Join(m.Drops, ",")
 		if id := firstNotShown(m, on); id != "" {
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: "task " + id + " was not among the tasks shown"})
+			continue
+		}
+		// A group's kept task is not dropped by a later line: the model
+		// put it in two groups, and the first one stands.
+		if i := slices.IndexFunc(m.Drops, func(id string) bool { return kept[id] }); i >= 0 {
+			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: "task " + m.Drops[i] + " keeps an earlier group"})
 			continue
 		}
 		c, err := p.d.Board.Collapse(ctx, m.Keep, titleOf(m.Canonical), m.Drops)
@@ -479,6 +487,7 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: err.Error()})
 			continue
 		}
+		kept[c.Keep.ID] = true
 		var dropped []string
 		for _, t := range c.Dropped {
 			dropped = append(dropped, t.ID)

@@ -148,7 +148,8 @@ func TestRun(t *testing.T) {
 	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text(rewriteReply))
 	f.srv.On(llmtest.Contains("id | bucket | type | content"), llmtest.Text(f.expand(
 		"Develop ambient AI solutions for various applications | {Develop ambient AI solutions} | {Developing ambient AI solutions},{Develop ambient AI solutions for various applications}, {Developing and refining ambient AI solutions for various applications}\n"+
-			"Something | {Fix the login page crash} | t-00000000\n")))
+			"Something | {Fix the login page crash} | t-00000000\n"+
+			"Chained | {Fix the login page crash} | {Develop ambient AI solutions}\n")))
 	rep, err := Run(ctx, f.deps, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +178,8 @@ func TestRun(t *testing.T) {
 	if len(rep.Merged) != 1 || len(rep.Merged[0].Dropped) != 3 || rep.Merged[0].Keep != f.ids[seedTitles[0]] {
 		t.Errorf("merged %+v", rep.Merged)
 	}
-	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "t-00000000") {
-		t.Errorf("skipped %+v, want the line naming an unknown task", rep.Skipped)
+	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Reason, "t-00000000") || !strings.Contains(rep.Skipped[1].Reason, "keeps an earlier group") {
+		t.Errorf("skipped %+v, want the line naming an unknown task and the one dropping a kept task", rep.Skipped)
 	}
 	for _, title := range seedTitles[1:4] {
 		if _, folder, _ := f.deps.Board.Store.Get(ctx, f.ids[title]); folder != board.FailedBlocked {
