@@ -103,6 +103,9 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 		if err != nil {
 			return err
 		}
+		if _, dup := board.IsCollapsed(a); dup {
+			continue // a duplicate cleanup collapsed waits for no one
+		}
 		out = append(out, needsYouJSON{taskJSON: t, Need: a.Need})
 	}
 	if opts.json {
