@@ -20,5 +20,7 @@ func extraCommands(d *deps) []*cobra.Command {
 		newRecycleCmd(d, nil),
 		newAnswerCmd(d, nil),
 		newCleanCmd(d, nil),
+		newKnowledgeCmd(d),
+		newSupervisorsCmd(d),
 	}
 }

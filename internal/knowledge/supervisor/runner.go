@@ -257,14 +257,14 @@ func (r *Runner) runBatch(ctx context.Context, st *state, why map[knowledge.Supe
 		if err := appendRunLog(r.StateDir, rec); err != nil {
 			r.warn(rep, "%v", err)
 		}
-		r.event(ctx, rep, string(s), describe(rec))
-		r.say("%s: %s", s, describe(rec))
+		r.event(ctx, rep, string(s), Describe(rec))
+		r.say("%s: %s", s, Describe(rec))
 	}
 	return nil
 }
 
-// describe is a run's one-line account, its [event:supervisor] output.
-func describe(rec *Record) string {
+// Describe is a run's one-line account, its [event:supervisor] output.
+func Describe(rec *Record) string {
 	switch {
 	case rec.Skipped != "":
 		return "skipped: " + rec.Skipped
