@@ -145,3 +145,18 @@ func TestStorePut(t *testing.T) {
 		t.Errorf("load: %+v %v\n%s", k, err, k.Text)
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	f.Add("# T\n_Last updated by: code_style, t-1_\n_Status: provisional_\n\n## Rules\n1. x\n\n## Examples\nGood:\n  a\nBad:\n  b\n\n## Changelog\n- one\n")
+	f.Add("## Rules\n## rules\n# late title\n_status: ESTABLISHED_\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		d := Parse(text)
+		// What Render writes parses back to itself.
+		again := Parse(d.Render())
+		if again.Render() != Parse(again.Render()).Render() {
+			t.Fatalf("render not stable for %q", text)
+		}
+		_ = withoutChangelog(text)
+		_ = setStatusText(text, Deprecated, "entry")
+	})
+}
