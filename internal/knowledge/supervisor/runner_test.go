@@ -199,3 +199,42 @@ func TestPromoteAfterUse(t *testing.T) {
 		t.Errorf("flaky: %s", d.Status)
 	}
 }
+
+func TestCollectSignals(t *testing.T) {
+	ctx := context.Background()
+	r, state := newTestRunner(t, nil)
+	a := addTask(t, r, "a", nil)
+	for run := 1; run <= 3; run++ {
+		verdict(t, r, a.ID, run, review.Requeue)
+	}
+	b := addTask(t, r, "b", nil)
+	if _, _, err := r.Board.Edit(ctx, b.ID, func(t *board.Task) error { t.Title = "b, reworded"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Board.Edit(ctx, b.ID, func(t *board.Task) error { t.Agent = "other"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	verdict(t, r, b.ID, 1, review.Block)
+	// A person's move and a retry no review wrote are no verdicts.
+	if _, err := r.Board.Log.Event(ctx, world.SourceUser, b.ID, "the answer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Board.Move(ctx, b.ID, board.Pending, "again"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := collect(ctx, r.Board, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, s := range got {
+		kinds = append(kinds, fmt.Sprintf("%s:%s", s.Kind, map[string]string{a.ID: "a", b.ID: "b"}[s.Task]))
+	}
+	want := "verdict:a verdict:a churn:a verdict:a churn:b replan:b blocked:b verdict:b"
+	if strings.Join(kinds, " ") != want {
+		t.Errorf("got %s\nwant %s", strings.Join(kinds, " "), want)
+	}
+	if u := Urgency(got, time.Time{}); u < 2.59 || u > 2.61 { // 4×0.3 + 2×0.2 + 1.0
+		t.Errorf("urgency %v", u)
+	}
+}
