@@ -44,6 +44,17 @@ func newTestRunner(t *testing.T, set func(*config.Supervisors)) (*Runner, string
 // review, as the recycler does.
 func verdict(t *testing.T, r *Runner, id string, run int, action review.Action) {
 	t.Helper()
+	logVerdict(t, r, id, run, action, "")
+}
+
+// verdictClass logs a retry whose review was classification c.
+func verdictClass(t *testing.T, r *Runner, id string, run int, c review.Classification) {
+	t.Helper()
+	logVerdict(t, r, id, run, review.Requeue, c)
+}
+
+func logVerdict(t *testing.T, r *Runner, id string, run int, action review.Action, c review.Classification) {
+	t.Helper()
 	ctx := context.Background()
 	l := r.Board.Log
 	if _, err := l.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: rec", run), ""); err != nil {
@@ -58,6 +69,9 @@ func verdict(t *testing.T, r *Runner, id string, run int, action review.Action) 
 		status, class, out = world.StatusVerified, review.FullComplete, "verified: 1 complete reviews in a row: done"
 	case review.Block:
 		status, out = world.StatusFailed, "blocked: 1 failed runs in a row: broken"
+	}
+	if c != "" {
+		class, out = c, string(c)+": go on"
 	}
 	e, err := l.Agent(ctx, status, id, out, "")
 	if err != nil {
@@ -236,5 +250,39 @@ func TestCollectSignals(t *testing.T) {
 	}
 	if u := Urgency(got, time.Time{}); u < 2.59 || u > 2.61 { // 4×0.3 + 2×0.2 + 1.0
 		t.Errorf("urgency %v", u)
+	}
+}
+
+func TestPolishLimit(t *testing.T) {
+	ctx := context.Background()
+	two := 2
+	r, _ := newTestRunner(t, func(s *config.Supervisors) { s.PolishLimit = &two })
+	finish := func(task *board.Task) {
+		t.Helper()
+		verdict(t, r, task.ID, 1, review.Finalize)
+		task.Runs = 1
+		if err := r.Board.Store.Put(ctx, task, board.Pending); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Board.Store.Move(ctx, task.ID, board.Pending, board.CompletedFinalized); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inM := func(d *board.Task) { cleanupDirective(d); d.Milestone = "m" }
+	finish(addTask(t, r, "planned", func(d *board.Task) { d.Milestone = "m" }))
+	finish(addTask(t, r, "polish 1", inM))
+	finish(addTask(t, r, "polish 2", inM))
+	left := addTask(t, r, "polish 3", inM)
+	other := addTask(t, r, "elsewhere", cleanupDirective)
+	st, err := r.Status(ctx)
+	if err != nil || !st.Polish || fmt.Sprint(st.Milestones) != "[m]" {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	rep, err := r.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rep.Polished) != "[m]" || rep.Dropped[left.ID] != "the polish phase of milestone m ran its 2 cleanup directives" || rep.Dropped[other.ID] != "" {
+		t.Errorf("report: %+v", rep)
 	}
 }
