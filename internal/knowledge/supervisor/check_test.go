@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
@@ -100,5 +101,41 @@ func TestCheckTriggers(t *testing.T) {
 	}
 	if l, _ := (&knowledge.Store{Root: r.Root}).List(); len(l) != 2 {
 		t.Errorf("store: %+v", l)
+	}
+}
+
+// TestCheckWithoutModel: no model reachable, the supervisors are skipped
+// with a warning and not asked again before RetryAfter.
+func TestCheckWithoutModel(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	url := srv.OllamaURL()
+	srv.Close()
+	r, state := newTestRunner(t, nil)
+	cfgText := fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", url)
+	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	now := time.Now()
+	r.Now = func() time.Time { return now }
+	task := addTask(t, r, "work", nil)
+	verdict(t, r, task.ID, 1, review.Finalize)
+	rep, err := r.Check(ctx)
+	if err != nil || len(rep.Runs) != 3 || len(rep.Warnings) != 3 || rep.Runs[0].Skipped == "" {
+		t.Fatalf("first check: %+v %v", rep, err)
+	}
+	if rep, _ := r.Check(ctx); len(rep.Runs) != 0 {
+		t.Errorf("asked again at once: %+v", rep.Runs)
+	}
+	now = now.Add(RetryAfter + time.Second)
+	if rep, _ := r.Check(ctx); len(rep.Runs) != 3 {
+		t.Errorf("not asked again after %s: %+v", RetryAfter, rep.Runs)
 	}
 }

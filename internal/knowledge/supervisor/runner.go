@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/world"
@@ -47,7 +49,23 @@ type Runner struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
-	mu sync.Mutex // one Check or Run at a time
+	mu sync.Mutex // one Check or Run at a time in this process
+}
+
+// LockName is the lock file in the state directory that keeps one Check
+// or Run at a time across processes (the daemon and a person's 'cra
+// supervisors run').
+const LockName = "supervisors.lock"
+
+// lock takes the in-process and the cross-process lock.
+func (r *Runner) lock(ctx context.Context) (func(), error) {
+	r.mu.Lock()
+	f, err := flock.Lock(ctx, filepath.Join(r.StateDir, LockName), true)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("lock the supervisors: %w", err)
+	}
+	return func() { f.Close(); r.mu.Unlock() }, nil
 }
 
 // Report is what a Check or a Run did.
@@ -165,14 +183,24 @@ func (st *state) due() (float64, map[knowledge.Supervisor][]string) {
 // cannot be reached is skipped with a warning; the execution loop goes
 // on either way (seed 003, "Graceful Degradation").
 func (r *Runner) Check(ctx context.Context) (*Report, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rep := &Report{}
 	st, err := r.read(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Urgency, rep.Due = st.due()
+	// A supervisor whose last try was skipped or discarded waits
+	// RetryAfter: a model that is down is not asked every check.
+	for s := range rep.Due {
+		if rec := st.lastTry(s); rec != nil && !rec.Ran() && r.now().Sub(rec.Started) < RetryAfter {
+			delete(rep.Due, s)
+		}
+	}
 	if len(rep.Due) > 0 {
 		if err := r.runBatch(ctx, st, rep.Due, rep); err != nil {
 			return rep, err
@@ -191,8 +219,11 @@ func (r *Runner) AfterVerdict(ctx context.Context) error {
 // whatever their triggers: 'cra supervisors run'. A disabled supervisor
 // named in only runs too: a person asked for it.
 func (r *Runner) Run(ctx context.Context, only []knowledge.Supervisor) (*Report, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rep := &Report{}
 	st, err := r.read(ctx)
 	if err != nil {
@@ -210,6 +241,20 @@ func (r *Runner) Run(ctx context.Context, only []knowledge.Supervisor) (*Report,
 		return rep, err
 	}
 	return rep, r.tidy(ctx, rep)
+}
+
+// RetryAfter is how long Check leaves a supervisor alone after a try
+// that was skipped (no model) or discarded (malformed twice).
+const RetryAfter = 10 * time.Minute
+
+// lastTry is s's latest record, run or not.
+func (st *state) lastTry(s knowledge.Supervisor) *Record {
+	for i := len(st.recs) - 1; i >= 0; i-- {
+		if st.recs[i].Supervisor == s {
+			return &st.recs[i]
+		}
+	}
+	return nil
 }
 
 // CheckEvery is how often Loop checks the triggers.
@@ -259,6 +304,9 @@ func (r *Runner) runBatch(ctx context.Context, st *state, why map[knowledge.Supe
 		}
 		r.event(ctx, rep, string(s), Describe(rec))
 		r.say("%s: %s", s, Describe(rec))
+		if !rec.Ran() {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s", s, Describe(rec)))
+		}
 	}
 	return nil
 }

@@ -134,12 +134,24 @@ func readBoard(ctx context.Context, b *board.Board) (*boardView, error) {
 }
 
 // current is the milestone new directives belong to: the milestone of
-// the first planned task the processor would pick, else "".
+// the first planned task the processor would pick; when none is pending,
+// the milestone of the planned task verified last (whose polish phase the
+// directives then join); else "".
 func (v *boardView) current() string {
 	for _, t := range board.Order(v.pending, nil) {
 		if t.Kind == board.KindTask && t.Milestone != "" {
 			return t.Milestone
 		}
+	}
+	var last *board.Task
+	for _, t := range v.all {
+		if t.Kind == board.KindTask && t.Milestone != "" && v.folder[t.ID] == board.CompletedFinalized &&
+			(last == nil || t.UpdatedAt.After(last.UpdatedAt)) {
+			last = t
+		}
+	}
+	if last != nil {
+		return last.Milestone
 	}
 	return ""
 }
