@@ -140,13 +140,38 @@ func (r *Runner) read(ctx context.Context) (*state, error) {
 		return nil, err
 	}
 	st.last, st.lastRec, st.batch = lastRuns(st.recs)
-	if st.signals, err = collect(ctx, r.Board, r.StateDir, st.recs); err != nil {
-		return nil, err
-	}
 	if st.view, err = readBoard(ctx, r.Board); err != nil {
 		return nil, err
 	}
+	if st.signals, err = collect(ctx, r.Board, r.StateDir, st.recs, st.window()); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// window is the earliest time a trigger counts verdicts from: the
+// oldest latest run of an enabled supervisor, the latest batch, the oldest pending
+// cleanup directive (aging); zero while a supervisor never ran.
+func (st *state) window() time.Time {
+	w := st.batch
+	for _, s := range knowledge.Supervisors() {
+		if !st.set.Enabled(string(s)) {
+			continue
+		}
+		t := st.last[s].Time
+		if t.IsZero() {
+			return time.Time{}
+		}
+		if t.Before(w) {
+			w = t
+		}
+	}
+	for _, t := range st.view.pending {
+		if cleanup(t) && t.CreatedAt.Before(w) {
+			w = t.CreatedAt
+		}
+	}
+	return w
 }
 
 // due returns why each enabled supervisor should run now: its triggers

@@ -236,7 +236,7 @@ func TestCollectSignals(t *testing.T) {
 	if _, err := r.Board.Move(ctx, b.ID, board.Pending, "again"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := collect(ctx, r.Board, state, nil)
+	got, err := collect(ctx, r.Board, state, nil, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

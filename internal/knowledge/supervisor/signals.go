@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/review"
@@ -28,7 +29,10 @@ var textFields = []string{"title=", "description=", "need=", "milestone="}
 // design runs from the run log, oldest first. A verdict is an
 // [agent:retry], [agent:verified] or [agent:failed] entry that a review in
 // runs/<id>/reviews.jsonl wrote (its entry output matches).
-func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record) ([]Signal, error) {
+//
+// Verdicts before since are not looked up (their reviews are not read):
+// no trigger counts them.
+func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record, since time.Time) ([]Signal, error) {
 	var out []Signal
 	retries := map[string]int{}
 	reviews := map[string][]review.Review{}
@@ -60,6 +64,9 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 			}
 			if e.Status == world.StatusFailed {
 				out = append(out, Signal{Time: e.Time, Kind: Blocked, Task: e.ID})
+			}
+			if e.Time.Before(since) {
+				return nil
 			}
 			rvs, ok := reviews[e.ID]
 			if !ok {

@@ -154,6 +154,12 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 			since[p] = fi.ModTime().UnixNano()
 		}
 	}
+	oldest := int64(0)
+	for _, t := range since {
+		if oldest == 0 || t < oldest {
+			oldest = t
+		}
+	}
 	runs := filepath.Join(stateDir, board.RunsDir)
 	ents, err := os.ReadDir(runs)
 	if errors.Is(err, os.ErrNotExist) {
@@ -164,6 +170,11 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 	}
 	for _, e := range ents {
 		if !e.IsDir() || board.CheckID(e.Name()) != nil {
+			continue
+		}
+		// A run directory untouched since the oldest document changed
+		// holds no prompt written after it.
+		if fi, err := e.Info(); err != nil || fi.ModTime().UnixNano() < oldest {
 			continue
 		}
 		id := e.Name()
