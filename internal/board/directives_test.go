@@ -18,7 +18,7 @@ func TestActiveDirectivesPrompt(t *testing.T) {
 	}
 	self := mk("d-self", DirectiveFunctional, Normal, 0)
 	planned := NewTask("planned")
-	planned.ID = "t-plan"
+	planned.ID, planned.Milestone = "t-plan", "storage"
 	cleanOld := mk("d-clean-old", DirectiveCleanup, Low, 1)
 	cleanOld.Rationale = "inconsistent errors"
 	cleanOld.Files = []string{"a.go", "b.go"}
@@ -53,6 +53,9 @@ func TestActiveDirectivesPrompt(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, md)
 		}
+	}
+	if !strings.Contains(md, "Task t-plan, run 1.\nMilestone: storage.\n") {
+		t.Errorf("no milestone:\n%s", md)
 	}
 	tt := p.TaskText()
 	if !strings.Contains(tt, "## ACTIVE DIRECTIVES") || strings.Contains(tt, "PROJECT KNOWLEDGE") {

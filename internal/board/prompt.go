@@ -76,6 +76,11 @@ func (p *Prompt) taskPart() string {
 	t := p.Task
 	fmt.Fprintf(&b, "# %s\n\n", t.Title)
 	fmt.Fprintf(&b, "Task %s, run %d.\n", t.ID, p.Run)
+	if t.Milestone != "" {
+		// Also what knowledge.Load matches design documents by (seed
+		// 003: design docs matching the milestone).
+		fmt.Fprintf(&b, "Milestone: %s.\n", t.Milestone)
+	}
 	section(&b, "Description", t.Description)
 	section(&b, "Done when", t.Need)
 	section(&b, "Latest note", t.Notes)
