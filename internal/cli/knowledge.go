@@ -27,10 +27,34 @@ KNOWLEDGE (conventions always, the others by relevance, ~2k tokens).
   lessons/       the internaliser's: what worked and what did not
   domain/        the internaliser's: facts of the problem domain
 
-People write documents too, in the same format; a supervisor never
-rewrites a person's document. A supervisor's new document is provisional
-until establish_after tasks used it without a failure, or a person
-promotes it.`,
+A document is short rules, not prose (seed 003's format):
+
+  # Error Handling Conventions
+
+  _Last updated by: code_style, t-1a2b3c4d_
+  _Status: provisional_
+
+  ## Rules
+  1. Wrap errors once per layer: fmt.Errorf("open db: %w", err).
+  2. Never log and return the same error.
+
+  ## Examples
+  Good:
+    return fmt.Errorf("open db: %w", err)
+  Bad:
+    log.Print(err); return err
+
+  ## Rationale
+  One context per layer keeps messages readable.
+
+  ## Changelog
+  - 2026-01-02 code_style after t-1a2b3c4d: created
+
+People write documents too, in the same format (any part may be left
+out; a document without a status counts as established); a supervisor
+never rewrites a person's document. A supervisor's new document is
+provisional until establish_after tasks used it without a failure, or a
+person promotes it. Deprecated documents leave the prompts.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
