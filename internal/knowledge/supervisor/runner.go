@@ -501,7 +501,10 @@ func (r *Runner) apply(ctx context.Context, st *state, s knowledge.Supervisor, r
 		t.Need = "the directive is carried out, or the final output says why it is already handled"
 		added, err := r.Board.Add(ctx, t)
 		if err != nil {
-			return fmt.Errorf("add %s's directive: %w", s, err)
+			// One directive the board refuses does not undo the run.
+			rec.Refused = append(rec.Refused, fmt.Sprintf("directive %q: %v", t.Title, err))
+			r.event(ctx, rep, string(s), fmt.Sprintf("refused directive %q: %v", t.Title, err))
+			continue
 		}
 		rec.Directives = append(rec.Directives, added.ID)
 		if s == knowledge.Design && d.Type == board.DirectiveFunctional {
