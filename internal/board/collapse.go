@@ -20,6 +20,19 @@ var ErrNotPending = errors.New("task is not pending")
 // blocked tasks can tell such an ending from a failure with IsCollapsed.
 const DuplicateOf = "duplicate of "
 
+// Dropped starts the output of the [agent:failed] entry that ends a
+// directive a supervisor dropped (aged, over the cap, past the polish
+// limit): its text is in the log, and it waits for no one.
+const Dropped = "dropped: "
+
+// WaitsForNoOne reports whether a failed entry's output ends a task
+// nobody needs to look at: a duplicate cleanup collapsed, a directive a
+// supervisor dropped. Such endings are neither notified nor listed as
+// needing a person.
+func WaitsForNoOne(output string) bool {
+	return strings.HasPrefix(output, DuplicateOf) || strings.HasPrefix(output, Dropped)
+}
+
 // IsCollapsed reports whether an agent's latest entry ended it as a
 // duplicate collapsed by Collapse, and into which task.
 func IsCollapsed(a world.Agent) (keep string, ok bool) {

@@ -274,8 +274,10 @@ func (p *pass) event(ctx context.Context, text string) {
 	}
 }
 
-func (p *pass) summary() string {
-	r := p.rep
+func (p *pass) summary() string { return p.rep.Summary() }
+
+// Summary says in one line what the pass did, as its log line does.
+func (r *Report) Summary() string {
 	var parts []string
 	dropped := 0
 	for _, m := range r.Merged {

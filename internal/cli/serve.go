@@ -24,6 +24,8 @@ type serveOptions struct {
 	noProcessor bool
 	// noRecycler serves without reviewing finished runs.
 	noRecycler bool
+	// noSupervisors serves without the supervisor agents.
+	noSupervisors bool
 }
 
 func newServeCmd(d *deps, runF func(context.Context, *deps, *serveOptions) error) *cobra.Command {
@@ -41,8 +43,10 @@ directives, functional directives, planned tasks by priority then age,
 cleanup directives) up to [board] max_parallel at once, each with its
 agent profile (as 'cra task run' does one), the recycler every
 recycler.interval_seconds (what 'cra recycle --once' does once: review
-finished runs, stop stale ones, notify), and a Level 1 pass at start and
-every --pass-every (what 'cra supervise --once' does once). One daemon per
+finished runs, stop stale ones, notify), the supervisor agents when their
+triggers hold, each run followed by the cleanup pass (what 'cra supervisors
+run' and 'cra cleanup' do now), and a Level 1 pass at start and every
+--pass-every (what 'cra supervise --once' does once). One daemon per
 repository: a second is refused with the first one's pid. It writes its
 address to .clean_room/serve.json.
 
@@ -73,6 +77,7 @@ their tasks, after repairing the board from the log.`,
 	f.DurationVar(&opts.passEvery, "pass-every", server.DefaultPassEvery, "interval of the Level 1 passes")
 	f.BoolVar(&opts.noProcessor, "no-processor", false, "serve and supervise, but start no task runs")
 	f.BoolVar(&opts.noRecycler, "no-recycler", false, "serve and supervise, but review no finished runs")
+	f.BoolVar(&opts.noSupervisors, "no-supervisors", false, "serve without the supervisor agents (code_style, design, internaliser) and their cleanup")
 	return cmd
 }
 
@@ -96,6 +101,13 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 			return err
 		}
 		daemon.Recycler = r
+	}
+	if !opts.noSupervisors {
+		r, err := newSupervisorRunner(ctx, d, tb, d.errOut)
+		if err != nil {
+			return err
+		}
+		daemon.Supervisors = r
 	}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)

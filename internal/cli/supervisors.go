@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/cleanup"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
@@ -89,11 +91,25 @@ func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Wri
 		return nil, err
 	}
 	root := tb.ws.Root
+	rec := llm.NewRecorder(c)
 	return &supervisor.Runner{
 		Board: tb.Board, Root: root, StateDir: tb.ws.StateDir,
 		Config:   func() (*config.Config, error) { return config.Load(root) },
-		Recorder: llm.NewRecorder(c),
+		Recorder: rec,
 		Out:      out, Logger: d.logger, Now: d.now,
+		// Seed 000: the cleanup pass follows every supervisor run.
+		After: func(ctx context.Context) error {
+			gw := llm.NewGateway(tb.ws.Router(ctx), rec)
+			gw.Logger = d.logger
+			rep, err := cleanup.Run(ctx, cleanup.Deps{Board: tb.Board, Root: root, StateDir: tb.ws.StateDir, Gateway: gw, Now: d.now, Logger: d.logger}, cleanup.Options{})
+			if errors.Is(err, cleanup.ErrRunning) {
+				return nil // the one running does the job
+			}
+			if err == nil && out != nil {
+				fmt.Fprintf(out, "cleanup: %s\n", rep.Summary())
+			}
+			return err
+		},
 	}, nil
 }
 

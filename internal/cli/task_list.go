@@ -103,8 +103,8 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 		if err != nil {
 			return err
 		}
-		if _, dup := board.IsCollapsed(a); dup {
-			continue // a duplicate cleanup collapsed waits for no one
+		if board.WaitsForNoOne(a.Output) {
+			continue // a collapsed duplicate, a dropped directive
 		}
 		out = append(out, needsYouJSON{taskJSON: t, Need: a.Need})
 	}

@@ -59,8 +59,8 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		case world.StatusVerified:
 			ev.Status, ev.Event = "verified", "verified"
 		case world.StatusFailed:
-			if strings.HasPrefix(e.Output, board.DuplicateOf) {
-				return nil // a duplicate cleanup collapsed: nothing for a person
+			if board.WaitsForNoOne(e.Output) {
+				return nil // a collapsed duplicate, a dropped directive
 			}
 			ev.Status, ev.Event = "failed", "blocked"
 			if strings.HasPrefix(e.Output, needsPerson) {

@@ -64,6 +64,9 @@ type Daemon struct {
 	// Recycler reviews finished runs (the recycler and Level 2); nil
 	// reviews none.
 	Recycler Looper
+	// Supervisors runs the supervisor agents when their triggers hold,
+	// and the cleanup pass after them; nil runs none.
+	Supervisors Looper
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
@@ -172,6 +175,13 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 			d.Recycler.Loop(ctx)
 		}
 	}()
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		if d.Supervisors != nil {
+			d.Supervisors.Loop(ctx)
+		}
+	}()
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -183,6 +193,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	srv.Shutdown(shut)
 	<-passes
 	<-recycled
+	<-supervised
 	<-ticks // the runs it started are stopped, their finish lines written
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil

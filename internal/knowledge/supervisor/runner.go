@@ -48,6 +48,10 @@ type Runner struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// After is called once a Check or Run in which a supervisor ran is
+	// done: the cleanup pass, which seed 000 runs after every synthesis.
+	// Its error is a warning in the report; nil calls nothing.
+	After func(ctx context.Context) error
 
 	mu sync.Mutex // one Check or Run at a time in this process
 }
@@ -231,7 +235,21 @@ func (r *Runner) Check(ctx context.Context) (*Report, error) {
 			return rep, err
 		}
 	}
-	return rep, r.tidy(ctx, rep)
+	if err := r.tidy(ctx, rep); err != nil {
+		return rep, err
+	}
+	r.after(ctx, rep)
+	return rep, nil
+}
+
+// after calls After when a supervisor of rep ran.
+func (r *Runner) after(ctx context.Context, rep *Report) {
+	if r.After == nil || !slices.ContainsFunc(rep.Runs, func(rec Record) bool { return rec.Ran() }) {
+		return
+	}
+	if err := r.After(ctx); err != nil {
+		r.warn(rep, "after the supervisors: %v", err)
+	}
 }
 
 // AfterVerdict is Check under the name the daemon's recycler hook uses.
@@ -265,7 +283,11 @@ func (r *Runner) Run(ctx context.Context, only []knowledge.Supervisor) (*Report,
 	if err := r.runBatch(ctx, st, why, rep); err != nil {
 		return rep, err
 	}
-	return rep, r.tidy(ctx, rep)
+	if err := r.tidy(ctx, rep); err != nil {
+		return rep, err
+	}
+	r.after(ctx, rep)
+	return rep, nil
 }
 
 // RetryAfter is how long Check leaves a supervisor alone after a try

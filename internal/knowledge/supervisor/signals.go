@@ -17,7 +17,7 @@ const (
 	personMove = "moved by a person"
 	// DroppedPrefix starts the [agent:failed] output of a dropped
 	// directive.
-	DroppedPrefix = "dropped: "
+	DroppedPrefix = board.Dropped
 )
 
 // textFields are the edits that rewrite a task's text (churn) or its
