@@ -39,6 +39,11 @@ type Info struct {
 	PID     int       `json:"pid"`
 	Addr    string    `json:"addr"`
 	Started time.Time `json:"started"`
+	// Token is the token requests need, empty on loopback; TokenMade
+	// says the daemon made it (and wrote it to TokenName) at this start,
+	// so that it is printed once. Neither is written to serve.json.
+	Token     string `json:"-"`
+	TokenMade bool   `json:"-"`
 }
 
 // Daemon is 'cra serve' for one repository: the API, the board's
@@ -49,9 +54,16 @@ type Daemon struct {
 	StateDir string
 	// Addr is HOST:PORT to listen on; port 0 picks a free one.
 	Addr string
-	// Token is required of every request; it must be set for an address
-	// other than loopback.
+	// Token is required of every request. Off loopback an empty one is
+	// read from StateDir/serve.token, or made and written there
+	// (LoadToken); on loopback empty means none.
 	Token string
+	// Root is the repository's root, whose config.toml holds the
+	// settings the board shows and changes.
+	Root string
+	// Reviews returns a task's reviews for the board (see Server); nil
+	// shows none.
+	Reviews func(id string) (any, error)
 	// Board is the repository's board; required.
 	Board *board.Board
 	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
@@ -69,7 +81,12 @@ type Daemon struct {
 	Out io.Writer
 	// Logger gets diagnostics; nil discards.
 	Logger *slog.Logger
+
+	hub *Hub // set by Run
 }
+
+// Hub returns the running daemon's event hub; nil before Run.
+func (d *Daemon) Hub() *Hub { return d.hub }
 
 // Looper is a loop the daemon runs until its context ends: the
 // recycler (*review.Recycler).
@@ -96,9 +113,6 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:7777)", d.Addr, err)
 	}
-	if !Loopback(host) && d.Token == "" {
-		return ErrTokenRequired
-	}
 	lk, ok, err := flock.TryLock(filepath.Join(d.StateDir, LockName))
 	if err != nil {
 		return fmt.Errorf("lock the daemon: %w", err)
@@ -111,6 +125,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return &AlreadyRunningError{Info: info}
 	}
 	defer lk.Close()
+	token, made := d.Token, false
+	if !Loopback(host) && token == "" {
+		if token, made, err = LoadToken(d.StateDir); err != nil {
+			return err
+		}
+	}
 	// A serve.json left by a daemon killed with -9 names a dead pid.
 	os.Remove(filepath.Join(d.StateDir, InfoName))
 	// After a crash the views are rebuilt from the log (DESIGN.md
@@ -127,7 +147,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
 	}
-	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}
+	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Token: token, TokenMade: made}
 	infoPath := filepath.Join(d.StateDir, InfoName)
 	data, _ := json.Marshal(info)
 	if err := atomicfile.Write(infoPath, data, 0o644); err != nil {
@@ -136,8 +156,22 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	}
 	defer os.Remove(infoPath)
 
+	// The loops end with ctx, or when serving fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hub := &Hub{Log: d.Board.Log, Logger: d.Logger}
+	d.hub = hub
+	hubbed := make(chan struct{})
+	go func() {
+		defer close(hubbed)
+		if err := hub.Run(ctx); err != nil && d.Logger != nil {
+			d.Logger.Error("event hub stopped", "err", err)
+		}
+	}()
+	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Reviews: d.Reviews, Token: token,
+		Logger: d.Logger, Started: info.Started, PID: info.PID}
 	srv := &http.Server{
-		Handler:           (&Server{Board: d.Board, Token: d.Token, Logger: d.Logger, Started: info.Started, PID: info.PID}).Handler(),
+		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
@@ -145,9 +179,6 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if ready != nil {
 		ready(info)
 	}
-	// The loops end with ctx, or when serving fails.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	d.takeOver(ctx)
 	passes := make(chan struct{})
 	go func() {
@@ -181,6 +212,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	shut, cancelShut := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelShut()
 	srv.Shutdown(shut)
+	<-hubbed // its clients' connections closed
 	<-passes
 	<-recycled
 	<-ticks // the runs it started are stopped, their finish lines written
