@@ -17,6 +17,8 @@ func extraCommands(d *deps) []*cobra.Command {
 		newTaskCmd(d),
 		newSuperviseCmd(d, nil),
 		newServeCmd(d, nil),
+		newRecycleCmd(d, nil),
+		newAnswerCmd(d, nil),
 		newCleanCmd(d, nil),
 	}
 }

@@ -22,6 +22,8 @@ type serveOptions struct {
 	passEvery time.Duration
 	// noProcessor serves and supervises without running tasks.
 	noProcessor bool
+	// noRecycler serves without reviewing finished runs.
+	noRecycler bool
 }
 
 func newServeCmd(d *deps, runF func(context.Context, *deps, *serveOptions) error) *cobra.Command {
@@ -52,10 +54,12 @@ blocked tasks, an add-task form, and the recycler's settings. The API
 The processor runs pending tasks in order (critical directives,
 functional directives, planned tasks by priority then age, cleanup
 directives) up to [board] max_parallel at once, each with its agent
-profile (as 'cra task run' does one), and a Level 1 pass runs at start
-and every --pass-every (what 'cra supervise --once' does once). One
-daemon per repository: a second is refused with the first one's pid. It
-writes its address to .clean_room/serve.json.
+profile (as 'cra task run' does one); the recycler runs every
+recycler.interval_seconds (what 'cra recycle --once' does once: review
+finished runs, stop stale ones, notify), and a Level 1 pass at start and
+every --pass-every (what 'cra supervise --once' does once). One daemon
+per repository: a second is refused with the first one's pid. It writes
+its address to .clean_room/serve.json.
 
 It listens on 127.0.0.1 by default, where no token is needed. On any
 other address every request needs a token: $CRA_SERVE_TOKEN, or else one
@@ -86,6 +90,7 @@ their tasks, after repairing the board from the log.`,
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:7777", "HOST:PORT to listen on (port 0: any free one)")
 	f.DurationVar(&opts.passEvery, "pass-every", server.DefaultPassEvery, "interval of the Level 1 passes")
 	f.BoolVar(&opts.noProcessor, "no-processor", false, "serve and supervise, but start no task runs")
+	f.BoolVar(&opts.noRecycler, "no-recycler", false, "serve and supervise, but review no finished runs")
 	return cmd
 }
 
@@ -102,6 +107,13 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		PassEvery: opts.passEvery, Out: d.errOut, Logger: d.logger}
 	if !opts.noProcessor {
 		daemon.Processor = newProcessor(d, tb)
+	}
+	if !opts.noRecycler {
+		r, err := newRecycler(ctx, d, tb, d.errOut)
+		if err != nil {
+			return err
+		}
+		daemon.Recycler = r
 	}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)

@@ -25,6 +25,7 @@ type taskFields struct {
 	milestone   string
 	after       []string
 	agent       string
+	noChange    bool
 }
 
 func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
@@ -38,6 +39,7 @@ func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
 	f.StringVar(&tf.milestone, "milestone", "", "the milestone the task belongs to")
 	f.StringSliceVar(&tf.after, "after", nil, "an id this task waits for until it is verified (repeatable)")
 	f.StringVar(&tf.agent, "agent", "", "the agent profile that runs the task (default: the board's)")
+	f.BoolVar(&tf.noChange, "no-change", false, "the task is done without changing files (a review, an investigation): its review needs no diff")
 	cmd.MarkFlagsMutuallyExclusive("description", "file")
 }
 
@@ -87,6 +89,9 @@ func (tf *taskFields) apply(d *deps, cmd *cobra.Command, t *board.Task) error {
 	}
 	if set("agent") {
 		t.Agent = tf.agent
+	}
+	if set("no-change") {
+		t.NoChange = tf.noChange
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ import (
 // taskListOptions are the inputs of 'cra task list'.
 type taskListOptions struct {
 	taskCommon
-	folder string
+	folder   string
+	needsYou bool
 }
 
 func newTaskListCmd(d *deps, runF func(context.Context, *deps, *taskListOptions) error) *cobra.Command {
@@ -23,9 +24,14 @@ func newTaskListCmd(d *deps, runF func(context.Context, *deps, *taskListOptions)
 		Long: `List the tasks of every folder, or of one with --folder, in folder order
 (pending, in-progress, completed, failed, completed-finalized,
 failed-blocked) and by id within a folder. A task file that cannot be read
-is reported on standard error, naming the field and the fix, and skipped.`,
+is reported on standard error, naming the field and the fix, and skipped.
+
+--needs-you lists the tasks that wait for a person (failed-blocked), each
+with its need: line, what the person must do; answer one with
+'cra answer ID TEXT'.`,
 		Example: `  cra task list
-  cra task list --folder pending --json`,
+  cra task list --folder pending --json
+  cra task list --needs-you`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -36,6 +42,8 @@ is reported on standard error, naming the field and the fix, and skipped.`,
 	}
 	addTaskCommon(cmd, &opts.taskCommon)
 	cmd.Flags().StringVar(&opts.folder, "folder", "", "only this folder")
+	cmd.Flags().BoolVar(&opts.needsYou, "needs-you", false, "only the tasks that wait for a person, with what they need")
+	cmd.MarkFlagsMutuallyExclusive("folder", "needs-you")
 	return cmd
 }
 
@@ -47,6 +55,9 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 			return usageError{err: fmt.Errorf("--folder: %w", err)}
 		}
 		folder = f
+	}
+	if opts.needsYou {
+		return taskNeedsYouRun(ctx, d, opts)
 	}
 	b, err := openBoard(ctx, d, opts.repo, false)
 	if err != nil {
@@ -79,4 +90,55 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 		rows = append(rows, []string{t.ID, string(t.Folder), string(t.Kind), string(t.Priority), fmt.Sprint(t.Runs), clipRunes(t.Title, 72)})
 	}
 	return writeTable(d.out, rows)
+}
+
+// needsYouJSON is a task of 'cra task list --needs-you --json'.
+type needsYouJSON struct {
+	taskJSON
+	// Need is what a person must do: the need: of the task's latest
+	// [agent:failed] entry.
+	Need string `json:"need_you"`
+}
+
+// taskNeedsYouRun lists the tasks in failed-blocked with their need lines.
+func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error {
+	b, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	var listed []board.Listed
+	if b != nil {
+		defer b.Close()
+		if listed, err = b.Store.List(ctx, board.FailedBlocked); err != nil {
+			return err
+		}
+	}
+	out := make([]needsYouJSON, 0, len(listed))
+	for _, l := range listed {
+		if l.Err != nil {
+			warnTaskFile(d, l.Err)
+			continue
+		}
+		a, _, err := b.Log.Lookup(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		out = append(out, needsYouJSON{taskJSON: taskJSON{Task: l.Task, Folder: l.Folder}, Need: a.Need})
+	}
+	if opts.json {
+		return encodeJSON(d.out, out)
+	}
+	if len(out) == 0 {
+		_, err := fmt.Fprintln(d.out, "no task waits for you")
+		return err
+	}
+	for _, t := range out {
+		need := t.Need
+		if need == "" {
+			need = "(no need: line: read 'cra task show " + t.ID + "')"
+		}
+		fmt.Fprintf(d.out, "%s  %s\n  need: %s\n", t.ID, clipRunes(t.Title, 72), need)
+	}
+	_, err = fmt.Fprintln(d.out, "answer one with: cra answer ID TEXT")
+	return err
 }

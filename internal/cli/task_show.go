@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -44,6 +45,9 @@ func newTaskShowCmd(d *deps, runF func(context.Context, *deps, *taskShowOptions)
 type taskShowJSON struct {
 	taskJSON
 	Log []world.Entry `json:"log"`
+	// Reviews are the recycler's reviews of the task's runs, oldest
+	// first.
+	Reviews []review.Review `json:"reviews"`
 }
 
 func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
@@ -60,10 +64,54 @@ func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.json {
-		return encodeJSON(d.out, taskShowJSON{taskJSON: taskJSON{Task: t, Folder: folder}, Log: entries})
+	reviews, bad, err := review.History(b.ws.StateDir, opts.id)
+	if err != nil {
+		return err
 	}
-	return writeTask(d.out, t, folder, entries)
+	if bad > 0 {
+		fmt.Fprintf(d.errOut, "warning: %d line%s of %s could not be read and %s skipped\n", bad, plural(bad), relPath(b.ws.Root, review.HistoryPath(b.ws.StateDir, opts.id)), map[bool]string{true: "was", false: "were"}[bad == 1])
+	}
+	if opts.json {
+		if reviews == nil {
+			reviews = []review.Review{}
+		}
+		return encodeJSON(d.out, taskShowJSON{taskJSON: taskJSON{Task: t, Folder: folder}, Log: entries, Reviews: reviews})
+	}
+	if err := writeTask(d.out, t, folder, entries); err != nil {
+		return err
+	}
+	return writeReviews(d.out, reviews)
+}
+
+// writeReviews prints the recycler's reviews, oldest first: the verdict,
+// why the evidence lowered it, and the note.
+func writeReviews(w io.Writer, reviews []review.Review) error {
+	if len(reviews) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "reviews:")
+	for _, rv := range reviews {
+		verdict := string(rv.Classification)
+		if rv.Model != "" && rv.Model != rv.Classification {
+			verdict = fmt.Sprintf("%s (the model said %s)", rv.Classification, rv.Model)
+		}
+		fmt.Fprintf(w, "  run %d, %s, %s: %s → %s, streaks %d/%d\n", rv.Run, rv.Folder, rv.Time.UTC().Format(time.RFC3339), verdict, rv.Action, rv.After.Completion, rv.After.Failure)
+		for _, why := range rv.Lowered {
+			fmt.Fprintf(w, "    lowered: %s\n", why)
+		}
+		if rv.Fallback != "" {
+			fmt.Fprintf(w, "    conservative note: %s\n", rv.Fallback)
+		}
+		if rv.Need != "" {
+			fmt.Fprintf(w, "    need: %s\n", rv.Need)
+		}
+		for _, line := range strings.Split(rv.Note.String(), "\n") {
+			if _, err := fmt.Fprintf(w, "    %s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeTask prints a task as "field: value" lines, the long texts indented

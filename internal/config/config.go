@@ -46,6 +46,11 @@ type Config struct {
 	Stages     *Stages     `toml:"stages,omitempty"`
 	Index      *Index      `toml:"index,omitempty"`
 	World      *World      `toml:"world,omitempty"`
+	// Recycler and Notify are [recycler], how finished tasks re-enter the
+	// queue (seed 004), and [notify], how a person hears that a task ended
+	// or needs them.
+	Recycler *Recycler `toml:"recycler,omitempty"`
+	Notify   *Notify   `toml:"notify,omitempty"`
 	// Board and Agents are [board] and the [agents.NAME] profiles the
 	// task board's processor runs (seed 004).
 	Board   *Board           `toml:"board,omitempty"`
@@ -340,6 +345,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	problems = append(problems, c.validateBoard()...)
+	problems = append(problems, c.validateRecycler()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
 	}

@@ -1,0 +1,171 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The statuses of a ChangedFile, from git's status letters.
+const (
+	StatusAdded       = "added"
+	StatusModified    = "modified"
+	StatusDeleted     = "deleted"
+	StatusRenamed     = "renamed"
+	StatusCopied      = "copied"
+	StatusTypeChanged = "type_changed"
+)
+
+// ChangedFile is one file a diff between two commits touches.
+type ChangedFile struct {
+	// Status is one of the Status constants.
+	Status string
+	// Path is the file's path at the newer commit (at the older one for a
+	// deletion), relative to the repository's top level.
+	Path string
+	// OldPath is the path at the older commit of a renamed or copied
+	// file, else "".
+	OldPath string
+	// Insertions and Deletions count lines; both are -1 for a binary
+	// file.
+	Insertions int
+	Deletions  int
+}
+
+// DiffFiles returns the files changed from commit base to rev, in git's
+// order (by path), with their line counts: git diff --raw --numstat -z,
+// renames found (-M) whatever the user's configuration says. Paths come
+// as they are, spaces, tabs and non-ASCII letters included.
+func DiffFiles(ctx context.Context, dir, base, rev string) ([]ChangedFile, error) {
+	out, err := run(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--raw", "--numstat", "-z", base, rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	files, err := parseRawNumstat(out)
+	if err != nil {
+		return nil, fmt.Errorf("git diff %.12s..%.12s: %w", base, rev, err)
+	}
+	return files, nil
+}
+
+// parseRawNumstat reads the output of git diff --raw --numstat -z: every
+// raw record (":mode mode sha sha X\0path\0", a second path for R and C),
+// then one numstat record per file in the same order ("ins\tdel\tpath\0",
+// or "ins\tdel\t\0old\0new\0" for R and C; "-" counts for binary files).
+func parseRawNumstat(out []byte) ([]ChangedFile, error) {
+	fields := bytes.Split(out, []byte{0})
+	if n := len(fields); n > 0 && len(fields[n-1]) == 0 {
+		fields = fields[:n-1]
+	}
+	next := func() (string, bool) {
+		if len(fields) == 0 {
+			return "", false
+		}
+		f := string(fields[0])
+		fields = fields[1:]
+		return f, true
+	}
+	var files []ChangedFile
+	for len(fields) > 0 && len(fields[0]) > 0 && fields[0][0] == ':' {
+		meta, _ := next()
+		parts := strings.Fields(meta)
+		if len(parts) != 5 || parts[4] == "" {
+			return nil, fmt.Errorf("malformed raw record %.80q", meta)
+		}
+		f := ChangedFile{Insertions: -1, Deletions: -1}
+		two := false
+		switch parts[4][0] {
+		case 'A':
+			f.Status = StatusAdded
+		case 'D':
+			f.Status = StatusDeleted
+		case 'M':
+			f.Status = StatusModified
+		case 'T':
+			f.Status = StatusTypeChanged
+		case 'R':
+			f.Status, two = StatusRenamed, true
+		case 'C':
+			f.Status, two = StatusCopied, true
+		default:
+			return nil, fmt.Errorf("unexpected status %q in raw record %.80q", parts[4], meta)
+		}
+		p, ok := next()
+		if !ok || p == "" {
+			return nil, fmt.Errorf("raw record %.80q has no path", meta)
+		}
+		f.Path = p
+		if two {
+			if p, ok = next(); !ok || p == "" {
+				return nil, fmt.Errorf("raw record %.80q has no second path", meta)
+			}
+			f.OldPath, f.Path = f.Path, p
+		}
+		files = append(files, f)
+	}
+	for i := range files {
+		rec, ok := next()
+		if !ok {
+			return nil, fmt.Errorf("%d raw records but %d numstat records", len(files), i)
+		}
+		parts := strings.SplitN(rec, "\t", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("malformed numstat record %.80q", rec)
+		}
+		path := parts[2]
+		if path == "" { // a rename or a copy: old and new path follow
+			old, ok1 := next()
+			nw, ok2 := next()
+			if !ok1 || !ok2 || old != files[i].OldPath {
+				return nil, fmt.Errorf("numstat record %d does not match raw record %q", i, files[i].OldPath+" -> "+files[i].Path)
+			}
+			path = nw
+		}
+		if path != files[i].Path {
+			return nil, fmt.Errorf("numstat record %d is for %q, raw record for %q", i, path, files[i].Path)
+		}
+		ins, errI := strconv.Atoi(parts[0])
+		del, errD := strconv.Atoi(parts[1])
+		if errI == nil && errD == nil {
+			files[i].Insertions, files[i].Deletions = ins, del
+		}
+	}
+	if len(fields) > 0 {
+		return nil, fmt.Errorf("unexpected record %.80q after the numstat records", fields[0])
+	}
+	return files, nil
+}
+
+// DefaultMaxPatch caps DiffPatch's output when its max is 0.
+const DefaultMaxPatch = 1 << 20
+
+// DiffPatch returns the unified diff from commit base to rev of the
+// given paths (all files when paths is empty), renames found among them
+// (give both paths of a rename), in a fixed format whatever the user's
+// configuration says: a/ and b/ prefixes, three lines of context, no
+// colour, no external tools. Paths are literal: no globs, no pathspec
+// magic. The patch is cut at a line boundary to at most max bytes (0
+// means DefaultMaxPatch), and cut says so.
+func DiffPatch(ctx context.Context, dir, base, rev string, paths []string, max int) (patch string, cut bool, err error) {
+	if max <= 0 {
+		max = DefaultMaxPatch
+	}
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-U3", "-M", base, rev, "--"}
+	for _, p := range paths {
+		args = append(args, ":(literal)"+p)
+	}
+	out, err := run(ctx, dir, args...)
+	if err != nil {
+		return "", false, err
+	}
+	if len(out) <= max {
+		return string(out), false, nil
+	}
+	out = out[:max]
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[:i+1]
+	}
+	return string(out), true, nil
+}

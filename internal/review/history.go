@@ -1,0 +1,134 @@
+package review
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+)
+
+// Review is one review of one run: what the recycler saw, what the model
+// said, and what was decided. Every review of a task is kept, so the
+// audit trail of its verdicts is never overwritten (seed 004's open
+// question: a historical note archive).
+type Review struct {
+	Time   time.Time    `json:"time"`
+	TaskID string       `json:"task_id"`
+	Run    int          `json:"run"`
+	Folder board.Folder `json:"folder"` // where the run left the task: completed or failed
+	// Evidence is the harness's evidence (evidence.Evidence as JSON).
+	Evidence json.RawMessage `json:"evidence,omitempty"`
+	// Blockers is what in the evidence stands against completion.
+	Blockers []string `json:"blockers,omitempty"`
+	// Model is the model's classification; "" when the review fell back.
+	Model    Classification `json:"model,omitempty"`
+	Criteria Criteria       `json:"criteria,omitempty"`
+	// Classification is the final verdict, after the evidence's gate.
+	Classification Classification `json:"classification"`
+	// Lowered says why the final verdict is below the model's.
+	Lowered []string `json:"lowered,omitempty"`
+	// Fallback says why the conservative note was used.
+	Fallback string  `json:"fallback,omitempty"`
+	Need     string  `json:"need,omitempty"`
+	Note     Note    `json:"note"`
+	Before   Streaks `json:"before"`
+	After    Streaks `json:"after"`
+	Action   Action  `json:"action"`
+	// Entry is the output of the lifecycle entry the review wrote.
+	Entry string `json:"entry"`
+	// Calls is how many model calls the review made (0, 1 or 2).
+	Calls int `json:"calls"`
+}
+
+// HistoryName is the file of a task's reviews in its run directory,
+// .clean_room/runs/<id>/reviews.jsonl: one JSON object a line, appended.
+const HistoryName = "reviews.jsonl"
+
+// HistoryPath returns the reviews file of task id.
+func HistoryPath(stateDir, id string) string {
+	return filepath.Join(stateDir, board.RunsDir, id, HistoryName)
+}
+
+// appendHistory appends r to its task's reviews file and syncs it.
+func appendHistory(stateDir string, r *Review) error {
+	path := HistoryPath(stateDir, r.TaskID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("record the review: %w", err)
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("record the review: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("record the review: %w", err)
+	}
+	// A line torn by a crash is ended first, so that this one stays whole.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		if last, err := lastByte(path, fi.Size()); err == nil && last != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	_, werr := f.Write(append(line, '\n'))
+	serr := f.Sync()
+	if err := errors.Join(werr, serr, f.Close()); err != nil {
+		return fmt.Errorf("record the review: %w", err)
+	}
+	return nil
+}
+
+func lastByte(path string, size int64) (byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [1]byte
+	_, err = f.ReadAt(b[:], size-1)
+	return b[0], err
+}
+
+// History returns task id's reviews, oldest first, and how many lines
+// could not be read (a line torn by a crash, an edit by hand): those are
+// skipped, never fatal. A task never reviewed has none.
+func History(stateDir, id string) ([]Review, int, error) {
+	f, err := os.Open(HistoryPath(stateDir, id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the reviews of %s: %w", id, err)
+	}
+	defer f.Close()
+	return readHistory(f)
+}
+
+func readHistory(r io.Reader) ([]Review, int, error) {
+	var out []Review
+	bad := 0
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			var rv Review
+			if json.Unmarshal(line, &rv) == nil && rv.TaskID != "" {
+				out = append(out, rv)
+			} else {
+				bad++
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, bad, nil
+		}
+		if err != nil {
+			return out, bad, err
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Restart is a live run Level 2 stopped (seed 002 Phase 4: an active
+// agent with no activity for the threshold gets [agent:retry][id]
+// continue).
+type Restart struct {
+	ID     string `json:"id"`
+	Run    int    `json:"run"`
+	Reason string `json:"reason"`
+	// Blocked says the start limit was reached: the task went to
+	// failed-blocked instead of back to pending.
+	Blocked bool `json:"blocked,omitempty"`
+}
+
+// loopTail is how much of a live run's log Level 2 reads for loop signs.
+const loopTail = 64 << 10
+
+// level2 stops each live board run that is stale (no log line for it and
+// no output for stale_after) or shows loop signs, and sends its task
+// back to pending with "continue". The restart is logged as Level 1
+// logs its own ("restarted | reason: …"), so it counts towards Level 1's
+// start limit; at the limit the task is blocked instead.
+func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep *Report) error {
+	agents, err := r.Board.Log.Current(ctx)
+	if err != nil {
+		return err
+	}
+	active := supervise.ActiveAgents(agents)
+	if len(active) == 0 {
+		return nil
+	}
+	seen := map[string]time.Time{}
+	for _, a := range agents {
+		seen[a.ID] = a.LastSeen
+	}
+	obs, err := supervise.Observe(ctx, filepath.Join(r.StateDir, board.RunsDir), active)
+	if err != nil {
+		return err
+	}
+	now := r.now()
+	for _, a := range active {
+		id, ok := obs.Runs[a.ID]
+		if a.Run == 0 || !ok || id.Run != a.Run {
+			continue // no recorded run of this one: Level 1's business
+		}
+		var proc *supervise.Process
+		for i, p := range obs.Procs {
+			if p.PID == id.PID && p.StartTime == id.StartTime {
+				proc = &obs.Procs[i]
+			}
+		}
+		if proc == nil {
+			continue // gone: Level 1 restarts it
+		}
+		if on, err := r.Board.Has(ctx, a.ID); err != nil || !on {
+			continue
+		}
+		logPath := filepath.Join(r.StateDir, board.RunsDir, a.ID, fmt.Sprintf("run-%d.log", a.Run))
+		reason := staleReason(logPath, seen[a.ID], a.Since, now, set.StaleAfter)
+		if reason == "" {
+			continue
+		}
+		rs, err := r.restart(ctx, a, *proc, reason, now)
+		if err != nil {
+			r.warn(rep, "Level 2: restart %s: %v", a.ID, err)
+			continue
+		}
+		rep.Restarted = append(rep.Restarted, rs)
+	}
+	return nil
+}
+
+// staleReason says why a live run should be stopped, or "" when it
+// should not: no output and no log line for staleAfter, or loop signs in
+// its output's tail.
+func staleReason(logPath string, lastSeen, since, now time.Time, staleAfter time.Duration) string {
+	last := lastSeen
+	if since.After(last) {
+		last = since
+	}
+	fi, err := os.Stat(logPath)
+	if err == nil && fi.ModTime().After(last) {
+		last = fi.ModTime()
+	}
+	if idle := now.Sub(last); idle >= staleAfter {
+		return fmt.Sprintf("stale: no output and no log line for %s", idle.Round(time.Second))
+	}
+	if err != nil {
+		return ""
+	}
+	if loops := evidence.DetectLoops(readTail(logPath, fi.Size(), loopTail)); len(loops) > 0 {
+		l := loops[0]
+		return fmt.Sprintf("looping: %q came %d times in a row", l.Line, l.Count)
+	}
+	return ""
+}
+
+func readTail(path string, size, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	off := max(size-n, 0)
+	buf := make([]byte, size-off)
+	m, _ := f.ReadAt(buf, off)
+	s := string(buf[:m])
+	if off > 0 {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:] // a whole first line
+		}
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// restart stops one live run and requeues its task with "continue", or
+// blocks it at the start limit.
+func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.Process, reason string, now time.Time) (Restart, error) {
+	rs := Restart{ID: a.ID, Run: a.Run, Reason: reason}
+	policy := r.Policy
+	starts, err := r.restarts(ctx, now.Add(-policyWindow(policy)))
+	if err != nil {
+		return rs, err
+	}
+	limit := policy.Next(starts[a.ID], now).Verdict == supervise.LimitReached
+	if !limit {
+		if _, err := r.Board.Log.Event(ctx, world.SourceSystem, a.ID, "restarted | reason: "+reason+" (Level 2)"); err != nil {
+			return rs, err
+		}
+	}
+	stop := r.Stop
+	if stop == nil {
+		stop = supervise.Stop
+	}
+	k := supervise.Kill{PID: p.PID, StartTime: p.StartTime, PGID: p.PGID, TaskID: a.ID, Run: a.Run, Reason: "Level 2", Detail: reason}
+	if _, err := stop(ctx, k, 0); err != nil {
+		return rs, fmt.Errorf("stop run %d: %w", a.Run, err)
+	}
+	if limit {
+		rs.Blocked = true
+		r.say("Level 2: stopped %s run %d (%s); start limit reached: blocked", a.ID, a.Run, reason)
+		return rs, r.Board.Block(ctx, a.ID, "stopped by Level 2: "+reason+"; start limit reached",
+			fmt.Sprintf("find why its agent stalls (its output is in .clean_room/runs/%s/), then tell it how to go on: cra answer %s '…'", a.ID, a.ID))
+	}
+	r.say("Level 2: stopped %s run %d (%s): continue", a.ID, a.Run, reason)
+	return rs, r.Board.Requeue(ctx, a.ID, "continue: the run was stopped, "+reason)
+}
+
+func policyWindow(p supervise.Policy) time.Duration {
+	if p.Window > 0 {
+		return p.Window
+	}
+	return supervise.DefaultWindow
+}
+
+// restarts reads the recent restarts from the log, Level 1's and Level
+// 2's alike.
+func (r *Recycler) restarts(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
+	var entries []world.Entry
+	err := r.Board.Log.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(rec *world.Record) error {
+		if rec.Err == nil {
+			entries = append(entries, rec.Entry)
+		}
+		return nil
+	})
+	return supervise.Restarted(entries), err
+}

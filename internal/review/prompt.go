@@ -1,0 +1,143 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/llm"
+)
+
+// MaxInput caps the characters of a review's prompt (seed 004: the input
+// is truncated to 12,000 characters before it is sent).
+const MaxInput = 12000
+
+// systemPrompt is seed 004's Prompt Contract with seed 002's judgement of
+// the task's criteria and its need line, for small models: one exact
+// format, the values spelled out, the evidence's authority stated.
+const systemPrompt = `You review one run of a coding agent on a task and write the task's note for its next run.
+
+Reply in plain text with exactly this format and nothing else:
+
+classification: <full_complete|significant_progress|some_progress|uncertain>
+criteria: <met|not_met|unclear>
+need: <none, or one line: what a person must do before an agent can go on>
+note:
+What was accomplished: <specific deliverables, files created or edited, targets completed>
+Current status: <what works now, validation results>
+Remaining issues or limitations: <specific blockers, failing tests, regressions, open TODOs>
+Suggested next actions: <specific commands to run, priorities for the next run>
+Validation evidence: <commands run, test results, checks and their outcomes>
+
+Rules:
+- classification: full_complete only when the task's "Done when" criteria are met and the evidence shows it; significant_progress or some_progress when work was done but the task is not finished; uncertain when you cannot tell.
+- criteria: met, not_met or unclear, judging the task's "Done when" criteria against the evidence.
+- need: none, unless the agent cannot go on without a person (a decision, a credential, access, a missing requirement); then say exactly what the person must do.
+- The evidence was collected by the harness and is true; the agent's own claims in its output are not evidence. Where they disagree, the evidence wins.
+- The note is at most 4000 characters. Prefer validation commands and specific blockers to narrative.`
+
+// Subject is what a review looks at: the task, its run, the evidence and
+// the run's output.
+type Subject struct {
+	Title, Description, Need string
+	// NoChange says the task is done without changing files.
+	NoChange bool
+	Run      int
+	// Folder is where the run left the task: completed or failed; Finish
+	// is its [agent:finish] line's output.
+	Folder, Finish string
+	// Evidence is the harness's evidence as text, and Blockers what in it
+	// stands against a claim of completion.
+	Evidence string
+	Blockers []string
+	// PreviousNote is the note the run started from.
+	PreviousNote string
+	// OutputHead and OutputTail are the first and last of the run's
+	// output (they may overlap for a short run: give the whole output as
+	// OutputTail and leave OutputHead empty).
+	OutputHead, OutputTail string
+}
+
+// Prompt builds the review request for s: the user message holds the
+// task, the evidence and the output, at most MaxInput characters. The
+// evidence and the task's criteria are kept whole (within their own caps);
+// the output gives way, keeping its head and, mostly, its tail.
+func Prompt(s Subject) llm.Request {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TASK: %s\n", clipRunes(s.Title, 200))
+	if s.Need != "" {
+		fmt.Fprintf(&b, "Done when: %s\n", clipText(s.Need, 800))
+	}
+	if s.NoChange {
+		b.WriteString("This task is done without changing files.\n")
+	}
+	if s.Description != "" {
+		fmt.Fprintf(&b, "Description:\n%s\n", clipText(s.Description, 1500))
+	}
+	fmt.Fprintf(&b, "\nRUN %d ended in %s: %s\n", s.Run, s.Folder, clipRunes(s.Finish, 300))
+	b.WriteString("\nEVIDENCE (collected by the harness):\n")
+	b.WriteString(clipText(s.Evidence, 3000))
+	b.WriteString("\n")
+	if len(s.Blockers) > 0 {
+		b.WriteString("Against a claim of completion:\n")
+		for _, x := range s.Blockers {
+			fmt.Fprintf(&b, "- %s\n", clipRunes(x, 200))
+		}
+	}
+	if s.PreviousNote != "" {
+		fmt.Fprintf(&b, "\nPREVIOUS NOTE:\n%s\n", clipText(s.PreviousNote, 1500))
+	}
+	const outHeader = "\nRUN OUTPUT:\n"
+	const gap = "\n[… output cut here …]\n"
+	room := MaxInput - utf8.RuneCountInString(b.String()) - len(outHeader) - len(gap) - 1
+	head, tail := []rune(s.OutputHead), []rune(s.OutputTail)
+	b.WriteString(outHeader)
+	switch {
+	case room <= 0:
+	case len(head)+len(tail) <= room:
+		b.WriteString(string(head))
+		if len(head) > 0 {
+			b.WriteString(gap)
+		}
+		b.WriteString(string(tail))
+	default:
+		h := min(len(head), room/3)
+		t := min(len(tail), room-h)
+		h = min(len(head), room-t)
+		b.WriteString(string(head[:h]))
+		b.WriteString(gap)
+		b.WriteString(string(tail[len(tail)-t:]))
+	}
+	if len(head)+len(tail) == 0 {
+		b.WriteString("(none)")
+	}
+	b.WriteString("\n")
+	req := llm.UserPrompt(systemPrompt, clipText(b.String(), MaxInput))
+	req.ContextWindow = Window
+	return req
+}
+
+// Window is the context window a review asks for (Ollama's num_ctx):
+// 12,000 characters of input, the instructions and a 4,000-character
+// note fit in 8k tokens, whatever window the summarizer's model has set.
+const Window = 8192
+
+// retryPrompt is the follow-up after a malformed reply: the problem, and
+// the format again.
+func retryPrompt(req llm.Request, reply string, perr error) llm.Request {
+	msgs := append(append([]llm.Message(nil), req.Messages...),
+		llm.Message{Role: "assistant", Content: clipText(reply, 4000)},
+		llm.Message{Role: "user", Content: fmt.Sprintf("Your reply does not follow the format: %v.\nReply again with exactly: classification:, criteria:, need:, then note: and the five sections in order.", perr)})
+	next := req
+	next.Messages = msgs
+	return next
+}
+
+// clipText cuts s to n runes, keeping its lines, and says so.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,408 @@
+//go:build unix
+
+package review
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/store/storetest"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// fixture is a real repository with a board, a processor running [agents]
+// profiles, a model server and the recycler over them.
+type fixture struct {
+	repo, state string
+	board       *board.Board
+	proc        *board.Processor
+	rec         *Recycler
+	srv         *llmtest.Server
+	raw         *sql.DB
+}
+
+// newFixture makes the repository; extra is appended to config.toml
+// after its [models] section, which points at the fixture's model server.
+func newFixture(t *testing.T, extra string) *fixture {
+	t.Helper()
+	f := &fixture{repo: t.TempDir(), srv: llmtest.NewServer(t)}
+	gittest.Run(t, f.repo, "init", "-q")
+	write(t, filepath.Join(f.repo, ".gitignore"), ".clean_room/\n")
+	write(t, filepath.Join(f.repo, "README"), "hello\n")
+	gittest.Run(t, f.repo, "add", "-A")
+	gittest.Run(t, f.repo, "commit", "-qm", "initial")
+	f.state = filepath.Join(f.repo, config.Dir)
+	write(t, filepath.Join(f.state, config.FileName), fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\n\n%s", f.srv.OllamaURL(), extra))
+	cfg, err := config.Load(f.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := world.Open(f.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.board = board.New(board.NewFileStore(f.state), l)
+	f.proc = board.NewProcessor(f.board, f.repo, f.state, cfg)
+	f.proc.Grace = 200 * time.Millisecond
+	f.raw, err = store.NewFactory(f.state).Open(context.Background(), store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.raw.Close() })
+	f.rec = &Recycler{Board: f.board, Root: f.repo, StateDir: f.state,
+		Config:   func() (*config.Config, error) { return config.Load(f.repo) },
+		Recorder: llm.NewRecorder(corpus.New(f.raw))}
+	return f
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) add(t *testing.T, title, agent string) *board.Task {
+	t.Helper()
+	task := board.NewTask(title)
+	task.Agent = agent
+	task.Need = "it is done"
+	got, err := f.board.Add(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func (f *fixture) folder(t *testing.T, id string) board.Folder {
+	t.Helper()
+	_, folder, err := f.board.Store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return folder
+}
+
+const completeReply = `classification: full_complete
+criteria: met
+need: none
+note:
+What was accomplished: did it
+Current status: works
+Remaining issues or limitations: none
+Suggested next actions: none
+Validation evidence: ran it`
+
+// A reply that breaks the format twice gets one retry, then the
+// conservative note; both calls are in raw.sqlite under the run's id,
+// with the malformed replies as they came.
+func TestMalformedRepliesAreRecorded(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f.srv.Enqueue(llmtest.Text("It went well, I think."), llmtest.Text("classification: done"))
+	task := f.add(t, "say hi", "hi")
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := rep.Review
+	if rv == nil {
+		t.Fatalf("no review: %+v", rep)
+	}
+	if rv.Classification != Uncertain || !strings.Contains(rv.Fallback, "malformed twice") || rv.Calls != 2 {
+		t.Errorf("got %s, fallback %q, %d calls; want uncertain, malformed twice, 2 calls", rv.Classification, rv.Fallback, rv.Calls)
+	}
+	if rv.After != (Streaks{}) || rv.Action != Requeue {
+		t.Errorf("got streaks %+v and %s, want none and a retry", rv.After, rv.Action)
+	}
+	rows := storetest.Rows(t, f.raw, `SELECT task_id, call_type, role, response FROM llm_calls ORDER BY id`)
+	if len(rows) != 2 {
+		t.Fatalf("got %d recorded calls, want 2: %v", len(rows), rows)
+	}
+	for i, want := range []string{"It went well, I think.", "classification: done"} {
+		r := rows[i]
+		if r["task_id"] != board.RunTaskID(task.ID, 1) || r["call_type"] != CallReview || r["role"] != "summarizer" || r["response"] != want {
+			t.Errorf("call %d: got %v, want task %s, review, summarizer, %q", i, r, board.RunTaskID(task.ID, 1), want)
+		}
+	}
+	reqs := f.srv.ChatRequests()
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Prompt(), "does not follow the format") {
+		t.Errorf("the retry does not name the problem: %d requests", len(reqs))
+	}
+	got, _, err := f.board.Store.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.Notes, "Not sure current status") || !strings.Contains(got.Notes, "Validation evidence:") {
+		t.Errorf("the note is not the conservative one:\n%s", got.Notes)
+	}
+	hist, bad, err := History(f.state, task.ID)
+	if err != nil || bad != 0 || len(hist) != 1 || hist[0].Fallback == "" {
+		t.Errorf("history: %d reviews, %d bad, %v", len(hist), bad, err)
+	}
+}
+
+// The circuit breaker: after breaker_after model errors in a row the
+// recycler pauses, says so in the log, and reviews nothing until the
+// cool-down ends.
+func TestBreakerPausesAfterModelErrors(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[recycler]\nbreaker_after = 2\nbreaker_cooldown = \"10m\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f.srv.SetDefault(llmtest.Status(500, "model crashed"))
+	now := time.Now()
+	f.rec.Now = func() time.Time { return now }
+	var ids []string
+	for i := range 3 {
+		task := f.add(t, fmt.Sprintf("task %d", i), "hi")
+		if _, err := f.proc.Run(ctx, task.ID); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	for range 2 {
+		rep, err := f.rec.Tick(ctx)
+		if err != nil || rep.Review == nil || !strings.Contains(rep.Review.Fallback, "the model failed") {
+			t.Fatalf("tick: %+v, %v", rep, err)
+		}
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Review != nil || !rep.PausedUntil.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("got review %v, paused until %v; want none, paused 10m", rep.Review, rep.PausedUntil)
+	}
+	var paused bool
+	f.board.Log.Select(ctx, world.Filter{IDs: []string{"recycler"}}, func(r *world.Record) error {
+		paused = paused || strings.Contains(r.Entry.Output, "recycler paused for 10m0s after 2 model errors")
+		return nil
+	})
+	if !paused {
+		t.Error("the pause is not in the log")
+	}
+	now = now.Add(11 * time.Minute)
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review == nil || rep.Review.Fallback != "" {
+		t.Fatalf("after the cool-down: %+v, %v", rep, err)
+	}
+}
+
+// A tick reads one task file when the first one is eligible, however many
+// wait in completed/, and a task found not eligible is not read again
+// until its file changes.
+func TestTickReadsFewFiles(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[recycler]\nenabled_for = [\"bug\"]\n")
+	cs := &countingStore{Store: f.board.Store}
+	f.board.Store = cs
+	f.rec.Board = f.board
+	var bug string
+	for i := range 50 {
+		task := board.NewTask(fmt.Sprintf("task %d", i))
+		task.Type = "docs"
+		if i == 25 {
+			task.Type = "bug"
+		}
+		got, err := f.board.Add(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 25 {
+			bug = got.ID
+		}
+		// Into completed/, as a finished run leaves it.
+		for _, e := range []struct {
+			s   world.Status
+			out string
+		}{{world.StatusActive, "run 1: test"}, {world.StatusFinish, "exit 0: ok"}} {
+			if _, err := f.board.Log.Agent(ctx, e.s, got.ID, e.out, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got.Runs = 1
+		got.SetOutput("ok\n")
+		if err := f.board.Store.Put(ctx, got, board.Pending); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.board.Store.Move(ctx, got.ID, board.Pending, board.Completed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	cs.gets = 0
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil || rep.Review.TaskID != bug {
+		t.Fatalf("got %+v, %v; want a review of %s", rep, err, bug)
+	}
+	first := cs.gets
+	// The second tick reads the tasks the first did not reach; after
+	// that, no tick reads a file until one changes.
+	cs.gets = 0
+	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review != nil {
+		t.Fatalf("second tick: %+v, %v", rep, err)
+	}
+	if first+cs.gets > 50+2 {
+		t.Errorf("two ticks read %d and %d files, more than the 50 tasks and the reviewed one's decision", first, cs.gets)
+	}
+	cs.gets = 0
+	if _, err := f.rec.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs.gets != 0 {
+		t.Errorf("the third tick read %d files, want 0", cs.gets)
+	}
+}
+
+// countingStore counts the task files read.
+type countingStore struct {
+	board.Store
+	gets int
+}
+
+func (c *countingStore) Get(ctx context.Context, id string) (*board.Task, board.Folder, error) {
+	c.gets++
+	return c.Store.Get(ctx, id)
+}
+
+// Path keeps the file store's paths visible, for the recycler's cache.
+func (c *countingStore) Path(id string, f board.Folder) string {
+	return c.Store.(*board.FileStore).Path(id, f)
+}
+
+// Level 2: a live run with no output and no log line for stale_after is
+// stopped, its restart logged as Level 1 counts them, and its task sent
+// back to pending with "continue"; the processor that waited for it
+// records its results without a finish line of its own.
+func TestLevel2RestartsAStaleRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[agents.stuck]\ncommand = \"echo thinking; exec sleep 60\"\n")
+	task := f.add(t, "get stuck", "stuck")
+	done := make(chan *board.Outcome, 1)
+	go func() {
+		o, err := f.proc.Run(ctx, task.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- o
+	}()
+	pid := waitRunning(t, f, task.ID)
+	f.rec.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Restarted) != 1 || rep.Restarted[0].ID != task.ID || !strings.HasPrefix(rep.Restarted[0].Reason, "stale: no output and no log line for ") {
+		t.Fatalf("restarted %+v, want %s as stale", rep.Restarted, task.ID)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not end")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the stale run's process %d is still there (%v)", pid, err)
+	}
+	if got := f.folder(t, task.ID); got != board.Pending {
+		t.Errorf("the task is in %s, want pending", got)
+	}
+	a, _, err := f.board.Log.Lookup(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != world.StatusRetry || !strings.HasPrefix(a.Output, "continue: the run was stopped, stale") {
+		t.Errorf("the log has %s %q, want a retry with continue", a.Status, a.Output)
+	}
+	var restarts []world.Entry
+	f.board.Log.Select(ctx, world.Filter{IDs: []string{task.ID}, Kind: world.KindEvent}, func(r *world.Record) error {
+		restarts = append(restarts, r.Entry)
+		return nil
+	})
+	if got := supervise.Restarted(restarts)[task.ID]; len(got) != 1 {
+		t.Errorf("Level 1 counts %d restarts, want 1: %v", len(got), restarts)
+	}
+	// The next run's prompt says to continue.
+	f.proc.Config.Agents["stuck"] = config.Agent{Command: "echo fine"}
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := os.ReadFile(filepath.Join(f.state, board.RunsDir, task.ID, "prompt-2.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(prompt), "continue: the run was stopped, stale") {
+		t.Errorf("the next prompt has no guidance to continue:\n%s", prompt)
+	}
+}
+
+// At Level 1's start limit, Level 2 blocks the task instead, with what a
+// person must do.
+func TestLevel2BlocksAtTheStartLimit(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[agents.stuck]\ncommand = \"exec sleep 60\"\n")
+	task := f.add(t, "get stuck", "stuck")
+	go f.proc.Run(ctx, task.ID)
+	waitRunning(t, f, task.ID)
+	later := time.Now().Add(time.Hour)
+	f.rec.Now = func() time.Time { return later }
+	f.rec.Policy = supervise.Policy{Limit: 1, Window: 2 * time.Hour}
+	if _, err := f.board.Log.Event(ctx, world.SourceSystem, task.ID, "restarted | reason: not running (test)"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Restarted) != 1 || !rep.Restarted[0].Blocked {
+		t.Fatalf("restarted %+v, want one blocked", rep.Restarted)
+	}
+	f.proc.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.folder(t, task.ID) != board.FailedBlocked && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	a, _, _ := f.board.Log.Lookup(ctx, task.ID)
+	if a.Status != world.StatusFailed || !strings.Contains(a.Need, "cra answer "+task.ID) {
+		t.Errorf("the log has %s need %q, want failed with an answer to give", a.Status, a.Need)
+	}
+}
+
+// waitRunning waits until task id's run has its identity recorded and
+// returns its pid.
+func waitRunning(t *testing.T, f *fixture, id string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		path, err := supervise.RunFile(filepath.Join(f.state, board.RunsDir), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ident, err := supervise.LoadIdentity(path); err == nil && ident.PID > 0 {
+			return ident.PID
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("task %s never started running", id)
+	return 0
+}

@@ -1,0 +1,362 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/llm"
+)
+
+// Classification is the recycler's verdict on one run (seed 004's Prompt
+// Contract).
+type Classification string
+
+// The four classifications, from most to least done.
+const (
+	FullComplete        Classification = "full_complete"
+	SignificantProgress Classification = "significant_progress"
+	SomeProgress        Classification = "some_progress"
+	Uncertain           Classification = "uncertain"
+)
+
+// Classifications lists them from most to least done.
+func Classifications() []Classification {
+	return []Classification{FullComplete, SignificantProgress, SomeProgress, Uncertain}
+}
+
+// rank orders classifications by how much they claim: lower claims more.
+func (c Classification) rank() int {
+	for i, x := range Classifications() {
+		if x == c {
+			return i
+		}
+	}
+	return len(Classifications())
+}
+
+// Criteria is the model's judgement of the task's need: (seed 002 Phase 4).
+type Criteria string
+
+// The judgements of the criteria.
+const (
+	CriteriaMet     Criteria = "met"
+	CriteriaNotMet  Criteria = "not_met"
+	CriteriaUnclear Criteria = "unclear"
+)
+
+// Note is the five sections of a review's note, in the contract's order.
+type Note struct {
+	Accomplished string `json:"accomplished"`
+	Status       string `json:"status"`
+	Remaining    string `json:"remaining"`
+	Next         string `json:"next"`
+	Evidence     string `json:"evidence"`
+}
+
+// The section headings, in order (seed 004).
+var sectionNames = [5]string{
+	"What was accomplished",
+	"Current status",
+	"Remaining issues or limitations",
+	"Suggested next actions",
+	"Validation evidence",
+}
+
+func (n *Note) sections() [5]*string {
+	return [5]*string{&n.Accomplished, &n.Status, &n.Remaining, &n.Next, &n.Evidence}
+}
+
+// String renders the note as the task file keeps it: each heading on its
+// own line, its text below, a blank line between sections.
+func (n Note) String() string {
+	var b strings.Builder
+	for i, s := range n.sections() {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(sectionNames[i])
+		b.WriteString(":\n")
+		b.WriteString(strings.TrimSpace(*s))
+	}
+	return b.String()
+}
+
+// MaxNote caps a note's characters (seed 004).
+const MaxNote = 4000
+
+// fit cuts the note to MaxNote characters as rendered. Seed 004 keeps
+// validation commands and blockers first, so the accomplished and status
+// sections shrink before the remaining issues and the evidence; the
+// longest section of a group is cut first.
+func (n *Note) fit() {
+	groups := [][]*string{{&n.Accomplished, &n.Status, &n.Next}, {&n.Remaining, &n.Evidence}}
+	for _, g := range groups {
+		for over := utf8.RuneCountInString(n.String()) - MaxNote; over > 0; over = utf8.RuneCountInString(n.String()) - MaxNote {
+			longest := g[0]
+			for _, s := range g[1:] {
+				if utf8.RuneCountInString(*s) > utf8.RuneCountInString(*longest) {
+					longest = s
+				}
+			}
+			r := []rune(*longest)
+			if len(r) <= 40 {
+				break
+			}
+			keep := max(len(r)-over-1, 40)
+			*longest = strings.TrimSpace(string(r[:keep])) + "…"
+		}
+	}
+}
+
+// Reply is a parsed review reply.
+type Reply struct {
+	Classification Classification `json:"classification"`
+	Criteria       Criteria       `json:"criteria"`
+	// Need is what a person must do before the task can go on; "" when
+	// the model said none.
+	Need string `json:"need,omitempty"`
+	Note Note   `json:"note"`
+}
+
+// ErrMalformed is a reply that does not follow the contract; the error
+// wrapping it says what is wrong, in words the model can act on.
+var ErrMalformed = errors.New("malformed review reply")
+
+// maxNeed bounds the need line: it goes into a world-log entry.
+const maxNeed = 300
+
+// ParseReply reads a reply in the contract's format:
+//
+//	classification: <full_complete|significant_progress|some_progress|uncertain>
+//	criteria: <met|not_met|unclear>
+//	need: <none | what a person must do>
+//	note:
+//	What was accomplished: …
+//	Current status: …
+//	Remaining issues or limitations: …
+//	Suggested next actions: …
+//	Validation evidence: …
+//
+// It forgives what small models add around the format: <think> blocks, a
+// code fence around the reply, Markdown bold or headings on the keys and
+// headings, letter case. It does not guess: a missing or unknown
+// classification or criteria, a missing note, or a section missing or out
+// of order is an error wrapping ErrMalformed. need: may be left out (none).
+// A note over MaxNote characters is cut, not refused.
+func ParseReply(text string) (Reply, error) {
+	var r Reply
+	lines := strings.Split(unfence(llm.StripThink(strings.ReplaceAll(text, "\r\n", "\n"))), "\n")
+	i := 0
+	next := func() (string, bool) {
+		for ; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "" {
+				i++
+				return lines[i-1], true
+			}
+		}
+		return "", false
+	}
+	line, ok := next()
+	if !ok {
+		return r, malformed("the reply is empty: start with 'classification: <one of %s>'", joinClasses())
+	}
+	key, val := keyValue(line)
+	if key != "classification" {
+		return r, malformed("the first line must be 'classification: <one of %s>', not %q", joinClasses(), clipRunes(line, 80))
+	}
+	r.Classification = Classification(token(val))
+	if r.Classification.rank() == len(Classifications()) {
+		return r, malformed("classification %q is not one of %s", clipRunes(val, 60), joinClasses())
+	}
+	seen := map[string]bool{}
+	for {
+		line, ok = next()
+		if !ok {
+			return r, malformed("no 'note:' line: after the classification, criteria and need lines, write 'note:' and the five sections")
+		}
+		key, val = keyValue(line)
+		if key == "note" {
+			break
+		}
+		if seen[key] {
+			return r, malformed("%q appears twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "criteria":
+			r.Criteria = Criteria(token(val))
+			if r.Criteria != CriteriaMet && r.Criteria != CriteriaNotMet && r.Criteria != CriteriaUnclear {
+				return r, malformed("criteria %q is not one of met, not_met, unclear", clipRunes(val, 60))
+			}
+		case "need":
+			r.Need = strings.TrimSpace(val)
+			if isNone(r.Need) {
+				r.Need = ""
+			}
+			r.Need = clipRunes(r.Need, maxNeed)
+		default:
+			return r, malformed("unexpected line %q before 'note:': the lines are classification, criteria, need, then note", clipRunes(line, 80))
+		}
+	}
+	if r.Criteria == "" {
+		return r, malformed("no 'criteria: <met|not_met|unclear>' line: say whether the task's 'done when' criteria are met")
+	}
+	// The note: whatever follows "note:" on its line, then the sections.
+	body := append([]string{val}, lines[i:]...)
+	note, err := parseNote(body)
+	if err != nil {
+		return r, err
+	}
+	note.fit()
+	r.Note = note
+	return r, nil
+}
+
+// parseNote reads the five sections, in order, each once.
+func parseNote(lines []string) (Note, error) {
+	var n Note
+	secs := n.sections()
+	cur := -1
+	var buf []string
+	flush := func() {
+		if cur >= 0 {
+			*secs[cur] = strings.TrimSpace(strings.Join(buf, "\n"))
+		}
+		buf = buf[:0]
+	}
+	for _, line := range lines {
+		if k, rest, ok := heading(line); ok {
+			if k != cur+1 {
+				if k <= cur {
+					return n, malformed("section %q comes after %q: write the five sections once each, in order: %s", sectionNames[k], sectionNames[cur], strings.Join(sectionNames[:], "; "))
+				}
+				return n, malformed("section %q is missing before %q: write the five sections in order: %s", sectionNames[cur+1], sectionNames[k], strings.Join(sectionNames[:], "; "))
+			}
+			flush()
+			cur = k
+			if rest != "" {
+				buf = append(buf, rest)
+			}
+			continue
+		}
+		if cur < 0 {
+			if strings.TrimSpace(line) != "" {
+				return n, malformed("the note must begin with %q, not %q", sectionNames[0]+":", clipRunes(line, 80))
+			}
+			continue
+		}
+		buf = append(buf, line)
+	}
+	flush()
+	if cur < len(secs)-1 {
+		return n, malformed("the note ends before section %q: write all five sections: %s", sectionNames[cur+1], strings.Join(sectionNames[:], "; "))
+	}
+	for _, s := range secs {
+		if *s == "" {
+			*s = "None."
+		}
+	}
+	return n, nil
+}
+
+// heading reports whether line is one of the section headings, which one,
+// and the text after it on the same line.
+func heading(line string) (int, string, bool) {
+	s := strings.TrimLeft(strings.TrimSpace(line), "#*_->• \t")
+	for k, name := range sectionNames {
+		if len(s) < len(name) || !strings.EqualFold(s[:len(name)], name) {
+			continue
+		}
+		rest := strings.TrimLeft(s[len(name):], "*_ \t")
+		after, ok := cutColon(rest)
+		if !ok {
+			continue
+		}
+		rest = strings.TrimLeft(after, "*_ \t")
+		return k, strings.TrimSpace(rest), true
+	}
+	return 0, "", false
+}
+
+// keyValue splits "key: value", with Markdown decoration around the key
+// removed and the key lowercased; key is "" when the line has no colon.
+func keyValue(line string) (string, string) {
+	s := strings.TrimLeft(strings.TrimSpace(line), "#*_->• \t")
+	i := strings.IndexAny(s, ":\uff1a")
+	if i < 0 {
+		return "", ""
+	}
+	k := s[:i]
+	v, _ := cutColon(s[i:])
+	k = strings.ToLower(strings.Trim(k, "*_` \t"))
+	return k, strings.TrimLeft(v, "*_ \t")
+}
+
+// token reads a one-word value: decoration, angle brackets and a trailing
+// period removed, lowercased, spaces and hyphens as underscores.
+func token(v string) string {
+	v = strings.TrimSpace(v)
+	v = strings.Trim(v, "*_`<>\"'. \t")
+	v = strings.ToLower(v)
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, v)
+}
+
+// cutColon removes a leading colon, ASCII or full-width (which models
+// trained on Chinese text write).
+func cutColon(s string) (string, bool) {
+	if r, ok := strings.CutPrefix(s, ":"); ok {
+		return r, true
+	}
+	return strings.CutPrefix(s, "\uff1a")
+}
+
+func isNone(s string) bool {
+	switch token(s) {
+	case "", "none", "n/a", "na", "no", "nothing", "null":
+		return true
+	}
+	return false
+}
+
+// unfence removes one code fence around the whole reply.
+func unfence(s string) string {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
+		return s
+	}
+	t = strings.TrimSuffix(t, "```")
+	if nl := strings.IndexByte(t, '\n'); nl >= 0 {
+		return t[nl+1:]
+	}
+	return s
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+func joinClasses() string {
+	s := make([]string, 0, 4)
+	for _, c := range Classifications() {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+// clipRunes cuts s to n runes, saying so, and keeps it on one line.
+func clipRunes(s string, n int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' || unicode.IsControl(r) && r != '\t' }), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

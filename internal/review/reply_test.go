@@ -1,0 +1,133 @@
+package review
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/parsetest"
+)
+
+const goodNote = `What was accomplished: added the --json flag to cmd/list.go
+Current status: go test ./... passes
+Remaining issues or limitations: none
+Suggested next actions: document the flag in README.md
+Validation evidence: go test ./... (ok)`
+
+func wantNote() Note {
+	return Note{
+		Accomplished: "added the --json flag to cmd/list.go",
+		Status:       "go test ./... passes",
+		Remaining:    "none",
+		Next:         "document the flag in README.md",
+		Evidence:     "go test ./... (ok)",
+	}
+}
+
+func TestParseReply(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    Reply
+		wantErr string
+	}{
+		{"the contract", "classification: full_complete\ncriteria: met\nneed: none\nnote:\n" + goodNote,
+			Reply{Classification: FullComplete, Criteria: CriteriaMet, Note: wantNote()}, ""},
+		{"need left out", "classification: some_progress\ncriteria: not_met\nnote:\n" + goodNote,
+			Reply{Classification: SomeProgress, Criteria: CriteriaNotMet, Note: wantNote()}, ""},
+		{"a person is needed", "classification: uncertain\ncriteria: unclear\nneed: give the agent a GITHUB_TOKEN\nnote:\n" + goodNote,
+			Reply{Classification: Uncertain, Criteria: CriteriaUnclear, Need: "give the agent a GITHUB_TOKEN", Note: wantNote()}, ""},
+		{"small-model decoration", "<think>hmm</think>\n```\n**Classification:** `Significant Progress`\n**criteria**: Met.\n**Need:** N/A\n**Note:**\n" +
+			"## What was accomplished:\nadded the --json flag to cmd/list.go\n\n**Current status:** go test ./... passes\n- Remaining issues or limitations: none\n" +
+			"### Suggested Next Actions\uff1a document the flag in README.md\n**Validation evidence**: go test ./... (ok)\n```",
+			Reply{Classification: SignificantProgress, Criteria: CriteriaMet, Note: wantNote()}, ""},
+		{"note text on the note line is read as the first section", "classification: some_progress\ncriteria: met\nnote: " + goodNote,
+			Reply{Classification: SomeProgress, Criteria: CriteriaMet, Note: wantNote()}, ""},
+		{"an empty section reads as None", "classification: some_progress\ncriteria: met\nnote:\nWhat was accomplished:\nCurrent status: x\nRemaining issues or limitations: y\nSuggested next actions: z\nValidation evidence: w",
+			Reply{Classification: SomeProgress, Criteria: CriteriaMet, Note: Note{"None.", "x", "y", "z", "w"}}, ""},
+		{"empty", "  \n", Reply{}, "the reply is empty"},
+		{"no classification first", "criteria: met\nclassification: full_complete\nnote:\n" + goodNote, Reply{}, "the first line must be 'classification:"},
+		{"unknown classification", "classification: done\ncriteria: met\nnote:\n" + goodNote, Reply{}, `classification "done" is not one of`},
+		{"unknown criteria", "classification: full_complete\ncriteria: yes\nnote:\n" + goodNote, Reply{}, `criteria "yes" is not one of`},
+		{"no criteria", "classification: full_complete\nnote:\n" + goodNote, Reply{}, "no 'criteria:"},
+		{"no note", "classification: full_complete\ncriteria: met\n", Reply{}, "no 'note:' line"},
+		{"a stray line", "classification: full_complete\ncriteria: met\nI think it is done\nnote:\n" + goodNote, Reply{}, "unexpected line"},
+		{"twice", "classification: full_complete\ncriteria: met\ncriteria: met\nnote:\n" + goodNote, Reply{}, "appears twice"},
+		{"text before the first section", "classification: full_complete\ncriteria: met\nnote:\nAll good!\n" + goodNote, Reply{}, "must begin with"},
+		{"a section missing", "classification: full_complete\ncriteria: met\nnote:\nWhat was accomplished: a\nRemaining issues or limitations: c\nSuggested next actions: d\nValidation evidence: e", Reply{}, `section "Current status" is missing`},
+		{"out of order", "classification: full_complete\ncriteria: met\nnote:\nWhat was accomplished: a\nCurrent status: b\nRemaining issues or limitations: c\nValidation evidence: e\nSuggested next actions: d", Reply{}, "is missing before"},
+		{"a section repeated", "classification: full_complete\ncriteria: met\nnote:\nWhat was accomplished: a\nCurrent status: b\nCurrent status: b\n", Reply{}, "comes after"},
+		{"the note ends early", "classification: full_complete\ncriteria: met\nnote:\nWhat was accomplished: a\nCurrent status: b", Reply{}, "ends before section"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseReply(tc.in)
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			if tc.wantErr != "" {
+				got = Reply{}
+			}
+			parsetest.Check(t, got, err, tc.want, tc.wantErr)
+		})
+	}
+}
+
+func TestParseReplyCutsALongNote(t *testing.T) {
+	long := strings.Repeat("did a thing. ", 600)
+	in := "classification: some_progress\ncriteria: unclear\nnote:\nWhat was accomplished: " + long +
+		"\nCurrent status: ok\nRemaining issues or limitations: the test TestX fails\nSuggested next actions: fix TestX\nValidation evidence: go test ./... FAIL TestX"
+	r, err := ParseReply(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := utf8.RuneCountInString(r.Note.String()); n > MaxNote {
+		t.Errorf("note is %d characters, want at most %d", n, MaxNote)
+	}
+	// Blockers and evidence survive; the narrative gives way.
+	if r.Note.Remaining != "the test TestX fails" || r.Note.Evidence != "go test ./... FAIL TestX" {
+		t.Errorf("blockers or evidence were cut: %+v", r.Note)
+	}
+	if !strings.HasSuffix(r.Note.Accomplished, "…") {
+		t.Errorf("the cut section does not say it was cut: %q", r.Note.Accomplished[len(r.Note.Accomplished)-20:])
+	}
+}
+
+func FuzzParseReply(f *testing.F) {
+	f.Add("classification: full_complete\ncriteria: met\nneed: none\nnote:\n" + goodNote)
+	f.Add("classification: uncertain\ncriteria: unclear\nnote: What was accomplished: x")
+	f.Add("```\n**classification:** some_progress\n```")
+	f.Add("<think>\nclassification: full_complete")
+	f.Fuzz(func(t *testing.T, in string) {
+		r, err := ParseReply(in)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not wrap ErrMalformed", err)
+			}
+			return
+		}
+		if r.Classification.rank() >= len(Classifications()) {
+			t.Fatalf("accepted classification %q", r.Classification)
+		}
+		switch r.Criteria {
+		case CriteriaMet, CriteriaNotMet, CriteriaUnclear:
+		default:
+			t.Fatalf("accepted criteria %q", r.Criteria)
+		}
+		if n := utf8.RuneCountInString(r.Note.String()); n > MaxNote {
+			t.Fatalf("note of %d characters", n)
+		}
+		if strings.ContainsAny(r.Need, "\n\r") || utf8.RuneCountInString(r.Need) > maxNeed {
+			t.Fatalf("need %q spans lines or is too long", r.Need)
+		}
+		// The rendered note parses back to itself.
+		again, err := ParseReply("classification: " + string(r.Classification) + "\ncriteria: " + string(r.Criteria) + "\nnote:\n" + r.Note.String())
+		if err != nil {
+			t.Fatalf("rendered note does not parse: %v\n%s", err, r.Note.String())
+		}
+		if again.Note != r.Note {
+			t.Fatalf("round trip changed the note:\n%+v\n%+v", r.Note, again.Note)
+		}
+	})
+}

@@ -1,0 +1,97 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Streaks are a task's two counters (seed 004): consecutive claims of
+// completion and consecutive failures.
+type Streaks struct {
+	Completion int `json:"completion"`
+	Failure    int `json:"failure"`
+}
+
+// Gate is the evidence's say over the model's classification (DESIGN.md
+// principle 2: the model may lower the evidence's verdict, never raise
+// it). A full_complete claim stands only when nothing in blockers stands
+// against it (failed validation, an empty diff, a deleted or weakened
+// test, a failed run) and, for a task with criteria, the model judged
+// them met. Otherwise it is lowered to some_progress, and the reasons say
+// why. Other classifications pass unchanged.
+func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []string) (Classification, []string) {
+	if model != FullComplete {
+		return model, nil
+	}
+	var why []string
+	why = append(why, blockers...)
+	if hasCriteria && criteria != CriteriaMet {
+		why = append(why, fmt.Sprintf("the task's criteria were not judged met (criteria: %s)", criteria))
+	}
+	if len(why) == 0 {
+		return FullComplete, nil
+	}
+	return SomeProgress, why
+}
+
+// NextStreaks applies seed 004 step 5 to s for a review whose final
+// classification is c:
+//
+//   - full_complete: completion streak +1, failure streak reset;
+//   - significant_progress, some_progress: both reset;
+//   - uncertain: completion reset; failure reset only if there was no
+//     error;
+//   - a failed task without output: failure streak +1, completion reset.
+//
+// cra reads "error" as what the harness saw: a run that failed (non-zero
+// exit, killed, timed out) adds one to the failure streak whatever the
+// model said, since the exit status is evidence and the model may not
+// raise it (so a task whose runs always fail reaches failure_threshold),
+// and a review that fell back to the conservative note (the model failed,
+// or the run left no output) leaves the failure streak as it was: no
+// streak is earned or lost on a guess.
+func NextStreaks(s Streaks, c Classification, runFailed, fallback bool) Streaks {
+	next := Streaks{Failure: s.Failure}
+	if c == FullComplete && !runFailed && !fallback {
+		next.Completion = s.Completion + 1
+	}
+	switch {
+	case runFailed:
+		next.Failure = s.Failure + 1
+	case !fallback:
+		next.Failure = 0
+	}
+	return next
+}
+
+// Action is what the recycler does with a reviewed task (seed 004 step 6).
+type Action string
+
+// The recycler's actions.
+const (
+	Requeue  Action = "retry"    // back to pending with guidance
+	Finalize Action = "verified" // completed-finalized
+	Block    Action = "blocked"  // failed-blocked: a person must look
+)
+
+// Thresholds are the streak limits of seed 004 step 6.
+type Thresholds struct {
+	Completion int
+	Failure    int
+}
+
+// Decide is seed 004 step 6 with seed 002's escalation: at the
+// completion threshold the task is finalized; a review whose model says a
+// person is needed (need) blocks it at once; at the failure threshold it
+// is blocked; otherwise it goes back to pending.
+func Decide(s Streaks, t Thresholds, need string) Action {
+	switch {
+	case s.Completion >= t.Completion:
+		return Finalize
+	case strings.TrimSpace(need) != "":
+		return Block
+	case s.Failure >= t.Failure:
+		return Block
+	}
+	return Requeue
+}

@@ -1,0 +1,106 @@
+package review
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNextStreaks(t *testing.T) {
+	start := Streaks{Completion: 2, Failure: 3}
+	tests := []struct {
+		name      string
+		c         Classification
+		runFailed bool
+		fallback  bool
+		want      Streaks
+	}{
+		// Seed 004 step 5, rule by rule.
+		{"full_complete adds a completion and resets failures", FullComplete, false, false, Streaks{3, 0}},
+		{"significant_progress resets both", SignificantProgress, false, false, Streaks{0, 0}},
+		{"some_progress resets both", SomeProgress, false, false, Streaks{0, 0}},
+		{"uncertain without an error resets both", Uncertain, false, false, Streaks{0, 0}},
+		{"uncertain after a failed run keeps counting failures", Uncertain, true, false, Streaks{0, 4}},
+		{"a failed run without output adds a failure", Uncertain, true, true, Streaks{0, 4}},
+		// cra's reading of "error".
+		{"a dead model earns no streak and loses none", Uncertain, false, true, Streaks{0, 3}},
+		{"progress on a failed run is still a failure", SignificantProgress, true, false, Streaks{0, 4}},
+		{"a failed run never counts as a completion", FullComplete, true, false, Streaks{0, 4}},
+		{"a fallback never counts as a completion", FullComplete, false, true, Streaks{0, 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NextStreaks(start, tc.c, tc.runFailed, tc.fallback); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecide(t *testing.T) {
+	th := Thresholds{Completion: 3, Failure: 5}
+	tests := []struct {
+		name string
+		s    Streaks
+		need string
+		want Action
+	}{
+		{"below both thresholds", Streaks{2, 4}, "", Requeue},
+		{"completion threshold reached", Streaks{3, 0}, "", Finalize},
+		{"past the completion threshold", Streaks{4, 0}, "", Finalize},
+		{"failure threshold reached", Streaks{0, 5}, "", Block},
+		{"a person is needed", Streaks{1, 0}, "approve the schema change", Block},
+		{"a blank need is none", Streaks{1, 0}, "  ", Requeue},
+		{"completion comes first, as seed 004 orders it", Streaks{3, 5}, "", Finalize},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.s, th, tc.need); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+	// Thresholds of one act on the first review.
+	if got := Decide(Streaks{1, 0}, Thresholds{1, 1}, ""); got != Finalize {
+		t.Errorf("completion threshold 1: got %s, want %s", got, Finalize)
+	}
+	if got := Decide(Streaks{0, 1}, Thresholds{1, 1}, ""); got != Block {
+		t.Errorf("failure threshold 1: got %s, want %s", got, Block)
+	}
+}
+
+func TestGate(t *testing.T) {
+	tests := []struct {
+		name        string
+		model       Classification
+		criteria    Criteria
+		hasCriteria bool
+		blockers    []string
+		want        Classification
+		why         []string
+	}{
+		{"evidence agrees", FullComplete, CriteriaMet, true, nil, FullComplete, nil},
+		{"no criteria to judge", FullComplete, CriteriaUnclear, false, nil, FullComplete, nil},
+		{"failing validation lowers the claim", FullComplete, CriteriaMet, true,
+			[]string{"validation failed: test (exit 1)"}, SomeProgress, []string{"validation failed: test (exit 1)"}},
+		{"an empty diff lowers the claim", FullComplete, CriteriaMet, true,
+			[]string{"the diff against the base is empty"}, SomeProgress, []string{"the diff against the base is empty"}},
+		{"a deleted test lowers the claim", FullComplete, CriteriaMet, true,
+			[]string{"test file deleted: a_test.go"}, SomeProgress, []string{"test file deleted: a_test.go"}},
+		{"criteria not met lowers the claim", FullComplete, CriteriaNotMet, true, nil, SomeProgress,
+			[]string{"the task's criteria were not judged met (criteria: not_met)"}},
+		{"a lower claim is never raised", SignificantProgress, CriteriaMet, true, []string{"x"}, SignificantProgress, nil},
+		{"uncertain stays", Uncertain, CriteriaUnclear, true, nil, Uncertain, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := Gate(tc.model, tc.criteria, tc.hasCriteria, tc.blockers)
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+			if diff := cmp.Diff(tc.why, why); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
