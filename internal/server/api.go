@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -172,8 +173,9 @@ type taskDetail struct {
 	Log []LogLine `json:"log"`
 	// Runs are its runs, oldest first.
 	Runs []Run `json:"runs"`
-	// Reviews are the recycler's reviews, oldest first.
-	Reviews any `json:"reviews,omitempty"`
+	// Reviews are the recycler's reviews, oldest first: each with its
+	// verdict, five-section note, evidence and blockers.
+	Reviews []review.Review `json:"reviews"`
 	// WaitsForPerson says the task is failed in the log: an answer
 	// resumes it.
 	WaitsForPerson bool `json:"waits_for_person"`
@@ -200,7 +202,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, card(t, folder))
 		return
 	}
-	d := taskDetail{Task: t, Folder: folder, Log: []LogLine{}, Runs: []Run{}}
+	d := taskDetail{Task: t, Folder: folder, Log: []LogLine{}, Runs: []Run{}, Reviews: []review.Review{}}
 	var entries []world.Entry
 	err = s.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
 		m := LogLine{Type: MsgEntry, Offset: rec.Offset, End: rec.Offset + int64(len(rec.Raw)) + 1}
@@ -231,13 +233,15 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	if s.Reviews != nil {
-		rv, err := s.Reviews(id)
+	if s.StateDir != "" {
+		rv, _, err := review.History(s.StateDir, id)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		d.Reviews = rv
+		if rv != nil {
+			d.Reviews = rv
+		}
 	}
 	writeJSON(w, http.StatusOK, d)
 }

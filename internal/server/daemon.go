@@ -61,9 +61,7 @@ type Daemon struct {
 	// Root is the repository's root, whose config.toml holds the
 	// settings the board shows and changes.
 	Root string
-	// Reviews returns a task's reviews for the board (see Server); nil
-	// shows none.
-	Reviews func(id string) (any, error)
+
 	// Board is the repository's board; required.
 	Board *board.Board
 	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
@@ -168,7 +166,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 			d.Logger.Error("event hub stopped", "err", err)
 		}
 	}()
-	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Reviews: d.Reviews, Token: token,
+	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Token: token,
 		Logger: d.Logger, Started: info.Started, PID: info.PID}
 	srv := &http.Server{
 		Handler:           api.Handler(),

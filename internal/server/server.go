@@ -44,6 +44,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
@@ -66,9 +67,6 @@ type Server struct {
 	StateDir string
 	// Hub streams the world log to /api/events; nil answers 503 there.
 	Hub *Hub
-	// Reviews returns the recycler's reviews of task id, oldest first
-	// (review.History), for the task's drawer; nil shows none.
-	Reviews func(id string) (any, error)
 	// Token, when set, is required of every request.
 	Token string
 	// AnyHost lets requests without a token name any host. Unset, a
@@ -83,6 +81,8 @@ type Server struct {
 	Started time.Time
 	// PID is the daemon's pid, for /healthz.
 	PID int
+
+	settingsMu sync.Mutex // one settings change at a time
 }
 
 // Handler returns the HTTP handler of the API and the page.
