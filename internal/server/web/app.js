@@ -27,7 +27,8 @@ const state = {
 };
 
 // For tests and the curious: what the stream brought, in order.
-window.cra = { received: [], ready: false, connected: false, ws: () => state.ws };
+window.cra = { received: [], ready: false, connected: false, connects: 0, start: undefined };
+Object.defineProperty(window.cra, "next", { get: () => state.next });
 
 // el builds an element: attrs are properties or attributes, children are
 // nodes or strings (as text).
@@ -179,6 +180,7 @@ async function loadSnapshot() {
   state.tasks.clear();
   for (const t of snap.tasks) state.tasks.set(t.id, t);
   state.next = snap.offset;
+  if (window.cra.start === undefined) window.cra.start = snap.offset;
   for (const [f] of COLUMNS) markDirty(f);
 }
 
@@ -204,6 +206,7 @@ function connect() {
   ws.onopen = () => {
     state.backoff = 250;
     window.cra.connected = true;
+    window.cra.connects++;
     setConn("live", "live");
   };
   ws.onmessage = (ev) => {
