@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -176,6 +177,9 @@ type taskDetail struct {
 	// Reviews are the recycler's reviews, oldest first: each with its
 	// verdict, five-section note, evidence and blockers.
 	Reviews []review.Review `json:"reviews"`
+	// EvidenceText is the latest review's evidence as the recycler's
+	// prompt shows it (evidence.Evidence.Text).
+	EvidenceText string `json:"evidence_text,omitempty"`
 	// WaitsForPerson says the task is failed in the log: an answer
 	// resumes it.
 	WaitsForPerson bool `json:"waits_for_person"`
@@ -241,6 +245,12 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		}
 		if rv != nil {
 			d.Reviews = rv
+		}
+		if n := len(rv); n > 0 && len(rv[n-1].Evidence) > 0 {
+			var ev evidence.Evidence
+			if json.Unmarshal(rv[n-1].Evidence, &ev) == nil {
+				d.EvidenceText = ev.Text()
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, d)

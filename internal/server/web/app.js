@@ -340,24 +340,34 @@ function noteView(review, task) {
   return el("p", { class: "muted" }, "No note yet: the recycler writes one after it reviews a run.");
 }
 
-function evidenceView(review, task) {
+function evidenceView(review, task, text) {
   const parts = [];
   if (review) {
-    const cls = pick(review, "classification", "Classification");
-    if (cls) parts.push(el("p", {}, "Verdict: ", el("strong", {}, String(cls).replace(/_/g, " "))));
-    const action = pick(review, "action", "Action");
-    if (action) parts.push(el("p", {}, "Action: ", String(action)));
-    const blockers = pick(review, "blockers", "Blockers");
-    if (Array.isArray(blockers) && blockers.length) {
-      parts.push(el("ul", { class: "blockers" }, blockers.map((b) => el("li", {}, typeof b === "string" ? b : JSON.stringify(b)))));
+    const cls = pick(review, "classification");
+    const model = pick(review, "model");
+    if (cls) {
+      parts.push(el("p", {}, "Verdict: ", el("strong", { class: "badge class class-" + cls }, String(cls).replace(/_/g, " ")),
+        model && model !== cls ? el("span", { class: "muted" }, " (the model said " + String(model).replace(/_/g, " ") + ")") : null,
+        review.action ? el("span", { class: "muted" }, " → " + review.action) : null));
     }
-    const ev = pick(review, "evidence", "Evidence");
-    if (ev !== undefined) parts.push(pre(typeof ev === "string" ? ev : JSON.stringify(ev, null, 2), "json"));
+    const lowered = pick(review, "lowered");
+    if (Array.isArray(lowered) && lowered.length) parts.push(el("p", { class: "muted" }, "Lowered: " + lowered.join("; ")));
+    if (review.fallback) parts.push(el("p", { class: "muted" }, "Conservative note: " + review.fallback));
+    const blockers = pick(review, "blockers");
+    if (Array.isArray(blockers) && blockers.length) {
+      parts.push(el("ul", { class: "blockers" }, blockers.map((b) => el("li", {}, String(b)))));
+    }
+    if (review.before && review.after) {
+      parts.push(el("p", { class: "muted" }, "Streaks: completion " + review.before.completion + " → " + review.after.completion +
+        ", failure " + review.before.failure + " → " + review.after.failure));
+    }
+    if (text) parts.push(pre(text, "mono"));
+    else if (review.evidence) parts.push(pre(JSON.stringify(review.evidence, null, 2), "json"));
   }
   const r = task.results || {};
-  if (r.validation) parts.push(el("p", {}, "Validation: "), pre(r.validation));
-  if (r.exit_code !== undefined) parts.push(el("p", {}, "Last exit code: " + r.exit_code + (r.timed_out ? " (timed out)" : "")));
-  if (!parts.length) parts.push(el("p", { class: "muted" }, "No evidence yet."));
+  if (r.validation) parts.push(el("p", {}, "Validation:"), pre(r.validation, "mono"));
+  if (!review && r.exit_code !== undefined) parts.push(el("p", {}, "Last exit code: " + r.exit_code + (r.timed_out ? " (timed out)" : "")));
+  if (!parts.length) parts.push(el("p", { class: "muted" }, "No review yet."));
   return parts;
 }
 
@@ -385,7 +395,7 @@ async function fillDrawer(id) {
   drawer.classList.toggle("blocked", d.folder === "failed-blocked");
 
   const actions = [];
-  if (["failed", "completed", "failed-blocked"].includes(d.folder)) {
+  if (["failed", "completed"].includes(d.folder)) {
     actions.push(el("button", { type: "button", onclick: () => act("retry", id) }, "Retry"));
   }
   actions.push(el("span", { id: "d-action-msg", class: "msg" }));
@@ -415,7 +425,7 @@ async function fillDrawer(id) {
     section("Description", t.description ? pre(t.description) : el("p", { class: "muted" }, "—")),
     section("Need", t.need ? pre(t.need) : el("p", { class: "muted" }, "—")),
     section("Latest note", noteView(latest, t)),
-    section("Evidence behind the verdict", ...evidenceView(latest, t)),
+    section("Evidence behind the verdict", ...evidenceView(latest, t, d.evidence_text)),
     section("Runs", runs),
     section("Branch and diff", r.branch ? el("p", { class: "mono" }, r.branch) : el("p", { class: "muted" }, "No branch yet."),
       r.diff_stat ? pre(r.diff_stat, "mono") : null),
