@@ -582,6 +582,7 @@ async function main() {
     setConn("error: " + err.message, "down");
   }
   render();
+  window.cra.paintedAt = performance.now(); // ms since the navigation began
   window.cra.ready = true;
   connect();
 }
