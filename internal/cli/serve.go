@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -119,8 +120,8 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)
 		switch {
 		case info.TokenMade:
-			fmt.Fprintf(d.out, "cra serve: token %s (kept in .clean_room/%s); open http://%s/?token=%s once in the browser\n",
-				info.Token, server.TokenName, info.Addr, info.Token)
+			fmt.Fprintf(d.out, "cra serve: token %s (kept in .clean_room/%s); open http://%s/?token=%s once in a browser\n",
+				info.Token, server.TokenName, browsable(info.Addr), info.Token)
 		case info.Token != "" && os.Getenv(tokenEnv) == "":
 			fmt.Fprintf(d.out, "cra serve: requests need the token in .clean_room/%s\n", server.TokenName)
 		case info.Token != "":
@@ -131,4 +132,19 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		fmt.Fprintln(d.out, "cra serve: stopped")
 	}
 	return err
+}
+
+// browsable turns the address the daemon listens on into one a browser
+// can open: an unspecified host (0.0.0.0, ::) becomes this machine's name.
+func browsable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = name
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
