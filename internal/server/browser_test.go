@@ -124,6 +124,13 @@ func evalJS[T any](tb *tab, expr string) T {
 	return v
 }
 
+// click clicks the element sel selects once it is there, in one step,
+// so that a column redrawn in between does not lose the click.
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	tb.waitJS(fmt.Sprintf(`(() => { const n = document.querySelector(%q); if (n) n.click(); return !!n; })()`, sel))
+}
+
 // cardSel selects task id's card in folder's column.
 func cardSel(folder board.Folder, id string) string {
 	return fmt.Sprintf(`#cards-%s article[data-id=%q]`, folder, id)
@@ -210,8 +217,8 @@ func TestBrowser(t *testing.T) {
 		f.run(t, task.ID, 1, "which database?")
 		f.decide(t, task.ID, world.StatusFailed, "", "blocked", "say which database to use")
 		sel := cardSel(board.FailedBlocked, task.ID)
-		tb.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)),
-			chromedp.WaitVisible(chromedp.CSS("#d-answer-text")))
+		tb.click(sel)
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-answer-text")))
 		if got := evalJS[string](tb, `document.querySelector("#d-need-person").textContent`); got != "say which database to use" {
 			t.Errorf("the need shown: %q", got)
 		}
@@ -287,7 +294,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		sel := cardSel(board.Pending, task.ID)
-		tb.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+		tb.click(sel)
 		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-title").textContent === %q`, evil))
 		if got := evalJS[string](tb, fmt.Sprintf(`document.querySelector(%q).textContent`, sel+" .title")); got != evil {
 			t.Errorf("the title shows %q", got)

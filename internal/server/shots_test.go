@@ -166,7 +166,8 @@ func TestScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, "board.png", png)
-	tb.do(chromedp.EmulateViewport(1600, 1150), chromedp.Click(chromedp.CSS(cardSel(board.FailedBlocked, blocked))))
+	tb.do(chromedp.EmulateViewport(1600, 1150))
+	tb.click(cardSel(board.FailedBlocked, blocked))
 	tb.waitJS(`document.querySelector("#d-log") && document.querySelector("#d-log").children.length > 5`)
 	png, err = chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 	if err != nil {

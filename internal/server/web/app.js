@@ -22,6 +22,8 @@ const state = {
   dirty: new Set(),
   drawer: null, // id of the open task
   seq: new Map(), // id → the latest refresh asked for
+  sigs: new Map(), // folder → what its column shows
+  nodes: new Map(), // id → {key, node}: the card element and what it shows
   ws: null,
   backoff: 250,
 };
@@ -147,11 +149,25 @@ function render() {
   for (const t of state.tasks.values()) {
     if (by.has(t.folder)) by.get(t.folder).push(t);
   }
+  const th = thresholds();
   for (const folder of state.dirty) {
     const list = by.get(folder) || [];
     list.sort((a, b) => (b.updated_at || "").localeCompare(a.updated_at || "") || a.id.localeCompare(b.id));
     const shown = list.slice(0, state.shown[folder]);
-    $("cards-" + folder).replaceChildren(...shown.map(card));
+    // A card is rebuilt only when what it shows changed, and a column
+    // only when its cards did: focus, hover and clicks stay put.
+    const keys = shown.map((t) => JSON.stringify([t, th.completion, th.failure]));
+    const sig = keys.join("\n");
+    if (state.sigs.get(folder) !== sig) {
+      state.sigs.set(folder, sig);
+      $("cards-" + folder).replaceChildren(...shown.map((t, i) => {
+        const old = state.nodes.get(t.id);
+        if (old && old.key === keys[i]) return old.node;
+        const node = card(t);
+        state.nodes.set(t.id, { key: keys[i], node });
+        return node;
+      }));
+    }
     $("count-" + folder).textContent = String(list.length);
     const more = $("more-" + folder);
     more.hidden = list.length <= shown.length;
@@ -172,6 +188,7 @@ function drop(id) {
   const old = state.tasks.get(id);
   if (!old) return;
   state.tasks.delete(id);
+  state.nodes.delete(id);
   markDirty(old.folder);
 }
 
