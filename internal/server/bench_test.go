@@ -17,13 +17,19 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// BenchmarkEvents50Clients: b.N world-log events appended by another
-// writer reach each of 50 WebSocket clients of the real daemon, each
-// once; events/s counts the lines, deliveries/s the messages written.
+// BenchmarkEvents: b.N world-log events appended by another writer
+// reach each of 0, 1 or 50 WebSocket clients of the real daemon, each
+// once; events/s counts the lines, deliveries/s the messages read, and
+// reconnects the clients dropped for falling behind.
 //
-//	go test ./internal/server -run '^$' -bench Events50 -benchtime 5000x
-func BenchmarkEvents50Clients(b *testing.B) {
-	const clients = 50
+//	go test ./internal/server -run '^$' -bench Events -benchtime 5000x
+func BenchmarkEvents(b *testing.B) {
+	for _, n := range []int{0, 1, 50} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchEvents(b, n) })
+	}
+}
+
+func benchEvents(b *testing.B, clients int) {
 	f := newFixture(b)
 	f.b.Log.Sync = world.SyncNever
 	url, _ := startDaemon(b, f)

@@ -158,6 +158,10 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hub := &Hub{Log: d.Board.Log, Logger: d.Logger}
+	if err := hub.Begin(); err != nil {
+		ln.Close()
+		return err
+	}
 	d.hub = hub
 	hubbed := make(chan struct{})
 	go func() {

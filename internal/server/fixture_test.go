@@ -148,6 +148,9 @@ func (f *fixture) serve(t testing.TB, s *Server) (*httptest.Server, *Hub) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hub := &Hub{Log: f.b.Log}
+	if err := hub.Begin(); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -71,6 +71,7 @@ type Hub struct {
 	mu      sync.Mutex
 	clients map[*client]struct{}
 	end     int64 // where the line after the last one broadcast starts
+	begun   bool  // Begin fixed end
 	closed  bool  // Run has ended: no client is served
 }
 
@@ -100,15 +101,20 @@ func (h *Hub) Run(ctx context.Context) error {
 		h.mu.Unlock()
 		h.DropAll()
 	}()
+	h.mu.Lock()
+	begun := h.begun
+	h.mu.Unlock()
 	for {
-		end, err := logEnd(h.Log.Path())
-		if err != nil {
-			return fmt.Errorf("event hub: %w", err)
+		if !begun {
+			if err := h.Begin(); err != nil {
+				return err
+			}
 		}
+		begun = false
 		h.mu.Lock()
-		h.end = end
+		end := h.end
 		h.mu.Unlock()
-		err = h.Log.Follow(ctx, world.Position{Offset: end}, world.Filter{}, h.record)
+		err := h.Log.Follow(ctx, world.Position{Offset: end}, world.Filter{}, h.record)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -120,6 +126,21 @@ func (h *Hub) Run(ctx context.Context) error {
 		}
 		h.broadcast(&frame{reset: true, data: resetData})
 	}
+}
+
+// Begin fixes where the hub starts following: the log's end now. A
+// server calls it before it takes its first client, so that every line
+// after a client's reading of the file is broadcast; Run calls it when
+// no one did.
+func (h *Hub) Begin() error {
+	end, err := logEnd(h.Log.Path())
+	if err != nil {
+		return fmt.Errorf("event hub: %w", err)
+	}
+	h.mu.Lock()
+	h.end, h.begun = end, true
+	h.mu.Unlock()
+	return nil
 }
 
 var resetData, _ = json.Marshal(Message{Type: MsgReset})

@@ -183,6 +183,9 @@ func TestSlowClient(t *testing.T) {
 	hub := &Hub{Log: f.b.Log, QueueLen: 4}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if err := hub.Begin(); err != nil {
+		t.Fatal(err)
+	}
 	hubDone := make(chan error, 1)
 	go func() { hubDone <- hub.Run(ctx) }()
 	end, _ := logEnd(f.b.Log.Path())
