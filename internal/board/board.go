@@ -184,6 +184,9 @@ func editedFields(a, b *Task) []fieldChange {
 		{"after", func(t *Task) string { return strings.Join(t.After, ",") }},
 		{"agent", func(t *Task) string { return t.Agent }},
 		{"no_change", func(t *Task) string { return strconv.FormatBool(t.NoChange) }},
+		{"source", func(t *Task) string { return t.Source }},
+		{"rationale", func(t *Task) string { return t.Rationale }},
+		{"files", func(t *Task) string { return strings.Join(t.Files, ",") }},
 		{"notes", func(t *Task) string { return t.Notes }},
 	}
 	var out []fieldChange

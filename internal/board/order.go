@@ -7,15 +7,16 @@ import (
 
 // class is a task's place in the processor's order (seed 003's
 // TaskPlanner): critical directives, other functional directives, planned
-// tasks, cleanup directives.
+// tasks, cleanup directives. A directive without a type is a cleanup one
+// when its priority is low, as before directives had types.
 func (t *Task) class() int {
 	if t.Kind != KindDirective {
 		return 2
 	}
-	switch t.Priority {
-	case Critical:
+	switch {
+	case t.Priority == Critical:
 		return 0
-	case Low:
+	case t.Type == DirectiveCleanup, t.Type == "" && t.Priority == Low:
 		return 3
 	}
 	return 1
@@ -37,9 +38,10 @@ func Waiting(t *Task, verified map[string]bool) []string {
 // first (seed 003, DESIGN.md's translation of its TaskPlanner):
 //
 //  1. critical directives (kind directive, priority critical);
-//  2. other functional directives (kind directive, priority high or normal);
+//  2. other functional directives (kind directive, type functional);
 //  3. planned tasks (kind task) by priority: critical, high, normal, low;
-//  4. cleanup directives (kind directive, priority low).
+//  4. cleanup directives (kind directive, type cleanup, or no type and
+//     priority low).
 //
 // Within a class, higher priority first, then older (created_at), then by
 // id. A task whose after list names a task not in verified (the ids in

@@ -1,6 +1,8 @@
 package board
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +120,32 @@ func ids(ts []*Task) []string {
 		out[i] = t.ID
 	}
 	return out
+}
+
+// A directive's type decides its class: functional before planned work
+// whatever its priority, cleanup after it.
+func TestOrderDirectiveTypes(t *testing.T) {
+	mk := func(id string, k Kind, typ string, p Priority) *Task {
+		return &Task{ID: id, Title: id, Kind: k, Type: typ, Priority: p, ProcessorAutoRequeue: true}
+	}
+	pending := []*Task{
+		mk("cleanup-normal", KindDirective, DirectiveCleanup, Normal),
+		mk("planned", KindTask, "bug", High),
+		mk("functional-low", KindDirective, DirectiveFunctional, Low),
+		mk("critical-cleanup", KindDirective, DirectiveCleanup, Critical),
+	}
+	var got []string
+	for _, t := range Order(pending, nil) {
+		got = append(got, t.ID)
+	}
+	want := []string{"critical-cleanup", "functional-low", "planned", "cleanup-normal"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	bad := NewTask("x")
+	bad.Kind, bad.Type = KindDirective, "urgent"
+	var fe *FieldError
+	if err := bad.CheckFields(); !errors.As(err, &fe) || fe.Field != "type" {
+		t.Errorf("a directive of type urgent: got %v", err)
+	}
 }

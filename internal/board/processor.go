@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/procgroup"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -326,7 +327,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	// The tags Level 1 knows its runs by: task, run number, and the
 	// repository, so that another repository's pass never touches it.
 	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir)
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	o.LogPath = filepath.Join(dir, fmt.Sprintf("run-%d.log", s.run))
 	out, err := newCapture(o.LogPath)
 	if err != nil {
@@ -405,11 +406,11 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 		stopped = "stopped: " + context.Cause(ctx).Error()
 	}
 	if stopped != "" {
-		stopGroup(pid, p.grace())
+		procgroup.Stop(pid, p.grace(), 2*time.Second)
 		cmd.Process.Kill() // where there are no groups; harmless after
 		err = <-done
 	} else {
-		stopGroup(pid, p.grace()) // what the agent left running in its group
+		procgroup.Stop(pid, p.grace(), 2*time.Second) // what the agent left running in its group
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left behind held the output open
@@ -428,8 +429,8 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 		code := 0
 		r.exitCode = &code
 		r.status = "exit 0" + suffix
-	case errors.As(err, &ee) && signalName(ee) != "":
-		r.status = fmt.Sprintf("%s killed (%s)%s", RunFailed, signalName(ee), suffix)
+	case errors.As(err, &ee) && procgroup.Signal(ee) != "":
+		r.status = fmt.Sprintf("%s killed (%s)%s", RunFailed, procgroup.Signal(ee), suffix)
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		r.exitCode = &code

@@ -17,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/procgroup"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -166,7 +167,7 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 	}
 	for _, f := range strings.Fields(string(data)) {
 		pid, _ := strconv.Atoi(f)
-		if _, state, ok := procGroup(pid); ok && state != 'Z' {
+		if state, ok := procState(pid); ok && state != 'Z' {
 			t.Errorf("process %d is still there (state %c)", pid, state)
 		} else if err := syscall.Kill(pid, 0); !ok && !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("process %d is still there (%v)", pid, err)
@@ -176,7 +177,7 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if groupAlive(id.PID) {
+	if procgroup.Alive(id.PID) {
 		t.Errorf("process group %d is still there", id.PID)
 	}
 }
@@ -399,8 +400,20 @@ func TestRunStoppedByContext(t *testing.T) {
 		"hang": {Command: "echo up; sleep 300"},
 	}, 1)
 	task := addWith(t, p.Board, "hang", "hang", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Cancelled once the agent runs (its identity is recorded), however
+	// long the worktree took to make.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		path := filepath.Join(p.RunDir(task.ID), supervise.RunFileName)
+		for ctx.Err() == nil {
+			if _, err := os.Stat(path); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	o, err := p.Run(ctx, task.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -472,4 +485,18 @@ func TestLoopRunsEveryTaskThenStops(t *testing.T) {
 			t.Errorf("%s in %s, want completed", id, f)
 		}
 	}
+}
+
+// procState reads a process's state from /proc/<pid>/stat, after the
+// command's last ')'; false without /proc or the process.
+func procState(pid int) (byte, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) == 0 || len(f[0]) != 1 {
+		return 0, false
+	}
+	return f[0][0], true
 }

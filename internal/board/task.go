@@ -57,6 +57,14 @@ const (
 	KindDirective Kind = "directive"
 )
 
+// The types of a directive (seed 003): a functional directive goes before
+// planned work, a cleanup directive after it. For kind task, type is a
+// free label.
+const (
+	DirectiveFunctional = "functional"
+	DirectiveCleanup    = "cleanup"
+)
+
 // Priority orders tasks of one kind; for directives it also says which
 // class they are in (seed 003: critical, functional, cleanup).
 type Priority string
@@ -117,6 +125,13 @@ type Task struct {
 	Kind      Kind     `yaml:"kind" json:"kind"`
 	Priority  Priority `yaml:"priority" json:"priority"`
 	Milestone string   `yaml:"milestone,omitempty" json:"milestone,omitempty"`
+	// Source says who made the task: "" for a person, a supervisor's name
+	// (code_style, design, internaliser) or "cleanup" (seed 003, seed 000).
+	Source string `yaml:"source,omitempty" json:"source,omitempty"`
+	// Rationale is why a directive was issued, and Files the files it is
+	// about (seed 003's directive fields).
+	Rationale string   `yaml:"rationale,omitempty" json:"rationale,omitempty"`
+	Files     []string `yaml:"files,omitempty" json:"files,omitempty"`
 	// After lists the ids this task waits for: it is not picked until
 	// each of them is verified (in completed-finalized).
 	After []string `yaml:"after,omitempty" json:"after,omitempty"`
@@ -169,6 +184,7 @@ func (t *Task) applyDefaults() {
 func (t *Task) Clone() *Task {
 	c := *t
 	c.After = slices.Clone(t.After)
+	c.Files = slices.Clone(t.Files)
 	if t.Results != nil {
 		r := *t.Results
 		if r.ExitCode != nil {
@@ -242,6 +258,9 @@ func (t *Task) CheckFields() error {
 	}
 	if t.Kind != KindTask && t.Kind != KindDirective {
 		return &FieldError{Field: "kind", Err: fmt.Sprintf("%q is not a kind", t.Kind), Fix: "use task or directive"}
+	}
+	if t.Kind == KindDirective && t.Type != "" && t.Type != DirectiveFunctional && t.Type != DirectiveCleanup {
+		return &FieldError{Field: "type", Err: fmt.Sprintf("%q is not a directive's type", t.Type), Fix: "use functional or cleanup for a directive"}
 	}
 	if !slices.Contains(Priorities(), t.Priority) {
 		return &FieldError{Field: "priority", Err: fmt.Sprintf("%q is not a priority", t.Priority), Fix: "use one of " + joinNames(Priorities())}

@@ -20,5 +20,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newRecycleCmd(d, nil),
 		newAnswerCmd(d, nil),
 		newCleanCmd(d, nil),
+		newCleanupCmd(d, nil),
 	}
 }

@@ -59,24 +59,12 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 	if opts.needsYou {
 		return taskNeedsYouRun(ctx, d, opts)
 	}
-	b, err := openBoard(ctx, d, opts.repo, false)
+	b, out, err := listTasks(ctx, d, opts.repo, folder)
 	if err != nil {
 		return err
 	}
-	var listed []board.Listed
 	if b != nil {
 		defer b.Close()
-		if listed, err = b.Store.List(ctx, folder); err != nil {
-			return err
-		}
-	}
-	out := make([]taskJSON, 0, len(listed))
-	for _, l := range listed {
-		if l.Err != nil {
-			warnTaskFile(d, l.Err)
-			continue
-		}
-		out = append(out, taskJSON{Task: l.Task, Folder: l.Folder})
 	}
 	if opts.json {
 		return encodeJSON(d.out, out)
@@ -102,28 +90,23 @@ type needsYouJSON struct {
 
 // taskNeedsYouRun lists the tasks in failed-blocked with their need lines.
 func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error {
-	b, err := openBoard(ctx, d, opts.repo, false)
+	b, tasks, err := listTasks(ctx, d, opts.repo, board.FailedBlocked)
 	if err != nil {
 		return err
 	}
-	var listed []board.Listed
+	out := make([]needsYouJSON, 0, len(tasks))
 	if b != nil {
 		defer b.Close()
-		if listed, err = b.Store.List(ctx, board.FailedBlocked); err != nil {
-			return err
-		}
 	}
-	out := make([]needsYouJSON, 0, len(listed))
-	for _, l := range listed {
-		if l.Err != nil {
-			warnTaskFile(d, l.Err)
-			continue
-		}
-		a, _, err := b.Log.Lookup(ctx, l.ID)
+	for _, t := range tasks {
+		a, _, err := b.Log.Lookup(ctx, t.ID)
 		if err != nil {
 			return err
 		}
-		out = append(out, needsYouJSON{taskJSON: taskJSON{Task: l.Task, Folder: l.Folder}, Need: a.Need})
+		if _, dup := board.IsCollapsed(a); dup {
+			continue // a duplicate cleanup collapsed waits for no one
+		}
+		out = append(out, needsYouJSON{taskJSON: t, Need: a.Need})
 	}
 	if opts.json {
 		return encodeJSON(d.out, out)
@@ -141,4 +124,28 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 	}
 	_, err = fmt.Fprintln(d.out, "answer one with: cra answer ID TEXT")
 	return err
+}
+
+// listTasks opens the board (nil when the repository has none) and reads
+// folder's tasks ("" for all), reporting unreadable files on stderr. The
+// caller closes the board.
+func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) (*taskBoard, []taskJSON, error) {
+	b, err := openBoard(ctx, d, repo, false)
+	if err != nil || b == nil {
+		return nil, []taskJSON{}, err
+	}
+	listed, err := b.Store.List(ctx, folder)
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	out := make([]taskJSON, 0, len(listed))
+	for _, l := range listed {
+		if l.Err != nil {
+			warnTaskFile(d, l.Err)
+			continue
+		}
+		out = append(out, taskJSON{Task: l.Task, Folder: l.Folder})
+	}
+	return b, out, nil
 }

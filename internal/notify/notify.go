@@ -35,6 +35,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cra-dev/cra/internal/procgroup"
 )
 
 // The kinds of Event.Event.
@@ -196,7 +198,7 @@ func (n *Notifier) runCommand(ctx context.Context, e Event) error {
 	// the same name (a daemon started from a task's run has CRA_TASK_ID).
 	cmd.Env = append(os.Environ(), Env(e)...)
 	cmd.Stdout, cmd.Stderr = w, w // *os.File: the child writes the pipe itself
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
@@ -218,12 +220,12 @@ func (n *Notifier) runCommand(ctx context.Context, e Event) error {
 	case waitErr = <-exited:
 	case <-ctx.Done():
 		stopped = true
-		stopGroup(cmd, killGrace)
+		stopGroup(cmd)
 		waitErr = <-exited
 	}
 	// Whatever the shell left running goes too; a no-op when nothing is
 	// left.
-	stopGroup(cmd, killGrace)
+	stopGroup(cmd)
 	select {
 	case <-copied:
 	case <-time.After(killGrace):
@@ -345,4 +347,11 @@ func (t *tail) quote() string {
 		text = "…" + text[len(text)-2*errorBodyBytes*errorLines:]
 	}
 	return ", output ends " + strconv.Quote(strings.ToValidUTF8(text, "�"))
+}
+
+// stopGroup ends the command's process group (SIGTERM, then SIGKILL after
+// killGrace), and the shell itself where there are no process groups.
+func stopGroup(cmd *exec.Cmd) {
+	procgroup.Stop(cmd.Process.Pid, killGrace, killGrace)
+	cmd.Process.Kill() // harmless once it has exited
 }

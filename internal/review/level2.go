@@ -36,7 +36,7 @@ const loopTail = 64 << 10
 // logs its own ("restarted | reason: …"), so it counts towards Level 1's
 // start limit; at the limit the task is blocked instead.
 func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep *Report) error {
-	agents, err := r.Board.Log.Current(ctx)
+	agents, err := r.Board.Log.CurrentIn(ctx, world.StatusActive)
 	if err != nil {
 		return err
 	}

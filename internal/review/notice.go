@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/notify"
 	"github.com/cra-dev/cra/internal/world"
@@ -58,6 +59,9 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		case world.StatusVerified:
 			ev.Status, ev.Event = "verified", "verified"
 		case world.StatusFailed:
+			if strings.HasPrefix(e.Output, board.DuplicateOf) {
+				return nil // a duplicate cleanup collapsed: nothing for a person
+			}
 			ev.Status, ev.Event = "failed", "blocked"
 			if strings.HasPrefix(e.Output, needsPerson) {
 				ev.Event = "needs-you"

@@ -39,7 +39,7 @@ type fixture struct {
 
 // newFixture makes the repository; extra is appended to config.toml
 // after its [models] section, which points at the fixture's model server.
-func newFixture(t *testing.T, extra string) *fixture {
+func newFixture(t testing.TB, extra string) *fixture {
 	t.Helper()
 	f := &fixture{repo: t.TempDir(), srv: llmtest.NewServer(t)}
 	gittest.Run(t, f.repo, "init", "-q")
@@ -71,7 +71,7 @@ func newFixture(t *testing.T, extra string) *fixture {
 	return f
 }
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -405,4 +405,54 @@ func waitRunning(t *testing.T, f *fixture, id string) int {
 	}
 	t.Fatalf("task %s never started running", id)
 	return 0
+}
+
+// The evidence gate on real runs: a full_complete claim is lowered when
+// validation fails, when the diff is empty, or when a test file is
+// deleted; it stands when the evidence agrees.
+func TestGateOnRealEvidence(t *testing.T) {
+	tests := []struct {
+		name, command, validation string
+		lowered                   string // "" for none
+	}{
+		{"evidence agrees", "echo done > out.txt; echo wrote it", "test -f out.txt", ""},
+		{"failing validation", "echo done > out.txt; echo wrote it", "echo FAIL TestX; exit 1", "validation"},
+		{"empty diff", "echo nothing to do", "true", "changes nothing"},
+		{"deleted test", "rm calc_test.go; echo done > out.txt; echo wrote it", "true", "calc_test.go"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, fmt.Sprintf("[validation]\ntest = %q\n\n[agents.a]\ncommand = %q\n", tc.validation, tc.command))
+			write(t, filepath.Join(f.repo, "calc_test.go"), "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif 1+1 != 2 {\n\t\tt.Fatal(\"math\")\n\t}\n}\n")
+			gittest.Run(t, f.repo, "add", "-A")
+			gittest.Run(t, f.repo, "commit", "-qm", "a test")
+			f.srv.SetDefault(llmtest.Text(completeReply))
+			task := f.add(t, tc.name, "a")
+			if _, err := f.proc.Run(ctx, task.ID); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := f.rec.Tick(ctx)
+			if err != nil || rep.Review == nil {
+				t.Fatalf("tick: %+v, %v", rep, err)
+			}
+			rv := rep.Review
+			if rv.Model != FullComplete {
+				t.Fatalf("the model said %q (fallback %q)", rv.Model, rv.Fallback)
+			}
+			switch {
+			case tc.lowered == "" && (rv.Classification != FullComplete || len(rv.Lowered) > 0):
+				t.Errorf("got %s, lowered %q; want full_complete", rv.Classification, rv.Lowered)
+			case tc.lowered != "" && (rv.Classification != SomeProgress || !strings.Contains(strings.Join(rv.Lowered, "; "), tc.lowered)):
+				t.Errorf("got %s, lowered %q; want some_progress because of %q", rv.Classification, rv.Lowered, tc.lowered)
+			}
+			wantStreak := 0
+			if tc.lowered == "" {
+				wantStreak = 1
+			}
+			if rv.After.Completion != wantStreak {
+				t.Errorf("completion streak %d, want %d", rv.After.Completion, wantStreak)
+			}
+		})
+	}
 }

@@ -245,7 +245,7 @@ func Reconcile(in Input) []Action {
 		case LimitReached:
 			actions = append(actions, Fail{ID: a.ID,
 				Reason: fmt.Sprintf("not running: start limit reached (restarted %d times in the last %v)", d.Starts, p.Window),
-				Need:   fmt.Sprintf("find why its agent keeps dying (its output is in .clean_room/runs/%s/), fix the cause, then put it back with 'cra task move %s pending' to retry", a.ID, a.ID)})
+				Need:   fmt.Sprintf("find why its agent keeps dying (its output is in .clean_room/runs/%s/), fix the cause, then answer it to retry: cra answer %s '…'", a.ID, a.ID)})
 		}
 	}
 	return actions

@@ -58,7 +58,7 @@ func TestReconcile(t *testing.T) {
 	ident := func(pid int, start int64, task string, run int) Identity {
 		return Identity{PID: pid, StartTime: start, TaskID: task, Run: run}
 	}
-	need := "find why its agent keeps dying (its output is in .clean_room/runs/T-1/), fix the cause, then put it back with 'cra task move T-1 pending' to retry"
+	need := "find why its agent keeps dying (its output is in .clean_room/runs/T-1/), fix the cause, then answer it to retry: cra answer T-1 '…'"
 	for _, tc := range []struct {
 		name string
 		in   Input

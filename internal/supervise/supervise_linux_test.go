@@ -171,7 +171,7 @@ func TestDeadRunIsRestartedThenFailed(t *testing.T) {
 	if err := r.executor().Apply(ctx, Reconcile(in)); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.calls) != 1 || !strings.HasPrefix(r.calls[0], "fail "+task+" | need: ") || !strings.Contains(r.calls[0], "cra task move "+task+" pending") {
-		t.Errorf("calls %q, want one fail whose need names 'cra task move %s pending'", r.calls, task)
+	if len(r.calls) != 1 || !strings.HasPrefix(r.calls[0], "fail "+task+" | need: ") || !strings.Contains(r.calls[0], "cra answer "+task+" ") {
+		t.Errorf("calls %q, want one fail whose need names 'cra answer %s'", r.calls, task)
 	}
 }

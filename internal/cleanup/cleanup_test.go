@@ -1,0 +1,293 @@
+package cleanup
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// fixture is a repository with a board, a knowledge index, a model server
+// and the raw database every call is recorded in.
+type fixture struct {
+	deps Deps
+	srv  *llmtest.Server
+	raw  *sql.DB
+	ids  map[string]string // title → id
+}
+
+func newFixture(t *testing.T, titles ...string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	repo := t.TempDir()
+	state := filepath.Join(repo, config.Dir)
+	srv := llmtest.NewServer(t)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\n", srv.OllamaURL())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	l, err := world.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv, raw: raw, ids: map[string]string{}}
+	f.deps = Deps{
+		Board: board.New(board.NewFileStore(state), l), Root: repo, StateDir: state,
+		Gateway: llm.NewGateway(llm.NewRouter(cfg, nil), llm.NewRecorder(corpus.New(raw))),
+		Now:     func() time.Time { return time.Date(2026, 2, 26, 9, 0, 0, 0, time.UTC) },
+	}
+	for _, title := range titles {
+		task, err := f.deps.Board.Add(ctx, board.NewTask(title))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ids[title] = task.ID
+	}
+	f.write(t, "docs/knowledge/_index.md", "# Index\n\n## Project\n- cra is a coding agent\n")
+	f.write(t, "docs/knowledge/conventions/errors.md", "# Errors\n\n_Status: established_\n\nWrap errors once per layer.\n")
+	return f
+}
+
+func (f *fixture) write(t *testing.T, rel, text string) {
+	t.Helper()
+	p := filepath.Join(f.deps.Root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) read(t *testing.T, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.deps.Root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// expand replaces {title} in s with the task's id.
+func (f *fixture) expand(s string) string {
+	for title, id := range f.ids {
+		s = strings.ReplaceAll(s, "{"+title+"}", id)
+	}
+	return s
+}
+
+func (f *fixture) calls(t *testing.T) map[string]int {
+	t.Helper()
+	rows, err := f.raw.Query(`SELECT call_type, role FROM llm_calls`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var typ, role string
+		if err := rows.Scan(&typ, &role); err != nil {
+			t.Fatal(err)
+		}
+		out[typ+"/"+role]++
+	}
+	return out
+}
+
+var seedTitles = []string{
+	"Develop ambient AI solutions",
+	"Developing ambient AI solutions",
+	"Develop ambient AI solutions for various applications",
+	"Developing and refining ambient AI solutions for various applications",
+	"Fix the login page crash",
+}
+
+const rewriteReply = `<WORLD_MODEL>
+# Index
+
+## Project
+- cra is a coding agent
+- cra is a coding agent.
+
+## Conventions
+- Wrap errors once per layer.
+</WORLD_MODEL>
+<TODOS>
+-MEDIUM: Develop ambient AI solutions for various applications
+-HIGH: Fix the login page crash
+-HIGH: Add a --json flag to cra cleanup
+-DONE: Ship the board
+</TODOS>`
+
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, seedTitles...)
+	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text(rewriteReply))
+	f.srv.On(llmtest.Contains("id | bucket | type | content"), llmtest.Text(f.expand(
+		"Develop ambient AI solutions for various applications | {Develop ambient AI solutions} | {Developing ambient AI solutions},{Develop ambient AI solutions for various applications}, {Developing and refining ambient AI solutions for various applications}\n"+
+			"Something | {Fix the login page crash} | t-00000000\n"+
+			"Chained | {Fix the login page crash} | {Develop ambient AI solutions}\n")))
+	rep, err := Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || len(rep.Groups[0].IDs) != 4 {
+		t.Errorf("pre-pass groups %+v, want the four ambient AI tasks", rep.Groups)
+	}
+	if !rep.Rewrite.Done || !rep.Collapse.Done || rep.Rewrite.Requests != 1 || rep.Collapse.Requests != 1 {
+		t.Errorf("calls: rewrite %+v, collapse %+v", rep.Rewrite, rep.Collapse)
+	}
+	index := f.read(t, "docs/knowledge/_index.md")
+	want := "# Index\n\n_Last updated by: cleanup, 2026-02-26_\n\n## Project\n- cra is a coding agent\n\n## Conventions\n- Wrap errors once per layer.\n"
+	if index != want {
+		t.Errorf("_index.md:\n%s\nwant:\n%s", index, want)
+	}
+	if len(rep.Added) != 1 || rep.Added[0].Title != "Add a --json flag to cra cleanup" || rep.Added[0].Priority != board.High {
+		t.Errorf("added %+v, want the one new todo", rep.Added)
+	}
+	added, _, err := f.deps.Board.Store.Get(ctx, rep.Added[0].ID)
+	if err != nil || added.Source != "cleanup" || added.Kind != board.KindTask {
+		t.Errorf("added task %+v, %v", added, err)
+	}
+	if len(rep.Ignored) != 3 {
+		t.Errorf("ignored %+v, want two matches and a DONE", rep.Ignored)
+	}
+	if len(rep.Merged) != 1 || len(rep.Merged[0].Dropped) != 3 || rep.Merged[0].Keep != f.ids[seedTitles[0]] {
+		t.Errorf("merged %+v", rep.Merged)
+	}
+	if len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Reason, "t-00000000") || !strings.Contains(rep.Skipped[1].Reason, "keeps an earlier group") {
+		t.Errorf("skipped %+v, want the line naming an unknown task and the one dropping a kept task", rep.Skipped)
+	}
+	for _, title := range seedTitles[1:4] {
+		if _, folder, _ := f.deps.Board.Store.Get(ctx, f.ids[title]); folder != board.FailedBlocked {
+			t.Errorf("dropped %q in %s", title, folder)
+		}
+	}
+	if got := f.calls(t); got[CallRewrite+"/supervisor"] != 1 || got[CallCollapse+"/supervisor"] != 1 {
+		t.Errorf("recorded calls %v", got)
+	}
+	for _, r := range f.srv.ChatRequests() {
+		want := CollapseMaxTokens
+		if strings.Contains(r.Prompt(), "## CURRENT INDEX") {
+			want = RewriteMaxTokens
+			for _, s := range []string{"Today is 2026-02-26.", "- conventions/errors.md — Errors (established): Wrap errors once per layer.", "-MEDIUM: Develop ambient AI solutions\n"} {
+				if !strings.Contains(r.Prompt(), s) {
+					t.Errorf("Call 1's prompt lacks %q:\n%s", s, r.Prompt())
+				}
+			}
+		} else if !regexp.MustCompile(`(?m)^t-[0-9a-f]{8} \| task \| - \| Fix the login page crash$`).MatchString(r.Prompt()) {
+			t.Errorf("Call 2's prompt:\n%s", r.Prompt())
+		}
+		if r.MaxTokens != want {
+			t.Errorf("max tokens %d, want %d", r.MaxTokens, want)
+		}
+	}
+}
+
+// TestRunCallsFailAlone: a malformed Call 1 (twice: one retry) changes
+// nothing, and Call 2 still collapses.
+func TestRunCallsFailAlone(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, seedTitles...)
+	before := f.read(t, "docs/knowledge/_index.md")
+	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text("<WORLD_MODEL>no sections</WORLD_MODEL><TODOS>-HIGH: new thing to do</TODOS>"))
+	f.srv.On(llmtest.Contains("id | bucket | type | content"), llmtest.Text(f.expand("Develop ambient AI solutions | {Develop ambient AI solutions} | {Developing ambient AI solutions}")))
+	rep, err := Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Rewrite.Failed() || rep.Rewrite.Requests != 2 || !strings.Contains(rep.Rewrite.Err, "malformed twice") {
+		t.Errorf("rewrite %+v, want malformed twice", rep.Rewrite)
+	}
+	if got := f.read(t, "docs/knowledge/_index.md"); got != before || len(rep.Added) != 0 {
+		t.Errorf("a malformed Call 1 changed the index or added %v", rep.Added)
+	}
+	if len(rep.Merged) != 1 {
+		t.Errorf("merged %+v, want Call 2's group", rep.Merged)
+	}
+
+	// And the other way round: a dead model fails both calls, and the
+	// log says so.
+	f.srv.Close()
+	rep, err = Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Rewrite.Failed() || !rep.Collapse.Failed() {
+		t.Errorf("rewrite %+v collapse %+v, want both failed", rep.Rewrite, rep.Collapse)
+	}
+	var lines []string
+	f.deps.Board.Log.Select(ctx, world.Filter{IDs: []string{Source}}, func(r *world.Record) error {
+		lines = append(lines, r.Entry.Output)
+		return nil
+	})
+	if s := strings.Join(lines, "\n"); !strings.Contains(s, "collapse failed: the model failed") || !strings.Contains(s, "knowledge rewrite failed") {
+		t.Errorf("cleanup's log lines:\n%s", s)
+	}
+}
+
+func TestRunLock(t *testing.T) {
+	f := newFixture(t)
+	if Running(f.deps.StateDir) {
+		t.Fatal("Running before any pass")
+	}
+	lock, ok, err := flock.TryLock(filepath.Join(f.deps.StateDir, LockFile))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if !Running(f.deps.StateDir) {
+		t.Error("not Running while the lock is held")
+	}
+	if _, err := Run(context.Background(), f.deps, Options{}); !errors.Is(err, ErrRunning) {
+		t.Errorf("got %v, want ErrRunning", err)
+	}
+	if _, err := Run(context.Background(), f.deps, Options{DryRun: true}); err != nil {
+		t.Errorf("a dry run needs no lock: %v", err)
+	}
+	lock.Close()
+	if Running(f.deps.StateDir) || Running(filepath.Join(f.deps.StateDir, "nowhere")) {
+		t.Error("Running after the lock is released")
+	}
+}
+
+func TestRunDryRun(t *testing.T) {
+	f := newFixture(t, seedTitles...)
+	rep, err := Run(context.Background(), f.deps, Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || len(f.srv.ChatRequests()) != 0 || len(rep.Merged) != 0 {
+		t.Errorf("dry run: %+v, %d requests", rep, len(f.srv.ChatRequests()))
+	}
+}
+
+func TestIndexText(t *testing.T) {
+	got := indexText("## A\n- x\n_Last updated by: code_style, t-1_", "2026-01-02")
+	want := "# Knowledge index\n\n_Last updated by: cleanup, 2026-01-02_\n\n## A\n- x\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

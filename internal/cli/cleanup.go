@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/llm"
+)
+
+type cleanupOptions struct {
+	repo   string
+	dryRun bool
+	json   bool
+}
+
+func newCleanupCmd(d *deps, runF func(context.Context, *deps, *cleanupOptions) error) *cobra.Command {
+	opts := &cleanupOptions{}
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Rewrite the knowledge index, add missing todos, collapse duplicate tasks",
+		Long: `Run the cleanup pass (seed 000), which also runs after every supervisor
+run and from the board's Clean Up button:
+
+  1. the pre-pass: pending tasks and directives whose words are alike
+     (case, punctuation and inflection aside) are proposed as duplicate
+     groups; it decides nothing alone;
+  2. the knowledge rewrite: the supervisor model rewrites
+     docs/knowledge/_index.md under ## sections, each fact once, and lists
+     the todos; a todo that matches no task becomes a pending task with
+     source cleanup;
+  3. the collapse: the supervisor model groups the pending tasks that ask
+     for the same thing; each group's kept task takes the canonical text,
+     the others end as "duplicate of KEEP" in failed-blocked/, their text
+     in the world log ('cra log query --id ID'), and tasks waiting for
+     them wait for the kept task. 'cra answer ID "not a duplicate"'
+     sends a dropped task back to pending.
+
+Each call fails alone: a reply that is malformed twice changes nothing,
+and the other call still runs. Every call is recorded in raw.sqlite. One
+cleanup runs at a time.
+
+--dry-run runs the pre-pass only: no model is asked, nothing is written.`,
+		Example: `  cra cleanup --dry-run
+  cra cleanup
+  cra cleanup --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return cleanupRun(cmd.Context(), d, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.repo, "repo", ".", "repository root, or a directory inside it")
+	f.BoolVar(&opts.dryRun, "dry-run", false, "print the pre-pass's duplicate groups; ask no model and write nothing")
+	f.BoolVar(&opts.json, "json", false, "print the pass's report as JSON")
+	return cmd
+}
+
+func cleanupRun(ctx context.Context, d *deps, opts *cleanupOptions) error {
+	tb, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	if tb == nil {
+		fmt.Fprintln(d.out, "nothing to clean up: no .clean_room/ here (run 'cra init' first)")
+		return nil
+	}
+	defer tb.Close()
+	deps := cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Now: d.now, Logger: d.logger}
+	if !opts.dryRun {
+		c, err := tb.ws.Corpus(ctx)
+		if err != nil {
+			return err
+		}
+		deps.Gateway = llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
+		deps.Gateway.Logger = d.logger
+	}
+	rep, err := cleanup.Run(ctx, deps, cleanup.Options{DryRun: opts.dryRun})
+	if errors.Is(err, cleanup.ErrRunning) {
+		return fmt.Errorf("%w: wait for it to finish, then run 'cra cleanup' again", err)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		if err := encodeJSON(d.out, rep); err != nil {
+			return err
+		}
+	} else {
+		printCleanup(d, rep)
+	}
+	if rep.Rewrite.Failed() || rep.Collapse.Failed() {
+		return silentError{code: exitFailure}
+	}
+	return nil
+}
+
+func printCleanup(d *deps, rep *cleanup.Report) {
+	w := d.out
+	fmt.Fprintf(w, "pre-pass: %s of possible duplicates among %s\n", countNoun(len(rep.Groups), "group"), countNoun(rep.Pending, "pending task"))
+	for _, g := range rep.Groups {
+		rows := make([][]string, len(g.IDs))
+		for i, id := range g.IDs {
+			rows[i] = []string{id, g.Texts[i]}
+		}
+		writeColumns(w, "  ", rows)
+	}
+	if rep.DryRun {
+		fmt.Fprintln(w, "dry run: no model was asked and nothing was written")
+		return
+	}
+	switch {
+	case rep.Rewrite.Failed():
+		fmt.Fprintf(w, "knowledge rewrite failed: %s; nothing changed\n", rep.Rewrite.Err)
+	case rep.Index != "":
+		fmt.Fprintf(w, "rewrote %s (%s removed)\n", rep.Index, countNoun(rep.Removed, "duplicate line"))
+	default:
+		fmt.Fprintln(w, "knowledge index unchanged")
+	}
+	for _, a := range rep.Added {
+		fmt.Fprintf(w, "added %s (%s): %s\n", a.ID, a.Priority, a.Title)
+	}
+	for _, i := range rep.Ignored {
+		fmt.Fprintf(w, "  not added: %s (%s)\n", i.Line, i.Reason)
+	}
+	if rep.Collapse.Failed() {
+		fmt.Fprintf(w, "collapse failed: %s; nothing changed\n", rep.Collapse.Err)
+	}
+	for _, m := range rep.Merged {
+		fmt.Fprintf(w, "merged %s into %s: %s\n", strings.Join(m.Dropped, ", "), m.Keep, m.Canonical)
+		if len(m.Relinked) > 0 {
+			fmt.Fprintf(w, "  now waiting for %s: %s\n", m.Keep, strings.Join(m.Relinked, ", "))
+		}
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "  skipped: %s (%s)\n", s.Line, s.Reason)
+	}
+	if !rep.Collapse.Failed() && len(rep.Merged) == 0 && len(rep.Skipped) == 0 {
+		fmt.Fprintln(w, "no duplicates collapsed")
+	}
+}

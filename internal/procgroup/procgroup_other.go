@@ -1,0 +1,22 @@
+//go:build !unix
+
+// Package procgroup runs a command in a process group of its own and ends
+// that group; where there are no process groups, it does what it can.
+package procgroup
+
+import (
+	"os/exec"
+	"time"
+)
+
+// Own does nothing where there are no process groups.
+func Own(cmd *exec.Cmd) {}
+
+// Stop cannot end a group here: the caller kills its process itself.
+func Stop(pgid int, grace, after time.Duration) bool { return true }
+
+// Alive cannot tell here.
+func Alive(pgid int) bool { return false }
+
+// Signal names the signal that ended a process; none here.
+func Signal(st *exec.ExitError) string { return "" }

@@ -1,0 +1,310 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/agent"
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// review judges task t's last run, which left it in folder, and carries
+// out the verdict.
+func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task, folder board.Folder) (*Review, error) {
+	set := cfg.RecyclerSettings()
+	res := t.Results
+	if res == nil {
+		res = &board.Results{}
+	}
+	rv := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: folder,
+		Before: Streaks{Completion: t.ConsecutiveCompletionClaims, Failure: t.ConsecutiveFailures}}
+	runFailed := folder == board.Failed
+	ev, evText, err := r.collect(ctx, cfg, t, res, runFailed)
+	if err != nil {
+		return nil, err
+	}
+	if ev != nil {
+		rv.Blockers = ev.Blockers(t.NoChange)
+		rv.Evidence, _ = json.Marshal(storedEvidence(ev))
+	} else {
+		rv.Blockers = []string{"the evidence could not be collected: " + evText}
+	}
+	var reply Reply
+	switch strings.TrimSpace(res.Output) {
+	case "":
+		rv.Fallback = "the run left no output"
+	default:
+		subject := Subject{Title: t.Title, Description: t.Description, Need: t.Need, NoChange: t.NoChange,
+			Run: t.Runs, Folder: string(folder), Finish: r.finishLine(ctx, t.ID), Evidence: evText,
+			Blockers: rv.Blockers, PreviousNote: t.Notes, OutputTail: res.Output, OutputHead: r.outputHead(t, res)}
+		var calls int
+		reply, calls, err = r.ask(ctx, cfg, subject, board.RunTaskID(t.ID, t.Runs))
+		rv.Calls = calls
+		if err != nil {
+			rv.Fallback = err.Error()
+		}
+	}
+	r.countModel(rv, set)
+	if rv.Fallback != "" {
+		rv.Classification = Uncertain
+		rv.Note = conservativeNote(rv, evText, t.Notes)
+	} else {
+		rv.Model, rv.Criteria, rv.Need, rv.Note = reply.Classification, reply.Criteria, reply.Need, reply.Note
+		rv.Classification, rv.Lowered = Gate(reply.Classification, reply.Criteria, strings.TrimSpace(t.Need) != "", rv.Blockers)
+		if len(rv.Lowered) > 0 {
+			rv.Note.Remaining = strings.TrimSpace("Not complete, whatever the run claimed: " + strings.Join(rv.Lowered, "; ") + ".\n" + rv.Note.Remaining)
+			rv.Note.fit()
+		}
+	}
+	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed, rv.Fallback != "")
+	rv.Action = Decide(rv.After, Thresholds{Completion: set.CompletionThreshold, Failure: set.FailureThreshold}, rv.Need)
+	d := board.Decision{ID: t.ID, From: folder, Runs: t.Runs}
+	switch rv.Action {
+	case Finalize:
+		d.Status = world.StatusVerified
+		d.Output = fmt.Sprintf("verified: %d complete reviews in a row: %s", rv.After.Completion, clipRunes(rv.Note.Accomplished, 200))
+	case Block:
+		d.Status = world.StatusFailed
+		if rv.Need != "" {
+			d.Output = "needs a person: " + clipRunes(rv.Note.Remaining, 200)
+			d.Need = rv.Need
+		} else {
+			d.Output = fmt.Sprintf("blocked: %d failed runs in a row: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
+			d.Need = fmt.Sprintf("read the note (cra task show %s), fix the cause or tell the agent how: cra answer %s '…'", t.ID, t.ID)
+		}
+	default:
+		d.Status = world.StatusRetry
+		d.Output = guidance(rv)
+	}
+	rv.Entry = d.Output
+	d.Update = func(t *board.Task) {
+		t.Notes = rv.Note.String()
+		t.ConsecutiveCompletionClaims, t.ConsecutiveFailures = rv.After.Completion, rv.After.Failure
+		if t.Results == nil {
+			t.Results = &board.Results{}
+		}
+		t.Results.Classification = string(rv.Classification)
+		t.Results.Validation = validationSummary(ev)
+	}
+	if _, _, err := r.Board.Decide(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := appendHistory(r.StateDir, rv); err != nil {
+		r.say("warning: %v", err)
+	}
+	r.say("reviewed %s run %d: %s → %s (streaks %d/%d)", t.ID, t.Runs, rv.Classification, rv.Action, rv.After.Completion, rv.After.Failure)
+	return rv, nil
+}
+
+// collect gathers the evidence of t's last run: its text, and the
+// evidence itself (nil, with the reason as text, when it cannot be had).
+func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Task, res *board.Results, runFailed bool) (*evidence.Evidence, string, error) {
+	top, prefix, err := gitx.TopLevel(ctx, r.Root)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	in := evidence.Input{
+		Repo: top, Branch: board.BranchPrefix + t.ID,
+		Worktree: filepath.Join(r.StateDir, board.WorktreesDir, t.ID), Subdir: prefix,
+		Validator: validator(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
+		Output: res.Output,
+	}
+	ev, err := evidence.Collect(ctx, in)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, err.Error(), nil
+	}
+	return ev, ev.Text(), nil
+}
+
+// maxCheckOutput caps each validation check's output in the stored
+// review: its tail, where the failures are.
+const maxCheckOutput = 4096
+
+// storedEvidence is ev with each check's output cut to its tail, for the
+// review history (a check keeps up to 256 KiB).
+func storedEvidence(ev *evidence.Evidence) *evidence.Evidence {
+	if ev.Validation == nil {
+		return ev
+	}
+	c := *ev
+	v := *ev.Validation
+	v.Checks = append([]agent.CheckResult(nil), v.Checks...)
+	for i := range v.Checks {
+		if out := v.Checks[i].Output; len(out) > maxCheckOutput {
+			v.Checks[i].Output = strings.ToValidUTF8(out[len(out)-maxCheckOutput:], "")
+		}
+	}
+	c.Validation = &v
+	return &c
+}
+
+// validator is the [validation] section as the evidence re-runs it.
+func validator(cfg *config.Config) *agent.Validator {
+	v := cfg.Validation
+	if v == nil {
+		return nil
+	}
+	out := &agent.Validator{Test: v.Test, Lint: v.Lint, Typecheck: v.Typecheck}
+	if d, err := time.ParseDuration(v.Timeout); err == nil && d > 0 {
+		out.Timeout = d
+	}
+	return out
+}
+
+func validationSummary(ev *evidence.Evidence) string {
+	if ev == nil || ev.Validation == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range ev.Validation.Checks {
+		s := "passed"
+		switch {
+		case c.TimedOut:
+			s = "timed out"
+		case !c.Passed:
+			s = fmt.Sprintf("failed (exit %d)", c.ExitCode)
+		}
+		parts = append(parts, c.Name+" "+s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// finishLine is the output of the task's latest lifecycle entry, its
+// [agent:finish] as the recycler finds it.
+func (r *Recycler) finishLine(ctx context.Context, id string) string {
+	a, ok, err := r.Board.Log.Lookup(ctx, id)
+	if err != nil || !ok {
+		return ""
+	}
+	return a.Output
+}
+
+// outputHead returns the start of the run's log when the stored tail does
+// not reach back to it: how the run began says what it set out to do.
+func (r *Recycler) outputHead(t *board.Task, res *board.Results) string {
+	if len(res.Output) < board.MaxOutput {
+		return "" // the tail is the whole output
+	}
+	f, err := os.Open(filepath.Join(r.StateDir, board.RunsDir, t.ID, fmt.Sprintf("run-%d.log", t.Runs)))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	return strings.ToValidUTF8(string(buf[:n]), "")
+}
+
+// ask makes the review call: one request, and after a malformed reply one
+// more with the problem named. Every call is recorded in raw.sqlite under
+// runID. It returns the parsed reply and the calls made, or the error
+// that sends the review to its fallback.
+func (r *Recycler) ask(ctx context.Context, cfg *config.Config, s Subject, runID string) (Reply, int, error) {
+	gw := llm.NewGateway(llm.NewRouter(cfg, nil), r.Recorder)
+	gw.NewClient, gw.Logger = r.NewClient, r.Logger
+	client, _, err := gw.Client(ctx, llm.CallInfo{Kind: llm.KindGeneral, TaskID: runID, Type: CallReview, Role: llm.RoleSummarizer})
+	if err != nil {
+		return Reply{}, 0, &modelError{fmt.Errorf("the model could not be reached: %w", err)}
+	}
+	req := Prompt(s)
+	resp, err := client.Complete(ctx, req)
+	if err != nil {
+		return Reply{}, 1, &modelError{fmt.Errorf("the model failed: %w", err)}
+	}
+	reply, perr := ParseReply(resp.Text)
+	if perr == nil {
+		return reply, 1, nil
+	}
+	resp, err = client.Complete(ctx, retryPrompt(req, resp.Text, perr))
+	if err != nil {
+		return Reply{}, 2, &modelError{fmt.Errorf("the model failed on the retry after a malformed reply (%v): %w", perr, err)}
+	}
+	reply, err = ParseReply(resp.Text)
+	if err != nil {
+		return Reply{}, 2, &modelError{fmt.Errorf("the reply was malformed twice: %w", err)}
+	}
+	return reply, 2, nil
+}
+
+// modelError is a review the model could not make: it counts towards the
+// circuit breaker.
+type modelError struct{ err error }
+
+func (e *modelError) Error() string { return e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
+
+// countModel keeps the breaker's count: a review the model could not make
+// adds one, any other review resets it; at breaker_after in a row the
+// recycler pauses for breaker_cooldown, and says so in the log.
+func (r *Recycler) countModel(rv *Review, set config.RecyclerSettings) {
+	if rv.Calls == 0 {
+		return // no model call: nothing learned of the model
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rv.Fallback == "" {
+		r.errs = 0
+		return
+	}
+	r.errs++
+	if r.errs < set.BreakerAfter {
+		return
+	}
+	r.errs = 0
+	r.paused = r.now().Add(set.BreakerCooldown)
+	msg := fmt.Sprintf("recycler paused for %s after %d model errors in a row: %s", set.BreakerCooldown, set.BreakerAfter, clipRunes(rv.Fallback, 200))
+	if _, err := r.Board.Log.Event(context.WithoutCancel(context.Background()), world.SourceSystem, "recycler", msg); err != nil && r.Logger != nil {
+		r.Logger.Warn("log the pause", "err", err)
+	}
+	if r.Out != nil {
+		fmt.Fprintf(r.Out, "warning: %s\n", msg)
+	}
+}
+
+// conservativeNote is seed 004's fallback: "Not sure current status",
+// with what the harness knows filled in, and the previous note's next
+// actions kept.
+func conservativeNote(rv *Review, evText, previous string) Note {
+	n := Note{
+		Accomplished: "Not sure current status.",
+		Status:       "Not reviewed: " + rv.Fallback + ".",
+		Remaining:    "Unknown.",
+		Next:         "Continue the task; check the evidence below.",
+		Evidence:     strings.TrimSpace(evText),
+	}
+	if len(rv.Blockers) > 0 {
+		n.Remaining = strings.Join(rv.Blockers, "; ") + "."
+	}
+	if prev, err := parseNote(strings.Split(previous, "\n")); err == nil && prev.Next != "None." {
+		n.Next = prev.Next
+	}
+	if n.Evidence == "" {
+		n.Evidence = "None."
+	}
+	n.fit()
+	return n
+}
+
+// guidance is the output of a retry entry: the note's next actions, on
+// one line.
+func guidance(rv *Review) string {
+	g := clipRunes(rv.Note.Next, 300)
+	if rv.Fallback != "" {
+		return "not sure current status (" + clipRunes(rv.Fallback, 120) + "): " + g
+	}
+	return string(rv.Classification) + ": " + g
+}
