@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/server"
 )
 
@@ -39,7 +41,8 @@ supervision.
 Open the printed address in a browser for the live board: six columns,
 cards that move as the world log changes (over a WebSocket), a drawer
 per task with its notes, evidence, runs and log lines, an answer box for
-blocked tasks, an add-task form, and the recycler's settings. The API
+blocked tasks, an add-task form, the recycler's settings, and a Clean
+Up button that runs 'cra cleanup' in the background. The API
 (JSON, see 'go doc ./internal/server'):
 
   GET  /healthz                 {"ok": true, "pid": …}
@@ -49,6 +52,7 @@ blocked tasks, an add-task form, and the recycler's settings. The API
   POST /api/tasks/ID/answer     answer a task that waits for a person
   POST /api/tasks/ID/move       move a task; /retry sends it back to pending
   GET|PUT /api/settings         the recycler's settings (config.toml)
+  GET|POST /api/cleanup         whether a cleanup runs; start one
   GET  /api/log?since=OFFSET    world log lines
   GET  /api/events?since=OFFSET a WebSocket of the world log
 
@@ -115,6 +119,16 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 			return err
 		}
 		daemon.Recycler = r
+	}
+	daemon.Cleanup = func(ctx context.Context) error {
+		c, err := tb.ws.Corpus(ctx)
+		if err != nil {
+			return err
+		}
+		g := llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
+		g.Logger = d.logger
+		_, err = cleanup.Run(ctx, cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Gateway: g, Now: d.now, Logger: d.logger}, cleanup.Options{})
+		return err
 	}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)

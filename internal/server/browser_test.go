@@ -138,10 +138,13 @@ func cardSel(folder board.Folder, id string) string {
 
 // startDaemon runs the real daemon over f on 127.0.0.1:0 (no processor,
 // no recycler: the test moves the tasks) and returns its address.
-func startDaemon(t testing.TB, f *fixture) (string, *Daemon) {
+func startDaemon(t testing.TB, f *fixture, configure ...func(*Daemon)) (string, *Daemon) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour}
+	for _, c := range configure {
+		c(d)
+	}
 	ready := make(chan Info, 1)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, func(i Info) { ready <- i }) }()
@@ -167,9 +170,31 @@ func startDaemon(t testing.TB, f *fixture) (string, *Daemon) {
 func TestBrowser(t *testing.T) {
 	browser := newBrowser(t)
 	f := newFixture(t)
-	url, d := startDaemon(t, f)
+	cleaning, release := make(chan struct{}, 1), make(chan struct{})
+	url, d := startDaemon(t, f, func(d *Daemon) {
+		d.Cleanup = func(ctx context.Context) error {
+			cleaning <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			_, err := f.b.Log.Event(ctx, world.SourceSystem, "cleanup", "cleanup: 0 groups merged, 0 todos added")
+			return err
+		}
+	})
 	cli := openBoard(t, f.state) // what 'cra task add' would open
 	ctx := context.Background()
+
+	t.Run("Clean Up is disabled while a cleanup runs", func(t *testing.T) {
+		tb := openTab(t, browser, url)
+		tb.waitJS(`!document.querySelector("#cleanup-btn").disabled`)
+		tb.do(chromedp.Click(chromedp.CSS("#cleanup-btn")))
+		<-cleaning
+		tb.waitJS(`document.querySelector("#cleanup-btn").disabled && document.querySelector("#cleanup-btn").title.includes("running")`)
+		close(release)
+		tb.waitJS(`!document.querySelector("#cleanup-btn").disabled`)
+		tb.waitJS(`[...document.querySelectorAll("#activity-list li")].some(li => li.textContent.includes("0 groups merged"))`)
+	})
 
 	t.Run("a task added from outside appears without a reload", func(t *testing.T) {
 		tb := openTab(t, browser, url)

@@ -74,6 +74,9 @@ type Daemon struct {
 	// Recycler reviews finished runs (the recycler and Level 2); nil
 	// reviews none.
 	Recycler Looper
+	// Cleanup is one cleanup pass (cleanup.Run), which the board's Clean
+	// Up button starts in the background; nil leaves the button disabled.
+	Cleanup func(ctx context.Context) error
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
@@ -172,6 +175,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	}()
 	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Token: token,
 		Logger: d.Logger, Started: info.Started, PID: info.PID}
+	var cleaner *daemonCleaner
+	if d.Cleanup != nil {
+		cleaner = &daemonCleaner{ctx: ctx, stateDir: d.StateDir, run: d.Cleanup, say: d.say}
+		api.Cleaner = cleaner
+		defer cleaner.wg.Wait() // after the listener closed: no pass starts anew
+	}
 	srv := &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

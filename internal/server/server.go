@@ -14,6 +14,8 @@
 //	POST /api/tasks/{id}/retry     back to pending: {"why": "…"}
 //	GET  /api/settings             the recycler's settings (seed 004)
 //	PUT  /api/settings             change them: validated, written to config.toml
+//	GET  /api/cleanup              {"available": …, "running": …}: the Clean Up button
+//	POST /api/cleanup              start a cleanup pass (202; 409 while one runs)
 //	GET  /api/log                  lines of the world log (?since=OFFSET or ?tail=N)
 //	GET  /api/events               a WebSocket of the world log from ?since=OFFSET (see Hub)
 //	GET  /                         the web board (embedded: web/)
@@ -67,6 +69,9 @@ type Server struct {
 	StateDir string
 	// Hub streams the world log to /api/events; nil answers 503 there.
 	Hub *Hub
+	// Cleaner runs the Clean Up button's pass; nil shows the button
+	// disabled.
+	Cleaner Cleaner
 	// Token, when set, is required of every request.
 	Token string
 	// AnyHost lets requests without a token name any host. Unset, a
@@ -97,6 +102,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/tasks/{id}/retry", s.retry)
 	mux.HandleFunc("GET /api/settings", s.getSettings)
 	mux.HandleFunc("PUT /api/settings", s.putSettings)
+	mux.HandleFunc("GET /api/cleanup", s.cleanupStatus)
+	mux.HandleFunc("POST /api/cleanup", s.startCleanup)
 	mux.HandleFunc("GET /api/log", s.logLines)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.Handle("/", s.page())

@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -478,5 +481,105 @@ func TestLoopback(t *testing.T) {
 		if got := Loopback(host); got != want {
 			t.Errorf("Loopback(%q) = %v, want %v", host, got, want)
 		}
+	}
+}
+
+// fakeCleaner is a Cleaner whose answers the test gives.
+type fakeCleaner struct {
+	start   func() error
+	running func() bool
+}
+
+var _ Cleaner = (*fakeCleaner)(nil)
+
+func (c *fakeCleaner) Start() error  { return c.start() }
+func (c *fakeCleaner) Running() bool { return c.running() }
+
+func TestCleanupAPI(t *testing.T) {
+	f := newFixture(t)
+	ts, _ := f.serve(t, &Server{})
+	if code, body := call(t, ts, "GET", "/api/cleanup", nil); code != 200 || body["available"] != false || body["running"] != false {
+		t.Errorf("no cleaner: %d %v", code, body)
+	}
+	if code, body := call(t, ts, "POST", "/api/cleanup", nil); code != 503 || !strings.Contains(errText(body), "cra cleanup") {
+		t.Errorf("start without a cleaner: %d %v", code, body)
+	}
+	var running atomic.Bool
+	c := &fakeCleaner{running: running.Load, start: func() error {
+		if !running.CompareAndSwap(false, true) {
+			return cleanup.ErrRunning
+		}
+		return nil
+	}}
+	ts, _ = f.serve(t, &Server{Cleaner: c})
+	if code, body := call(t, ts, "POST", "/api/cleanup", nil); code != 202 || body["running"] != true {
+		t.Errorf("start: %d %v", code, body)
+	}
+	if code, body := call(t, ts, "GET", "/api/cleanup", nil); code != 200 || body["available"] != true || body["running"] != true {
+		t.Errorf("while it runs: %d %v", code, body)
+	}
+	if code, _ := call(t, ts, "POST", "/api/cleanup", nil); code != 409 {
+		t.Errorf("a second start: %d, want 409", code)
+	}
+	if code, _ := call(t, ts, "POST", "/api/cleanup", nil, "Origin", "http://evil.example"); code != 403 {
+		t.Errorf("a start from another origin: %d, want 403", code)
+	}
+}
+
+// TestDaemonCleanup: the daemon runs one pass at a time in the
+// background, also refusing while 'cra cleanup' holds the lock, and
+// waits for it at shutdown.
+func TestDaemonCleanup(t *testing.T) {
+	f := newFixture(t)
+	release := make(chan struct{})
+	passes := make(chan struct{}, 10)
+	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour,
+		Cleanup: func(ctx context.Context) error {
+			passes <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan Info, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, func(i Info) { ready <- i }) }()
+	info := <-ready
+	ts := &httptest.Server{URL: "http://" + info.Addr}
+	if code, _ := call(t, ts, "POST", "/api/cleanup", nil); code != 202 {
+		t.Fatalf("start: %d", code)
+	}
+	<-passes
+	if code, body := call(t, ts, "GET", "/api/cleanup", nil); body["running"] != true || code != 200 {
+		t.Errorf("while it runs: %d %v", code, body)
+	}
+	if code, _ := call(t, ts, "POST", "/api/cleanup", nil); code != 409 {
+		t.Errorf("a second start: %d, want 409", code)
+	}
+	close(release)
+	for {
+		if _, body := call(t, ts, "GET", "/api/cleanup", nil); body["running"] == false {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// 'cra cleanup' in another process holds the lock.
+	lk, ok, err := flock.TryLock(filepath.Join(f.state, cleanup.LockFile))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if code, body := call(t, ts, "POST", "/api/cleanup", nil); code != 409 || !strings.Contains(errText(body), "cleanup is running") {
+		t.Errorf("while 'cra cleanup' runs: %d %v", code, body)
+	}
+	lk.Close()
+	if code, _ := call(t, ts, "POST", "/api/cleanup", nil); code != 202 {
+		t.Errorf("after it: %d", code)
+	}
+	<-passes
+	cancel() // the pass running now ends with the daemon
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

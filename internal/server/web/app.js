@@ -270,6 +270,7 @@ function apply(e, m) {
     refresh(e.id);
   }
   if (e.kind === "event" && (e.source === "system" || e.source === "supervisor")) addActivity(e);
+  if (e.kind === "event" && e.id === "cleanup") loadCleanup();
   if (state.drawer === e.id) {
     const list = $("d-log");
     if (list) list.append(logLine(m));
@@ -578,6 +579,41 @@ async function saveSettings(ev) {
   }
 }
 
+// ---- clean up ----
+
+// The Clean Up button runs the cleanup pass (seed 000): disabled while
+// one runs, here or from 'cra cleanup'.
+async function loadCleanup() {
+  let st = { available: false, running: false };
+  try { st = await api("GET", "/api/cleanup"); } catch (_) { /* leave it disabled */ }
+  showCleanup(st);
+}
+
+let cleanupTimer = null;
+function showCleanup(st) {
+  // While a pass runs, ask every second when it ends (its last log line
+  // comes before it lets go of its lock).
+  clearTimeout(cleanupTimer);
+  if (st.running) cleanupTimer = setTimeout(loadCleanup, 1000);
+  const btn = $("cleanup-btn");
+  const tip = !st.available ? "This daemon runs no cleanup: use 'cra cleanup'"
+    : st.running ? "A cleanup is running: the button comes back when it ends"
+    : "Collapse duplicate pending tasks and rewrite the knowledge index (cra cleanup)";
+  btn.disabled = !st.available || st.running;
+  btn.textContent = st.running ? "Cleaning up…" : "Clean Up";
+  btn.title = tip;
+  $("cleanup-tip").title = tip;
+}
+
+async function startCleanup() {
+  try {
+    showCleanup(await api("POST", "/api/cleanup"));
+  } catch (err) {
+    $("cleanup-tip").title = err.message;
+    loadCleanup();
+  }
+}
+
 // ---- start ----
 
 async function main() {
@@ -586,6 +622,8 @@ async function main() {
   $("add-cancel").addEventListener("click", () => $("add-dialog").close());
   $("add-form").addEventListener("submit", submitAdd);
   $("settings-btn").addEventListener("click", openSettings);
+  $("cleanup-btn").addEventListener("click", startCleanup);
+  setInterval(loadCleanup, 15000);
   $("settings-cancel").addEventListener("click", () => $("settings-dialog").close());
   $("settings-form").addEventListener("submit", saveSettings);
   $("settings-form").addEventListener("input", syncSettingsForm);
@@ -594,7 +632,7 @@ async function main() {
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.drawer) closeDrawer(); });
   setInterval(() => { for (const n of document.querySelectorAll(".card .age")) n.textContent = age(n.title); }, 30000);
   try {
-    await Promise.all([loadSnapshot(), loadSettings(), loadActivity().catch(() => {})]);
+    await Promise.all([loadSnapshot(), loadSettings(), loadCleanup(), loadActivity().catch(() => {})]);
   } catch (err) {
     setConn("error: " + err.message, "down");
   }
