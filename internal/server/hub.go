@@ -43,7 +43,7 @@ const (
 )
 
 // DefaultQueueLen bounds a client's queue of messages not yet written.
-const DefaultQueueLen = 1024
+const DefaultQueueLen = 8192
 
 // writeTimeout bounds one write to a client: a connection that takes
 // longer is dead or hopeless, and its client reconnects.
