@@ -209,3 +209,38 @@ func TestSlowClient(t *testing.T) {
 		t.Errorf("hub: %v", err)
 	}
 }
+
+// TestEventsCompaction: a compaction rewrites the log, so the offsets a
+// client holds mean nothing: it gets a reset, and from a fresh snapshot
+// it streams again.
+func TestEventsCompaction(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	old := f.add(t, "old and done", nil)
+	f.run(t, old.ID, 0, "done")
+	f.decide(t, old.ID, world.StatusVerified, "full_complete", "verified", "")
+	for i := range 20 {
+		f.b.Log.Event(ctx, world.SourceBash, "noise", fmt.Sprintf("event %d", i))
+	}
+	ts, _ := f.serve(t, &Server{})
+	_, body := call(t, ts, "GET", "/api/tasks", nil)
+	c := dial(t, ctx, ts.URL, int64(body["offset"].(float64)))
+	defer c.CloseNow()
+	if _, err := f.b.Log.Compact(ctx, world.CompactOptions{EventsBefore: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	f.b.Log.Event(ctx, world.SourceSystem, "level1", "after the compaction")
+	m, err := readMsg(t, ctx, c)
+	if err != nil || m.Type != MsgReset {
+		t.Fatalf("after a compaction: %+v %v, want a reset", m, err)
+	}
+	_, body = call(t, ts, "GET", "/api/tasks", nil)
+	end := int64(body["offset"].(float64))
+	c2 := dial(t, ctx, ts.URL, end)
+	defer c2.CloseNow()
+	f.b.Log.Event(ctx, world.SourceSystem, "level1", "next")
+	if m, err := readMsg(t, ctx, c2); err != nil || m.Offset != end || m.Entry.Output != "next" {
+		t.Errorf("from the new snapshot: %+v %v", m, err)
+	}
+}
