@@ -144,9 +144,6 @@ func logEnd(path string) (int64, error) {
 	return 0, nil
 }
 
-// LogLine is a line of the world log with where it is.
-type LogLine = Message
-
 // Run is one run of a task, from its [agent:active] entry to the entry
 // that ended it.
 type Run struct {
@@ -171,7 +168,7 @@ type taskDetail struct {
 	Task   *board.Task  `json:"task"`
 	Folder board.Folder `json:"folder"`
 	// Log is the task's lines of the world log, the last MaxTaskLines.
-	Log []LogLine `json:"log"`
+	Log []Message `json:"log"`
 	// Runs are its runs, oldest first.
 	Runs []Run `json:"runs"`
 	// Reviews are the recycler's reviews, oldest first: each with its
@@ -206,16 +203,12 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, card(t, folder))
 		return
 	}
-	d := taskDetail{Task: t, Folder: folder, Log: []LogLine{}, Runs: []Run{}, Reviews: []review.Review{}}
+	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []review.Review{}}
 	var entries []world.Entry
 	err = s.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
-		m := LogLine{Type: MsgEntry, Offset: rec.Offset, End: rec.Offset + int64(len(rec.Raw)) + 1}
-		if rec.Err != nil {
-			m.Type, m.Error = MsgMalformed, rec.Err.Error()
-		} else {
-			e := rec.Entry
-			m.Entry = &e
-			entries = append(entries, e)
+		m := message(rec)
+		if m.Entry != nil {
+			entries = append(entries, *m.Entry)
 		}
 		d.Log = append(d.Log, m)
 		if len(d.Log) > 2*MaxTaskLines {
@@ -475,11 +468,11 @@ func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder,
 	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to})
 }
 
-// MaxLogLines bounds the lines of one GET /api/log.
-const MaxLogLines = 2000
+// MaxMessages bounds the lines of one GET /api/log.
+const MaxMessages = 2000
 
 // logLines answers GET /api/log: with ?since=OFFSET the lines from there
-// on (at most ?limit=N, default and cap MaxLogLines), else the last
+// on (at most ?limit=N, default and cap MaxMessages), else the last
 // ?tail=N (default 100); "next" is where the next call goes on.
 // ?kind=, ?source= and ?id= select lines as 'cra log query' does.
 func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
@@ -509,21 +502,12 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		return n, true
 	}
 	out := struct {
-		Entries []LogLine `json:"entries"`
+		Entries []Message `json:"entries"`
 		Next    int64     `json:"next"`
-	}{Entries: []LogLine{}}
-	add := func(rec *world.Record) {
-		m := LogLine{Type: MsgEntry, Offset: rec.Offset, End: rec.Offset + int64(len(rec.Raw)) + 1}
-		if rec.Err != nil {
-			m.Type, m.Error = MsgMalformed, rec.Err.Error()
-		} else {
-			e := rec.Entry
-			m.Entry = &e
-		}
-		out.Entries = append(out.Entries, m)
-	}
+	}{Entries: []Message{}}
+	add := func(rec *world.Record) { out.Entries = append(out.Entries, message(rec)) }
 	if !q.Has("since") {
-		n, ok := num("tail", 100, 0, MaxLogLines)
+		n, ok := num("tail", 100, 0, MaxMessages)
 		if !ok {
 			return
 		}
@@ -540,7 +524,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	limit, ok := num("limit", MaxLogLines, 1, MaxLogLines)
+	limit, ok := num("limit", MaxMessages, 1, MaxMessages)
 	if !ok {
 		return
 	}

@@ -59,7 +59,8 @@ const writeTimeout = 10 * time.Second
 // reads the lines already in the file from there (as the follower may be
 // behind or ahead), then takes the hub's messages, skipping those it has
 // sent and reading any gap from the file: so it misses nothing and sends
-// nothing twice, whatever the timing of its connection.
+// nothing twice, whatever the timing of its connection (once Begin has
+// fixed where the hub starts).
 type Hub struct {
 	// Log is the world log followed; required.
 	Log *world.Log
@@ -166,27 +167,32 @@ func (h *Hub) record(r *world.Record) error {
 
 // encode makes r's frame.
 func (h *Hub) encode(r *world.Record) (*frame, error) {
-	end := r.Offset + int64(len(r.Raw)) + 1
-	m := Message{Type: MsgEntry, Offset: r.Offset}
-	if r.Err != nil {
-		m.Type, m.Error = MsgMalformed, r.Err.Error()
-		if len(r.Raw) >= world.MaxLineBytes {
-			// A line too long comes cut short: find its true end.
-			e, err := lineEnd(h.Log.Path(), r.Offset+int64(len(r.Raw)))
-			if err != nil {
-				return nil, err
-			}
-			end = e
+	m := message(r)
+	if r.Err != nil && len(r.Raw) >= world.MaxLineBytes {
+		// A line too long comes cut short: find its true end.
+		end, err := lineEnd(h.Log.Path(), r.Offset+int64(len(r.Raw)))
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		m.Entry = &r.Entry
+		m.End = end
 	}
-	m.End = end
 	data, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode event: %w", err)
 	}
-	return &frame{offset: r.Offset, end: end, data: data}, nil
+	return &frame{offset: r.Offset, end: m.End, data: data}, nil
+}
+
+// message is the Message of a record, its entry copied out of it.
+func message(r *world.Record) Message {
+	m := Message{Type: MsgEntry, Offset: r.Offset, End: r.Offset + int64(len(r.Raw)) + 1}
+	if r.Err != nil {
+		m.Type, m.Error = MsgMalformed, r.Err.Error()
+	} else {
+		e := r.Entry
+		m.Entry = &e
+	}
+	return m
 }
 
 // lineEnd returns the offset after the newline at or after from.
