@@ -250,6 +250,9 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	}
 	s.prompt = Prompt{Task: t, Run: s.run}
 	s.prompt.FromLog(history)
+	if s.prompt.Directives, err = b.pendingDirectives(ctx, id); err != nil {
+		return nil, err
+	}
 	e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
 	if err != nil {
 		return nil, fmt.Errorf("log the run's start: %w", err)

@@ -22,6 +22,10 @@ type Prompt struct {
 	// Knowledge is the body of the PROJECT KNOWLEDGE section (seed 003,
 	// knowledge.Load); empty leaves the section out.
 	Knowledge string
+	// Directives are the pending directives, functional first
+	// (ActiveDirectives): the ACTIVE DIRECTIVES section, with seed 003's
+	// instruction that each must be addressed; none leaves it out.
+	Directives []*Task
 }
 
 // boardEvents start the [event:user] outputs the board writes itself (an
@@ -58,12 +62,25 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 
 // TaskText is the prompt without its knowledge section: what cra's own
 // solve takes as its task, since it selects and injects the knowledge
-// itself.
+// itself. The ACTIVE DIRECTIVES section ends it.
 func (p *Prompt) TaskText() string {
+	var b strings.Builder
+	b.WriteString(p.taskPart())
+	section(&b, "ACTIVE DIRECTIVES", directivesText(p.Directives))
+	return b.String()
+}
+
+// taskPart is the task's own sections.
+func (p *Prompt) taskPart() string {
 	var b strings.Builder
 	t := p.Task
 	fmt.Fprintf(&b, "# %s\n\n", t.Title)
 	fmt.Fprintf(&b, "Task %s, run %d.\n", t.ID, p.Run)
+	if t.Milestone != "" {
+		// Also what knowledge.Load matches design documents by (seed
+		// 003: design docs matching the milestone).
+		fmt.Fprintf(&b, "Milestone: %s.\n", t.Milestone)
+	}
 	section(&b, "Description", t.Description)
 	section(&b, "Done when", t.Need)
 	section(&b, "Latest note", t.Notes)
@@ -82,11 +99,13 @@ func (p *Prompt) TaskText() string {
 }
 
 // Markdown is the prompt file, runs/<id>/prompt-<N>.md: plain Markdown,
-// a title and one ## section per part that has text.
+// a title and one ## section per part that has text; PROJECT KNOWLEDGE
+// comes before ACTIVE DIRECTIVES, in seed 003's order.
 func (p *Prompt) Markdown() string {
 	var b strings.Builder
-	b.WriteString(p.TaskText())
+	b.WriteString(p.taskPart())
 	section(&b, "PROJECT KNOWLEDGE", p.Knowledge)
+	section(&b, "ACTIVE DIRECTIVES", directivesText(p.Directives))
 	return b.String()
 }
 

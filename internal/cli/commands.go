@@ -21,5 +21,7 @@ func extraCommands(d *deps) []*cobra.Command {
 		newAnswerCmd(d, nil),
 		newCleanCmd(d, nil),
 		newCleanupCmd(d, nil),
+		newKnowledgeCmd(d),
+		newSupervisorsCmd(d),
 	}
 }

@@ -53,9 +53,11 @@ type Config struct {
 	Notify   *Notify   `toml:"notify,omitempty"`
 	// Board and Agents are [board] and the [agents.NAME] profiles the
 	// task board's processor runs (seed 004).
-	Board   *Board           `toml:"board,omitempty"`
-	Agents  map[string]Agent `toml:"agents,omitempty"`
-	Unknown []string         `toml:"-"` // keys present in the file that cra does not know
+	Board  *Board           `toml:"board,omitempty"`
+	Agents map[string]Agent `toml:"agents,omitempty"`
+	// Supervisors is [supervisors]: seed 003's supervisor agents.
+	Supervisors *Supervisors `toml:"supervisors,omitempty"`
+	Unknown     []string     `toml:"-"` // keys present in the file that cra does not know
 }
 
 // Models is the [models] section (§3.2, §10.1): the coding and reasoning
@@ -346,6 +348,7 @@ func (c *Config) Validate() error {
 	}
 	problems = append(problems, c.validateBoard()...)
 	problems = append(problems, c.validateRecycler()...)
+	problems = append(problems, c.Supervisors.Validate()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
 	}

@@ -9,7 +9,14 @@
 // read it through Load: convention documents always, the others by how
 // many of the task's terms they share, each document whole, within a
 // token budget (MaxTokens, seed 003's ~2k). A document marked
-// "_Status: deprecated_" is left out.
+// "_Status: deprecated_" is left out, and so is each document's
+// changelog.
+//
+// Documents are in seed 003's format (Doc, Parse, Render): a title, who
+// last updated it after which task, its status, Rules, Examples,
+// Rationale and a Changelog. Store reads and writes them: each
+// supervisor only in its own folders (Supervisor.Folders), never over a
+// person's document; promote and deprecate change a status line in place.
 package knowledge
 
 import (
@@ -84,7 +91,7 @@ func Load(repo, task string, maxTokens int) (*Section, error) {
 		if err != nil {
 			return err
 		}
-		text := strings.TrimSpace(string(data))
+		text := strings.TrimSpace(withoutChangelog(string(data)))
 		if text == "" || deprecated(text) {
 			return nil
 		}

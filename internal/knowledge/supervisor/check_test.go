@@ -1,0 +1,141 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// TestCheckTriggers follows the daemon's path: a Check after each
+// verdict runs the supervisors when their counters or the urgency say so,
+// and a run that repeats its findings doubles its interval.
+func TestCheckTriggers(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	srv.On(llmtest.Matches(regexp.MustCompile(`code style supervisor`)), llmtest.Text(`{"conventions_updated": [], "documents": [{"path": "conventions/errors.md", "title": "Errors", "rules": "Wrap once.", "examples": {"good": "", "bad": ""}, "rationale": ""}], "directives": [], "summary": "errors"}`))
+	srv.On(llmtest.Matches(regexp.MustCompile(`design supervisor`)), llmtest.Text(`{"design_updates": [], "documents": [], "directives": [], "summary": "fine"}`))
+	srv.On(llmtest.Matches(regexp.MustCompile(`internaliser`)), llmtest.Text(`{"knowledge_items": [{"category": "lesson", "content": "Retries need backoff.", "source_task": "", "confidence": "high", "needs_user_review": false}], "summary": "one"}`))
+
+	r, state := newTestRunner(t, nil)
+	cfgText := fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", srv.OllamaURL())
+	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	r.Recorder = llm.NewRecorder(corpus.New(raw))
+
+	ran := func(want string) {
+		t.Helper()
+		rep, err := r.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, rec := range rep.Runs {
+			got = append(got, fmt.Sprintf("%s(%s)", rec.Supervisor, strings.Join(rec.Reasons, ",")))
+			if !rec.Ran() {
+				t.Errorf("%s did not run: %s%s", rec.Supervisor, rec.Skipped, rec.Discarded)
+			}
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("ran %q, want %q", strings.Join(got, " "), want)
+		}
+	}
+	task := addTask(t, r, "work", nil)
+	run := 0
+	verdicts := func(n int, a review.Action) {
+		for range n {
+			run++
+			verdict(t, r, task.ID, run, a)
+		}
+	}
+	finalize := func(n int) {
+		// Complete verdicts without ending the task: a retry whose review
+		// is full_complete.
+		for range n {
+			run++
+			verdictClass(t, r, task.ID, run, review.FullComplete)
+		}
+	}
+	ran("")
+	finalize(1)
+	ran("code_style(first run) design(first run) internaliser(first run)")
+	finalize(2)
+	ran("")
+	finalize(1)
+	ran("internaliser(3 completions (every 3))")
+	// It found what it found the first time: converging, every 6 now.
+	st, _ := r.Status(ctx)
+	if iv := st.Supervisors[2]; iv.Interval != 6 || iv.Base != 3 {
+		t.Errorf("internaliser interval %+v", iv)
+	}
+	finalize(2)
+	ran("code_style(5 completions (every 5))")
+	// Urgency: four partial verdicts reach 1.2 and run all three.
+	verdicts(4, review.Requeue)
+	ran("code_style(urgency 1.2) design(urgency 1.2) internaliser(6 completions (every 6),urgency 1.2)")
+	if st, _ := r.Status(ctx); st.Urgency != 0 {
+		t.Errorf("urgency after the batch %v", st.Urgency)
+	}
+	var calls int
+	if err := raw.QueryRow(`SELECT count(*) FROM llm_calls WHERE call_type = 'supervisor' AND role = 'supervisor'`).Scan(&calls); err != nil || calls != 8 {
+		t.Errorf("recorded calls %d, %v", calls, err)
+	}
+	if l, _ := (&knowledge.Store{Root: r.Root}).List(); len(l) != 2 {
+		t.Errorf("store: %+v", l)
+	}
+}
+
+// TestCheckWithoutModel: no model reachable, the supervisors are skipped
+// with a warning and not asked again before RetryAfter.
+func TestCheckWithoutModel(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	url := srv.OllamaURL()
+	srv.Close()
+	r, state := newTestRunner(t, nil)
+	cfgText := fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", url)
+	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	now := time.Now()
+	r.Now = func() time.Time { return now }
+	task := addTask(t, r, "work", nil)
+	verdict(t, r, task.ID, 1, review.Finalize)
+	rep, err := r.Check(ctx)
+	if err != nil || len(rep.Runs) != 3 || len(rep.Warnings) != 3 || rep.Runs[0].Skipped == "" {
+		t.Fatalf("first check: %+v %v", rep, err)
+	}
+	if rep, _ := r.Check(ctx); len(rep.Runs) != 0 {
+		t.Errorf("asked again at once: %+v", rep.Runs)
+	}
+	now = now.Add(RetryAfter + time.Second)
+	if rep, _ := r.Check(ctx); len(rep.Runs) != 3 {
+		t.Errorf("not asked again after %s: %+v", RetryAfter, rep.Runs)
+	}
+}
