@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/server"
 )
 
@@ -32,16 +35,33 @@ func newServeCmd(d *deps, runF func(context.Context, *deps, *serveOptions) error
 	opts := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the repository's daemon: the board's API and Level 1 supervision",
+		Short: "Run the repository's daemon: the web board, its API, the processor and Level 1 supervision",
 		Long: `Run cra's daemon for this repository until Ctrl-C (SIGINT) or SIGTERM:
+the web board and its API, the board's processor, and Level 1
+supervision.
 
-  GET /healthz       {"ok": true, "pid": …}
-  GET /api/tasks     the board as JSON, each task with its folder (?folder=NAME)
+Open the printed address in a browser for the live board: six columns,
+cards that move as the world log changes (over a WebSocket), a drawer
+per task with its notes, evidence, runs and log lines, an answer box for
+blocked tasks, an add-task form, the recycler's settings, and a Clean
+Up button that runs 'cra cleanup' in the background. The API
+(JSON, see 'go doc ./internal/server'):
 
-the board's processor, which runs pending tasks in order (critical
-directives, functional directives, planned tasks by priority then age,
-cleanup directives) up to [board] max_parallel at once, each with its
-agent profile (as 'cra task run' does one), the recycler every
+  GET  /healthz                 {"ok": true, "pid": …}
+  GET  /api/tasks               the board, each task with its folder (?folder=NAME)
+  GET  /api/tasks/ID            a task with its log lines and runs
+  POST /api/tasks               add a task
+  POST /api/tasks/ID/answer     answer a task that waits for a person
+  POST /api/tasks/ID/move       move a task; /retry sends it back to pending
+  GET|PUT /api/settings         the recycler's settings (config.toml)
+  GET|POST /api/cleanup         whether a cleanup runs; start one
+  GET  /api/log?since=OFFSET    world log lines
+  GET  /api/events?since=OFFSET a WebSocket of the world log
+
+The processor runs pending tasks in order (critical directives,
+functional directives, planned tasks by priority then age, cleanup
+directives) up to [board] max_parallel at once, each with its agent
+profile (as 'cra task run' does one); the recycler runs every
 recycler.interval_seconds (what 'cra recycle --once' does once: review
 finished runs, stop stale ones, notify), the supervisor agents when their
 triggers hold, each run followed by the cleanup pass (what 'cra supervisors
@@ -50,9 +70,12 @@ run' and 'cra cleanup' do now), and a Level 1 pass at start and every
 repository: a second is refused with the first one's pid. It writes its
 address to .clean_room/serve.json.
 
-It listens on 127.0.0.1 by default. Any other address needs a token, read
-from $CRA_SERVE_TOKEN only; clients send it as 'Authorization: Bearer
-<token>'.
+It listens on 127.0.0.1 by default, where no token is needed. On any
+other address every request needs a token: $CRA_SERVE_TOKEN, or else one
+the daemon makes and keeps in .clean_room/serve.token (mode 0600),
+printed when made. Clients send 'Authorization: Bearer <token>'; a
+browser opens http://HOST:PORT/?token=<token> once and keeps it in an
+HttpOnly cookie.
 
 On shutdown the listener closes, the passes stop, and the runs the
 processor started are stopped (their process groups, SIGTERM then
@@ -90,7 +113,7 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		return err
 	}
 	defer tb.Close()
-	daemon := &server.Daemon{StateDir: tb.ws.StateDir, Addr: opts.addr, Token: os.Getenv(tokenEnv), Board: tb.Board,
+	daemon := &server.Daemon{StateDir: tb.ws.StateDir, Root: tb.ws.Root, Addr: opts.addr, Token: os.Getenv(tokenEnv), Board: tb.Board,
 		PassEvery: opts.passEvery, Out: d.errOut, Logger: d.logger}
 	if !opts.noProcessor {
 		daemon.Processor = newProcessor(d, tb)
@@ -109,14 +132,45 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		}
 		daemon.Supervisors = r
 	}
+	daemon.Cleanup = func(ctx context.Context) error {
+		c, err := tb.ws.Corpus(ctx)
+		if err != nil {
+			return err
+		}
+		g := llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
+		g.Logger = d.logger
+		_, err = cleanup.Run(ctx, cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Gateway: g, Now: d.now, Logger: d.logger}, cleanup.Options{})
+		return err
+	}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)
+		switch {
+		case info.TokenMade:
+			fmt.Fprintf(d.out, "cra serve: token %s (kept in .clean_room/%s); open http://%s/?token=%s once in a browser\n",
+				info.Token, server.TokenName, browsable(info.Addr), info.Token)
+		case info.Token != "" && os.Getenv(tokenEnv) == "":
+			fmt.Fprintf(d.out, "cra serve: requests need the token in .clean_room/%s\n", server.TokenName)
+		case info.Token != "":
+			fmt.Fprintf(d.out, "cra serve: requests need the token in $%s\n", tokenEnv)
+		}
 	})
-	if errors.Is(err, server.ErrTokenRequired) {
-		return usageError{err: err}
-	}
 	if err == nil && ctx.Err() != nil {
 		fmt.Fprintln(d.out, "cra serve: stopped")
 	}
 	return err
+}
+
+// browsable turns the address the daemon listens on into one a browser
+// can open: an unspecified host (0.0.0.0, ::) becomes this machine's name.
+func browsable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = name
+		}
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -39,6 +39,11 @@ type Info struct {
 	PID     int       `json:"pid"`
 	Addr    string    `json:"addr"`
 	Started time.Time `json:"started"`
+	// Token is the token requests need, empty on loopback; TokenMade
+	// says the daemon made it (and wrote it to TokenName) at this start,
+	// so that it is printed once. Neither is written to serve.json.
+	Token     string `json:"-"`
+	TokenMade bool   `json:"-"`
 }
 
 // Daemon is 'cra serve' for one repository: the API, the board's
@@ -49,9 +54,14 @@ type Daemon struct {
 	StateDir string
 	// Addr is HOST:PORT to listen on; port 0 picks a free one.
 	Addr string
-	// Token is required of every request; it must be set for an address
-	// other than loopback.
+	// Token is required of every request. Off loopback an empty one is
+	// read from StateDir/serve.token, or made and written there
+	// (LoadToken); on loopback empty means none.
 	Token string
+	// Root is the repository's root, whose config.toml holds the
+	// settings the board shows and changes.
+	Root string
+
 	// Board is the repository's board; required.
 	Board *board.Board
 	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
@@ -67,12 +77,20 @@ type Daemon struct {
 	// Supervisors runs the supervisor agents when their triggers hold,
 	// and the cleanup pass after them; nil runs none.
 	Supervisors Looper
+	// Cleanup is one cleanup pass (cleanup.Run), which the board's Clean
+	// Up button starts in the background; nil leaves the button disabled.
+	Cleanup func(ctx context.Context) error
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
 	// Logger gets diagnostics; nil discards.
 	Logger *slog.Logger
+
+	hub *Hub // set by Run
 }
+
+// Hub returns the running daemon's event hub; nil before Run.
+func (d *Daemon) Hub() *Hub { return d.hub }
 
 // Looper is a loop the daemon runs until its context ends: the
 // recycler (*review.Recycler).
@@ -99,9 +117,6 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:7777)", d.Addr, err)
 	}
-	if !Loopback(host) && d.Token == "" {
-		return ErrTokenRequired
-	}
 	lk, ok, err := flock.TryLock(filepath.Join(d.StateDir, LockName))
 	if err != nil {
 		return fmt.Errorf("lock the daemon: %w", err)
@@ -114,6 +129,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return &AlreadyRunningError{Info: info}
 	}
 	defer lk.Close()
+	token, made := d.Token, false
+	if !Loopback(host) && token == "" {
+		if token, made, err = LoadToken(d.StateDir); err != nil {
+			return err
+		}
+	}
 	// A serve.json left by a daemon killed with -9 names a dead pid.
 	os.Remove(filepath.Join(d.StateDir, InfoName))
 	// After a crash the views are rebuilt from the log (DESIGN.md
@@ -130,7 +151,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
 	}
-	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}
+	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Token: token, TokenMade: made}
 	infoPath := filepath.Join(d.StateDir, InfoName)
 	data, _ := json.Marshal(info)
 	if err := atomicfile.Write(infoPath, data, 0o644); err != nil {
@@ -139,8 +160,32 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	}
 	defer os.Remove(infoPath)
 
+	// The loops end with ctx, or when serving fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hub := &Hub{Log: d.Board.Log, Logger: d.Logger}
+	if err := hub.Begin(); err != nil {
+		ln.Close()
+		return err
+	}
+	d.hub = hub
+	hubbed := make(chan struct{})
+	go func() {
+		defer close(hubbed)
+		if err := hub.Run(ctx); err != nil && d.Logger != nil {
+			d.Logger.Error("event hub stopped", "err", err)
+		}
+	}()
+	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Token: token,
+		Logger: d.Logger, Started: info.Started, PID: info.PID}
+	var cleaner *daemonCleaner
+	if d.Cleanup != nil {
+		cleaner = &daemonCleaner{ctx: ctx, stateDir: d.StateDir, run: d.Cleanup, say: d.say}
+		api.Cleaner = cleaner
+		defer cleaner.wg.Wait() // after the listener closed: no pass starts anew
+	}
 	srv := &http.Server{
-		Handler:           (&Server{Board: d.Board, Token: d.Token, Logger: d.Logger, Started: info.Started, PID: info.PID}).Handler(),
+		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan error, 1)
@@ -148,9 +193,6 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if ready != nil {
 		ready(info)
 	}
-	// The loops end with ctx, or when serving fails.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	d.takeOver(ctx)
 	passes := make(chan struct{})
 	go func() {
@@ -191,6 +233,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	shut, cancelShut := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelShut()
 	srv.Shutdown(shut)
+	<-hubbed // its clients' connections closed
 	<-passes
 	<-recycled
 	<-supervised

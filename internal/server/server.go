@@ -1,102 +1,215 @@
-// Package server is cra's HTTP API: a thin layer over the board and the
-// world log, as tailscale's localapi sits over its backend (DESIGN.md).
-// 'cra serve' mounts it; this step serves GET /healthz and a read-only
-// GET /api/tasks, and the full API and the web board build on it.
+// Package server is cra's HTTP API and live web board: a thin layer over
+// the board, the world log and the config, as tailscale's localapi sits
+// over its backend (DESIGN.md; issue 15). 'cra serve' mounts it.
 //
-// It listens on loopback by default. On any other address every request
-// must carry the token ('Authorization: Bearer <token>'), which comes only
-// from the environment, never from a file.
+// # API
+//
+//	GET  /healthz                  {"ok": true, "pid": …, "started": …}
+//	GET  /api/tasks                every task with its folder, and the log offset the
+//	                               snapshot is at (?folder=NAME, ?view=card)
+//	GET  /api/tasks/{id}           the task, its log lines, its runs, its reviews
+//	POST /api/tasks                add a task (the fields of 'cra task add')
+//	POST /api/tasks/{id}/answer    a person's answer: {"text": "…"}
+//	POST /api/tasks/{id}/move      a person's move: {"to": "pending", "why": "…"}
+//	POST /api/tasks/{id}/retry     back to pending: {"why": "…"}
+//	GET  /api/settings             the recycler's settings (seed 004)
+//	PUT  /api/settings             change them: validated, written to config.toml
+//	GET  /api/cleanup              {"available": …, "running": …}: the Clean Up button
+//	POST /api/cleanup              start a cleanup pass (202; 409 while one runs)
+//	GET  /api/log                  lines of the world log (?since=OFFSET or ?tail=N)
+//	GET  /api/events               a WebSocket of the world log from ?since=OFFSET (see Hub)
+//	GET  /                         the web board (embedded: web/)
+//
+// Errors are {"error": "…"}, with "field" and "fix" for a field's value
+// and "possible" for a move the lifecycle refuses.
+//
+// # Security
+//
+// It listens on loopback by default, where a request needs no token but
+// must name a loopback host (so that a page whose name was rebound to
+// 127.0.0.1 reads nothing). On any other address every request needs the
+// token: 'Authorization: Bearer <token>', or the cookie a browser gets by
+// opening /?token=<token> once (HttpOnly, SameSite=Strict; the page is
+// then redirected to a URL without the token). Requests that change
+// something are refused when they come from another origin (Origin and
+// Sec-Fetch-Site, http.CrossOriginProtection); their bodies are capped at
+// MaxBody. The page writes every piece of task text with textContent,
+// and its Content-Security-Policy allows no inline script.
 package server
 
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
 )
 
+// DefaultMaxBody caps a request's body.
+const DefaultMaxBody = 64 << 10
+
+// CookieName is the cookie that carries the token in a browser.
+const CookieName = "cra_token"
+
 // Server answers the API of one repository's daemon.
 type Server struct {
 	// Board is the repository's task board; required.
 	Board *board.Board
-	// Token, when set, is required of every request as a bearer token.
+	// Root is the repository's root, whose .clean_room/config.toml holds
+	// the settings; empty serves no settings.
+	Root string
+	// StateDir is the repository's .clean_room/, where the runs are.
+	StateDir string
+	// Hub streams the world log to /api/events; nil answers 503 there.
+	Hub *Hub
+	// Cleaner runs the Clean Up button's pass; nil shows the button
+	// disabled.
+	Cleaner Cleaner
+	// Token, when set, is required of every request.
 	Token string
+	// AnyHost lets requests without a token name any host. Unset, a
+	// server without a token (on loopback) answers only requests whose
+	// Host is a loopback name or address.
+	AnyHost bool
+	// MaxBody caps request bodies; 0 is DefaultMaxBody.
+	MaxBody int64
 	// Logger gets a line per failed request; nil discards.
 	Logger *slog.Logger
 	// Started is when the daemon started, for /healthz.
 	Started time.Time
 	// PID is the daemon's pid, for /healthz.
 	PID int
+
+	settingsMu sync.Mutex // one settings change at a time
 }
 
-// Handler returns the HTTP handler of the API.
+// Handler returns the HTTP handler of the API and the page.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /api/tasks", s.tasks)
-	return s.auth(mux)
+	mux.HandleFunc("GET /api/tasks/{id}", s.task)
+	mux.HandleFunc("POST /api/tasks", s.addTask)
+	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
+	mux.HandleFunc("POST /api/tasks/{id}/move", s.move)
+	mux.HandleFunc("POST /api/tasks/{id}/retry", s.retry)
+	mux.HandleFunc("GET /api/settings", s.getSettings)
+	mux.HandleFunc("PUT /api/settings", s.putSettings)
+	mux.HandleFunc("GET /api/cleanup", s.cleanupStatus)
+	mux.HandleFunc("POST /api/cleanup", s.startCleanup)
+	mux.HandleFunc("GET /api/log", s.logLines)
+	mux.HandleFunc("GET /api/events", s.events)
+	mux.Handle("/", s.page())
+	return s.headers(s.host(s.auth(s.sameOrigin(s.limit(mux)))))
 }
 
-// auth refuses a request without the token, when one is set.
-func (s *Server) auth(next http.Handler) http.Handler {
-	if s.Token == "" {
+// headers sets the headers every answer carries: no sniffing, no framing,
+// no referrer (which would carry the URL), and a policy that runs only
+// the board's own script.
+func (s *Server) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// host refuses, on a server without a token, a Host that is not a
+// loopback name: DNS rebinding.
+func (s *Server) host(next http.Handler) http.Handler {
+	if s.Token != "" || s.AnyHost {
 		return next
 	}
-	want := []byte("Bearer " + s.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			writeError(w, http.StatusUnauthorized, "missing or wrong token: send 'Authorization: Bearer <token>' with the token the daemon was started with")
+		h, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			h = r.Host
+		}
+		if !Loopback(h) {
+			writeError(w, http.StatusForbidden, "host "+r.Host+" is not loopback: open the board at http://127.0.0.1:PORT/ (a daemon on another address needs a token: set CRA_SERVE_TOKEN)")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": s.PID, "started": s.Started.UTC().Format(time.RFC3339)})
-}
-
-// taskJSON is a task with its folder, as 'cra task list --json' prints it.
-type taskJSON struct {
-	*board.Task
-	Folder board.Folder `json:"folder"`
-}
-
-// tasks lists the board: every task with its folder, or one folder's with
-// ?folder=NAME. Unreadable task files are listed under "problems".
-func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
-	var folder board.Folder
-	if f := r.URL.Query().Get("folder"); f != "" {
-		parsed, err := board.ParseFolder(f)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+// auth refuses a request without the token, when one is set. A request
+// with ?token=<token> gets the token as a cookie and is redirected to
+// its URL without it.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.Token == "" {
+		return next
+	}
+	want := []byte(s.Token)
+	ok := func(got string) bool { return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Has("token") && r.Method == http.MethodGet {
+			if !ok(q.Get("token")) {
+				writeError(w, http.StatusUnauthorized, "wrong token: use the one 'cra serve' printed (also in .clean_room/serve.token, or $CRA_SERVE_TOKEN)")
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.Token, Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			q.Del("token")
+			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+			http.Redirect(w, r, u.String(), http.StatusSeeOther)
 			return
 		}
-		folder = parsed
-	}
-	listed, err := s.Board.Store.List(r.Context(), folder)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := struct {
-		Tasks    []taskJSON `json:"tasks"`
-		Problems []string   `json:"problems,omitempty"`
-	}{Tasks: []taskJSON{}}
-	for _, l := range listed {
-		if l.Err != nil {
-			out.Problems = append(out.Problems, l.Err.Error())
-			continue
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if c, err := r.Cookie(CookieName); err == nil && got == "" {
+			got = c.Value
 		}
-		out.Tasks = append(out.Tasks, taskJSON{Task: l.Task, Folder: l.Folder})
+		if !ok(got) {
+			writeError(w, http.StatusUnauthorized, "missing or wrong token: send 'Authorization: Bearer <token>', or open /?token=<token> in the browser once (the token 'cra serve' printed, in .clean_room/serve.token)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin refuses a request that changes something and comes from a
+// page of another origin (CSRF). Requests without Origin and
+// Sec-Fetch-Site, as the CLI and curl send, are not a browser's.
+func (s *Server) sameOrigin(next http.Handler) http.Handler {
+	crossOrigin := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := crossOrigin.Check(r); err != nil {
+			writeError(w, http.StatusForbidden, "cross-origin request refused: Origin "+r.Header.Get("Origin")+" is not this board ("+r.Host+"); use the board's own page")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limit caps request bodies.
+func (s *Server) limit(next http.Handler) http.Handler {
+	n := s.MaxBody
+	if n <= 0 {
+		n = DefaultMaxBody
 	}
-	writeJSON(w, http.StatusOK, out)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > n {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the limit of %d bytes", n))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, n)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": s.PID, "started": s.Started.UTC().Format(time.RFC3339)})
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -108,18 +221,24 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+// apiError is the body of an error answer.
+type apiError struct {
+	Error    string         `json:"error"`
+	Field    string         `json:"field,omitempty"`
+	Fix      string         `json:"fix,omitempty"`
+	Possible []board.Folder `json:"possible,omitempty"`
 }
 
-// ErrTokenRequired is an address off loopback without a token.
-var ErrTokenRequired = errors.New("an address other than loopback needs a token: export CRA_SERVE_TOKEN=<a long random secret> (the token is read from the environment only), or listen on 127.0.0.1")
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, apiError{Error: msg})
+}
 
 // Loopback reports whether host (of HOST:PORT) is a loopback address or
 // localhost. A name is not resolved: one that merely starts with "127."

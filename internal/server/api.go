@@ -1,0 +1,576 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// taskJSON is a task with its folder, as 'cra task list --json' prints it.
+type taskJSON struct {
+	*board.Task
+	Folder board.Folder `json:"folder"`
+}
+
+// cardJSON is what a card on the board shows: a task without its long
+// texts (?view=card), so that a snapshot of 1,000 tasks stays small.
+type cardJSON struct {
+	ID                          string         `json:"id"`
+	Title                       string         `json:"title"`
+	Type                        string         `json:"type,omitempty"`
+	Kind                        board.Kind     `json:"kind"`
+	Priority                    board.Priority `json:"priority"`
+	Folder                      board.Folder   `json:"folder"`
+	CreatedAt                   time.Time      `json:"created_at,omitzero"`
+	UpdatedAt                   time.Time      `json:"updated_at,omitzero"`
+	Runs                        int            `json:"runs"`
+	ConsecutiveCompletionClaims int            `json:"consecutive_completion_claims"`
+	ConsecutiveFailures         int            `json:"consecutive_failures"`
+	Classification              string         `json:"classification,omitempty"`
+}
+
+func card(t *board.Task, f board.Folder) cardJSON {
+	c := cardJSON{ID: t.ID, Title: t.Title, Type: t.Type, Kind: t.Kind, Priority: t.Priority, Folder: f,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Runs: t.Runs,
+		ConsecutiveCompletionClaims: t.ConsecutiveCompletionClaims, ConsecutiveFailures: t.ConsecutiveFailures}
+	if t.Results != nil {
+		c.Classification = t.Results.Classification
+	}
+	return c
+}
+
+// locked runs fn under the board's lock: a change of the board (its log
+// lines and its file writes) is then seen whole, never half made.
+func (s *Server) locked(ctx context.Context, fn func() error) error {
+	unlock, err := s.Board.Store.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// tasks lists the board: every task with its folder, or one folder's with
+// ?folder=NAME, and "offset", the end of the world log when the list was
+// read, from which /api/events brings what changed since. ?view=card
+// leaves out the long texts. Unreadable task files are listed under
+// "problems".
+func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
+	var folder board.Folder
+	if f := r.URL.Query().Get("folder"); f != "" {
+		parsed, err := board.ParseFolder(f)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		folder = parsed
+	}
+	view := r.URL.Query().Get("view")
+	if view != "" && view != "card" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("view %q: use view=card, or leave it out for whole tasks", view))
+		return
+	}
+	var listed []board.Listed
+	var end int64
+	err := s.locked(r.Context(), func() error {
+		var err error
+		if end, err = logEnd(s.Board.Log.Path()); err != nil {
+			return err
+		}
+		listed, err = s.Board.Store.List(r.Context(), folder)
+		return err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var problems []string
+	tasks := []any{}
+	for _, l := range listed {
+		switch {
+		case l.Err != nil:
+			problems = append(problems, l.Err.Error())
+		case view == "card":
+			tasks = append(tasks, card(l.Task, l.Folder))
+		default:
+			tasks = append(tasks, taskJSON{Task: l.Task, Folder: l.Folder})
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Tasks    []any    `json:"tasks"`
+		Offset   int64    `json:"offset"`
+		Problems []string `json:"problems,omitempty"`
+	}{tasks, end, problems})
+}
+
+// logEnd returns the end of the log's complete lines.
+func logEnd(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("open world log: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat world log: %w", err)
+	}
+	buf := make([]byte, 64<<10)
+	for end := fi.Size(); end > 0; {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return 0, fmt.Errorf("read world log: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return end - n + int64(i) + 1, nil
+		}
+		end -= n
+	}
+	return 0, nil
+}
+
+// Run is one run of a task, from its [agent:active] entry to the entry
+// that ended it.
+type Run struct {
+	N       int    `json:"n"`
+	Profile string `json:"profile,omitempty"`
+	// Started and Finished are the times of its active entry and of the
+	// entry that ended it; Finished is zero while it runs.
+	Started    time.Time `json:"started"`
+	Finished   time.Time `json:"finished,omitzero"`
+	DurationMS int64     `json:"duration_ms,omitempty"`
+	// Outcome is the ending entry's output: "exit 0: …", "run failed: …".
+	Outcome  string `json:"outcome,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// Log is the run's output file, runs/<id>/run-N.log, and LogBytes
+	// its size; empty when there is none.
+	Log      string `json:"log,omitempty"`
+	LogBytes int64  `json:"log_bytes,omitempty"`
+}
+
+// taskDetail is GET /api/tasks/{id}.
+type taskDetail struct {
+	Task   *board.Task  `json:"task"`
+	Folder board.Folder `json:"folder"`
+	// Log is the task's lines of the world log, the last MaxTaskLines.
+	Log []Message `json:"log"`
+	// Runs are its runs, oldest first.
+	Runs []Run `json:"runs"`
+	// Reviews are the recycler's reviews, oldest first: each with its
+	// verdict, five-section note, evidence and blockers.
+	Reviews []review.Review `json:"reviews"`
+	// EvidenceText is the latest review's evidence as the recycler's
+	// prompt shows it (evidence.Evidence.Text).
+	EvidenceText string `json:"evidence_text,omitempty"`
+	// WaitsForPerson says the task is failed in the log: an answer
+	// resumes it.
+	WaitsForPerson bool `json:"waits_for_person"`
+}
+
+// MaxTaskLines bounds the log lines GET /api/tasks/{id} returns.
+const MaxTaskLines = 500
+
+// task answers GET /api/tasks/{id}; ?view=card answers the card only.
+func (s *Server) task(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var t *board.Task
+	var folder board.Folder
+	err := s.locked(r.Context(), func() error {
+		var err error
+		t, folder, err = s.Board.Store.Get(r.Context(), id)
+		return err
+	})
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	if r.URL.Query().Get("view") == "card" {
+		writeJSON(w, http.StatusOK, card(t, folder))
+		return
+	}
+	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []review.Review{}}
+	var entries []world.Entry
+	err = s.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
+		m := message(rec)
+		if m.Entry != nil {
+			entries = append(entries, *m.Entry)
+		}
+		d.Log = append(d.Log, m)
+		if len(d.Log) > 2*MaxTaskLines {
+			d.Log = slices.Delete(d.Log, 0, MaxTaskLines)
+		}
+		return nil
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if n := len(d.Log); n > MaxTaskLines {
+		d.Log = d.Log[n-MaxTaskLines:]
+	}
+	d.Runs = runs(entries, s.runsDir(id))
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i]; e.Kind == world.KindAgent {
+			d.WaitsForPerson = e.Status == world.StatusFailed
+			break
+		}
+	}
+	if s.StateDir != "" {
+		rv, _, err := review.History(s.StateDir, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if rv != nil {
+			d.Reviews = rv
+		}
+		if n := len(rv); n > 0 && len(rv[n-1].Evidence) > 0 {
+			var ev evidence.Evidence
+			if json.Unmarshal(rv[n-1].Evidence, &ev) == nil {
+				d.EvidenceText = ev.Text()
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) runsDir(id string) string {
+	if s.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(s.StateDir, board.RunsDir, id)
+}
+
+var (
+	runPattern  = regexp.MustCompile(`^run (\d+): ?(.*)$`)
+	exitPattern = regexp.MustCompile(`^(?:` + regexp.QuoteMeta(board.RunFailed) + ` )?exit (-?\d+)\b`)
+)
+
+// runs reads a task's runs from its lifecycle entries: each active entry
+// ("run N: profile") to the next agent entry, and the run log in dir.
+func runs(entries []world.Entry, dir string) []Run {
+	out := []Run{}
+	open := -1
+	for _, e := range entries {
+		if e.Kind != world.KindAgent {
+			continue
+		}
+		if e.Status == world.StatusActive {
+			run := Run{Started: e.Time}
+			if m := runPattern.FindStringSubmatch(e.Output); m != nil {
+				run.N, _ = strconv.Atoi(m[1])
+				run.Profile = m[2]
+			} else {
+				run.N = len(out) + 1
+			}
+			out = append(out, run)
+			open = len(out) - 1
+			continue
+		}
+		if open < 0 {
+			continue
+		}
+		run := &out[open]
+		run.Finished, run.Outcome = e.Time, e.Output
+		run.DurationMS = e.Time.Sub(run.Started).Milliseconds()
+		if m := exitPattern.FindStringSubmatch(e.Output); m != nil {
+			code, _ := strconv.Atoi(m[1])
+			run.ExitCode = &code
+		}
+		open = -1
+	}
+	if dir != "" {
+		for i := range out {
+			name := fmt.Sprintf("run-%d.log", out[i].N)
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				out[i].Log = filepath.Join(board.RunsDir, filepath.Base(dir), name)
+				out[i].LogBytes = fi.Size()
+			}
+		}
+	}
+	return out
+}
+
+// taskError answers a board error with its status: 404 for a task that
+// is not there, 400 for a bad field, 409 for what the lifecycle refuses.
+func (s *Server) taskError(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *board.FieldError
+	var me *board.MoveError
+	var ae *board.AnswerError
+	var te *world.TransitionError
+	switch {
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: fe.Field, Fix: fe.Fix})
+	case errors.Is(err, board.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.As(err, &me):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Possible: me.Possible})
+	case errors.As(err, &ae), errors.As(err, &te), errors.Is(err, board.ErrExists), errors.Is(err, board.ErrChanged):
+		writeError(w, http.StatusConflict, err.Error())
+	default:
+		s.fail(w, r, err)
+	}
+}
+
+// decode reads a JSON body into v, strictly: an unknown field is a
+// mistake worth naming. It answers the error itself and returns false.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err2 := dec.Token(); err2 != io.EOF {
+			err = errors.New("more than one JSON value")
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the limit of %d bytes", tooBig.Limit))
+		return false
+	}
+	if errors.Is(err, io.EOF) {
+		err = errors.New("empty body")
+	}
+	writeError(w, http.StatusBadRequest, "the body is not the JSON this endpoint takes: "+err.Error())
+	return false
+}
+
+// newTask is the body of POST /api/tasks: the fields of 'cra task add'.
+type newTask struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Need        string   `json:"need"`
+	Type        string   `json:"type"`
+	Kind        string   `json:"kind"`
+	Priority    string   `json:"priority"`
+	Milestone   string   `json:"milestone"`
+	After       []string `json:"after"`
+	Agent       string   `json:"agent"`
+	NoChange    bool     `json:"no_change"`
+}
+
+// addTask answers POST /api/tasks as 'cra task add' does: the start entry
+// first, then the file in pending/; 201 with the task.
+func (s *Server) addTask(w http.ResponseWriter, r *http.Request) {
+	var in newTask
+	if !decode(w, r, &in) {
+		return
+	}
+	t := board.NewTask(strings.TrimSpace(in.Title))
+	t.ID, t.Description, t.Need, t.Type = in.ID, in.Description, in.Need, in.Type
+	t.Milestone, t.Agent, t.NoChange = in.Milestone, in.Agent, in.NoChange
+	if in.Kind != "" {
+		t.Kind = board.Kind(in.Kind)
+	}
+	if in.Priority != "" {
+		t.Priority = board.Priority(in.Priority)
+	}
+	for _, id := range in.After {
+		if id = strings.TrimSpace(id); id != "" {
+			t.After = append(t.After, id)
+		}
+	}
+	if err := t.CheckFields(); err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	added, err := s.Board.Add(r.Context(), t)
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, taskJSON{Task: added, Folder: board.Pending})
+}
+
+// answer answers POST /api/tasks/{id}/answer: [event:user][id] text, and
+// a task that waits for a person goes back to pending (board.Answer).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Text string `json:"text"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	t, resumed, err := s.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	_, folder, err := s.Board.Store.Get(r.Context(), t.ID)
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Task    taskJSON `json:"task"`
+		Resumed bool     `json:"resumed"`
+	}{taskJSON{t, folder}, resumed})
+}
+
+// move answers POST /api/tasks/{id}/move (board.Move): 409 with the
+// folders it can go to when the lifecycle refuses.
+func (s *Server) move(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		To  string `json:"to"`
+		Why string `json:"why"`
+	}
+	if !decode(w, r, &in) {
+		return
+	}
+	to, err := board.ParseFolder(in.To)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: "to", Fix: "name one of the six folders"})
+		return
+	}
+	s.moveTo(w, r, to, in.Why)
+}
+
+// retry answers POST /api/tasks/{id}/retry: a person's move back to
+// pending, streaks reset when it comes from a terminal column.
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Why string `json:"why"`
+	}
+	if r.ContentLength != 0 && !decode(w, r, &in) {
+		return
+	}
+	if in.Why == "" {
+		in.Why = "retried from the web board"
+	}
+	s.moveTo(w, r, board.Pending, in.Why)
+}
+
+func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder, why string) {
+	t, err := s.Board.Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to})
+}
+
+// MaxMessages bounds the lines of one GET /api/log.
+const MaxMessages = 2000
+
+// logLines answers GET /api/log: with ?since=OFFSET the lines from there
+// on (at most ?limit=N, default and cap MaxMessages), else the last
+// ?tail=N (default 100); "next" is where the next call goes on.
+// ?kind=, ?source= and ?id= select lines as 'cra log query' does.
+func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var f world.Filter
+	if k := q.Get("kind"); k != "" {
+		if k != string(world.KindAgent) && k != string(world.KindEvent) {
+			writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("kind %q is not agent or event", k), Field: "kind", Fix: "use kind=agent or kind=event"})
+			return
+		}
+		f.Kind = world.Kind(k)
+	}
+	for _, src := range q["source"] {
+		f.Sources = append(f.Sources, world.Source(src))
+	}
+	f.IDs = q["id"]
+	num := func(name string, def, lo, hi int64) (int64, bool) {
+		v := q.Get(name)
+		if v == "" {
+			return def, true
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("%s=%q is not a number from %d to %d", name, v, lo, hi), Field: name, Fix: fmt.Sprintf("give %s from %d to %d", name, lo, hi)})
+			return 0, false
+		}
+		return n, true
+	}
+	out := struct {
+		Entries []Message `json:"entries"`
+		Next    int64     `json:"next"`
+	}{Entries: []Message{}}
+	add := func(rec *world.Record) { out.Entries = append(out.Entries, message(rec)) }
+	if !q.Has("since") {
+		n, ok := num("tail", 100, 0, MaxMessages)
+		if !ok {
+			return
+		}
+		end, err := s.Board.Log.Tail(r.Context(), int(n), f, func(rec *world.Record) error { add(rec); return nil })
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out.Next = end.Offset
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	since, ok := num("since", 0, 0, 1<<62)
+	if !ok {
+		return
+	}
+	limit, ok := num("limit", MaxMessages, 1, MaxMessages)
+	if !ok {
+		return
+	}
+	start, err := lineStart(s.Board.Log.Path(), since)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !start {
+		writeJSON(w, http.StatusConflict, apiError{Error: fmt.Sprintf("since=%d is not where a line of the world log starts (was it compacted?)", since), Field: "since", Fix: "use an offset this API returned since the last compaction, or 0"})
+		return
+	}
+	out.Next = since
+	pos, err := s.Board.Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
+		if int64(len(out.Entries)) == limit {
+			return errStop
+		}
+		out.Next = rec.Offset + int64(len(rec.Raw)) + 1
+		if rec.Err == nil && !f.Match(rec.Entry) {
+			return nil
+		}
+		add(rec)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStop):
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	default:
+		out.Next = pos.Offset
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// events answers GET /api/events?since=OFFSET with a WebSocket of the
+// world log's lines from OFFSET on (see Hub.Stream).
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if s.Hub == nil {
+		writeError(w, http.StatusServiceUnavailable, "this server streams no events")
+		return
+	}
+	since, err := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	if err != nil || since < 0 {
+		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("since=%q is not an offset", r.URL.Query().Get("since")), Field: "since", Fix: "pass the offset of GET /api/tasks, or the end of the last message"})
+		return
+	}
+	s.serveEvents(w, r, since)
+}

@@ -1,0 +1,422 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// Message is one message of the event stream (GET /api/events), as JSON.
+//
+//	{"type":"entry","offset":O,"end":E,"entry":{…}}  a line of the world log
+//	{"type":"malformed","offset":O,"end":E,"error":"…"}  a line that does not parse
+//	{"type":"reset"}  the client's offset means nothing any more (the log was
+//	                  compacted or replaced): reload the snapshot and reconnect
+//
+// Offset is where the line starts in world.log and End where the next one
+// starts: a client that reconnects with ?since=END gets every line after
+// the last one it saw, once.
+type Message struct {
+	Type   string       `json:"type"`
+	Offset int64        `json:"offset"`
+	End    int64        `json:"end"`
+	Entry  *world.Entry `json:"entry,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+// The message types.
+const (
+	MsgEntry     = "entry"
+	MsgMalformed = "malformed"
+	MsgReset     = "reset"
+)
+
+// DefaultQueueLen bounds a client's queue of messages not yet written.
+const DefaultQueueLen = 8192
+
+// writeTimeout bounds one write to a client: a connection that takes
+// longer is dead or hopeless, and its client reconnects.
+const writeTimeout = 10 * time.Second
+
+// Hub fans the world log out to WebSocket clients. One follower reads the
+// log (world.Log.Follow) whatever the number of clients, and encodes each
+// line once; each client has its own goroutine and a bounded queue. The
+// hub never waits for a client: one whose queue is full is dropped (its
+// connection closed), and it reconnects with the offset it reached.
+//
+// A client asks for every line from an offset on. Its goroutine first
+// reads the lines already in the file from there (as the follower may be
+// behind or ahead), then takes the hub's messages, skipping those it has
+// sent and reading any gap from the file: so it misses nothing and sends
+// nothing twice, whatever the timing of its connection (once Begin has
+// fixed where the hub starts).
+type Hub struct {
+	// Log is the world log followed; required.
+	Log *world.Log
+	// QueueLen bounds each client's queue; 0 is DefaultQueueLen.
+	QueueLen int
+	// Logger gets the follower's errors; nil discards.
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	clients map[*client]struct{}
+	end     int64 // where the line after the last one broadcast starts
+	begun   bool  // Begin fixed end
+	closed  bool  // Run has ended: no client is served
+}
+
+type client struct {
+	q       chan *frame
+	dropped chan struct{}
+	once    sync.Once
+}
+
+func (c *client) drop() { c.once.Do(func() { close(c.dropped) }) }
+
+// frame is one message, encoded once for every client.
+type frame struct {
+	offset, end int64
+	reset       bool
+	data        []byte
+}
+
+// Run follows the log from its current end until ctx ends, broadcasting
+// each line. A log replaced by another file (not a compaction, which is
+// followed across) sends every client a reset and following starts again
+// at the new end.
+func (h *Hub) Run(ctx context.Context) error {
+	defer func() {
+		h.mu.Lock()
+		h.closed = true
+		h.mu.Unlock()
+		h.DropAll()
+	}()
+	h.mu.Lock()
+	begun := h.begun
+	h.mu.Unlock()
+	for {
+		if !begun {
+			if err := h.Begin(); err != nil {
+				return err
+			}
+		}
+		begun = false
+		h.mu.Lock()
+		end := h.end
+		h.mu.Unlock()
+		err := h.Log.Follow(ctx, world.Position{Offset: end}, world.Filter{}, h.record)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, world.ErrReplaced) {
+			return fmt.Errorf("event hub: %w", err)
+		}
+		if h.Logger != nil {
+			h.Logger.Warn("event hub: the world log was replaced; clients reload", "err", err)
+		}
+		h.broadcast(&frame{reset: true, data: resetData})
+	}
+}
+
+// Begin fixes where the hub starts following: the log's end now. A
+// server calls it before it takes its first client, so that every line
+// after a client's reading of the file is broadcast; Run calls it when
+// no one did.
+func (h *Hub) Begin() error {
+	end, err := logEnd(h.Log.Path())
+	if err != nil {
+		return fmt.Errorf("event hub: %w", err)
+	}
+	h.mu.Lock()
+	h.end, h.begun = end, true
+	h.mu.Unlock()
+	return nil
+}
+
+var resetData, _ = json.Marshal(Message{Type: MsgReset})
+
+// record broadcasts one line the follower read.
+func (h *Hub) record(r *world.Record) error {
+	f, err := h.encode(r)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	compacted := f.offset < h.end
+	h.end = f.end
+	h.mu.Unlock()
+	if compacted {
+		// Compaction rewrote the file: offsets before it mean nothing.
+		h.broadcast(&frame{reset: true, data: resetData})
+		return nil
+	}
+	h.broadcast(f)
+	return nil
+}
+
+// encode makes r's frame.
+func (h *Hub) encode(r *world.Record) (*frame, error) {
+	m := message(r)
+	if r.Err != nil && len(r.Raw) >= world.MaxLineBytes {
+		// A line too long comes cut short: find its true end.
+		end, err := lineEnd(h.Log.Path(), r.Offset+int64(len(r.Raw)))
+		if err != nil {
+			return nil, err
+		}
+		m.End = end
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode event: %w", err)
+	}
+	return &frame{offset: r.Offset, end: m.End, data: data}, nil
+}
+
+// message is the Message of a record, its entry copied out of it.
+func message(r *world.Record) Message {
+	m := Message{Type: MsgEntry, Offset: r.Offset, End: r.Offset + int64(len(r.Raw)) + 1}
+	if r.Err != nil {
+		m.Type, m.Error = MsgMalformed, r.Err.Error()
+	} else {
+		e := r.Entry
+		m.Entry = &e
+	}
+	return m
+}
+
+// lineEnd returns the offset after the newline at or after from.
+func lineEnd(path string, from int64) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for off := from; ; {
+		n, err := f.ReadAt(buf, off)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i) + 1, nil
+		}
+		off += int64(n)
+		if err != nil {
+			return 0, fmt.Errorf("read world log: %w", err)
+		}
+	}
+}
+
+// broadcast queues f for every client, dropping those whose queue is full.
+func (h *Hub) broadcast(f *frame) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		select {
+		case c.q <- f:
+		default:
+			c.drop()
+			delete(h.clients, c)
+		}
+	}
+}
+
+func (h *Hub) add() *client {
+	n := h.QueueLen
+	if n <= 0 {
+		n = DefaultQueueLen
+	}
+	c := &client{q: make(chan *frame, n), dropped: make(chan struct{})}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		c.drop()
+		return c
+	}
+	if h.clients == nil {
+		h.clients = map[*client]struct{}{}
+	}
+	h.clients[c] = struct{}{}
+	return c
+}
+
+func (h *Hub) remove(c *client) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+}
+
+// Clients returns how many clients are connected.
+func (h *Hub) Clients() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// DropAll closes every client's connection, as a restart of the daemon
+// would; each reconnects with its offset.
+func (h *Hub) DropAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.drop()
+		delete(h.clients, c)
+	}
+}
+
+// errDropped closes a client whose queue overflowed.
+var errDropped = errors.New("dropped: too far behind; reconnect with ?since=<the end of the last message>")
+
+// sender writes messages to one client.
+type sender interface {
+	send(ctx context.Context, data []byte) error
+}
+
+type wsSender struct{ c *websocket.Conn }
+
+func (s wsSender) send(ctx context.Context, data []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	return s.c.Write(ctx, websocket.MessageText, data)
+}
+
+// Stream sends one client every line from offset since on, live, until
+// ctx ends or the client is dropped (errDropped). A since that is not the
+// start of a line of the current file gets a reset message.
+func (h *Hub) Stream(ctx context.Context, out sender, since int64) error {
+	c := h.add()
+	defer h.remove(c)
+	// A drop interrupts a write in progress too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.dropped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := h.stream(ctx, c, out, since)
+	select {
+	case <-c.dropped:
+		return errDropped
+	default:
+		return err
+	}
+}
+
+func (h *Hub) stream(ctx context.Context, c *client, out sender, since int64) error {
+	next, err := h.replay(ctx, out, since, -1)
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.dropped:
+			return errDropped
+		case f := <-c.q:
+			if f.reset {
+				return h.sendReset(ctx, out)
+			}
+			if f.end <= next {
+				continue // read from the file already
+			}
+			if f.offset > next {
+				// Lines the queue did not bring (the client connected
+				// while they were broadcast): read them from the file.
+				if next, err = h.replay(ctx, out, next, f.offset); err != nil {
+					return err
+				}
+			}
+			if f.offset != next {
+				return h.sendReset(ctx, out) // the file changed under us
+			}
+			if err := out.send(ctx, f.data); err != nil {
+				return err
+			}
+			next = f.end
+		}
+	}
+}
+
+// errReset ends a stream after a reset message.
+var errReset = errors.New("reset: the client's offset is not in the current log")
+
+func (h *Hub) sendReset(ctx context.Context, out sender) error {
+	if err := out.send(ctx, resetData); err != nil {
+		return err
+	}
+	return errReset
+}
+
+// errStop ends a replay at its bound.
+var errStop = errors.New("stop")
+
+// replay sends the lines of the file from offset from, up to the line
+// starting at until (to the end of the complete lines when until < 0),
+// and returns where the next line starts.
+func (h *Hub) replay(ctx context.Context, out sender, from, until int64) (int64, error) {
+	ok, err := lineStart(h.Log.Path(), from)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, h.sendReset(ctx, out)
+	}
+	next := from
+	pos, err := h.Log.Scan(ctx, world.Position{Offset: from}, func(r *world.Record) error {
+		if until >= 0 && r.Offset >= until {
+			return errStop
+		}
+		f, err := h.encode(r)
+		if err != nil {
+			return err
+		}
+		if err := out.send(ctx, f.data); err != nil {
+			return err
+		}
+		next = f.end
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStop):
+		return until, nil // empty lines before until are covered too
+	case err != nil:
+		return 0, err
+	}
+	return max(next, pos.Offset), nil
+}
+
+// lineStart reports whether off is where a line of the log starts (or
+// its end): 0, or just after a newline.
+func lineStart(path string, off int64) (bool, error) {
+	if off < 0 {
+		return false, nil
+	}
+	if off == 0 {
+		return true, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("open world log: %w", err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], off-1); err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, nil // past the end: another, shorter file
+		}
+		return false, fmt.Errorf("read world log: %w", err)
+	}
+	return b[0] == '\n', nil
+}

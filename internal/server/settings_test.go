@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+func settingsLines(t *testing.T, l *world.Log) []string {
+	t.Helper()
+	var out []string
+	l.Select(context.Background(), world.Filter{IDs: []string{SettingsID}}, func(r *world.Record) error {
+		out = append(out, r.Entry.Output)
+		return nil
+	})
+	return out
+}
+
+func TestSettings(t *testing.T) {
+	f := newFixture(t)
+	ts, _ := f.serve(t, &Server{})
+	code, body := call(t, ts, "GET", "/api/settings", nil)
+	rec, _ := body["recycler"].(map[string]any)
+	if code != 200 || rec["enabled_for"] != "all" || rec["interval_seconds"] != float64(60) || rec["completion_threshold"] != float64(3) || rec["failure_threshold"] != float64(5) {
+		t.Fatalf("defaults: %d %v", code, body)
+	}
+	good := map[string]any{
+		"recycler":   map[string]any{"enabled_for": []string{"bug", "docs"}, "interval_seconds": 120, "completion_threshold": 4, "failure_threshold": 2},
+		"summarizer": map[string]any{"provider": "ollama", "model": "llama3.1:8b"},
+	}
+	code, body = call(t, ts, "PUT", "/api/settings", good)
+	if code != 200 || body["recycler"].(map[string]any)["interval_seconds"] != float64(120) {
+		t.Fatalf("put: %d %v", code, body)
+	}
+	cfg, err := config.Load(f.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := cfg.RecyclerSettings()
+	if set.Interval.Seconds() != 120 || set.CompletionThreshold != 4 || set.FailureThreshold != 2 || !set.EnabledFor.Matches("docs") || set.EnabledFor.Matches("feature") {
+		t.Errorf("config.toml: %+v", set)
+	}
+	if s := cfg.Models.Summarizer; s == nil || s.Model != "llama3.1:8b" {
+		t.Errorf("summarizer: %+v", s)
+	}
+	lines := settingsLines(t, f.b.Log)
+	if len(lines) != 1 || !strings.Contains(lines[0], "recycler.interval_seconds=60→120") || !strings.Contains(lines[0], `models.summarizer.model=""→llama3.1:8b`) {
+		t.Errorf("the log: %q", lines)
+	}
+	if code, _ := call(t, ts, "PUT", "/api/settings", good); code != 200 || len(settingsLines(t, f.b.Log)) != 1 {
+		t.Errorf("the same again: %d, and %d lines, want none more", code, len(settingsLines(t, f.b.Log)))
+	}
+	written, _ := os.ReadFile(config.Path(f.repo))
+
+	bad := func(mut func(r, s map[string]any)) map[string]any {
+		r := map[string]any{"enabled_for": "all", "interval_seconds": 60, "completion_threshold": 3, "failure_threshold": 5}
+		s := map[string]any{"provider": "ollama", "model": "m"}
+		mut(r, s)
+		return map[string]any{"recycler": r, "summarizer": s}
+	}
+	for _, tc := range []struct {
+		name, field, says string
+		body              any
+	}{
+		{"an interval too short", "recycler.interval_seconds", "use 30 to 600", bad(func(r, s map[string]any) { r["interval_seconds"] = 5 })},
+		{"an interval too long", "recycler.interval_seconds", "use 30 to 600", bad(func(r, s map[string]any) { r["interval_seconds"] = 601 })},
+		{"a threshold of 0", "recycler.completion_threshold", "use 1 to 100", bad(func(r, s map[string]any) { r["completion_threshold"] = 0 })},
+		{"a threshold too high", "recycler.failure_threshold", "use 1 to 100", bad(func(r, s map[string]any) { r["failure_threshold"] = 1000 })},
+		{"enabled_for a number", "recycler.enabled_for", "off", bad(func(r, s map[string]any) { r["enabled_for"] = 5 })},
+		{"enabled_for a bad word", "recycler.enabled_for", "off", bad(func(r, s map[string]any) { r["enabled_for"] = "sometimes" })},
+		{"enabled_for no types", "recycler.enabled_for", "at least one", bad(func(r, s map[string]any) { r["enabled_for"] = []string{} })},
+		{"a bad provider", "summarizer.provider", "ollama or openai", bad(func(r, s map[string]any) { s["provider"] = "acme" })},
+		{"another provider on the main server", "summarizer.provider", "main server", bad(func(r, s map[string]any) { s["provider"] = "openai" })},
+		{"no model", "summarizer.model", "empty", bad(func(r, s map[string]any) { s["model"] = "" })},
+		{"an unknown key", "", "unknown field", bad(func(r, s map[string]any) { r["colour"] = "red" })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := call(t, ts, "PUT", "/api/settings", tc.body)
+			if code != 400 || body["field"] != nilIfEmpty(tc.field) || !strings.Contains(errText(body), tc.says) {
+				t.Errorf("got %d %v, want 400 naming %q and saying %q", code, body, tc.field, tc.says)
+			}
+			if now, _ := os.ReadFile(config.Path(f.repo)); string(now) != string(written) {
+				t.Errorf("config.toml changed:\n%s", now)
+			}
+		})
+	}
+	if n := len(settingsLines(t, f.b.Log)); n != 1 {
+		t.Errorf("%d settings lines, want 1", n)
+	}
+
+	// A file with a comment is kept beside the new one.
+	os.WriteFile(config.Path(f.repo), append([]byte("# mine\n"), written...), 0o644)
+	if code, _ := call(t, ts, "PUT", "/api/settings", bad(func(r, s map[string]any) { r["interval_seconds"] = 90 })); code != 200 {
+		t.Errorf("put over a commented file: %d", code)
+	}
+	if bak, err := os.ReadFile(config.Path(f.repo) + ".bak"); err != nil || !strings.HasPrefix(string(bak), "# mine") {
+		t.Errorf("the backup: %q %v", bak, err)
+	}
+	// A file that does not parse is for a person to fix.
+	os.WriteFile(config.Path(f.repo), []byte("[recycler\n"), 0o644)
+	if code, body := call(t, ts, "GET", "/api/settings", nil); code != 409 || !strings.Contains(errText(body), "config.toml") {
+		t.Errorf("a broken file: %d %v", code, body)
+	}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,645 @@
+// cra's live board: a snapshot of the tasks (GET /api/tasks?view=card),
+// then the world log over a WebSocket (GET /api/events?since=OFFSET).
+// Every piece of data reaches the page through textContent or an
+// attribute, never through innerHTML.
+"use strict";
+
+const COLUMNS = [
+  ["pending", "Pending"],
+  ["in-progress", "In progress"],
+  ["completed", "Completed"],
+  ["failed", "Failed"],
+  ["completed-finalized", "Completed – Finalized"],
+  ["failed-blocked", "Failed – Blocked"],
+];
+const PAGE = 50; // cards per column before "show more"
+
+const state = {
+  tasks: new Map(), // id → card
+  next: 0, // the log offset the stream goes on from
+  settings: null,
+  shown: Object.fromEntries(COLUMNS.map(([f]) => [f, PAGE])),
+  dirty: new Set(),
+  drawer: null, // id of the open task
+  seq: new Map(), // id → the latest refresh asked for
+  sigs: new Map(), // folder → what its column shows
+  nodes: new Map(), // id → {key, node}: the card element and what it shows
+  ws: null,
+  backoff: 250,
+};
+
+// For tests and the curious: what the stream brought, in order.
+window.cra = { received: [], ready: false, connected: false, connects: 0, start: undefined };
+Object.defineProperty(window.cra, "next", { get: () => state.next });
+
+// el builds an element: attrs are properties or attributes, children are
+// nodes or strings (as text).
+function el(tag, attrs, ...children) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") n.className = v;
+    else if (k === "dataset") Object.assign(n.dataset, v);
+    else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+    else if (k in n && typeof v !== "string") n[k] = v;
+    else n.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    n.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return n;
+}
+
+const $ = (id) => document.getElementById(id);
+
+async function api(method, path, body) {
+  const opts = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, opts);
+  let data = null;
+  try { data = await resp.json(); } catch (_) { /* not JSON */ }
+  if (!resp.ok) {
+    const err = new Error((data && data.error) || resp.status + " " + resp.statusText);
+    err.status = resp.status;
+    err.data = data || {};
+    throw err;
+  }
+  return data;
+}
+
+// ---- time ----
+
+function age(iso) {
+  if (!iso) return "";
+  const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+  if (s < 60) return Math.floor(s) + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h";
+  return Math.floor(s / 86400) + "d";
+}
+
+function duration(ms) {
+  if (ms === undefined || ms === null) return "";
+  if (ms < 1000) return ms + " ms";
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  return m + " min " + (s % 60) + " s";
+}
+
+function clock(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return d.toISOString().replace("T", " ").slice(0, 19);
+}
+
+// ---- the board ----
+
+function buildColumns() {
+  const board = $("board");
+  for (const [folder, name] of COLUMNS) {
+    board.append(el("section", { class: "column", id: "col-" + folder, dataset: { folder } },
+      el("h2", {}, name, " ", el("span", { class: "count", id: "count-" + folder }, "0")),
+      el("div", { class: "cards", id: "cards-" + folder }),
+      el("button", { type: "button", class: "more", id: "more-" + folder, hidden: true,
+        onclick: () => { state.shown[folder] += PAGE; markDirty(folder); } })));
+  }
+}
+
+function thresholds() {
+  const r = (state.settings && state.settings.recycler) || {};
+  return { completion: r.completion_threshold || 3, failure: r.failure_threshold || 5 };
+}
+
+function card(t) {
+  const th = thresholds();
+  const cls = ["card"];
+  if (t.folder === "completed-finalized") cls.push("finalized");
+  if (t.folder === "failed-blocked") cls.push("blocked");
+  const icon = t.folder === "completed-finalized" ? el("span", { class: "icon check", "aria-label": "finalized", title: "finalized" }, "✓")
+    : t.folder === "failed-blocked" ? el("span", { class: "icon error", "aria-label": "blocked", title: "blocked" }, "!")
+    : null;
+  return el("article", { class: cls.join(" "), dataset: { id: t.id, folder: t.folder }, tabindex: "0",
+    onclick: () => openDrawer(t.id), onkeydown: (e) => { if (e.key === "Enter") openDrawer(t.id); } },
+    el("div", { class: "card-head" }, icon, el("span", { class: "title" }, t.title)),
+    el("div", { class: "meta" },
+      t.type ? el("span", { class: "badge type" }, t.type) : null,
+      el("span", { class: "badge prio prio-" + t.priority }, t.priority),
+      t.kind === "directive" ? el("span", { class: "badge kind" }, "directive") : null,
+      t.classification ? el("span", { class: "badge class class-" + t.classification }, t.classification.replace(/_/g, " ")) : null,
+      t.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : null),
+    el("div", { class: "foot" },
+      el("span", { class: "streak ok", title: "consecutive completion claims / completion threshold" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
+      el("span", { class: "streak bad", title: "consecutive failures / failure threshold" }, "✗ " + t.consecutive_failures + "/" + th.failure),
+      el("span", { class: "runs", title: "runs" }, "runs " + t.runs),
+      el("span", { class: "age", title: t.created_at || "" }, age(t.created_at))));
+}
+
+function markDirty(folder) {
+  if (state.dirty.size === 0) requestAnimationFrame(render);
+  state.dirty.add(folder);
+}
+
+function render() {
+  const by = new Map(COLUMNS.map(([f]) => [f, []]));
+  for (const t of state.tasks.values()) {
+    if (by.has(t.folder)) by.get(t.folder).push(t);
+  }
+  const th = thresholds();
+  for (const folder of state.dirty) {
+    const list = by.get(folder) || [];
+    list.sort((a, b) => (b.updated_at || "").localeCompare(a.updated_at || "") || a.id.localeCompare(b.id));
+    const shown = list.slice(0, state.shown[folder]);
+    // A card is rebuilt only when what it shows changed, and a column
+    // only when its cards did: focus, hover and clicks stay put.
+    const keys = shown.map((t) => JSON.stringify([t, th.completion, th.failure]));
+    const sig = keys.join("\n");
+    if (state.sigs.get(folder) !== sig) {
+      state.sigs.set(folder, sig);
+      $("cards-" + folder).replaceChildren(...shown.map((t, i) => {
+        const old = state.nodes.get(t.id);
+        if (old && old.key === keys[i]) return old.node;
+        const node = card(t);
+        state.nodes.set(t.id, { key: keys[i], node });
+        return node;
+      }));
+    }
+    $("count-" + folder).textContent = String(list.length);
+    const more = $("more-" + folder);
+    more.hidden = list.length <= shown.length;
+    more.textContent = "show more (" + (list.length - shown.length) + ")";
+  }
+  state.dirty.clear();
+  $("counts").textContent = state.tasks.size + " tasks";
+}
+
+function upsert(t) {
+  const old = state.tasks.get(t.id);
+  if (old) markDirty(old.folder);
+  state.tasks.set(t.id, t);
+  markDirty(t.folder);
+}
+
+function drop(id) {
+  const old = state.tasks.get(id);
+  if (!old) return;
+  state.tasks.delete(id);
+  state.nodes.delete(id);
+  markDirty(old.folder);
+}
+
+async function loadSnapshot() {
+  const snap = await api("GET", "/api/tasks?view=card");
+  state.tasks.clear();
+  for (const t of snap.tasks) state.tasks.set(t.id, t);
+  state.next = snap.offset;
+  if (window.cra.start === undefined) window.cra.start = snap.offset;
+  for (const [f] of COLUMNS) markDirty(f);
+}
+
+// refresh refetches one card; the newest request wins.
+async function refresh(id) {
+  const seq = (state.seq.get(id) || 0) + 1;
+  state.seq.set(id, seq);
+  try {
+    const t = await api("GET", "/api/tasks/" + encodeURIComponent(id) + "?view=card");
+    if (state.seq.get(id) === seq) upsert(t);
+  } catch (err) {
+    if (err.status === 404 && state.seq.get(id) === seq) drop(id);
+    else if (err.status !== 404 && err.status !== 400) console.warn("refresh", id, err);
+  }
+}
+
+// ---- the stream ----
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(proto + "//" + location.host + "/api/events?since=" + state.next);
+  state.ws = ws;
+  ws.onopen = () => {
+    state.backoff = 250;
+    window.cra.connected = true;
+    window.cra.connects++;
+    setConn("live", "live");
+  };
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    if (m.type === "reset") {
+      ws.onclose = null;
+      ws.close();
+      resync();
+      return;
+    }
+    window.cra.received.push(m.offset);
+    state.next = m.end;
+    if (m.type === "entry") apply(m.entry, m);
+  };
+  ws.onclose = () => {
+    window.cra.connected = false;
+    if (state.ws !== ws) return;
+    setConn("reconnecting…", "down");
+    setTimeout(connect, state.backoff);
+    state.backoff = Math.min(state.backoff * 2, 5000);
+  };
+}
+
+async function resync() {
+  setConn("reloading…", "down");
+  try {
+    await loadSnapshot();
+  } catch (err) {
+    setConn("error: " + err.message, "down");
+  }
+  connect();
+}
+
+function setConn(text, cls) {
+  const c = $("conn");
+  c.textContent = text;
+  c.className = "conn " + cls;
+}
+
+function apply(e, m) {
+  if (e.kind === "event" && e.id === "settings" && e.source === "user") {
+    loadSettings();
+  } else if (e.kind === "agent" || (e.kind === "event" && (e.source === "user" || e.source === "board"))) {
+    refresh(e.id);
+  }
+  if (e.kind === "event" && (e.source === "system" || e.source === "supervisor")) addActivity(e);
+  if (e.kind === "event" && e.id === "cleanup") loadCleanup();
+  if (state.drawer === e.id) {
+    const list = $("d-log");
+    if (list) list.append(logLine(m));
+    scheduleDrawer();
+  }
+}
+
+// ---- supervisor activity ----
+
+function addActivity(e) {
+  const list = $("activity-list");
+  list.prepend(el("li", { title: clock(e.time) },
+    el("span", { class: "muted" }, clock(e.time).slice(11) + " "),
+    el("span", { class: "mono" }, "[" + e.source + "][" + e.id + "] "), e.output));
+  while (list.children.length > 12) list.lastChild.remove();
+}
+
+async function loadActivity() {
+  const r = await api("GET", "/api/log?tail=12&kind=event&source=system&source=supervisor");
+  $("activity-list").replaceChildren();
+  for (const m of r.entries) if (m.entry) addActivity(m.entry);
+}
+
+// ---- the drawer ----
+
+let drawerTimer = null;
+function scheduleDrawer() {
+  clearTimeout(drawerTimer);
+  drawerTimer = setTimeout(() => { if (state.drawer) fillDrawer(state.drawer); }, 150);
+}
+
+function openDrawer(id) {
+  state.drawer = id;
+  $("drawer").hidden = false;
+  $("d-answer-text").value = "";
+  $("d-answer-msg").textContent = "";
+  fillDrawer(id);
+}
+
+function closeDrawer() {
+  state.drawer = null;
+  $("drawer").hidden = true;
+}
+
+function section(title, ...body) {
+  return el("section", { class: "d-section" }, el("h3", {}, title), ...body);
+}
+
+function pre(text, cls) {
+  return el("pre", { class: cls || "text" }, text);
+}
+
+function logLine(m) {
+  if (!m.entry) return el("li", { class: "malformed" }, "malformed line: " + (m.error || ""));
+  const e = m.entry;
+  const kind = e.kind === "agent" ? "agent:" + e.status : "event:" + e.source;
+  return el("li", { dataset: { offset: String(m.offset) } },
+    el("span", { class: "muted" }, clock(e.time) + " "),
+    el("span", { class: "mono tag tag-" + (e.status || e.source) }, "[" + kind + "]"), " ",
+    e.output, e.need ? el("span", { class: "need" }, " | need: " + e.need) : null);
+}
+
+const NOTE_SECTIONS = [
+  ["accomplished", "What was accomplished"],
+  ["status", "Current status"],
+  ["remaining", "Remaining issues or limitations"],
+  ["next", "Suggested next actions"],
+  ["evidence", "Validation evidence"],
+];
+
+function pick(obj, ...names) {
+  for (const n of names) if (obj && obj[n] !== undefined && obj[n] !== null && obj[n] !== "") return obj[n];
+  return undefined;
+}
+
+function noteView(review, task) {
+  const note = review && pick(review, "note", "Note");
+  if (note && typeof note === "object") {
+    return el("dl", { class: "note" }, NOTE_SECTIONS.flatMap(([k, label]) => {
+      const v = pick(note, k, k[0].toUpperCase() + k.slice(1));
+      return [el("dt", {}, label), el("dd", {}, pre(v || "—"))];
+    }));
+  }
+  if (task.notes) return pre(task.notes);
+  return el("p", { class: "muted" }, "No note yet: the recycler writes one after it reviews a run.");
+}
+
+function evidenceView(review, task, text) {
+  const parts = [];
+  if (review) {
+    const cls = pick(review, "classification");
+    const model = pick(review, "model");
+    if (cls) {
+      parts.push(el("p", {}, "Verdict: ", el("strong", { class: "badge class class-" + cls }, String(cls).replace(/_/g, " ")),
+        model && model !== cls ? el("span", { class: "muted" }, " (the model said " + String(model).replace(/_/g, " ") + ")") : null,
+        review.action ? el("span", { class: "muted" }, " → " + review.action) : null));
+    }
+    const lowered = pick(review, "lowered");
+    if (Array.isArray(lowered) && lowered.length) parts.push(el("p", { class: "muted" }, "Lowered: " + lowered.join("; ")));
+    if (review.fallback) parts.push(el("p", { class: "muted" }, "Conservative note: " + review.fallback));
+    const blockers = pick(review, "blockers");
+    if (Array.isArray(blockers) && blockers.length) {
+      parts.push(el("ul", { class: "blockers" }, blockers.map((b) => el("li", {}, String(b)))));
+    }
+    if (review.before && review.after) {
+      parts.push(el("p", { class: "muted" }, "Streaks: completion " + review.before.completion + " → " + review.after.completion +
+        ", failure " + review.before.failure + " → " + review.after.failure));
+    }
+    if (text) parts.push(pre(text, "mono"));
+    else if (review.evidence) parts.push(pre(JSON.stringify(review.evidence, null, 2), "json"));
+  }
+  const r = task.results || {};
+  if (r.validation) parts.push(el("p", {}, "Validation:"), pre(r.validation, "mono"));
+  if (!review && r.exit_code !== undefined) parts.push(el("p", {}, "Last exit code: " + r.exit_code + (r.timed_out ? " (timed out)" : "")));
+  if (!parts.length) parts.push(el("p", { class: "muted" }, "No review yet."));
+  return parts;
+}
+
+async function fillDrawer(id) {
+  let d;
+  try {
+    d = await api("GET", "/api/tasks/" + encodeURIComponent(id));
+  } catch (err) {
+    $("d-body").replaceChildren(el("p", { class: "error" }, err.message));
+    return;
+  }
+  if (state.drawer !== id) return;
+  const t = d.task;
+  const th = thresholds();
+  $("d-id").textContent = t.id + " · " + d.folder;
+  $("d-title").textContent = t.title;
+  $("d-badges").replaceChildren(
+    t.type ? el("span", { class: "badge type" }, t.type) : "",
+    el("span", { class: "badge prio prio-" + t.priority }, t.priority),
+    el("span", { class: "streak ok" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
+    el("span", { class: "streak bad" }, "✗ " + t.consecutive_failures + "/" + th.failure),
+    d.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : "");
+  const drawer = $("drawer");
+  drawer.classList.toggle("finalized", d.folder === "completed-finalized");
+  drawer.classList.toggle("blocked", d.folder === "failed-blocked");
+
+  const actions = [];
+  if (["failed", "completed"].includes(d.folder)) {
+    actions.push(el("button", { type: "button", onclick: () => act("retry", id) }, "Retry"));
+  }
+  actions.push(el("span", { id: "d-action-msg", class: "msg" }));
+  $("d-actions").replaceChildren(...actions);
+
+  const waiting = d.waits_for_person || d.folder === "failed-blocked";
+  $("d-answer").hidden = !waiting;
+  if (waiting) {
+    let need = "";
+    for (const m of d.log) if (m.entry && m.entry.kind === "agent" && m.entry.status === "failed") need = m.entry.need || m.entry.output;
+    $("d-need-person").textContent = need;
+  }
+
+  const reviews = Array.isArray(d.reviews) ? d.reviews : [];
+  const latest = reviews.length ? reviews[reviews.length - 1] : null;
+  const r = t.results || {};
+  const runs = d.runs.length ? el("table", { class: "runs" },
+    el("thead", {}, el("tr", {}, ["#", "profile", "started", "duration", "exit", "outcome", "log"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, d.runs.map((run) => el("tr", {},
+      el("td", {}, String(run.n)), el("td", {}, run.profile || ""), el("td", {}, clock(run.started)),
+      el("td", {}, run.finished ? duration(run.duration_ms || 0) : "running"),
+      el("td", { class: run.exit_code === 0 ? "ok" : run.exit_code !== undefined ? "bad" : "" }, run.exit_code !== undefined ? String(run.exit_code) : ""),
+      el("td", { class: "outcome" }, run.outcome || ""),
+      el("td", { class: "muted" }, run.log ? run.log + " (" + run.log_bytes + " B)" : ""))))) : el("p", { class: "muted" }, "No runs yet.");
+
+  $("d-body").replaceChildren(
+    section("Description", t.description ? pre(t.description) : el("p", { class: "muted" }, "—")),
+    section("Need", t.need ? pre(t.need) : el("p", { class: "muted" }, "—")),
+    section("Latest note", noteView(latest, t)),
+    section("Evidence behind the verdict", ...evidenceView(latest, t, d.evidence_text)),
+    section("Runs", runs),
+    section("Branch and diff", r.branch ? el("p", { class: "mono" }, r.branch) : el("p", { class: "muted" }, "No branch yet."),
+      r.diff_stat ? pre(r.diff_stat, "mono") : null),
+    section("Log", el("ol", { id: "d-log", class: "log" }, d.log.map(logLine))));
+}
+
+async function act(what, id) {
+  const msg = $("d-action-msg");
+  try {
+    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/" + what, {});
+    msg.textContent = "done";
+  } catch (err) {
+    msg.textContent = err.message;
+  }
+}
+
+async function sendAnswer(ev) {
+  ev.preventDefault();
+  const id = state.drawer;
+  const msg = $("d-answer-msg");
+  try {
+    const r = await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/answer", { text: $("d-answer-text").value });
+    msg.textContent = r.resumed ? "answered: the task is back in pending" : "answered";
+    $("d-answer-text").value = "";
+  } catch (err) {
+    msg.textContent = err.message;
+  }
+}
+
+// ---- add a task ----
+
+function openAdd() {
+  $("add-error").textContent = "";
+  $("add-form").reset();
+  for (const n of $("add-form").querySelectorAll(".invalid")) n.classList.remove("invalid");
+  $("add-dialog").showModal();
+}
+
+async function submitAdd(ev) {
+  ev.preventDefault();
+  const f = new FormData($("add-form"));
+  const body = {};
+  for (const k of ["title", "need", "description", "type", "priority", "kind"]) body[k] = String(f.get(k) || "");
+  try {
+    const t = await api("POST", "/api/tasks", body);
+    upsert({ ...t, folder: "pending", classification: "" });
+    $("add-dialog").close();
+  } catch (err) {
+    $("add-error").textContent = err.message;
+    const field = err.data && err.data.field;
+    const input = field && $("add-form").elements[field];
+    if (input) { input.classList.add("invalid"); input.focus(); }
+  }
+}
+
+// ---- settings ----
+
+async function loadSettings() {
+  try {
+    state.settings = await api("GET", "/api/settings");
+  } catch (err) {
+    state.settings = null;
+  }
+  for (const [f] of COLUMNS) markDirty(f);
+}
+
+function intervalText(s) {
+  s = Number(s);
+  if (s < 60) return s + " s";
+  return Math.floor(s / 60) + " min" + (s % 60 ? " " + (s % 60) + " s" : "");
+}
+
+async function openSettings() {
+  await loadSettings();
+  const form = $("settings-form");
+  $("settings-error").textContent = "";
+  for (const n of form.querySelectorAll(".invalid")) n.classList.remove("invalid");
+  const s = state.settings;
+  if (!s) {
+    $("settings-error").textContent = "settings are not available from this daemon";
+  } else {
+    const r = s.recycler;
+    const ef = r.enabled_for;
+    if (Array.isArray(ef)) {
+      form.elements.enabled_for.value = "types";
+      form.elements.types.value = ef.join(", ");
+    } else {
+      form.elements.enabled_for.value = ef === "both" ? "all" : ef;
+      form.elements.types.value = "";
+    }
+    form.elements.interval_seconds.value = r.interval_seconds;
+    form.elements.completion_threshold.value = r.completion_threshold;
+    form.elements.failure_threshold.value = r.failure_threshold;
+    form.elements.provider.value = (s.summarizer && s.summarizer.provider) || "";
+    form.elements.model.value = (s.summarizer && s.summarizer.model) || "";
+  }
+  syncSettingsForm();
+  $("settings-dialog").showModal();
+}
+
+function syncSettingsForm() {
+  const form = $("settings-form");
+  $("types-label").hidden = form.elements.enabled_for.value !== "types";
+  $("interval-out").textContent = intervalText(form.elements.interval_seconds.value);
+}
+
+async function saveSettings(ev) {
+  ev.preventDefault();
+  const form = $("settings-form");
+  const e = form.elements;
+  const enabled = e.enabled_for.value === "types"
+    ? e.types.value.split(",").map((s) => s.trim()).filter(Boolean)
+    : e.enabled_for.value;
+  const body = {
+    recycler: {
+      enabled_for: enabled,
+      interval_seconds: Number(e.interval_seconds.value),
+      completion_threshold: Number(e.completion_threshold.value),
+      failure_threshold: Number(e.failure_threshold.value),
+    },
+    summarizer: { provider: e.provider.value, model: e.model.value.trim() },
+  };
+  try {
+    state.settings = await api("PUT", "/api/settings", body);
+    for (const [f] of COLUMNS) markDirty(f);
+    $("settings-dialog").close();
+  } catch (err) {
+    $("settings-error").textContent = err.message;
+    const key = err.data && err.data.field;
+    const name = key && key.split(".").pop();
+    const input = name && (e[name] || (name === "enabled_for" ? e.types : null));
+    if (input) input.classList.add("invalid");
+  }
+}
+
+// ---- clean up ----
+
+// The Clean Up button runs the cleanup pass (seed 000): disabled while
+// one runs, here or from 'cra cleanup'.
+async function loadCleanup() {
+  let st = { available: false, running: false };
+  try { st = await api("GET", "/api/cleanup"); } catch (_) { /* leave it disabled */ }
+  showCleanup(st);
+}
+
+let cleanupTimer = null;
+function showCleanup(st) {
+  // While a pass runs, ask every second when it ends (its last log line
+  // comes before it lets go of its lock).
+  clearTimeout(cleanupTimer);
+  if (st.running) cleanupTimer = setTimeout(loadCleanup, 1000);
+  const btn = $("cleanup-btn");
+  const tip = !st.available ? "This daemon runs no cleanup: use 'cra cleanup'"
+    : st.running ? "A cleanup is running: the button comes back when it ends"
+    : "Collapse duplicate pending tasks and rewrite the knowledge index (cra cleanup)";
+  btn.disabled = !st.available || st.running;
+  btn.textContent = st.running ? "Cleaning up…" : "Clean Up";
+  btn.title = tip;
+  $("cleanup-tip").title = tip;
+}
+
+async function startCleanup() {
+  try {
+    showCleanup(await api("POST", "/api/cleanup"));
+  } catch (err) {
+    $("cleanup-tip").title = err.message;
+    loadCleanup();
+  }
+}
+
+// ---- start ----
+
+async function main() {
+  buildColumns();
+  $("add-btn").addEventListener("click", openAdd);
+  $("add-cancel").addEventListener("click", () => $("add-dialog").close());
+  $("add-form").addEventListener("submit", submitAdd);
+  $("settings-btn").addEventListener("click", openSettings);
+  $("cleanup-btn").addEventListener("click", startCleanup);
+  setInterval(loadCleanup, 15000);
+  $("settings-cancel").addEventListener("click", () => $("settings-dialog").close());
+  $("settings-form").addEventListener("submit", saveSettings);
+  $("settings-form").addEventListener("input", syncSettingsForm);
+  $("d-close").addEventListener("click", closeDrawer);
+  $("d-answer").addEventListener("submit", sendAnswer);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.drawer) closeDrawer(); });
+  setInterval(() => { for (const n of document.querySelectorAll(".card .age")) n.textContent = age(n.title); }, 30000);
+  try {
+    await Promise.all([loadSnapshot(), loadSettings(), loadCleanup(), loadActivity().catch(() => {})]);
+  } catch (err) {
+    setConn("error: " + err.message, "down");
+  }
+  render();
+  window.cra.paintedAt = performance.now(); // ms since the navigation began
+  window.cra.ready = true;
+  connect();
+}
+
+main();
