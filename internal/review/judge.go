@@ -80,7 +80,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			d.Output = "needs a person: " + clipRunes(rv.Note.Remaining, 200)
 			d.Need = rv.Need
 		} else {
-			d.Output = fmt.Sprintf("blocked: %d failed runs in a row: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
+			d.Output = fmt.Sprintf("blocked: %d runs in a row failed or could not be judged: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
 			d.Need = fmt.Sprintf("read the note (cra task show %s), fix the cause or tell the agent how: cra answer %s '…'", t.ID, t.ID)
 		}
 	default:

@@ -134,8 +134,8 @@ func TestMalformedRepliesAreRecorded(t *testing.T) {
 	if rv.Classification != Uncertain || !strings.Contains(rv.Fallback, "malformed twice") || rv.Calls != 2 {
 		t.Errorf("got %s, fallback %q, %d calls; want uncertain, malformed twice, 2 calls", rv.Classification, rv.Fallback, rv.Calls)
 	}
-	if rv.After != (Streaks{}) || rv.Action != Requeue {
-		t.Errorf("got streaks %+v and %s, want none and a retry", rv.After, rv.Action)
+	if rv.After != (Streaks{Failure: 1}) || rv.Action != Requeue {
+		t.Errorf("got streaks %+v and %s, want one failure (a review that cannot judge is an error) and a retry", rv.After, rv.Action)
 	}
 	rows := storetest.Rows(t, f.raw, `SELECT task_id, call_type, role, response FROM llm_calls ORDER BY id`)
 	if len(rows) != 2 {
@@ -454,5 +454,31 @@ func TestGateOnRealEvidence(t *testing.T) {
 				t.Errorf("completion streak %d, want %d", rv.After.Completion, wantStreak)
 			}
 		})
+	}
+}
+
+// A run that exits 0 and says nothing cannot be judged: each review
+// counts as an error, so the task reaches a person at failure_threshold
+// instead of being requeued for ever.
+func TestSilentRunsReachAPerson(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[recycler]\nfailure_threshold = 2\n\n[agents.quiet]\ncommand = \"true\"\n")
+	task := f.add(t, "say nothing", "quiet")
+	var last *Review
+	for i := range 2 {
+		if _, err := f.proc.Run(ctx, task.ID); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := f.rec.Tick(ctx)
+		if err != nil || rep.Review == nil {
+			t.Fatalf("tick %d: %+v, %v", i, rep, err)
+		}
+		last = rep.Review
+	}
+	if last.Fallback != "the run left no output" || last.Action != Block || f.folder(t, task.ID) != board.FailedBlocked {
+		t.Errorf("after two silent runs: %s, fallback %q, in %s; want blocked", last.Action, last.Fallback, f.folder(t, task.ID))
+	}
+	if n := len(f.srv.ChatRequests()); n != 0 {
+		t.Errorf("the model was asked %d times about runs with no output", n)
 	}
 }

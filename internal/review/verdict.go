@@ -40,26 +40,24 @@ func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []
 //   - full_complete: completion streak +1, failure streak reset;
 //   - significant_progress, some_progress: both reset;
 //   - uncertain: completion reset; failure reset only if there was no
-//     error;
+//     error (else one more);
 //   - a failed task without output: failure streak +1, completion reset.
 //
-// cra reads "error" as what the harness saw: a run that failed (non-zero
-// exit, killed, timed out) adds one to the failure streak whatever the
-// model said, since the exit status is evidence and the model may not
-// raise it (so a task whose runs always fail reaches failure_threshold),
-// and a review that fell back to the conservative note (the model failed,
-// or the run left no output) leaves the failure streak as it was: no
-// streak is earned or lost on a guess.
+// cra reads "error" as anything that kept the review from judging the
+// work: a run that failed (non-zero exit, killed, timed out) adds one to
+// the failure streak whatever the model said, since the exit status is
+// evidence and the model may not raise it; and so does a review that fell
+// back to the conservative note (the model failed, or the run left no
+// output), which earns no completion. Every review thus moves a streak,
+// and a task whose runs always fail, or that nothing can judge, reaches
+// failure_threshold and a person instead of cycling for ever.
 func NextStreaks(s Streaks, c Classification, runFailed, fallback bool) Streaks {
-	next := Streaks{Failure: s.Failure}
+	var next Streaks
 	if c == FullComplete && !runFailed && !fallback {
 		next.Completion = s.Completion + 1
 	}
-	switch {
-	case runFailed:
+	if runFailed || fallback {
 		next.Failure = s.Failure + 1
-	case !fallback:
-		next.Failure = 0
 	}
 	return next
 }

@@ -23,10 +23,10 @@ func TestNextStreaks(t *testing.T) {
 		{"uncertain after a failed run keeps counting failures", Uncertain, true, false, Streaks{0, 4}},
 		{"a failed run without output adds a failure", Uncertain, true, true, Streaks{0, 4}},
 		// cra's reading of "error".
-		{"a dead model earns no streak and loses none", Uncertain, false, true, Streaks{0, 3}},
+		{"a dead model earns no completion and counts as an error", Uncertain, false, true, Streaks{0, 4}},
 		{"progress on a failed run is still a failure", SignificantProgress, true, false, Streaks{0, 4}},
 		{"a failed run never counts as a completion", FullComplete, true, false, Streaks{0, 4}},
-		{"a fallback never counts as a completion", FullComplete, false, true, Streaks{0, 3}},
+		{"a fallback never counts as a completion", FullComplete, false, true, Streaks{0, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
