@@ -75,12 +75,14 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		if reason == "" {
 			continue
 		}
-		rs, err := r.restart(ctx, a, *proc, reason, now)
+		rs, acted, err := r.restart(ctx, a, *proc, reason, set.StaleAfter, now)
 		if err != nil {
 			r.warn(rep, "Level 2: restart %s: %v", a.ID, err)
 			continue
 		}
-		rep.Restarted = append(rep.Restarted, rs)
+		if acted {
+			rep.Restarted = append(rep.Restarted, rs)
+		}
 	}
 	return nil
 }
@@ -129,43 +131,59 @@ func readTail(path string, size, n int64) string {
 }
 
 // restart stops one live run and requeues its task with "continue", or
-// blocks it at the start limit.
-func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.Process, reason string, now time.Time) (Restart, error) {
+// blocks it at the start limit. A run that ended on its own before the
+// signal is left alone: its finish is the processor's to record, and its
+// review the recycler's. It reports whether it acted.
+func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.Process, reason string, staleAfter time.Duration, now time.Time) (Restart, bool, error) {
 	rs := Restart{ID: a.ID, Run: a.Run, Reason: reason}
-	policy := r.Policy
-	starts, err := r.restarts(ctx, now.Add(-policyWindow(policy)))
+	policy := levelTwoPolicy(r.Policy, staleAfter)
+	starts, err := r.restarts(ctx, now.Add(-policy.Window))
 	if err != nil {
-		return rs, err
+		return rs, false, err
 	}
-	limit := policy.Next(starts[a.ID], now).Verdict == supervise.LimitReached
-	if !limit {
-		if _, err := r.Board.Log.Event(ctx, world.SourceSystem, a.ID, "restarted | reason: "+reason+" (Level 2)"); err != nil {
-			return rs, err
-		}
-	}
+	atLimit := policy.Next(starts[a.ID], now).Verdict == supervise.LimitReached
 	stop := r.Stop
 	if stop == nil {
 		stop = supervise.Stop
 	}
 	k := supervise.Kill{PID: p.PID, StartTime: p.StartTime, PGID: p.PGID, TaskID: a.ID, Run: a.Run, Reason: "Level 2", Detail: reason}
-	if _, err := stop(ctx, k, 0); err != nil {
-		return rs, fmt.Errorf("stop run %d: %w", a.Run, err)
+	stopped, err := stop(ctx, k, 0)
+	if err != nil {
+		return rs, false, fmt.Errorf("stop run %d: %w", a.Run, err)
 	}
-	if limit {
+	if !stopped {
+		return rs, false, nil
+	}
+	if atLimit {
 		rs.Blocked = true
 		r.say("Level 2: stopped %s run %d (%s); start limit reached: blocked", a.ID, a.Run, reason)
-		return rs, r.Board.Block(ctx, a.ID, "stopped by Level 2: "+reason+"; start limit reached",
+		return rs, true, r.Board.Block(ctx, a.ID, "stopped by Level 2: "+reason+"; start limit reached",
 			fmt.Sprintf("find why its agent stalls (its output is in .clean_room/runs/%s/), then tell it how to go on: cra answer %s '…'", a.ID, a.ID))
 	}
+	if _, err := r.Board.Log.Event(ctx, world.SourceSystem, a.ID, "restarted | reason: "+reason+" (Level 2)"); err != nil {
+		return rs, true, err
+	}
 	r.say("Level 2: stopped %s run %d (%s): continue", a.ID, a.Run, reason)
-	return rs, r.Board.Requeue(ctx, a.ID, "continue: the run was stopped, "+reason)
+	return rs, true, r.Board.Requeue(ctx, a.ID, "continue: the run was stopped, "+reason)
 }
 
-func policyWindow(p supervise.Policy) time.Duration {
-	if p.Window > 0 {
-		return p.Window
+// levelTwoPolicy is Level 1's policy with a window long enough to hold
+// its start limit of Level 2's restarts, which come stale_after apart at
+// the soonest: with Level 1's 10 minutes and a 15-minute stale_after no
+// two would ever share a window, and a run that always stalls would be
+// restarted for ever.
+func levelTwoPolicy(p supervise.Policy, staleAfter time.Duration) supervise.Policy {
+	if p.Window <= 0 {
+		p.Window = supervise.DefaultWindow
 	}
-	return supervise.DefaultWindow
+	limit := p.Limit
+	if limit <= 0 {
+		limit = supervise.DefaultLimit
+	}
+	if w := time.Duration(limit+1) * staleAfter; w > p.Window {
+		p.Window = w
+	}
+	return p
 }
 
 // restarts reads the recent restarts from the log, Level 1's and Level

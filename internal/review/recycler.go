@@ -59,6 +59,7 @@ type Recycler struct {
 	paused   time.Time            // the breaker is open until then
 	held     map[string]time.Time // tasks whose decision failed, left alone until then
 	skipped  map[string]time.Time // tasks not eligible, with their file's time
+	skipFor  string               // the enabled_for those were judged under
 	lastTick time.Time            // the last review tick, for Loop
 }
 
@@ -283,6 +284,11 @@ func (r *Recycler) next(ctx context.Context, set config.RecyclerSettings, now ti
 	paths, _ := r.Board.Store.(interface {
 		Path(string, board.Folder) string
 	})
+	r.mu.Lock()
+	if key := set.EnabledFor.String(); key != r.skipFor {
+		r.skipped, r.skipFor = nil, key // new settings: judge every task again
+	}
+	r.mu.Unlock()
 	for _, f := range []board.Folder{board.Completed, board.Failed} {
 		ids, err := r.Board.Store.IDs(ctx, f)
 		if err != nil {

@@ -482,3 +482,68 @@ func TestSilentRunsReachAPerson(t *testing.T) {
 		t.Errorf("the model was asked %d times about runs with no output", n)
 	}
 }
+
+// A run that ends on its own before Level 2's signal is left to the
+// processor and the recycler: no restart is logged, nothing is requeued.
+func TestLevel2LeavesARunThatEnded(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[agents.stuck]\ncommand = \"exec sleep 60\"\n")
+	task := f.add(t, "get stuck", "stuck")
+	go f.proc.Run(ctx, task.ID)
+	defer f.proc.Wait()
+	waitRunning(t, f, task.ID)
+	f.rec.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	f.rec.Stop = func(context.Context, supervise.Kill, time.Duration) (bool, error) { return false, nil }
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Restarted) != 0 {
+		t.Errorf("restarted %+v, want none", rep.Restarted)
+	}
+	a, _, _ := f.board.Log.Lookup(ctx, task.ID)
+	if a.Status != world.StatusActive {
+		t.Errorf("the log has %s, want the run still active", a.Status)
+	}
+	var events []world.Entry
+	f.board.Log.Select(ctx, world.Filter{IDs: []string{task.ID}, Kind: world.KindEvent}, func(r *world.Record) error {
+		events = append(events, r.Entry)
+		return nil
+	})
+	if n := len(supervise.Restarted(events)[task.ID]); n != 0 {
+		t.Errorf("%d restarts logged, want none", n)
+	}
+	// Stop the run for the test's end.
+	f.rec.Stop = nil
+	pid := waitRunning(t, f, task.ID)
+	syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// A task passed over because enabled_for left its type out is reviewed
+// once the settings take it in.
+func TestEnabledForChangeTakesEffect(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[recycler]\nenabled_for = [\"bug\"]\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	task := board.NewTask("docs work")
+	task.Type, task.Agent = "docs", "hi"
+	task, err := f.board.Add(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review != nil {
+		t.Fatalf("with enabled_for [bug]: %+v, %v; want no review", rep, err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(f.state, config.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(f.state, config.FileName), strings.Replace(string(cfg), `enabled_for = ["bug"]`, `enabled_for = "all"`, 1))
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil || rep.Review.TaskID != task.ID {
+		t.Fatalf("with enabled_for all: %+v, %v; want a review of %s", rep, err, task.ID)
+	}
+}
