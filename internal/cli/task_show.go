@@ -96,6 +96,9 @@ func writeReviews(w io.Writer, reviews []review.Review) error {
 			verdict = fmt.Sprintf("%s (the model said %s)", rv.Classification, rv.Model)
 		}
 		fmt.Fprintf(w, "  run %d, %s, %s: %s → %s, streaks %d/%d\n", rv.Run, rv.Folder, rv.Time.UTC().Format(time.RFC3339), verdict, rv.Action, rv.After.Completion, rv.After.Failure)
+		if rv.Withdrawn != "" {
+			fmt.Fprintf(w, "    not carried out: %s\n", rv.Withdrawn)
+		}
 		for _, why := range rv.Lowered {
 			fmt.Fprintf(w, "    lowered: %s\n", why)
 		}

@@ -45,6 +45,11 @@ type Review struct {
 	Entry string `json:"entry"`
 	// Calls is how many model calls the review made (0, 1 or 2).
 	Calls int `json:"calls"`
+	// Withdrawn says why the review was not carried out (the task moved
+	// or ran meanwhile, its file could not be written): the history keeps
+	// the review, and a record saying so after it, which History folds
+	// into it.
+	Withdrawn string `json:"withdrawn,omitempty"`
 }
 
 // HistoryName is the file of a task's reviews in its run directory,
@@ -118,10 +123,13 @@ func readHistory(r io.Reader) ([]Review, int, error) {
 		line, err := br.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			var rv Review
-			if json.Unmarshal(line, &rv) == nil && rv.TaskID != "" {
-				out = append(out, rv)
-			} else {
+			switch {
+			case json.Unmarshal(line, &rv) != nil || rv.TaskID == "":
 				bad++
+			case rv.Withdrawn != "" && rv.Action == "" && len(out) > 0 && out[len(out)-1].Run == rv.Run:
+				out[len(out)-1].Withdrawn = rv.Withdrawn
+			default:
+				out = append(out, rv)
 			}
 		}
 		if errors.Is(err, io.EOF) {

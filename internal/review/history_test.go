@@ -55,3 +55,24 @@ func FuzzReadHistory(f *testing.F) {
 		}
 	})
 }
+
+// A review that was not carried out keeps its record, marked withdrawn.
+func TestHistoryWithdrawn(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range []*Review{
+		{TaskID: "t-1", Run: 1, Classification: SomeProgress, Action: Requeue},
+		{TaskID: "t-1", Run: 1, Withdrawn: "task changed while it was reviewed"},
+		{TaskID: "t-1", Run: 2, Classification: FullComplete, Action: Requeue},
+	} {
+		if err := appendHistory(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, bad, err := History(dir, "t-1")
+	if err != nil || bad != 0 || len(got) != 2 {
+		t.Fatalf("got %d reviews, %d bad, %v", len(got), bad, err)
+	}
+	if got[0].Withdrawn != "task changed while it was reviewed" || got[0].Action != Requeue || got[1].Withdrawn != "" {
+		t.Errorf("got %+v", got)
+	}
+}

@@ -97,11 +97,18 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		t.Results.Classification = string(rv.Classification)
 		t.Results.Validation = validationSummary(ev)
 	}
-	if _, _, err := r.Board.Decide(ctx, d); err != nil {
+	// The review is kept before it is carried out (DESIGN.md principle
+	// 5): a crash in between leaves it in the history, the move undone,
+	// and the next tick reviews the run again.
+	if err := appendHistory(r.StateDir, rv); err != nil {
 		return nil, err
 	}
-	if err := appendHistory(r.StateDir, rv); err != nil {
-		r.say("warning: %v", err)
+	if _, _, err := r.Board.Decide(ctx, d); err != nil {
+		w := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: folder, Withdrawn: err.Error()}
+		if herr := appendHistory(r.StateDir, w); herr != nil {
+			r.say("warning: %v", herr)
+		}
+		return nil, err
 	}
 	r.say("reviewed %s run %d: %s → %s (streaks %d/%d)", t.ID, t.Runs, rv.Classification, rv.Action, rv.After.Completion, rv.After.Failure)
 	return rv, nil

@@ -362,7 +362,12 @@ func TestLevel2BlocksAtTheStartLimit(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[agents.stuck]\ncommand = \"exec sleep 60\"\n")
 	task := f.add(t, "get stuck", "stuck")
-	go f.proc.Run(ctx, task.ID)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.proc.Run(ctx, task.ID)
+	}()
+	defer func() { <-done }()
 	waitRunning(t, f, task.ID)
 	later := time.Now().Add(time.Hour)
 	f.rec.Now = func() time.Time { return later }
@@ -377,7 +382,6 @@ func TestLevel2BlocksAtTheStartLimit(t *testing.T) {
 	if len(rep.Restarted) != 1 || !rep.Restarted[0].Blocked {
 		t.Fatalf("restarted %+v, want one blocked", rep.Restarted)
 	}
-	f.proc.Wait()
 	deadline := time.Now().Add(10 * time.Second)
 	for f.folder(t, task.ID) != board.FailedBlocked && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -489,8 +493,12 @@ func TestLevel2LeavesARunThatEnded(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[agents.stuck]\ncommand = \"exec sleep 60\"\n")
 	task := f.add(t, "get stuck", "stuck")
-	go f.proc.Run(ctx, task.ID)
-	defer f.proc.Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.proc.Run(ctx, task.ID)
+	}()
+	defer func() { <-done }()
 	waitRunning(t, f, task.ID)
 	f.rec.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	f.rec.Stop = func(context.Context, supervise.Kill, time.Duration) (bool, error) { return false, nil }
