@@ -22,22 +22,25 @@ import (
 // differ).
 func TestIncrementalEqualsFresh(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		every int // every every-th file changes
+		name    string
+		every   int // every every-th file changes
+		rebuilt bool
 	}{
-		{"one in ten", 10},
-		{"half", 2},
-		{"all", 1},
+		{"one in ten", 10, false},
+		{"half", 2, false},
+		{"all", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newSynthRepo(t, t.TempDir(), 181)
 			state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
-			index := func(f *store.Factory) {
+			index := func(f *store.Factory) *Result {
 				t.Helper()
-				if _, err := NewBuilder(f).Run(ctx, s.root); err != nil {
+				res, err := NewBuilder(f).Run(ctx, s.root)
+				if err != nil {
 					t.Fatal(err)
 				}
+				return res
 			}
 			index(state)
 			s.set(t, tc.every, 1)
@@ -47,7 +50,9 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 			s.write(t, "pkgnew/mod_new.py", "from pkg000.mod00001 import func_1\n\n\ndef func_new():\n    return func_1(1)\n")
 			s.write(t, s.path(8), "\x00binary now")
 			s.write(t, "README.md", "# synthetic\n\nA tree for tests.\n")
-			index(state)
+			if res := index(state); res.Rebuilt != tc.rebuilt {
+				t.Errorf("rebuilt: got %v, want %v", res.Rebuilt, tc.rebuilt)
+			}
 
 			fresh := store.NewFactory(filepath.Join(t.TempDir(), "state"))
 			index(fresh)

@@ -17,6 +17,7 @@ import (
 type synthRepo struct {
 	root  string
 	files int
+	ver   map[int]int // the version of each file written
 }
 
 // pkgSize is the number of files per package directory.
@@ -24,7 +25,7 @@ const pkgSize = 50
 
 func newSynthRepo(tb testing.TB, root string, files int) *synthRepo {
 	tb.Helper()
-	s := &synthRepo{root: root, files: files}
+	s := &synthRepo{root: root, files: files, ver: map[int]int{}}
 	s.write(tb, "go.mod", "module example.com/synth\n\ngo 1.22\n")
 	for i := range files - 1 {
 		s.change(tb, i, 0)
@@ -73,6 +74,10 @@ func (s *synthRepo) rare() int { return max(1, (s.files-1)*2/3*2/7) }
 // and changes a call, so symbols, references and imports all move.
 func (s *synthRepo) change(tb testing.TB, i, v int) {
 	tb.Helper()
+	if w, ok := s.ver[i]; ok && w == v {
+		return
+	}
+	s.ver[i] = v
 	var b strings.Builder
 	if isGoFile(i) {
 		p := s.peer(i, 1+v)
