@@ -430,8 +430,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	defer cancel()
 	workers := max(b.Workers, 1)
 	jobs := make(chan int)
-	// The parsers may run a writer's batch (pendingFiles) ahead.
-	done := make(chan int, pendingFiles)
+	// Parsers that ran far ahead of the writer would only hold memory and
+	// take the cores from the writer, the run's critical path.
+	done := make(chan int, 4*workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
