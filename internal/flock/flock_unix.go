@@ -7,11 +7,15 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Lock opens (creating) the file at path and takes a flock on it, shared
-// or exclusive, waiting until ctx ends. A goroutine that gets the lock
-// after ctx ended releases it by closing the file.
+// or exclusive, waiting until ctx ends. The wait polls with LOCK_NB,
+// sleeping a little longer each time (pollMin doubling up to pollMax): a
+// blocking flock(2) cannot be interrupted, so a waiter whose ctx ended
+// would leave a goroutine, and a descriptor, blocked until the holder let
+// go.
 func Lock(ctx context.Context, path string, exclusive bool) (*os.File, error) {
 	f, ok, err := try(path, exclusive)
 	if err != nil || ok {
@@ -21,23 +25,31 @@ func Lock(ctx context.Context, path string, exclusive bool) (*os.File, error) {
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	done := make(chan error, 1)
-	go func() { done <- flock(f, how) }()
-	select {
-	case err := <-done:
-		if err != nil {
+	t := time.NewTimer(pollMin)
+	defer t.Stop()
+	for wait := pollMin; ; wait = min(2*wait, pollMax) {
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		switch err := flock(f, how|syscall.LOCK_NB); {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, syscall.EWOULDBLOCK):
 			f.Close()
 			return nil, err
 		}
-		return f, nil
-	case <-ctx.Done():
-		go func() {
-			<-done
-			f.Close()
-		}()
-		return nil, ctx.Err()
+		t.Reset(wait)
 	}
 }
+
+// The bounds of Lock's sleeps between tries.
+const (
+	pollMin = 5 * time.Millisecond
+	pollMax = 100 * time.Millisecond
+)
 
 // TryLock takes an exclusive flock on the file at path if it is free: ok
 // is false, and f nil, when another holds it.

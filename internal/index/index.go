@@ -36,6 +36,21 @@ const (
 	DefaultMaxCommitFiles = 50
 )
 
+// An incremental run rebuilds (see parseAndWrite) when more than
+// rebuildShare of an index of at least rebuildMinFiles files needs
+// reading. Deleting a changed file's rows costs about half to two thirds
+// of writing them, so past about 55-60% changed an incremental run costs
+// more than writing the unchanged files again (BenchmarkReindex: at 50%
+// it takes 0.65-0.9 of a fresh run's CPU time); the share leaves a margin.
+const (
+	rebuildShare    = 0.5
+	rebuildMinFiles = 100
+)
+
+// cacheKiB bounds the page cache of an index run's connection (SQLite's
+// default is 2 MiB); it fills only as pages are touched.
+const cacheKiB = 64 << 10
+
 // Builder indexes repositories into a curated DB.
 type Builder struct {
 	factory *store.Factory
@@ -127,6 +142,9 @@ type Result struct {
 	Commits      int `json:"commits"`
 	CoChanges    int `json:"co_change_pairs"`
 
+	// Rebuilt: most indexed files had changed, so the run replaced the
+	// content rows of all (see parseAndWrite).
+	Rebuilt  bool          `json:"rebuilt"`
 	History  string        `json:"history"` // "none", "full", "incremental", "up to date"
 	Duration time.Duration `json:"duration_ns"`
 	Phases   PhaseTimes    `json:"phases_ns"`
@@ -232,7 +250,22 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	res.Scanned = scanned
 	res.Phases.Scan = time.Since(t)
 
-	tx, err := db.BeginTx(ctx, nil)
+	// The run is one transaction on one connection, tuned for it: a page
+	// cache that holds the b-tree pages an incremental run rewrites all
+	// over the file (with SQLite's default of 2 MB every page it touches
+	// is read again and dirty ones spill to the WAL mid-transaction), and
+	// statement journals in memory instead of temp files.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin index transaction: %w", err)
+	}
+	defer conn.Close()
+	for _, p := range []string{fmt.Sprintf("PRAGMA cache_size = -%d", cacheKiB), "PRAGMA temp_store = MEMORY"} {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return fmt.Errorf("tune index connection: %w", err)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin index transaction: %w", err)
 	}
@@ -357,25 +390,48 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	for _, c := range cands {
 		present[c.rel] = true
 	}
-	if err := w.deleteGone(ctx, old, present, res, ch); err != nil {
-		return nil, err
-	}
 	outs := make([]outcome, len(cands))
 	ready := make([]bool, len(cands))
 	var todo []int
+	stale := 0 // indexed files the stat gate lets through
 	for i, c := range cands {
 		outs[i].c = c
-		if e, ok := old[c.rel]; ok && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang {
+		e, ok := old[c.rel]
+		if ok && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang {
 			outs[i].same, outs[i].hash = true, e.hash
 			ready[i] = true
 			continue
 		}
+		if ok {
+			stale++
+		}
 		todo = append(todo, i)
+	}
+	// When most indexed files may have changed, replacing their rows one
+	// file at a time costs more than building the index anew: the old rows
+	// go all at once and every file is parsed and written as in a first
+	// run, into the same file rows (IDs, history and enrichment stay).
+	sameAs := old
+	if len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old)) {
+		if err := w.clearAll(ctx); err != nil {
+			return nil, err
+		}
+		w.rebuild, ch.first, sameAs, res.Rebuilt = true, true, nil, true
+		todo = todo[:0]
+		for i := range cands {
+			outs[i].same, outs[i].hash, ready[i] = false, "", false
+			todo = append(todo, i)
+		}
+	}
+	if err := w.deleteGone(ctx, old, present, res, ch); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(b.Workers, 1)
 	jobs := make(chan int)
+	// Parsers that ran far ahead of the writer would only hold memory and
+	// take the cores from the writer, the run's critical path.
 	done := make(chan int, 4*workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -385,7 +441,7 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 			p := lang.NewParser()
 			defer p.Close()
 			for i := range jobs {
-				b.processOne(&outs[i], old, p)
+				b.processOne(&outs[i], sameAs, p)
 				done <- i
 			}
 		}()
@@ -441,12 +497,17 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := w.flushPending(ctx, old, res, ch); err != nil {
+		return nil, err
+	}
 	if err := w.flushSearch(ctx); err != nil {
 		return nil, err
 	}
 	return ch, nil
 }
 
+// processOne reads, hashes and parses a candidate; a file whose content
+// is the one in old (nil: none) is not parsed.
 func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser) {
 	data, err := b.readFile(o.c.abs)
 	switch {

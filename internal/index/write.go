@@ -29,6 +29,11 @@ type writer struct {
 	// postings at every statement, so one row per statement costs a flush
 	// and a merge per file.
 	search *batcher
+	// pending are new and changed files waiting for flushPending.
+	pending []outcome
+	// rebuild: clearAll removed every file's content rows, so changed
+	// files have none left to remove.
+	rebuild bool
 }
 
 func newWriter(tx *sql.Tx, repoID int64) *writer {
@@ -135,36 +140,52 @@ func (w *writer) deleteGone(ctx context.Context, old map[string]existing, presen
 		}
 	}
 	sort.Strings(gone)
-	for _, p := range gone {
-		if err := w.deleteOld(ctx, p, old[p], res, ch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.deleteOld(ctx, gone, old, res, ch)
 }
 
-func (w *writer) deleteOld(ctx context.Context, p string, e existing, res *Result, ch *changes) error {
-	if e.lang == string(lang.Python) {
-		if err := w.collectNames(ctx, e.id, ch.removed); err != nil {
-			return err
+// deleteOld removes the files at paths, all of them in the index, with
+// every row that refers to them.
+func (w *writer) deleteOld(ctx context.Context, paths []string, old map[string]existing, res *Result, ch *changes) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var ids, py []int64
+	for _, p := range paths {
+		e := old[p]
+		ids = append(ids, e.id)
+		if e.lang == string(lang.Python) {
+			py = append(py, e.id)
+		}
+		if resolverConfigFile(p) {
+			ch.configChanged = true
 		}
 	}
-	if err := w.collectImporters(ctx, e.id, ch.importers); err != nil {
+	if err := w.collectNames(ctx, py, ch.removed); err != nil {
 		return err
 	}
-	if err := w.deleteFile(ctx, e.id); err != nil {
-		return fmt.Errorf("delete %s from index: %w", p, err)
+	if err := w.collectImporters(ctx, ids, ch.importers); err != nil {
+		return err
 	}
-	if resolverConfigFile(p) {
-		ch.configChanged = true
+	if err := w.deleteFiles(ctx, ids); err != nil {
+		if len(paths) == 1 {
+			return fmt.Errorf("delete %s from index: %w", paths[0], err)
+		}
+		return fmt.Errorf("delete %d files from index: %w", len(paths), err)
 	}
-	res.Deleted++
+	res.Deleted += len(paths)
 	ch.fileSet = true
 	return nil
 }
 
-// applyOne writes one outcome: a skip (deleting the file's old rows if it
-// had any), an unchanged file, or a new or changed one.
+// pendingFiles is how many new or changed files the writer gathers before
+// it writes them: their old rows go in a few statements for all of them
+// (rows of neighbouring files sit on the same b-tree pages), and the
+// full-text index sees its deletes apart from its inserts.
+const pendingFiles = 256
+
+// applyOne takes one outcome: a skip (deleting the file's old rows if it
+// had any) or an unchanged file is written at once, a new or changed file
+// joins the pending ones, written by flushPending.
 func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existing, res *Result, ch *changes) error {
 	if o.warn != "" {
 		res.Warnings = append(res.Warnings, Warning{o.c.rel, o.warn})
@@ -174,7 +195,7 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 		res.Skipped[o.skip]++
 		res.SkipList = append(res.SkipList, Skip{o.c.rel, o.skip})
 		if had {
-			return w.deleteOld(ctx, o.c.rel, e, res, ch)
+			return w.deleteOld(ctx, []string{o.c.rel}, old, res, ch)
 		}
 		return nil
 	}
@@ -187,21 +208,62 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 		}
 		return nil
 	}
-	id := e.id
-	if had {
-		if e.lang == string(lang.Python) {
-			if err := w.collectNames(ctx, id, ch.removed); err != nil {
-				return err
+	w.pending = append(w.pending, *o)
+	if len(w.pending) >= pendingFiles {
+		return w.flushPending(ctx, old, res, ch)
+	}
+	return nil
+}
+
+// flushPending writes the pending new and changed files: first the old
+// rows of the changed ones go, all together, then each file's new rows.
+func (w *writer) flushPending(ctx context.Context, old map[string]existing, res *Result, ch *changes) error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	var ids, py []int64
+	for i := range w.pending {
+		if e, had := old[w.pending[i].c.rel]; had && !w.rebuild {
+			ids = append(ids, e.id)
+			if e.lang == string(lang.Python) {
+				py = append(py, e.id)
 			}
 		}
-		if err := w.clearContent(ctx, id); err != nil {
-			return fmt.Errorf("update %s: %w", o.c.rel, err)
+	}
+	if err := w.collectNames(ctx, py, ch.removed); err != nil {
+		return err
+	}
+	if err := w.clearContent(ctx, ids); err != nil {
+		return fmt.Errorf("update %d changed files: %w", len(ids), err)
+	}
+	if err := w.deleteIn(ctx, `DELETE FROM file_search WHERE rowid IN (%s)`, ids); err != nil {
+		return fmt.Errorf("update %d changed files: %w", len(ids), err)
+	}
+	for i := range w.pending {
+		if err := w.writeOne(ctx, &w.pending[i], old, res, ch); err != nil {
+			return err
 		}
+		w.pending[i] = outcome{} // let the parse result go
+	}
+	w.pending = w.pending[:0]
+	return nil
+}
+
+// writeOne writes the rows of a new file, or the new rows of a changed
+// one whose old rows flushPending removed.
+func (w *writer) writeOne(ctx context.Context, o *outcome, old map[string]existing, res *Result, ch *changes) error {
+	e, had := old[o.c.rel]
+	id := e.id
+	if had {
 		if _, err := w.exec(ctx, `UPDATE files SET language = ?, content_hash = ?, size_bytes = ? WHERE id = ?`,
 			o.c.lang, o.hash, o.c.size, id); err != nil {
 			return fmt.Errorf("update %s: %w", o.c.rel, err)
 		}
-		res.Changed++
+		if w.rebuild && e.hash == o.hash && e.lang == o.c.lang {
+			res.Unchanged++
+		} else {
+			res.Changed++
+		}
 	} else {
 		r, err := w.exec(ctx, `INSERT INTO files(repo_id, path, language, content_hash, size_bytes) VALUES (?, ?, ?, ?, ?)`,
 			w.repoID, o.c.rel, o.c.lang, o.hash, o.c.size)
@@ -226,11 +288,6 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 		return fmt.Errorf("index %s: %w", o.c.rel, err)
 	}
 	if o.search != nil {
-		if had {
-			if _, err := w.exec(ctx, `DELETE FROM file_search WHERE rowid = ?`, id); err != nil {
-				return fmt.Errorf("index %s: %w", o.c.rel, err)
-			}
-		}
 		if w.search == nil {
 			w.search = w.batch("file_search", "rowid", "path", "symbols", "body")
 			w.search.max = 32
@@ -254,75 +311,145 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 	return nil
 }
 
-// collectNames counts the definitions of a file by name.
-func (w *writer) collectNames(ctx context.Context, fileID int64, into map[string]int) error {
-	rows, err := w.tx.QueryContext(ctx, `SELECT name FROM symbols WHERE file_id = ?`, fileID)
-	if err != nil {
-		return fmt.Errorf("read symbols: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return err
-		}
-		into[n]++
-	}
-	return rows.Err()
-}
+// inChunk bounds the IDs of one IN (...) list, far below SQLite's limit
+// on variables.
+const inChunk = 500
 
-// collectImporters adds the files that import fileID.
-func (w *writer) collectImporters(ctx context.Context, fileID int64, into map[int64]bool) error {
-	rows, err := w.tx.QueryContext(ctx, `SELECT source_file_id FROM dependencies WHERE target_file_id = ?`, fileID)
-	if err != nil {
-		return fmt.Errorf("read dependencies: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		into[id] = true
-	}
-	return rows.Err()
-}
-
-// clearContent deletes what was extracted from a file's content, keeping
-// its row, its history and the edges other files have to it.
-func (w *writer) clearContent(ctx context.Context, id int64) error {
-	for _, q := range []string{
-		`DELETE FROM symbol_references WHERE caller_symbol_id IN (SELECT id FROM symbols WHERE file_id = ?)`,
-		`DELETE FROM symbol_references WHERE callee_symbol_id IN (SELECT id FROM symbols WHERE file_id = ?)`,
-		`DELETE FROM name_refs WHERE file_id = ?`,
-		`DELETE FROM docstrings WHERE file_id = ?`,
-		`DELETE FROM inline_comments WHERE file_id = ?`,
-		`DELETE FROM file_imports WHERE file_id = ?`,
-		`DELETE FROM dependencies WHERE source_file_id = ?`,
-		`DELETE FROM symbols WHERE file_id = ?`,
-	} {
-		if _, err := w.exec(ctx, q, id); err != nil {
+// deleteIn runs q, a statement with one IN (%s) list, for ids in chunks.
+func (w *writer) deleteIn(ctx context.Context, q string, ids []int64) error {
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args, marks := inArgs(chunk)
+		if _, err := w.exec(ctx, fmt.Sprintf(q, marks), args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deleteFile removes a file and every row that refers to it.
-func (w *writer) deleteFile(ctx context.Context, id int64) error {
-	if err := w.clearContent(ctx, id); err != nil {
+// collectNames counts the definitions of the files ids by name.
+func (w *writer) collectNames(ctx context.Context, ids []int64, into map[string]int) error {
+	return w.queryIn(ctx, `SELECT name FROM symbols WHERE file_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		into[n]++
+		return nil
+	})
+}
+
+// collectImporters adds the files that import any of ids.
+func (w *writer) collectImporters(ctx context.Context, ids []int64, into map[int64]bool) error {
+	return w.queryIn(ctx, `SELECT source_file_id FROM dependencies WHERE target_file_id IN (%s)`, ids, func(rows *sql.Rows) error {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		into[id] = true
+		return nil
+	})
+}
+
+// queryIn runs q, a query with one IN (%s) list, for ids in chunks, and
+// calls row for each row.
+func (w *writer) queryIn(ctx context.Context, q string, ids []int64, row func(*sql.Rows) error) error {
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args, marks := inArgs(chunk)
+		rows, err := w.tx.QueryContext(ctx, fmt.Sprintf(q, marks), args...)
+		if err != nil {
+			return fmt.Errorf("read index: %w", err)
+		}
+		for rows.Next() {
+			if err := row(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("read index: %w", err)
+		}
+	}
+	return nil
+}
+
+// clearContent deletes what was extracted from the files ids' content,
+// keeping their rows, their history and the edges other files have to
+// them.
+func (w *writer) clearContent(ctx context.Context, ids []int64) error {
+	for _, q := range []string{
+		`DELETE FROM symbol_references WHERE caller_symbol_id IN (SELECT id FROM symbols WHERE file_id IN (%s))`,
+		`DELETE FROM symbol_references WHERE callee_symbol_id IN (SELECT id FROM symbols WHERE file_id IN (%s))`,
+		`DELETE FROM name_refs WHERE file_id IN (%s)`,
+		`DELETE FROM docstrings WHERE file_id IN (%s)`,
+		`DELETE FROM inline_comments WHERE file_id IN (%s)`,
+		`DELETE FROM file_imports WHERE file_id IN (%s)`,
+		`DELETE FROM dependencies WHERE source_file_id IN (%s)`,
+		`DELETE FROM symbols WHERE file_id IN (%s)`,
+	} {
+		if err := w.deleteIn(ctx, q, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearAll deletes what was extracted from the content of every file of
+// the repository, and its full-text rows, as clearContent does for some.
+// With one repository in the database the tables are emptied whole.
+func (w *writer) clearAll(ctx context.Context) error {
+	var others int
+	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM repos WHERE id != ?`, w.repoID).Scan(&others); err != nil {
+		return fmt.Errorf("clear index: %w", err)
+	}
+	const ofRepo = `(SELECT id FROM files WHERE repo_id = ?1)`
+	qs := []string{
+		`DELETE FROM symbol_references WHERE caller_symbol_id IN (SELECT id FROM symbols WHERE file_id IN ` + ofRepo + `)`,
+		`DELETE FROM symbol_references WHERE callee_symbol_id IN (SELECT id FROM symbols WHERE file_id IN ` + ofRepo + `)`,
+		`DELETE FROM name_refs WHERE file_id IN ` + ofRepo,
+		`DELETE FROM docstrings WHERE file_id IN ` + ofRepo,
+		`DELETE FROM inline_comments WHERE file_id IN ` + ofRepo,
+		`DELETE FROM file_imports WHERE file_id IN ` + ofRepo,
+		`DELETE FROM dependencies WHERE source_file_id IN ` + ofRepo,
+		`DELETE FROM symbols WHERE file_id IN ` + ofRepo,
+		`DELETE FROM file_search WHERE rowid IN ` + ofRepo,
+	}
+	if others == 0 {
+		qs = []string{
+			`DELETE FROM symbol_references`, `DELETE FROM name_refs`, `DELETE FROM docstrings`,
+			`DELETE FROM inline_comments`, `DELETE FROM file_imports`, `DELETE FROM dependencies`,
+			`DELETE FROM symbols`, `INSERT INTO file_search(file_search) VALUES ('delete-all')`,
+		}
+	}
+	for _, q := range qs {
+		var args []any
+		if strings.Contains(q, "?1") {
+			args = append(args, w.repoID)
+		}
+		if _, err := w.tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("clear index: %w", err)
+		}
+	}
+	return nil
+}
+
+// deleteFiles removes the files ids and every row that refers to them.
+func (w *writer) deleteFiles(ctx context.Context, ids []int64) error {
+	if err := w.clearContent(ctx, ids); err != nil {
 		return err
 	}
 	for _, q := range []string{
-		`DELETE FROM dependencies WHERE target_file_id = ?`,
-		`DELETE FROM file_commits WHERE file_id = ?`,
-		`DELETE FROM co_changes WHERE file_a_id = ?1 OR file_b_id = ?1`,
-		`DELETE FROM file_metadata WHERE file_id = ?`,
-		`DELETE FROM file_index WHERE file_id = ?`,
-		`DELETE FROM file_search WHERE rowid = ?`,
-		`DELETE FROM files WHERE id = ?`,
+		`DELETE FROM dependencies WHERE target_file_id IN (%s)`,
+		`DELETE FROM file_commits WHERE file_id IN (%s)`,
+		`DELETE FROM co_changes WHERE file_a_id IN (%s)`,
+		`DELETE FROM co_changes WHERE file_b_id IN (%s)`,
+		`DELETE FROM file_metadata WHERE file_id IN (%s)`,
+		`DELETE FROM file_index WHERE file_id IN (%s)`,
+		`DELETE FROM file_search WHERE rowid IN (%s)`,
+		`DELETE FROM files WHERE id IN (%s)`,
 	} {
-		if _, err := w.exec(ctx, q, id); err != nil {
+		if err := w.deleteIn(ctx, q, ids); err != nil {
 			return err
 		}
 	}

@@ -46,8 +46,11 @@ type CompactStats struct {
 // length and the identity of the log being compacted. The next compaction
 // reads it first: if the log was not replaced, the archive is cut back to
 // that length (its lines are still in the log); if it was, the archive is
-// complete. A torn last line of the archive is cut, and temp files of a
-// killed run are removed.
+// complete, and the read markers still at their places in the old file
+// are moved to theirs in the new one, which the journal records before the
+// rename. A torn last line of the archive is cut, and temp files of a
+// killed run are removed. Check runs the same recovery when it finds a
+// journal, so a marker is never left naming the file compaction replaced.
 func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats, err error) {
 	stats := CompactStats{Archive: filepath.Join(l.dir, archiveName)}
 	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
@@ -99,7 +102,8 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 		return stats, fmt.Errorf("open world log archive: %w", err)
 	}
 	defer arch.Close()
-	if err := l.beginCompaction(arch, fi); err != nil {
+	jrn, err := l.beginCompaction(arch, fi)
+	if err != nil {
 		return stats, err
 	}
 	l.step("journaled")
@@ -183,10 +187,17 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	if err != nil {
 		return stats, fmt.Errorf("stat compacted world log: %w", err)
 	}
+	// The journal learns the new file and where the read markers go in it
+	// before the rename: a compaction killed after the rename leaves the
+	// markers naming the old file, and recovery moves them from here.
+	dev, ino := fileID(nfi)
+	if err := l.journalMarkers(jrn, dev, ino, markers); err != nil {
+		return stats, err
+	}
+	l.step("marked")
 	// Followers learn where appends resume from this note: it is written
 	// before the rename, so one that sees the new file finds it. (Should
 	// the rename never happen, it names a file that never was the log.)
-	dev, ino := fileID(nfi)
 	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
 	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
 		return stats, err
@@ -196,12 +207,9 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	}
 	syncDir(l.dir) // the rename must be durable before the journal goes
 	l.step("replaced")
-	if err := os.Remove(filepath.Join(l.dir, journalName)); err != nil {
-		return stats, fmt.Errorf("end world log compaction: %w", err)
-	}
 
 	// The views of the old file: the index goes (rebuilt on next use) and
-	// markers move.
+	// markers move, before the journal, which holds their moves, goes.
 	l.mu.Lock()
 	l.cache = nil
 	l.mu.Unlock()
@@ -210,6 +218,10 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	}
 	if err := markers.save(tmp, dev, ino, l.Now().UTC()); err != nil {
 		return stats, err
+	}
+	l.step("moved")
+	if err := os.Remove(filepath.Join(l.dir, journalName)); err != nil {
+		return stats, fmt.Errorf("end world log compaction: %w", err)
 	}
 	return stats, nil
 }
@@ -221,6 +233,13 @@ type markedPlaces struct {
 	old   []Position
 	moved []Position
 	done  []bool
+}
+
+// markerMove is a read marker's place in the log being compacted and in
+// its compacted copy, as the journal records it.
+type markerMove struct {
+	Name     string
+	Old, New Position
 }
 
 // markersOf reads the markers that are valid for f.
@@ -261,16 +280,20 @@ func (mp *markedPlaces) move(old, now Position) {
 // save writes the moved markers for the new file (dev, ino).
 func (mp *markedPlaces) save(f *os.File, dev, ino uint64, now time.Time) error {
 	for i, path := range mp.paths {
-		tail, err := tailAt(f, mp.moved[i].Offset)
-		if err != nil {
-			return err
-		}
-		m := &marker{Pos: mp.moved[i], Tail: tail, Dev: dev, Ino: ino, Updated: now}
-		if err := writeMarker(path, m); err != nil {
+		if err := moveMarker(f, path, mp.moved[i], dev, ino, now); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// moveMarker writes the marker at path to pos in f, the file (dev, ino).
+func moveMarker(f *os.File, path string, pos Position, dev, ino uint64, now time.Time) error {
+	tail, err := tailAt(f, pos.Offset)
+	if err != nil {
+		return fmt.Errorf("move marker: %w", err)
+	}
+	return writeMarker(path, &marker{Pos: pos, Tail: tail, Dev: dev, Ino: ino, Updated: now})
 }
 
 // step marks a step of a compaction for crash tests.
@@ -284,31 +307,54 @@ func (l *Log) step(name string) {
 // is between growing the archive and replacing the log.
 const journalName = "world.log.compacting"
 
-// journal is what a compaction records before the archive grows.
+// journal is what a compaction records before the archive grows, and,
+// before the log is replaced, the new file and the markers' moves.
 type journal struct {
 	Dev, Ino uint64 // the log being compacted
 	Archive  int64  // the archive's length before
+	// NewDev and NewIno name the compacted file (0: not written yet);
+	// Markers are the read markers valid for the old file and their
+	// places in the new one.
+	NewDev, NewIno uint64       `json:",omitempty"`
+	Markers        []markerMove `json:",omitempty"`
 }
 
 // beginCompaction cuts a torn last line of the archive, then records the
 // journal, durably, before any line is appended to it.
-func (l *Log) beginCompaction(arch *os.File, fi os.FileInfo) error {
+func (l *Log) beginCompaction(arch *os.File, fi os.FileInfo) (*journal, error) {
 	size, err := cutTornTail(arch)
 	if err != nil {
-		return fmt.Errorf("repair world log archive: %w", err)
+		return nil, fmt.Errorf("repair world log archive: %w", err)
 	}
 	dev, ino := fileID(fi)
-	b, _ := json.Marshal(journal{Dev: dev, Ino: ino, Archive: size})
+	j := &journal{Dev: dev, Ino: ino, Archive: size}
+	return j, l.writeJournal(j)
+}
+
+// journalMarkers adds the compacted file (newDev, newIno) and the markers'
+// moves to the journal, durably, before the log is replaced.
+func (l *Log) journalMarkers(j *journal, newDev, newIno uint64, mp *markedPlaces) error {
+	j.NewDev, j.NewIno, j.Markers = newDev, newIno, nil
+	for i, path := range mp.paths {
+		j.Markers = append(j.Markers, markerMove{Name: filepath.Base(path), Old: mp.old[i], New: mp.moved[i]})
+	}
+	return l.writeJournal(j)
+}
+
+func (l *Log) writeJournal(j *journal) error {
+	b, _ := json.Marshal(j)
 	if err := atomicfile.Write(filepath.Join(l.dir, journalName), b, 0o644); err != nil {
-		return fmt.Errorf("begin world log compaction: %w", err)
+		return fmt.Errorf("journal world log compaction: %w", err)
 	}
 	return nil
 }
 
 // recoverCompaction finishes what a killed compaction left: with a journal
 // whose log was not replaced, the archive goes back to its length before;
-// then the journal and stale temp files go. It runs under the exclusive
-// lock, so no other compaction is under way.
+// with one whose log was replaced, the read markers still at their places
+// in the old file move to theirs in the new one; then the journal and
+// stale temp files go. It runs under the exclusive lock, so no other
+// compaction is under way.
 func (l *Log) recoverCompaction() error {
 	jpath := filepath.Join(l.dir, journalName)
 	b, err := os.ReadFile(jpath)
@@ -323,17 +369,23 @@ func (l *Log) recoverCompaction() error {
 			// not ours to guess about.
 			return fmt.Errorf("world log compaction journal %s is not valid (%v): move it aside, check %s for duplicated lines, and compact again", jpath, err, archiveName)
 		}
-		replaced := true
+		replaced, compacted := true, false
 		switch fi, err := os.Stat(l.path); {
 		case err == nil:
 			dev, ino := fileID(fi)
 			replaced = dev != j.Dev || ino != j.Ino
+			compacted = j.NewIno != 0 && dev == j.NewDev && ino == j.NewIno
 		case !errors.Is(err, os.ErrNotExist):
 			return fmt.Errorf("check the world log against the compaction journal: %w", err)
 		}
 		if !replaced {
 			if err := truncateFile(filepath.Join(l.dir, archiveName), j.Archive); err != nil {
 				return fmt.Errorf("undo an interrupted compaction's archive: %w", err)
+			}
+		}
+		if compacted {
+			if err := l.recoverMarkers(j); err != nil {
+				return fmt.Errorf("move read markers after an interrupted compaction: %w", err)
 			}
 		}
 		if err := os.Remove(jpath); err != nil {
@@ -343,6 +395,36 @@ func (l *Log) recoverCompaction() error {
 	stale, _ := filepath.Glob(filepath.Join(l.dir, "."+FileName+".compact*"))
 	for _, p := range stale {
 		os.Remove(p)
+	}
+	return nil
+}
+
+// recoverMarkers moves the markers of j that still mark their old place
+// in the compacted log (a marker reset or moved since is left alone).
+func (l *Log) recoverMarkers(j journal) error {
+	if len(j.Markers) == 0 {
+		return nil
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, mv := range j.Markers {
+		if CheckMarkerName(mv.Name) != nil {
+			continue
+		}
+		path := l.markerPath(mv.Name)
+		m, err := readMarker(path)
+		if err != nil {
+			return err
+		}
+		if m == nil || m.Dev != j.Dev || m.Ino != j.Ino || m.Pos != mv.Old {
+			continue
+		}
+		if err := moveMarker(f, path, mv.New, j.NewDev, j.NewIno, l.Now().UTC()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

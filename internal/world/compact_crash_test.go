@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The child mode of the test binary: compact the log in $CRA_TEST_COMPACT_DIR,
@@ -94,10 +96,6 @@ func compactedState(t *testing.T, dir string) (log, archive []byte, stray []stri
 // uninterrupted compaction leaves: the same log, the same archive (no line
 // twice, none torn) and no temp file.
 func TestCompactionSurvivesKill9(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const agents = 3000
 	ref := t.TempDir()
 	writeBigLog(t, ref, agents)
@@ -109,26 +107,6 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 		t.Fatalf("reference archive has %d lines, want %d", bytes.Count(wantArchive, []byte("\n")), agents*5)
 	}
 
-	kill := func(t *testing.T, dir, die string, after time.Duration) {
-		t.Helper()
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), envCompactDir+"="+dir, envCompactDie+"="+die)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if after > 0 {
-			time.Sleep(after)
-			cmd.Process.Signal(syscall.SIGKILL) // this test's own child, by pid
-		}
-		err := cmd.Wait()
-		if die != "" {
-			// Killed at its step, not exited: the step must still exist.
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-				t.Fatalf("the child was not killed at step %q: %v", die, err)
-			}
-		}
-	}
 	check := func(t *testing.T, dir string) {
 		t.Helper()
 		if _, err := compactOnce(t, dir); err != nil {
@@ -145,11 +123,11 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 			t.Errorf("left behind: %v", stray)
 		}
 	}
-	for _, step := range []string{"journaled", "archived", "replaced"} {
+	for _, step := range []string{"journaled", "archived", "marked", "replaced", "moved"} {
 		t.Run("at "+step, func(t *testing.T) {
 			dir := t.TempDir()
 			writeBigLog(t, dir, agents)
-			kill(t, dir, step, 0)
+			killCompaction(t, dir, step, 0)
 			check(t, dir)
 		})
 	}
@@ -157,7 +135,7 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 		t.Run(fmt.Sprintf("random %d", i), func(t *testing.T) {
 			dir := t.TempDir()
 			writeBigLog(t, dir, agents)
-			kill(t, dir, "", time.Duration(rand.IntN(400))*time.Millisecond)
+			killCompaction(t, dir, "", time.Duration(rand.IntN(400))*time.Millisecond)
 			check(t, dir)
 		})
 	}
@@ -170,6 +148,133 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 		}
 		check(t, dir)
 	})
+}
+
+// killCompaction runs a compaction of the log in dir in a child process
+// killed (SIGKILL) at the step die, or after the given time.
+func killCompaction(t *testing.T, dir, die string, after time.Duration) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCompactDir+"="+dir, envCompactDie+"="+die)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if after > 0 {
+		time.Sleep(after)
+		cmd.Process.Signal(syscall.SIGKILL) // this test's own child, by pid
+	}
+	err = cmd.Wait()
+	if die != "" {
+		// Killed at its step, not exited: the step must still exist.
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+			t.Fatalf("the child was not killed at step %q: %v", die, err)
+		}
+	}
+}
+
+// TestCompactionCrashMovesMarkers: read markers in the middle and at the
+// end of a log end up where one clean compaction puts them — before the
+// same entries — when a compaction is killed at any step from the rename
+// on, and recovered by the next compaction or by the next Check.
+func TestCompactionCrashMovesMarkers(t *testing.T) {
+	const agents = 400
+	names := []string{"third", "two-thirds", "end"}
+	setup := func(t *testing.T, dir string) *Log {
+		t.Helper()
+		writeBigLog(t, dir, agents)
+		full, err := os.ReadFile(filepath.Join(dir, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each marker reads the log as it was when a part of it was there.
+		written := 0
+		for i, name := range names {
+			end := len(full) * (i + 1) / len(names)
+			end += bytes.IndexByte(full[end-1:], '\n') // the end of the line
+			flag := os.O_WRONLY | os.O_APPEND
+			if i == 0 {
+				flag = os.O_WRONLY | os.O_TRUNC
+			}
+			f, err := os.OpenFile(l.Path(), flag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(full[written:end])
+			f.Close()
+			written = end
+			if _, err := l.Check(context.Background(), name, func(*Record) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l
+	}
+	// places checks each marker: where it was (the first line read, or
+	// the end when none) and the lines read.
+	places := func(t *testing.T, l *Log) (map[string]Position, map[string][]string) {
+		t.Helper()
+		pos, lines := map[string]Position{}, map[string][]string{}
+		for _, name := range names {
+			end, err := l.Check(context.Background(), name, func(r *Record) error {
+				if len(lines[name]) == 0 {
+					pos[name] = Position{Offset: r.Offset, Line: r.Line - 1}
+				}
+				lines[name] = append(lines[name], string(r.Raw))
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("check %s after the compaction: %v", name, err)
+			}
+			if len(lines[name]) == 0 {
+				pos[name] = end
+			}
+		}
+		return pos, lines
+	}
+	ref := setup(t, t.TempDir())
+	if _, err := ref.Compact(context.Background(), CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantPos, wantLines := places(t, ref)
+	if len(wantLines["third"]) == 0 || len(wantLines["end"]) != 0 {
+		t.Fatalf("reference: lines after the markers: %d, %d, %d; want some after the first, none after the last",
+			len(wantLines["third"]), len(wantLines["two-thirds"]), len(wantLines["end"]))
+	}
+	for _, step := range []string{"marked", "replaced", "moved"} {
+		for _, recovery := range []string{"compact", "check"} {
+			if step == "marked" && recovery == "check" {
+				continue // not replaced: the markers still mark the old log, which the next compaction compacts
+			}
+			t.Run(step+" then "+recovery, func(t *testing.T) {
+				dir := t.TempDir()
+				l := setup(t, dir)
+				killCompaction(t, dir, step, 0)
+				if recovery == "compact" {
+					if _, err := compactOnce(t, dir); err != nil {
+						t.Fatal(err)
+					}
+				}
+				pos, lines := places(t, l)
+				if diff := cmp.Diff(wantPos, pos); diff != "" {
+					t.Errorf("marker positions (-clean +recovered):\n%s", diff)
+				}
+				if diff := cmp.Diff(wantLines, lines); diff != "" {
+					t.Errorf("lines after the markers (-clean +recovered):\n%s", diff)
+				}
+				if _, err := os.Stat(filepath.Join(dir, journalName)); !os.IsNotExist(err) {
+					t.Errorf("journal left: %v", err)
+				}
+			})
+		}
+	}
 }
 
 // compactOnce compacts the log in dir in this process, as a re-run does.

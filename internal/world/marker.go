@@ -83,6 +83,13 @@ func (l *Log) Check(ctx context.Context, name string, fn func(*Record) error) (P
 	if err := CheckMarkerName(name); err != nil {
 		return Position{}, err
 	}
+	// A compaction killed after replacing the log leaves its journal and
+	// the markers still naming the old file: finish it first.
+	if _, err := os.Stat(filepath.Join(l.dir, journalName)); err == nil {
+		if err := l.recoverUnderLock(ctx); err != nil {
+			return Position{}, err
+		}
+	}
 	// A shared lock keeps compaction, which moves markers, out meanwhile.
 	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), false)
 	if err != nil {
@@ -121,6 +128,17 @@ func (l *Log) Check(ctx context.Context, name string, fn func(*Record) error) (P
 		return Position{}, fmt.Errorf("create markers dir: %w", err)
 	}
 	return pos, writeMarker(path, m)
+}
+
+// recoverUnderLock runs the recovery of a killed compaction under the
+// exclusive lock (a compaction still running finishes first).
+func (l *Log) recoverUnderLock(ctx context.Context) error {
+	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	return l.recoverCompaction()
 }
 
 // ResetMarker removes the read marker name, so that the next Check reads

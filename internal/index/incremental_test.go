@@ -1,0 +1,143 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// TestIncrementalEqualsFresh: an index brought up to date after changes —
+// a few files or most of them, with files added, deleted and turned
+// binary — holds exactly what a fresh index of the same tree holds, table
+// by table (rows named by paths and symbol names, not by row IDs, which
+// differ).
+func TestIncrementalEqualsFresh(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		every   int // every every-th file changes
+		rebuilt bool
+	}{
+		{"one in ten", 10, false},
+		{"a third", 3, false},
+		{"all", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSynthRepo(t, t.TempDir(), 181)
+			state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+			index := func(f *store.Factory) *Result {
+				t.Helper()
+				res, err := NewBuilder(f).Run(ctx, s.root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			index(state)
+			s.set(t, tc.every, 1)
+			// Beside the edits: a file deleted, one added, one that
+			// becomes binary (skipped, so its rows go), a README.
+			os.Remove(filepath.Join(s.root, s.path(7)))
+			s.write(t, "pkgnew/mod_new.py", "from pkg000.mod00001 import func_1\n\n\ndef func_new():\n    return func_1(1)\n")
+			s.write(t, s.path(8), "\x00binary now")
+			s.write(t, "README.md", "# synthetic\n\nA tree for tests.\n")
+			if res := index(state); res.Rebuilt != tc.rebuilt {
+				t.Errorf("rebuilt: got %v, want %v", res.Rebuilt, tc.rebuilt)
+			}
+
+			fresh := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+			index(fresh)
+			got, want := dumpIndex(t, state), dumpIndex(t, fresh)
+			for table := range want {
+				if diff := cmp.Diff(want[table], got[table]); diff != "" {
+					t.Errorf("%s: incremental (+) differs from fresh (-):\n%s", table, diff)
+				}
+			}
+			// A second run with nothing changed keeps it so.
+			index(state)
+			if diff := cmp.Diff(want, dumpIndex(t, state)); diff != "" {
+				t.Errorf("after a run with no change (-fresh +incremental):\n%s", diff)
+			}
+		})
+	}
+}
+
+// dumpIndex reads every table the indexer writes as sorted text rows, with
+// files named by path and symbols by file, kind, name and line.
+func dumpIndex(t *testing.T, f *store.Factory) map[string][]string {
+	t.Helper()
+	db, err := f.Open(context.Background(), store.Curated, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const sym = `(SELECT kf.path || ':' || ks.kind || ':' || ks.name || ':' || ks.start_line FROM symbols ks JOIN files kf ON kf.id = ks.file_id WHERE ks.id = %s)`
+	symKey := func(col string) string { return fmt.Sprintf(sym, col) }
+	queries := map[string]string{
+		"files":             `SELECT path, language, content_hash, size_bytes FROM files`,
+		"file_index":        `SELECT f.path, i.mtime_ns, i.line_count, i.syntax_errors, i.parsed FROM file_index i JOIN files f ON f.id = i.file_id`,
+		"symbols":           `SELECT ` + symKey("s.id") + `, s.end_line, COALESCE(s.signature, ''), COALESCE(` + symKey("s.parent_symbol_id") + `, '') FROM symbols s`,
+		"docstrings":        `SELECT f.path, COALESCE(` + symKey("d.symbol_id") + `, ''), d.content, COALESCE(d.format, ''), COALESCE(d.parsed_fields, '') FROM docstrings d JOIN files f ON f.id = d.file_id`,
+		"inline_comments":   `SELECT f.path, COALESCE(` + symKey("c.symbol_id") + `, ''), c.line, c.content, COALESCE(c.kind, ''), c.is_rationale FROM inline_comments c JOIN files f ON f.id = c.file_id`,
+		"file_imports":      `SELECT f.path, i.module, i.level, i.names, i.type_only, i.line FROM file_imports i JOIN files f ON f.id = i.file_id`,
+		"name_refs":         `SELECT f.path, COALESCE(` + symKey("r.symbol_id") + `, ''), r.name, r.qualifier, r.kind, r.line FROM name_refs r JOIN files f ON f.id = r.file_id`,
+		"dependencies":      `SELECT s.path, t.path, d.kind FROM dependencies d JOIN files s ON s.id = d.source_file_id JOIN files t ON t.id = d.target_file_id`,
+		"symbol_references": `SELECT ` + symKey("r.caller_symbol_id") + `, ` + symKey("r.callee_symbol_id") + `, r.reference_kind, printf('%.3f', r.confidence) FROM symbol_references r`,
+		"commits":           `SELECT hash, author, message, timestamp, files_changed FROM commits`,
+		"file_commits":      `SELECT f.path, c.hash FROM file_commits fc JOIN files f ON f.id = fc.file_id JOIN commits c ON c.id = fc.commit_id`,
+		"co_changes":        `SELECT a.path, b.path, c.count, c.last_commit_hash FROM co_changes c JOIN files a ON a.id = c.file_a_id JOIN files b ON b.id = c.file_b_id`,
+		"file_search":       `SELECT f.path FROM file_search s JOIN files f ON f.id = s.rowid`,
+		"file_search_vocab": `SELECT term, doc, cnt FROM file_search_vocab`,
+	}
+	out := map[string][]string{}
+	for table, q := range queries {
+		out[table] = dumpRows(t, db, q)
+	}
+	return out
+}
+
+func dumpRows(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			parts[i] = fmt.Sprint(v)
+		}
+		out = append(out, strings.Join(parts, " | "))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
