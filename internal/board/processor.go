@@ -469,6 +469,13 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	if err != nil {
 		return o, err
 	}
+	if t.Runs != o.Run {
+		// Another run began meanwhile (a person requeued the task while
+		// this one ran, and 'cra task run' started the next): the file
+		// and the log are that run's now. This one is only reported.
+		o.Folder, o.Finish = folder, fmt.Sprintf("superseded: run %d of task %s began while run %d ran; its output is in %s", t.Runs, o.ID, o.Run, o.LogPath)
+		return o, nil
+	}
 	if a.Status == world.StatusActive {
 		if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
 			return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)

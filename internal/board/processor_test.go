@@ -500,3 +500,62 @@ func procState(pid int) (byte, bool) {
 	}
 	return f[0][0], true
 }
+
+// A run whose task was requeued by a person and started again elsewhere
+// does not write its end over the next run's.
+func TestSupersededRunLeavesTheNextAlone(t *testing.T) {
+	ctx := context.Background()
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"hang": {Command: "echo up; sleep 300"}}, 1)
+	task := addWith(t, p.Board, "hang", "hang", nil)
+	first, cancel := context.WithCancel(ctx)
+	done := make(chan *Outcome, 1)
+	go func() {
+		o, err := p.Run(first, task.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- o
+	}()
+	runFile := filepath.Join(p.RunDir(task.ID), supervise.RunFileName)
+	waitFor(t, func() bool { _, err := os.Stat(runFile); return err == nil })
+	// A person requeues it while it runs; another process starts run 2.
+	if _, err := p.Board.Move(ctx, task.ID, Pending, "again"); err != nil {
+		t.Fatal(err)
+	}
+	other := NewProcessor(p.Board, p.Root, p.StateDir, p.Config)
+	other.Grace = p.Grace
+	second, cancel2 := context.WithCancel(ctx)
+	defer cancel2()
+	done2 := make(chan struct{})
+	go func() {
+		defer close(done2)
+		other.Run(second, task.ID)
+	}()
+	waitFor(t, func() bool { tk, _, err := s.Get(ctx, task.ID); return err == nil && tk.Runs == 2 })
+	waitFor(t, func() bool { a, _, _ := p.Board.Log.Lookup(ctx, task.ID); return a.Status == world.StatusActive })
+	cancel() // run 1 ends now
+	o := <-done
+	if !strings.HasPrefix(o.Finish, "superseded: run 2") {
+		t.Errorf("run 1 finished %q, want superseded", o.Finish)
+	}
+	a, _, _ := p.Board.Log.Lookup(ctx, task.ID)
+	if a.Status != world.StatusActive || !strings.HasPrefix(a.Output, "run 2:") {
+		t.Errorf("the log has %s %q, want run 2 active", a.Status, a.Output)
+	}
+	if f := folderOn(t, s, task.ID); f != InProgress {
+		t.Errorf("file in %s, want in-progress (run 2)", f)
+	}
+	cancel2()
+	<-done2
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -3,10 +3,12 @@ package review
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/notify"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -34,6 +36,9 @@ type Notice struct {
 	Err string `json:"error,omitempty"`
 }
 
+// notifyLock is the lock file of the notifications' marker.
+const notifyLock = "notify.lock"
+
 // The outputs the recycler starts a needs-you failure with.
 const needsPerson = "needs a person: "
 
@@ -46,6 +51,14 @@ const needsPerson = "needs a person: "
 func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) error {
 	has, err := r.notifyReady(ctx)
 	if err != nil || !has {
+		return err
+	}
+	// One reader of the marker at a time: the daemon's loop and a 'cra
+	// recycle --once' must not both read the same lines and both tell
+	// them. The one that finds the lock taken leaves the lines to the
+	// other.
+	lk, ok, err := flock.TryLock(filepath.Join(r.StateDir, notifyLock))
+	if err != nil || !ok {
 		return err
 	}
 	var events []notify.Event
@@ -72,6 +85,7 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		events = append(events, ev)
 		return nil
 	})
+	lk.Close()
 	if err != nil || len(events) == 0 {
 		return err
 	}
