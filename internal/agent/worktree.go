@@ -174,14 +174,21 @@ func (w *Worktree) Finish(ctx context.Context, success bool, keep, message strin
 }
 
 // ApplyToUser applies diff to the user's work tree, only when it applies
-// cleanly there (git apply --check first); otherwise nothing changes and
-// the error says why.
+// cleanly there (git apply --check first), or else merges without
+// conflicts in three ways (the files moved on since the branch forked:
+// git apply --3way, which stages the result); otherwise nothing changes
+// and the error says why.
 func (w *Worktree) ApplyToUser(ctx context.Context, diff string) error {
 	if strings.TrimSpace(diff) == "" {
 		return nil
 	}
 	if err := gitx.ApplyCheck(ctx, w.UserTop, diff); err != nil {
-		return fmt.Errorf("the diff does not apply cleanly to your work tree, which is unchanged (%v): merge branch %s yourself (git merge %s)",
+		if err3 := gitx.ApplyThreeWay(ctx, w.UserTop, diff); err3 == nil {
+			return nil
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the diff does not apply cleanly to your work tree, which is unchanged (%v), nor merges in three ways: merge branch %s yourself (git merge %s)",
 			err, w.Git.Branch, w.Git.Branch)
 	}
 	if err := gitx.Apply(ctx, w.UserTop, diff); err != nil {

@@ -194,6 +194,31 @@ func ApplyCheck(ctx context.Context, dir, patch string) error {
 	return err
 }
 
+// ErrConflicts is a patch whose three-way merge would leave conflicts.
+var ErrConflicts = errors.New("the three-way merge has conflicts")
+
+// ApplyThreeWay applies patch to dir with a three-way merge (git apply
+// --3way): the patch's base blobs, kept in the repository, merged with
+// what the files hold now. It applies only a merge without conflicts;
+// otherwise nothing changes and the error says why (ErrConflicts, or
+// git's reason). Git stages what it merged.
+func ApplyThreeWay(ctx context.Context, dir, patch string) error {
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "-c", "core.quotePath=false", "apply", "--3way", "--check", "-")
+	cmd.Stdin = strings.NewReader(patch)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("git apply --3way: %s", strings.TrimSpace(string(out)))
+	}
+	if strings.Contains(string(out), "with conflicts") {
+		return ErrConflicts
+	}
+	_, err = runInput(ctx, dir, patch, "apply", "--3way", "-")
+	return err
+}
+
 // Apply applies patch to the work tree of dir (git apply), all or
 // nothing.
 func Apply(ctx context.Context, dir, patch string) error {

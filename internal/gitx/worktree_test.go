@@ -185,3 +185,56 @@ func TestOpenWorktreeKeepsOneBranch(t *testing.T) {
 		t.Errorf("a worktree on another branch: got %v", err)
 	}
 }
+
+// A patch that no longer applies because the file moved on merges in
+// three ways when the changes do not touch; when they do, nothing
+// changes.
+func TestApplyThreeWay(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "f.txt", "a\nb\nc\nd\ne\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "first")
+	git(t, dir, "checkout", "-qb", "cra/x")
+	write(t, dir, "f.txt", "a\nB\nc\nd\ne\n")
+	git(t, dir, "commit", "-qam", "the branch's change")
+	patch := git(t, dir, "diff", "HEAD~1", "HEAD") + "\n"
+	git(t, dir, "checkout", "-q", "-")
+
+	// The user's file gained a first line since: a plain apply fails.
+	write(t, dir, "f.txt", "x\na\nb\nc\nd\ne\n")
+	git(t, dir, "commit", "-qam", "moved on")
+	if err := ApplyCheck(ctx, dir, patch); err == nil {
+		t.Fatal("the plain apply would apply; the test needs one that does not")
+	}
+	if err := ApplyThreeWay(ctx, dir, patch); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, dir, "f.txt"); got != "x\na\nB\nc\nd\ne\n" {
+		t.Errorf("merged %q", got)
+	}
+
+	// The user changed the same line: conflicts, nothing written.
+	git(t, dir, "reset", "-q", "--hard")
+	write(t, dir, "f.txt", "x\na\nbb\nc\nd\ne\n")
+	git(t, dir, "commit", "-qam", "same line")
+	if err := ApplyThreeWay(ctx, dir, patch); !errors.Is(err, ErrConflicts) {
+		t.Fatalf("got %v, want ErrConflicts", err)
+	}
+	if got := read(t, dir, "f.txt"); got != "x\na\nbb\nc\nd\ne\n" {
+		t.Errorf("a refused merge changed the file: %q", got)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("a refused merge left %q", st)
+	}
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
