@@ -340,6 +340,10 @@ func TestUnreachable(t *testing.T) {
 			if resp.Attempts != 3 {
 				t.Errorf("attempts: got %d, want 3", resp.Attempts)
 			}
+			// A person reads it: no JSON fragments (issue 19).
+			if strings.ContainsAny(err.Error(), "{}") {
+				t.Errorf("the message holds JSON: %v", err)
+			}
 		})
 	}
 }
