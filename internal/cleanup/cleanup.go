@@ -468,8 +468,10 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 		return
 	}
 	on := map[string]bool{}
+	read := map[string]board.Shown{}
 	for _, t := range shown {
 		on[t.ID] = true
+		read[t.ID] = board.ShownOf(t)
 	}
 	kept := map[string]bool{}
 	for _, m := range merges {
@@ -484,7 +486,10 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: "task " + m.Drops[i] + " keeps an earlier group"})
 			continue
 		}
-		c, err := p.d.Board.Collapse(ctx, m.Keep, titleOf(m.Canonical), m.Drops)
+		// The texts were read before the call; a task that ran, came
+		// back or was edited meanwhile is refused (board.ErrChanged) and
+		// its line skipped, as for an id the model made up.
+		c, err := p.d.Board.Collapse(ctx, m.Keep, titleOf(m.Canonical), m.Drops, read)
 		if err != nil {
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: err.Error()})
 			continue
