@@ -339,3 +339,38 @@ func TestRunCollapseStale(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWhilePolled: the board polls Running while passes start; a poll
+// never makes a pass refuse to run, and a poll sees no pass once they
+// are done.
+func TestRunWhilePolled(t *testing.T) {
+	f := newFixture(t)
+	f.deps.Gateway = nil // each pass fails its calls at once
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					Running(f.deps.StateDir)
+				}
+			}
+		}()
+	}
+	for i := range 100 {
+		if _, err := Run(context.Background(), f.deps, Options{}); err != nil {
+			t.Errorf("pass %d while polled: %v", i, err)
+			break
+		}
+	}
+	close(done)
+	wg.Wait()
+	if Running(f.deps.StateDir) {
+		t.Error("Running after every pass ended")
+	}
+}
