@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,12 +175,22 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := cfg.Save(s.Root); err != nil {
-		s.fail(w, r, fmt.Errorf("write the settings: %w", err))
+	// The log comes first, as everywhere else: a change that is not
+	// logged is not made. Neither write is tied to the request, so a
+	// client that hangs up between them leaves no half-done change. If
+	// the save then fails, a second event says the change did not take,
+	// so the log never claims a setting the file does not have.
+	ctx := context.WithoutCancel(r.Context())
+	if _, err := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
+		s.fail(w, r, fmt.Errorf("log the settings (nothing changed): %w", err))
 		return
 	}
-	if _, err := s.Board.Log.Event(r.Context(), world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
-		s.fail(w, r, fmt.Errorf("the settings are written but not logged: %w", err))
+	if err := cfg.Save(s.Root); err != nil {
+		err = fmt.Errorf("write the settings: %w", err)
+		if _, lerr := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
+			err = fmt.Errorf("%w; and the log, which has the change, could not say it failed: %v", err, lerr)
+		}
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, after)
