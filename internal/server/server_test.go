@@ -583,3 +583,40 @@ func TestDaemonCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWaitsForPerson: only a failed task whose ending asks a person
+// waits for one; a collapsed duplicate, also in failed-blocked/, does
+// not, in the snapshot, the card and the detail alike.
+func TestWaitsForPerson(t *testing.T) {
+	f := newFixture(t)
+	blocked := f.add(t, "blocked", nil)
+	f.run(t, blocked.ID, 1, "cannot reach the database")
+	f.decide(t, blocked.ID, world.StatusFailed, "", "failed 5 times", "give the agent the database URL")
+	keep := f.add(t, "kept", nil)
+	dup := f.add(t, "duplicate", nil)
+	if _, err := f.b.Collapse(context.Background(), keep.ID, "kept", []string{dup.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := f.serve(t, &Server{})
+	want := map[string]bool{blocked.ID: true, keep.ID: false, dup.ID: false}
+	for _, view := range []string{"", "?view=card"} {
+		_, body := call(t, ts, "GET", "/api/tasks"+view, nil)
+		tasks, _ := body["tasks"].([]any)
+		if len(tasks) != 3 {
+			t.Fatalf("tasks%s: %v", view, body)
+		}
+		for _, x := range tasks {
+			c := x.(map[string]any)
+			if got := c["waits_for_person"]; got != want[c["id"].(string)] {
+				t.Errorf("tasks%s: %s in %s waits_for_person %v, want %v", view, c["id"], c["folder"], got, want[c["id"].(string)])
+			}
+		}
+	}
+	for id, w := range want {
+		for _, view := range []string{"", "?view=card"} {
+			if _, body := call(t, ts, "GET", "/api/tasks/"+id+view, nil); body["waits_for_person"] != w {
+				t.Errorf("task %s%s: waits_for_person %v, want %v", id, view, body["waits_for_person"], w)
+			}
+		}
+	}
+}

@@ -131,7 +131,7 @@ function card(t) {
       el("span", { class: "badge prio prio-" + t.priority }, t.priority),
       t.kind === "directive" ? el("span", { class: "badge kind" }, "directive") : null,
       t.classification ? el("span", { class: "badge class class-" + t.classification }, t.classification.replace(/_/g, " ")) : null,
-      t.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : null),
+      t.waits_for_person ? el("span", { class: "badge needs" }, "needs you") : null),
     el("div", { class: "foot" },
       el("span", { class: "streak ok", title: "consecutive completion claims / completion threshold" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
       el("span", { class: "streak bad", title: "consecutive failures / failure threshold" }, "✗ " + t.consecutive_failures + "/" + th.failure),
@@ -407,7 +407,7 @@ async function fillDrawer(id) {
     el("span", { class: "badge prio prio-" + t.priority }, t.priority),
     el("span", { class: "streak ok" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
     el("span", { class: "streak bad" }, "✗ " + t.consecutive_failures + "/" + th.failure),
-    d.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : "");
+    d.waits_for_person ? el("span", { class: "badge needs" }, "needs you") : "");
   const drawer = $("drawer");
   drawer.classList.toggle("finalized", d.folder === "completed-finalized");
   drawer.classList.toggle("blocked", d.folder === "failed-blocked");
@@ -419,7 +419,9 @@ async function fillDrawer(id) {
   actions.push(el("span", { id: "d-action-msg", class: "msg" }));
   $("d-actions").replaceChildren(...actions);
 
-  const waiting = d.waits_for_person || d.folder === "failed-blocked";
+  // Only the server's waits_for_person: failed-blocked/ also holds
+  // collapsed duplicates and dropped directives, which wait for no one.
+  const waiting = d.waits_for_person;
   $("d-answer").hidden = !waiting;
   if (waiting) {
     let need = "";
