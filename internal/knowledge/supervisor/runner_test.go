@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestCheckDropsAgedAndSurplusDirectives(t *testing.T) {
 	}
 	// The text stays in the log.
 	data, _ := os.ReadFile(world.Path(state))
-	if !strings.Contains(string(data), "[event:supervisor]["+aged.ID+"] dropped directive (not picked up within 2 completions): aged cleanup; description: rename the helpers; rationale: names are nouns; files: util.go") {
+	if !strings.Contains(string(data), "[agent:failed]["+aged.ID+"] dropped: not picked up within 2 completions; directive: aged cleanup; description: rename the helpers; rationale: names are nouns; files: util.go") {
 		t.Errorf("log:\n%s", data)
 	}
 	if _, f, _ := r.Board.Store.Get(ctx, newer.ID); f != board.Pending {
@@ -284,5 +285,29 @@ func TestPolishLimit(t *testing.T) {
 	}
 	if fmt.Sprint(rep.Polished) != "[m]" || rep.Dropped[left.ID] != "the polish phase of milestone m ran its 2 cleanup directives" || rep.Dropped[other.ID] != "" {
 		t.Errorf("report: %+v", rep)
+	}
+}
+
+// TestDropPickedUp: a directive picked up between the check and its drop
+// is not dropped, and no line of the log says it was.
+func TestDropPickedUp(t *testing.T) {
+	ctx := context.Background()
+	r, state := newTestRunner(t, nil)
+	d := addTask(t, r, "cleanup picked up", cleanupDirective)
+	// A processor takes it meanwhile.
+	if err := r.Board.Log.Begin(ctx, d.ID, "run 1: builtin", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Board.Store.Move(ctx, d.ID, board.Pending, board.InProgress); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drop(ctx, d, "aged"); !errors.Is(err, board.ErrChanged) {
+		t.Fatalf("got %v, want board.ErrChanged", err)
+	}
+	data, _ := os.ReadFile(world.Path(state))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "]["+d.ID+"]") && strings.Contains(line, "dropped") {
+			t.Errorf("the log says a directive that was picked up was dropped: %s", line)
+		}
 	}
 }
