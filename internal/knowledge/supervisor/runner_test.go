@@ -311,3 +311,57 @@ func TestDropPickedUp(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyItemsNeverCollide: items whose first words match, or that
+// have no ASCII words at all, each get their own lesson; the same item
+// again updates its own file and no other.
+func TestApplyItemsNeverCollide(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRunner(t, nil)
+	st := &state{store: &knowledge.Store{Root: r.Root}}
+	contents := []string{
+		"Always run the tests before you commit, or CI breaks.",
+		"Always run the tests before you commit the generated files.",
+		"コミットの前にテストを実行する。",
+		"生成されたファイルはコミットしない。",
+	}
+	var items []Item
+	for _, c := range contents {
+		items = append(items, Item{Category: "lesson", Content: c, SourceTask: "t-1", Confidence: "high"})
+	}
+	for range 2 { // twice: the second run finds each item's own file
+		rec := &Record{After: "t-1"}
+		if err := r.apply(ctx, st, knowledge.Internaliser, &Reply{Items: items}, rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Refused) != 0 {
+			t.Errorf("refused %v", rec.Refused)
+		}
+	}
+	listed, err := st.store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]bool{}
+	for _, l := range listed {
+		d, _, err := st.store.Read(l.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules[d.Rules] = true
+		if !strings.HasPrefix(l.Path, "lessons/") {
+			t.Errorf("lesson at %s", l.Path)
+		}
+	}
+	if len(listed) != len(contents) {
+		t.Errorf("%d lessons, want %d: %+v", len(listed), len(contents), listed)
+	}
+	for _, c := range contents {
+		if !rules[c] {
+			t.Errorf("the lesson %q was lost", c)
+		}
+	}
+	if s := slug(contents[0]); !strings.HasPrefix(s, "always_run_the_tests_before_you-") {
+		t.Errorf("slug %q keeps no words", s)
+	}
+}
