@@ -119,10 +119,11 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	}
 	var listed []board.Listed
 	var end int64
+	var file string
 	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if end, err = logEnd(s.Board.Log.Path()); err != nil {
+		if end, file, err = logEnd(s.Board.Log.Path()); err != nil {
 			return err
 		}
 		if waiting, err = s.waitingIDs(r.Context()); err != nil {
@@ -150,33 +151,36 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Tasks    []any    `json:"tasks"`
 		Offset   int64    `json:"offset"`
+		File     string   `json:"file"`
 		Problems []string `json:"problems,omitempty"`
-	}{tasks, end, problems})
+	}{tasks, end, file, problems})
 }
 
-// logEnd returns the end of the log's complete lines.
-func logEnd(path string) (int64, error) {
+// logEnd returns the end of the log's complete lines and the identity of
+// the file it read them in (fileID), both of one open file.
+func logEnd(path string) (int64, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("open world log: %w", err)
+		return 0, "", fmt.Errorf("open world log: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("stat world log: %w", err)
+		return 0, "", fmt.Errorf("stat world log: %w", err)
 	}
+	id := fileID(fi)
 	buf := make([]byte, 64<<10)
 	for end := fi.Size(); end > 0; {
 		n := min(int64(len(buf)), end)
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
-			return 0, fmt.Errorf("read world log: %w", err)
+			return 0, "", fmt.Errorf("read world log: %w", err)
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return end - n + int64(i) + 1, nil
+			return end - n + int64(i) + 1, id, nil
 		}
 		end -= n
 	}
-	return 0, nil
+	return 0, id, nil
 }
 
 // Run is one run of a task, from its [agent:active] entry to the entry
@@ -616,5 +620,5 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("since=%q is not an offset", r.URL.Query().Get("since")), Field: "since", Fix: "pass the offset of GET /api/tasks, or the end of the last message"})
 		return
 	}
-	s.serveEvents(w, r, since)
+	s.serveEvents(w, r, Position{File: r.URL.Query().Get("file"), Offset: since})
 }

@@ -363,7 +363,7 @@ func TestBrowser(t *testing.T) {
 			}
 			tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, added.ID))))
 		}
-		end, err := logEnd(world.Path(f.state))
+		end, _, err := logEnd(world.Path(f.state))
 		if err != nil {
 			t.Fatal(err)
 		}

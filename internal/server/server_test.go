@@ -77,7 +77,7 @@ func TestTasks(t *testing.T) {
 	}
 	code, body := call(t, ts, "GET", "/api/tasks", nil)
 	tasks, _ := body["tasks"].([]any)
-	end, _ := logEnd(world.Path(f.state))
+	end, _, _ := logEnd(world.Path(f.state))
 	if code != 200 || len(tasks) != 2 || body["offset"] != float64(end) || end == 0 {
 		t.Fatalf("tasks: %d %v (log end %d)", code, body, end)
 	}
@@ -258,7 +258,7 @@ func TestLog(t *testing.T) {
 	ts, _ := f.serve(t, &Server{})
 	code, body := call(t, ts, "GET", "/api/log?tail=2", nil)
 	entries, _ := body["entries"].([]any)
-	end, _ := logEnd(world.Path(f.state))
+	end, _, _ := logEnd(world.Path(f.state))
 	if code != 200 || len(entries) != 2 || body["next"] != float64(end) {
 		t.Fatalf("tail: %d %v", code, body)
 	}

@@ -1,5 +1,5 @@
 // cra's live board: a snapshot of the tasks (GET /api/tasks?view=card),
-// then the world log over a WebSocket (GET /api/events?since=OFFSET).
+// then the world log over a WebSocket (GET /api/events?since=OFFSET&file=FILE).
 // Every piece of data reaches the page through textContent or an
 // attribute, never through innerHTML.
 "use strict";
@@ -17,6 +17,7 @@ const PAGE = 50; // cards per column before "show more"
 const state = {
   tasks: new Map(), // id → card
   next: 0, // the log offset the stream goes on from
+  file: "", // the log file that offset is in: a compaction makes another
   settings: null,
   shown: Object.fromEntries(COLUMNS.map(([f]) => [f, PAGE])),
   dirty: new Set(),
@@ -197,6 +198,7 @@ async function loadSnapshot() {
   state.tasks.clear();
   for (const t of snap.tasks) state.tasks.set(t.id, t);
   state.next = snap.offset;
+  state.file = snap.file || "";
   if (window.cra.start === undefined) window.cra.start = snap.offset;
   for (const [f] of COLUMNS) markDirty(f);
 }
@@ -218,7 +220,8 @@ async function refresh(id) {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(proto + "//" + location.host + "/api/events?since=" + state.next);
+  const ws = new WebSocket(proto + "//" + location.host + "/api/events?since=" + state.next +
+    "&file=" + encodeURIComponent(state.file));
   state.ws = ws;
   ws.onopen = () => {
     state.backoff = 250;
@@ -236,6 +239,7 @@ function connect() {
     }
     window.cra.received.push(m.offset);
     state.next = m.end;
+    state.file = m.file || state.file;
     if (m.type === "entry") apply(m.entry, m);
   };
   ws.onclose = () => {
