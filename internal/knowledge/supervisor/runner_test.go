@@ -365,3 +365,26 @@ func TestApplyItemsNeverCollide(t *testing.T) {
 		t.Errorf("slug %q keeps no words", s)
 	}
 }
+
+// TestApplyItemKeepsOtherRules: a file already at an item's name that
+// holds other rules is left as it is, and the write is refused.
+func TestApplyItemKeepsOtherRules(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRunner(t, nil)
+	st := &state{store: &knowledge.Store{Root: r.Root}}
+	item := Item{Category: "lesson", Content: "Retries need backoff.", SourceTask: "t-1", Confidence: "high"}
+	p := "lessons/" + slug(item.Content) + ".md"
+	if _, err := st.store.Put(knowledge.Internaliser, p, &knowledge.Doc{Title: "other", Rules: "Something else entirely."}, "t-0"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{After: "t-1"}
+	if err := r.apply(ctx, st, knowledge.Internaliser, &Reply{Items: []Item{item}}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Refused) != 1 || len(rec.Written) != 0 {
+		t.Errorf("refused %v, written %v; want the write refused", rec.Refused, rec.Written)
+	}
+	if d, _, err := st.store.Read(p); err != nil || d.Rules != "Something else entirely." {
+		t.Errorf("the lesson's rules: %+v %v, want them kept", d, err)
+	}
+}
