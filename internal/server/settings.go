@@ -94,7 +94,12 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this server has no repository root, so no settings")
 		return
 	}
+	// A change logs its event before it saves the file (putSettings), and
+	// a board reloads the settings when it sees the event: reading under
+	// the same lock waits for the save, so the board gets the new values.
+	s.settingsMu.Lock()
 	cfg, _, err := s.loadConfig()
+	s.settingsMu.Unlock()
 	if err != nil {
 		s.configError(w, r, err)
 		return
@@ -111,9 +116,9 @@ func (s *Server) configError(w http.ResponseWriter, r *http.Request, err error) 
 	s.fail(w, r, err)
 }
 
-// putSettings validates the settings as config.toml's are, writes them
-// into [recycler] and [models.summarizer] (the other keys as they were),
-// and logs [event:user][settings] with what changed. A bad value is a 400
+// putSettings validates the settings as config.toml's are, logs
+// [event:user][settings] with what changed, and then writes them into
+// [recycler] and [models.summarizer] (the other keys as they were). A bad value is a 400
 // naming its key and range, and nothing is written.
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	if s.Root == "" {
