@@ -91,7 +91,15 @@ type Collapsed struct {
 // Every id must be a task in pending/ whose latest log entry is start or
 // retry (else ErrNotPending, or ErrNotFound), keep must not be among
 // drops, and drops must not be empty; nothing is written otherwise.
-func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []string) (*Collapsed, error) {
+//
+// shown is what the caller read of each task before it decided (cleanup
+// shows the texts to a model, a call that can take minutes): when shown
+// is not nil, every id must be in it and the task must still have that
+// UpdatedAt and that many runs, else Collapse returns ErrChanged and
+// writes nothing. A task that ran and came back to pending in between,
+// or that a person edited, is not judged on a text it no longer has.
+// A nil shown checks nothing, for callers that read under the lock.
+func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []string, shown map[string]Shown) (*Collapsed, error) {
 	canonical = strings.TrimSpace(canonical)
 	if len(drops) == 0 {
 		return nil, fmt.Errorf("collapse into %s: no task to drop", keep)
@@ -116,9 +124,15 @@ func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []st
 	if err != nil {
 		return nil, err
 	}
+	if err := unchanged(kept, shown); err != nil {
+		return nil, err
+	}
 	dropped := make([]*Task, len(drops))
 	for i, d := range drops {
 		if dropped[i], err = b.pendingTask(ctx, d); err != nil {
+			return nil, err
+		}
+		if err := unchanged(dropped[i], shown); err != nil {
 			return nil, err
 		}
 	}
@@ -240,6 +254,33 @@ func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []st
 		res.Dropped = append(res.Dropped, d)
 	}
 	return res, nil
+}
+
+// Shown is what a caller read of a task before deciding on it, for
+// Collapse to check that the task is still the one that was judged.
+type Shown struct {
+	UpdatedAt time.Time
+	Runs      int
+}
+
+// ShownOf is what t is now, as Collapse's shown records it.
+func ShownOf(t *Task) Shown { return Shown{UpdatedAt: t.UpdatedAt, Runs: t.Runs} }
+
+// unchanged checks t against what shown says was read of it; a nil shown
+// checks nothing.
+func unchanged(t *Task, shown map[string]Shown) error {
+	if shown == nil {
+		return nil
+	}
+	s, ok := shown[t.ID]
+	if !ok {
+		return fmt.Errorf("task %s was not among the tasks shown: %w", t.ID, ErrChanged)
+	}
+	if !t.UpdatedAt.Equal(s.UpdatedAt) || t.Runs != s.Runs {
+		return fmt.Errorf("task %s changed since it was shown (updated %s after %d runs, shown updated %s after %d): %w",
+			t.ID, t.UpdatedAt.Format(time.RFC3339Nano), t.Runs, s.UpdatedAt.Format(time.RFC3339Nano), s.Runs, ErrChanged)
+	}
+	return nil
 }
 
 // pendingTask returns task id when it is in pending/ and its latest

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -34,7 +35,7 @@ func TestCollapse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := b.Collapse(ctx, keep.ID, "Develop ambient AI solutions for various applications", []string{d1.ID, d2.ID})
+	res, err := b.Collapse(ctx, keep.ID, "Develop ambient AI solutions for various applications", []string{d1.ID, d2.ID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestCollapseRefuses(t *testing.T) {
 		{"two lines", a.ID, "x\ny", []string{c.ID}, nil, "field title"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := b.Collapse(ctx, tc.keep, tc.canonical, tc.drops)
+			_, err := b.Collapse(ctx, tc.keep, tc.canonical, tc.drops, nil)
 			if err == nil || tc.want != nil && !errors.Is(err, tc.want) || tc.wantText != "" && !strings.Contains(err.Error(), tc.wantText) {
 				t.Errorf("got %v, want %v %q", err, tc.want, tc.wantText)
 			}
@@ -165,7 +166,7 @@ func TestCollapseCycle(t *testing.T) {
 	if k, err = b.Add(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Collapse(ctx, k.ID, "keep", []string{d.ID}); err != nil {
+	if _, err := b.Collapse(ctx, k.ID, "keep", []string{d.ID}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := s.Get(ctx, x.ID)
@@ -225,7 +226,7 @@ func TestCollapseCrash(t *testing.T) {
 		}
 		fail := &failingStore{Store: fs, n: n}
 		b.Store = fail
-		_, err = b.Collapse(ctx, keep.ID, "kept", []string{d1.ID, d2.ID})
+		_, err = b.Collapse(ctx, keep.ID, "kept", []string{d1.ID, d2.ID}, nil)
 		b.Store = fs
 		if err == nil {
 			if n < 5 {
@@ -274,4 +275,48 @@ func countLines(t *testing.T, b *Board) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestCollapseChanged: a task that ran and came back, or that a person
+// edited, after the caller read it is refused with ErrChanged, and
+// nothing is written.
+func TestCollapseChanged(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		change func(*Task)
+	}{
+		{"ran again", func(t *Task) { t.Runs++ }},
+		{"edited", func(t *Task) { t.UpdatedAt = t.UpdatedAt.Add(time.Second) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, s, _ := newTestBoard(t)
+			keep := add(t, b, "keep me")
+			d := add(t, b, "drop me")
+			shown := map[string]Shown{keep.ID: ShownOf(keep), d.ID: ShownOf(d)}
+			got, f, err := s.Get(ctx, d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(got)
+			if err := s.Put(ctx, got, f); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Collapse(ctx, keep.ID, "kept", []string{d.ID}, shown); !errors.Is(err, ErrChanged) {
+				t.Fatalf("got %v, want ErrChanged", err)
+			}
+			if _, f, _ := s.Get(ctx, d.ID); f != Pending {
+				t.Errorf("changed task in %s, want pending", f)
+			}
+			if k, _, _ := s.Get(ctx, keep.ID); k.Title != "keep me" {
+				t.Errorf("kept task retitled %q", k.Title)
+			}
+			// Shown as it is now, the collapse goes through.
+			now, _, _ := s.Get(ctx, d.ID)
+			shown[d.ID] = ShownOf(now)
+			if _, err := b.Collapse(ctx, keep.ID, "kept", []string{d.ID}, shown); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

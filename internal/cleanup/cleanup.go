@@ -167,19 +167,40 @@ type Skipped struct {
 
 // Running reports whether a pass holds the lock of the repository whose
 // state directory is stateDir (the board disables its Clean Up button
-// while one does).
+// while one does, and polls this). It probes with a shared lock
+// (probeHeld), which another probe never conflicts with; the probe still
+// keeps out a pass's exclusive lock for a few microseconds, so Run waits
+// up to LockWait for the lock rather than fail on a poll.
 func Running(stateDir string) bool {
 	if _, err := os.Stat(stateDir); err != nil {
 		return false
 	}
-	f, ok, err := flock.TryLock(filepath.Join(stateDir, LockFile))
-	if err != nil {
-		return false
+	held, err := probeHeld(filepath.Join(stateDir, LockFile))
+	return err == nil && held
+}
+
+// LockWait is how long Run waits for the cleanup lock before it returns
+// ErrRunning: long enough for any number of Running probes to let go,
+// far shorter than a pass.
+const LockWait = 2 * time.Second
+
+// lockPass takes the cleanup lock at path, trying again every few
+// milliseconds for up to LockWait; ok is false when a pass held it all
+// that time. It polls rather than block in flock(2), so no waiter is
+// left behind when it gives up.
+func lockPass(ctx context.Context, path string) (f *os.File, ok bool, err error) {
+	deadline := time.Now().Add(LockWait)
+	for {
+		f, ok, err := flock.TryLock(path)
+		if err != nil || ok || time.Now().After(deadline) {
+			return f, ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	if ok {
-		f.Close()
-	}
-	return !ok
 }
 
 // Run makes one pass: the pre-pass, Call 1, Call 2. A call that fails, or
@@ -202,7 +223,7 @@ func Run(ctx context.Context, d Deps, opts Options) (*Report, error) {
 	}
 	rep := &Report{DryRun: opts.DryRun, Groups: []Group{}, Added: []Added{}, Merged: []Merged{}}
 	if !opts.DryRun {
-		f, ok, err := flock.TryLock(filepath.Join(d.StateDir, LockFile))
+		f, ok, err := lockPass(ctx, filepath.Join(d.StateDir, LockFile))
 		if err != nil {
 			return nil, fmt.Errorf("lock cleanup: %w", err)
 		}
@@ -468,8 +489,10 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 		return
 	}
 	on := map[string]bool{}
+	read := map[string]board.Shown{}
 	for _, t := range shown {
 		on[t.ID] = true
+		read[t.ID] = board.ShownOf(t)
 	}
 	kept := map[string]bool{}
 	for _, m := range merges {
@@ -484,7 +507,10 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: "task " + m.Drops[i] + " keeps an earlier group"})
 			continue
 		}
-		c, err := p.d.Board.Collapse(ctx, m.Keep, titleOf(m.Canonical), m.Drops)
+		// The texts were read before the call; a task that ran, came
+		// back or was edited meanwhile is refused (board.ErrChanged) and
+		// its line skipped, as for an id the model made up.
+		c, err := p.d.Board.Collapse(ctx, m.Keep, titleOf(m.Canonical), m.Drops, read)
 		if err != nil {
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: err.Error()})
 			continue

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,5 +290,87 @@ func TestIndexText(t *testing.T) {
 	want := "# Knowledge index\n\n_Last updated by: cleanup, 2026-01-02_\n\n## A\n- x\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRunCollapseStale: a task that ran and came back to pending while
+// Call 2 was judging its text is not collapsed on that stale text; its
+// line is skipped, and the others stand.
+func TestRunCollapseStale(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, seedTitles...)
+	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text(rewriteReply))
+	stale := f.ids["Developing ambient AI solutions"]
+	var once sync.Once
+	ranMeanwhile := func(r llmtest.Request) bool {
+		if strings.Contains(r.Prompt(), "id | bucket | type | content") {
+			once.Do(func() {
+				task, folder, err := f.deps.Board.Store.Get(ctx, stale)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				task.Runs++
+				task.UpdatedAt = task.UpdatedAt.Add(time.Minute)
+				if err := f.deps.Board.Store.Put(ctx, task, folder); err != nil {
+					t.Error(err)
+				}
+			})
+			return true
+		}
+		return false
+	}
+	f.srv.On(ranMeanwhile, llmtest.Text(f.expand(
+		"Develop ambient AI solutions | {Develop ambient AI solutions} | {Developing ambient AI solutions}\n"+
+			"Ambient AI for applications | {Develop ambient AI solutions for various applications} | {Developing and refining ambient AI solutions for various applications}\n")))
+	rep, err := Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, stale) || !strings.Contains(rep.Skipped[0].Reason, "changed") {
+		t.Errorf("skipped %+v, want the line of the task that changed", rep.Skipped)
+	}
+	if len(rep.Merged) != 1 || rep.Merged[0].Keep != f.ids["Develop ambient AI solutions for various applications"] {
+		t.Errorf("merged %+v, want only the other line", rep.Merged)
+	}
+	for _, title := range []string{"Develop ambient AI solutions", "Developing ambient AI solutions"} {
+		if _, folder, _ := f.deps.Board.Store.Get(ctx, f.ids[title]); folder != board.Pending {
+			t.Errorf("%q in %s, want pending", title, folder)
+		}
+	}
+}
+
+// TestRunWhilePolled: the board polls Running while passes start; a poll
+// never makes a pass refuse to run, and a poll sees no pass once they
+// are done.
+func TestRunWhilePolled(t *testing.T) {
+	f := newFixture(t)
+	f.deps.Gateway = nil // each pass fails its calls at once
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					Running(f.deps.StateDir)
+				}
+			}
+		}()
+	}
+	for i := range 100 {
+		if _, err := Run(context.Background(), f.deps, Options{}); err != nil {
+			t.Errorf("pass %d while polled: %v", i, err)
+			break
+		}
+	}
+	close(done)
+	wg.Wait()
+	if Running(f.deps.StateDir) {
+		t.Error("Running after every pass ended")
 	}
 }

@@ -26,6 +26,8 @@ import (
 type taskJSON struct {
 	*board.Task
 	Folder board.Folder `json:"folder"`
+	// WaitsForPerson is as in cardJSON.
+	WaitsForPerson bool `json:"waits_for_person"`
 }
 
 // cardJSON is what a card on the board shows: a task without its long
@@ -43,10 +45,39 @@ type cardJSON struct {
 	ConsecutiveCompletionClaims int            `json:"consecutive_completion_claims"`
 	ConsecutiveFailures         int            `json:"consecutive_failures"`
 	Classification              string         `json:"classification,omitempty"`
+	// WaitsForPerson says the task's latest lifecycle entry is failed
+	// and its ending is one a person must answer (waitsForPerson): the
+	// board shows "needs you" and the answer box from it alone, never
+	// from the folder, which also holds collapsed duplicates and dropped
+	// directives.
+	WaitsForPerson bool `json:"waits_for_person"`
 }
 
-func card(t *board.Task, f board.Folder) cardJSON {
-	c := cardJSON{ID: t.ID, Title: t.Title, Type: t.Type, Kind: t.Kind, Priority: t.Priority, Folder: f,
+// waitsForPerson says whether an agent whose latest lifecycle entry has
+// status and output waits for a person's answer: failed, and not an
+// ending that waits for no one (board.WaitsForNoOne).
+func waitsForPerson(status world.Status, output string) bool {
+	return status == world.StatusFailed && !board.WaitsForNoOne(output)
+}
+
+// waitingIDs returns the tasks that wait for a person, read from the
+// failed agents of the log alone.
+func (s *Server) waitingIDs(ctx context.Context) (map[string]bool, error) {
+	failed, err := s.Board.Log.CurrentIn(ctx, world.StatusFailed)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, a := range failed {
+		if waitsForPerson(a.Status, a.Output) {
+			out[a.ID] = true
+		}
+	}
+	return out, nil
+}
+
+func card(t *board.Task, f board.Folder, waits bool) cardJSON {
+	c := cardJSON{ID: t.ID, Title: t.Title, Type: t.Type, Kind: t.Kind, Priority: t.Priority, Folder: f, WaitsForPerson: waits,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Runs: t.Runs,
 		ConsecutiveCompletionClaims: t.ConsecutiveCompletionClaims, ConsecutiveFailures: t.ConsecutiveFailures}
 	if t.Results != nil {
@@ -88,9 +119,14 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	}
 	var listed []board.Listed
 	var end int64
+	var file string
+	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if end, err = logEnd(s.Board.Log.Path()); err != nil {
+		if end, file, err = logEnd(s.Board.Log.Path()); err != nil {
+			return err
+		}
+		if waiting, err = s.waitingIDs(r.Context()); err != nil {
 			return err
 		}
 		listed, err = s.Board.Store.List(r.Context(), folder)
@@ -107,41 +143,44 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 		case l.Err != nil:
 			problems = append(problems, l.Err.Error())
 		case view == "card":
-			tasks = append(tasks, card(l.Task, l.Folder))
+			tasks = append(tasks, card(l.Task, l.Folder, waiting[l.ID]))
 		default:
-			tasks = append(tasks, taskJSON{Task: l.Task, Folder: l.Folder})
+			tasks = append(tasks, taskJSON{Task: l.Task, Folder: l.Folder, WaitsForPerson: waiting[l.ID]})
 		}
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Tasks    []any    `json:"tasks"`
 		Offset   int64    `json:"offset"`
+		File     string   `json:"file"`
 		Problems []string `json:"problems,omitempty"`
-	}{tasks, end, problems})
+	}{tasks, end, file, problems})
 }
 
-// logEnd returns the end of the log's complete lines.
-func logEnd(path string) (int64, error) {
+// logEnd returns the end of the log's complete lines and the identity of
+// the file it read them in (fileID), both of one open file.
+func logEnd(path string) (int64, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("open world log: %w", err)
+		return 0, "", fmt.Errorf("open world log: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("stat world log: %w", err)
+		return 0, "", fmt.Errorf("stat world log: %w", err)
 	}
+	id := fileID(fi)
 	buf := make([]byte, 64<<10)
 	for end := fi.Size(); end > 0; {
 		n := min(int64(len(buf)), end)
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
-			return 0, fmt.Errorf("read world log: %w", err)
+			return 0, "", fmt.Errorf("read world log: %w", err)
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return end - n + int64(i) + 1, nil
+			return end - n + int64(i) + 1, id, nil
 		}
 		end -= n
 	}
-	return 0, nil
+	return 0, id, nil
 }
 
 // Run is one run of a task, from its [agent:active] entry to the entry
@@ -177,8 +216,8 @@ type taskDetail struct {
 	// EvidenceText is the latest review's evidence as the recycler's
 	// prompt shows it (evidence.Evidence.Text).
 	EvidenceText string `json:"evidence_text,omitempty"`
-	// WaitsForPerson says the task is failed in the log: an answer
-	// resumes it.
+	// WaitsForPerson is as in cardJSON: the task is failed in the log
+	// with an ending a person must answer, and an answer resumes it.
 	WaitsForPerson bool `json:"waits_for_person"`
 }
 
@@ -190,9 +229,14 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var t *board.Task
 	var folder board.Folder
+	var waits bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		t, folder, err = s.Board.Store.Get(r.Context(), id)
+		if t, folder, err = s.Board.Store.Get(r.Context(), id); err != nil {
+			return err
+		}
+		a, known, err := s.Board.Log.Lookup(r.Context(), id)
+		waits = known && waitsForPerson(a.Status, a.Output)
 		return err
 	})
 	if err != nil {
@@ -200,10 +244,10 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("view") == "card" {
-		writeJSON(w, http.StatusOK, card(t, folder))
+		writeJSON(w, http.StatusOK, card(t, folder, waits))
 		return
 	}
-	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []review.Review{}}
+	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []review.Review{}, WaitsForPerson: waits}
 	var entries []world.Entry
 	err = s.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
 		m := message(rec)
@@ -224,12 +268,6 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		d.Log = d.Log[n-MaxTaskLines:]
 	}
 	d.Runs = runs(entries, s.runsDir(id))
-	for i := len(entries) - 1; i >= 0; i-- {
-		if e := entries[i]; e.Kind == world.KindAgent {
-			d.WaitsForPerson = e.Status == world.StatusFailed
-			break
-		}
-	}
 	if s.StateDir != "" {
 		rv, _, err := review.History(s.StateDir, id)
 		if err != nil {
@@ -420,10 +458,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.taskError(w, r, err)
 		return
 	}
+	a, known, err := s.Board.Log.Lookup(r.Context(), t.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Task    taskJSON `json:"task"`
 		Resumed bool     `json:"resumed"`
-	}{taskJSON{t, folder}, resumed})
+	}{taskJSON{t, folder, known && waitsForPerson(a.Status, a.Output)}, resumed})
 }
 
 // move answers POST /api/tasks/{id}/move (board.Move): 409 with the
@@ -465,7 +508,12 @@ func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder,
 		s.taskError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to})
+	a, known, err := s.Board.Log.Lookup(r.Context(), t.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to, WaitsForPerson: known && waitsForPerson(a.Status, a.Output)})
 }
 
 // MaxMessages bounds the lines of one GET /api/log.
@@ -572,5 +620,5 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("since=%q is not an offset", r.URL.Query().Get("since")), Field: "since", Fix: "pass the offset of GET /api/tasks, or the end of the last message"})
 		return
 	}
-	s.serveEvents(w, r, since)
+	s.serveEvents(w, r, Position{File: r.URL.Query().Get("file"), Offset: since})
 }

@@ -34,7 +34,7 @@ func benchEvents(b *testing.B, clients int) {
 	f.b.Log.Sync = world.SyncNever
 	url, _ := startDaemon(b, f)
 	ws := "ws" + strings.TrimPrefix(url, "http") + "/api/events?since="
-	start, err := logEnd(world.Path(f.state))
+	start, _, err := logEnd(world.Path(f.state))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -263,6 +263,25 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a collapsed duplicate waits for no one: no badge, no answer box", func(t *testing.T) {
+		tb := openTab(t, browser, url)
+		keep := f.add(t, "the kept one", nil)
+		dup := f.add(t, "the duplicate", nil)
+		if _, err := f.b.Collapse(ctx, keep.ID, "the kept one", []string{dup.ID}, nil); err != nil {
+			t.Fatal(err)
+		}
+		sel := cardSel(board.FailedBlocked, dup.ID)
+		tb.do(chromedp.WaitVisible(chromedp.CSS(sel)))
+		if n := evalJS[int](tb, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel+" .badge.needs")); n != 0 {
+			t.Errorf("the collapsed card shows %d \"needs you\" badges, want none", n)
+		}
+		tb.click(sel)
+		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-id").textContent.startsWith(%q)`, dup.ID))
+		if evalJS[bool](tb, `!document.querySelector("#d-answer").hidden || document.querySelector("#d-badges .badge.needs") !== null`) {
+			t.Error("the drawer of a collapsed duplicate offers the answer box or says it needs you")
+		}
+	})
+
 	t.Run("a settings change persists in config.toml and survives a reload", func(t *testing.T) {
 		tb := openTab(t, browser, url)
 		probe := f.add(t, "shows thresholds", nil)
@@ -344,7 +363,7 @@ func TestBrowser(t *testing.T) {
 			}
 			tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, added.ID))))
 		}
-		end, err := logEnd(world.Path(f.state))
+		end, _, err := logEnd(world.Path(f.state))
 		if err != nil {
 			t.Fatal(err)
 		}

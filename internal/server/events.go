@@ -10,7 +10,7 @@ import (
 // serveEvents upgrades to a WebSocket and streams the log from since. The
 // upgrade refuses a page of another origin (websocket.Accept compares
 // Origin with Host), so no other site reads the stream.
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, since int64) {
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, since Position) {
 	c, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return // Accept has answered

@@ -19,20 +19,35 @@ import (
 
 // Message is one message of the event stream (GET /api/events), as JSON.
 //
-//	{"type":"entry","offset":O,"end":E,"entry":{…}}  a line of the world log
-//	{"type":"malformed","offset":O,"end":E,"error":"…"}  a line that does not parse
-//	{"type":"reset"}  the client's offset means nothing any more (the log was
-//	                  compacted or replaced): reload the snapshot and reconnect
+//	{"type":"entry","file":F,"offset":O,"end":E,"entry":{…}}  a line of the world log
+//	{"type":"malformed","file":F,"offset":O,"end":E,"error":"…"}  a line that does not parse
+//	{"type":"reset"}  the client's position means nothing any more (the log
+//	                  was compacted or replaced): reload the snapshot and reconnect
 //
 // Offset is where the line starts in world.log and End where the next one
-// starts: a client that reconnects with ?since=END gets every line after
-// the last one it saw, once.
+// starts; File names the file they are offsets in (its device and inode,
+// fileID), which a compaction changes, since it renames a new file over
+// world.log. A client's position is the pair: GET /api/tasks gives the
+// first ("file" and "offset"), each message the next (File and End), and
+// a client that reconnects with ?since=END&file=FILE gets every line
+// after the last one it saw, once. A position in another file than the
+// current one gets a reset, even when its offset falls on a line
+// boundary of the new file. Without file the offset alone is checked,
+// which a compaction can fool; the board always sends it.
 type Message struct {
 	Type   string       `json:"type"`
+	File   string       `json:"file,omitempty"`
 	Offset int64        `json:"offset"`
 	End    int64        `json:"end"`
 	Entry  *world.Entry `json:"entry,omitempty"`
 	Error  string       `json:"error,omitempty"`
+}
+
+// Position is where a client of the stream is: an offset in the file
+// File names (Message).
+type Position struct {
+	File   string
+	Offset int64
 }
 
 // The message types.
@@ -60,7 +75,10 @@ const writeTimeout = 10 * time.Second
 // behind or ahead), then takes the hub's messages, skipping those it has
 // sent and reading any gap from the file: so it misses nothing and sends
 // nothing twice, whatever the timing of its connection (once Begin has
-// fixed where the hub starts).
+// fixed where the hub starts). Each line is tagged with the identity of
+// the file at the log's path when the follower read it; once that
+// changes (a compaction), every client gets a reset, those already on
+// the new file too (one reload more, never a line from the wrong place).
 type Hub struct {
 	// Log is the world log followed; required.
 	Log *world.Log
@@ -71,9 +89,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
-	end     int64 // where the line after the last one broadcast starts
-	begun   bool  // Begin fixed end
-	closed  bool  // Run has ended: no client is served
+	end     int64  // where the line after the last one broadcast starts
+	file    string // the fileID of the log the follower reads
+	begun   bool   // Begin fixed end
+	closed  bool   // Run has ended: no client is served
 }
 
 type client struct {
@@ -86,6 +105,7 @@ func (c *client) drop() { c.once.Do(func() { close(c.dropped) }) }
 
 // frame is one message, encoded once for every client.
 type frame struct {
+	file        string
 	offset, end int64
 	reset       bool
 	data        []byte
@@ -134,30 +154,44 @@ func (h *Hub) Run(ctx context.Context) error {
 // after a client's reading of the file is broadcast; Run calls it when
 // no one did.
 func (h *Hub) Begin() error {
-	end, err := logEnd(h.Log.Path())
+	end, file, err := logEnd(h.Log.Path())
 	if err != nil {
 		return fmt.Errorf("event hub: %w", err)
 	}
 	h.mu.Lock()
-	h.end, h.begun = end, true
+	h.end, h.file, h.begun = end, file, true
 	h.mu.Unlock()
 	return nil
 }
 
+// currentID returns the fileID of the file at the log's path now; "" when
+// it cannot be read (mid-rename), which matches no position.
+func (h *Hub) currentID() string {
+	fi, err := os.Stat(h.Log.Path())
+	if err != nil {
+		return ""
+	}
+	return fileID(fi)
+}
+
 var resetData, _ = json.Marshal(Message{Type: MsgReset})
 
-// record broadcasts one line the follower read.
+// record broadcasts one line the follower read, as a line of the file
+// at the log's path: once that file is another one (a compaction), or
+// the offsets go back, every client gets a reset, since its position is
+// in a file that is gone.
 func (h *Hub) record(r *world.Record) error {
-	f, err := h.encode(r)
+	id := h.currentID()
+	f, err := h.encode(r, id)
 	if err != nil {
 		return err
 	}
 	h.mu.Lock()
-	compacted := f.offset < h.end
-	h.end = f.end
+	compacted := f.offset < h.end || id != h.file
+	h.end, h.file = f.end, id
 	h.mu.Unlock()
 	if compacted {
-		// Compaction rewrote the file: offsets before it mean nothing.
+		// Compaction rewrote the file: positions before it mean nothing.
 		h.broadcast(&frame{reset: true, data: resetData})
 		return nil
 	}
@@ -165,9 +199,10 @@ func (h *Hub) record(r *world.Record) error {
 	return nil
 }
 
-// encode makes r's frame.
-func (h *Hub) encode(r *world.Record) (*frame, error) {
+// encode makes r's frame, a line of the file named file.
+func (h *Hub) encode(r *world.Record, file string) (*frame, error) {
 	m := message(r)
+	m.File = file
 	if r.Err != nil && len(r.Raw) >= world.MaxLineBytes {
 		// A line too long comes cut short: find its true end.
 		end, err := lineEnd(h.Log.Path(), r.Offset+int64(len(r.Raw)))
@@ -180,7 +215,7 @@ func (h *Hub) encode(r *world.Record) (*frame, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode event: %w", err)
 	}
-	return &frame{offset: r.Offset, end: m.End, data: data}, nil
+	return &frame{file: file, offset: r.Offset, end: m.End, data: data}, nil
 }
 
 // message is the Message of a record, its entry copied out of it.
@@ -288,10 +323,11 @@ func (s wsSender) send(ctx context.Context, data []byte) error {
 	return s.c.Write(ctx, websocket.MessageText, data)
 }
 
-// Stream sends one client every line from offset since on, live, until
-// ctx ends or the client is dropped (errDropped). A since that is not the
-// start of a line of the current file gets a reset message.
-func (h *Hub) Stream(ctx context.Context, out sender, since int64) error {
+// Stream sends one client every line from position since on, live,
+// until ctx ends or the client is dropped (errDropped). A since in
+// another file than the current one, or that is not the start of a line
+// of it, gets a reset message.
+func (h *Hub) Stream(ctx context.Context, out sender, since Position) error {
 	c := h.add()
 	defer h.remove(c)
 	// A drop interrupts a write in progress too.
@@ -313,8 +349,12 @@ func (h *Hub) Stream(ctx context.Context, out sender, since int64) error {
 	}
 }
 
-func (h *Hub) stream(ctx context.Context, c *client, out sender, since int64) error {
-	next, err := h.replay(ctx, out, since, -1)
+func (h *Hub) stream(ctx context.Context, c *client, out sender, since Position) error {
+	file := since.File
+	if file == "" {
+		file = h.currentID() // an offset alone: checked by its line start only
+	}
+	next, err := h.replay(ctx, out, file, since.Offset, -1)
 	if err != nil {
 		return err
 	}
@@ -325,7 +365,7 @@ func (h *Hub) stream(ctx context.Context, c *client, out sender, since int64) er
 		case <-c.dropped:
 			return errDropped
 		case f := <-c.q:
-			if f.reset {
+			if f.reset || f.file != file {
 				return h.sendReset(ctx, out)
 			}
 			if f.end <= next {
@@ -334,7 +374,7 @@ func (h *Hub) stream(ctx context.Context, c *client, out sender, since int64) er
 			if f.offset > next {
 				// Lines the queue did not bring (the client connected
 				// while they were broadcast): read them from the file.
-				if next, err = h.replay(ctx, out, next, f.offset); err != nil {
+				if next, err = h.replay(ctx, out, file, next, f.offset); err != nil {
 					return err
 				}
 			}
@@ -362,10 +402,14 @@ func (h *Hub) sendReset(ctx context.Context, out sender) error {
 // errStop ends a replay at its bound.
 var errStop = errors.New("stop")
 
-// replay sends the lines of the file from offset from, up to the line
-// starting at until (to the end of the complete lines when until < 0),
-// and returns where the next line starts.
-func (h *Hub) replay(ctx context.Context, out sender, from, until int64) (int64, error) {
+// replay sends the lines of the file named file from offset from, up to
+// the line starting at until (to the end of the complete lines when
+// until < 0), and returns where the next line starts. When the log is
+// another file, before or after, it sends a reset instead of going on.
+func (h *Hub) replay(ctx context.Context, out sender, file string, from, until int64) (int64, error) {
+	if h.currentID() != file {
+		return 0, h.sendReset(ctx, out)
+	}
 	ok, err := lineStart(h.Log.Path(), from)
 	if err != nil {
 		return 0, err
@@ -378,7 +422,7 @@ func (h *Hub) replay(ctx context.Context, out sender, from, until int64) (int64,
 		if until >= 0 && r.Offset >= until {
 			return errStop
 		}
-		f, err := h.encode(r)
+		f, err := h.encode(r, file)
 		if err != nil {
 			return err
 		}
@@ -390,9 +434,16 @@ func (h *Hub) replay(ctx context.Context, out sender, from, until int64) (int64,
 	})
 	switch {
 	case errors.Is(err, errStop):
-		return until, nil // empty lines before until are covered too
 	case err != nil:
 		return 0, err
+	}
+	if h.currentID() != file {
+		// Replaced while it was read: what was sent may be of the new
+		// file, under the old name.
+		return 0, h.sendReset(ctx, out)
+	}
+	if errors.Is(err, errStop) {
+		return until, nil // empty lines before until are covered too
 	}
 	return max(next, pos.Offset), nil
 }

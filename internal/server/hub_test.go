@@ -188,10 +188,10 @@ func TestSlowClient(t *testing.T) {
 	}
 	hubDone := make(chan error, 1)
 	go func() { hubDone <- hub.Run(ctx) }()
-	end, _ := logEnd(f.b.Log.Path())
+	end, _, _ := logEnd(f.b.Log.Path())
 	slow := &blockSender{sent: make(chan []byte, 100), release: make(chan struct{})}
 	streamed := make(chan error, 1)
-	go func() { streamed <- hub.Stream(ctx, slow, end) }()
+	go func() { streamed <- hub.Stream(ctx, slow, Position{Offset: end}) }()
 	for hub.Clients() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -241,6 +241,105 @@ func TestEventsCompaction(t *testing.T) {
 	defer c2.CloseNow()
 	f.b.Log.Event(ctx, world.SourceSystem, "level1", "next")
 	if m, err := readMsg(t, ctx, c2); err != nil || m.Offset != end || m.Entry.Output != "next" {
+		t.Errorf("from the new snapshot: %+v %v", m, err)
+	}
+}
+
+// TestEventsCompactionAligned: a position from before a compaction whose
+// offset falls on a line boundary of the compacted file is still refused
+// (reset): its file is gone, and the lines from that offset of the new
+// file are not the ones after what the client saw.
+func TestEventsCompactionAligned(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// history writes a verified task's lines, whose compaction drops
+	// its active and finish entries, and returns the log's size.
+	history := func(f *fixture) int64 {
+		old := f.add(t, "old and done", nil)
+		f.run(t, old.ID, 0, "done")
+		f.decide(t, old.ID, world.StatusVerified, "full_complete", "verified", "")
+		end, _, err := logEnd(world.Path(f.state))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return end
+	}
+	// A dry run measures how many bytes the compaction drops.
+	dry := newFixture(t)
+	before := history(dry)
+	if _, err := dry.b.Log.Compact(ctx, world.CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := logEnd(world.Path(dry.state))
+	drop := before - after
+	if drop <= 0 {
+		t.Fatalf("the compaction dropped %d bytes", drop)
+	}
+
+	f := newFixture(t)
+	history(f)
+	// Events each exactly drop bytes long: every old line start after
+	// the dropped lines is a line start of the compacted file too.
+	f.b.Log.Event(ctx, world.SourceUser, "noise", "x")
+	size, _, _ := logEnd(world.Path(f.state))
+	var prefix int64
+	f.b.Log.Scan(ctx, world.Position{}, func(r *world.Record) error {
+		prefix = int64(len(r.Raw)) - 1 // the probe is the last line
+		return nil
+	})
+	if drop <= prefix+1 {
+		t.Skipf("dropped lines (%d bytes) shorter than an event", drop)
+	}
+	text := strings.Repeat("y", int(drop-prefix-1))
+	for range 4 {
+		f.b.Log.Event(ctx, world.SourceUser, "noise", text)
+	}
+	ts, hub := f.serve(t, &Server{})
+	_, body := call(t, ts, "GET", "/api/tasks", nil)
+	file, _ := body["file"].(string)
+	if file == "" {
+		t.Fatalf("the snapshot names no file: %v", body)
+	}
+	// The client saw up to the end of the second event.
+	seen := size + 2*drop
+	if _, err := f.b.Log.Compact(ctx, world.CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := lineStart(world.Path(f.state), seen); !ok {
+		t.Fatalf("offset %d is not a line start of the compacted log: the test does not test", seen)
+	}
+	c, _, err := websocket.Dial(ctx, fmt.Sprintf("ws%s/api/events?since=%d&file=%s", strings.TrimPrefix(ts.URL, "http"), seen, file), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if m, err := readMsg(t, ctx, c); err != nil || m.Type != MsgReset {
+		t.Errorf("a position in the log before its compaction: %+v %v, want a reset", m, err)
+	}
+	// Once the hub has followed the log across (its first line after the
+	// compaction resets every client once), a fresh snapshot streams on.
+	f.b.Log.Event(ctx, world.SourceSystem, "level1", "after the compaction")
+	for {
+		hub.mu.Lock()
+		followed := hub.file != file
+		hub.mu.Unlock()
+		if followed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, body = call(t, ts, "GET", "/api/tasks", nil)
+	if body["file"] == file {
+		t.Errorf("the compacted log has the same file %v", file)
+	}
+	end := int64(body["offset"].(float64))
+	c2, _, err := websocket.Dial(ctx, fmt.Sprintf("ws%s/api/events?since=%d&file=%s", strings.TrimPrefix(ts.URL, "http"), end, body["file"]), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.CloseNow()
+	f.b.Log.Event(ctx, world.SourceSystem, "level1", "next")
+	if m, err := readMsg(t, ctx, c2); err != nil || m.Offset != end || m.Entry == nil || m.Entry.Output != "next" || m.File != body["file"] {
 		t.Errorf("from the new snapshot: %+v %v", m, err)
 	}
 }

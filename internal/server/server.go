@@ -5,8 +5,8 @@
 // # API
 //
 //	GET  /healthz                  {"ok": true, "pid": …, "started": …}
-//	GET  /api/tasks                every task with its folder, and the log offset the
-//	                               snapshot is at (?folder=NAME, ?view=card)
+//	GET  /api/tasks                every task with its folder, and the log position the
+//	                               snapshot is at: "offset" in "file" (?folder=NAME, ?view=card)
 //	GET  /api/tasks/{id}           the task, its log lines, its runs, its reviews
 //	POST /api/tasks                add a task (the fields of 'cra task add')
 //	POST /api/tasks/{id}/answer    a person's answer: {"text": "…"}
@@ -17,7 +17,8 @@
 //	GET  /api/cleanup              {"available": …, "running": …}: the Clean Up button
 //	POST /api/cleanup              start a cleanup pass (202; 409 while one runs)
 //	GET  /api/log                  lines of the world log (?since=OFFSET or ?tail=N)
-//	GET  /api/events               a WebSocket of the world log from ?since=OFFSET (see Hub)
+//	GET  /api/events               a WebSocket of the world log from ?since=OFFSET&file=FILE
+//	                               (see Message: a position in a compacted-away file resets)
 //	GET  /                         the web board (embedded: web/)
 //
 // Errors are {"error": "…"}, with "field" and "fix" for a field's value

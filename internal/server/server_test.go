@@ -77,7 +77,7 @@ func TestTasks(t *testing.T) {
 	}
 	code, body := call(t, ts, "GET", "/api/tasks", nil)
 	tasks, _ := body["tasks"].([]any)
-	end, _ := logEnd(world.Path(f.state))
+	end, _, _ := logEnd(world.Path(f.state))
 	if code != 200 || len(tasks) != 2 || body["offset"] != float64(end) || end == 0 {
 		t.Fatalf("tasks: %d %v (log end %d)", code, body, end)
 	}
@@ -258,7 +258,7 @@ func TestLog(t *testing.T) {
 	ts, _ := f.serve(t, &Server{})
 	code, body := call(t, ts, "GET", "/api/log?tail=2", nil)
 	entries, _ := body["entries"].([]any)
-	end, _ := logEnd(world.Path(f.state))
+	end, _, _ := logEnd(world.Path(f.state))
 	if code != 200 || len(entries) != 2 || body["next"] != float64(end) {
 		t.Fatalf("tail: %d %v", code, body)
 	}
@@ -581,5 +581,42 @@ func TestDaemonCleanup(t *testing.T) {
 	cancel() // the pass running now ends with the daemon
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWaitsForPerson: only a failed task whose ending asks a person
+// waits for one; a collapsed duplicate, also in failed-blocked/, does
+// not, in the snapshot, the card and the detail alike.
+func TestWaitsForPerson(t *testing.T) {
+	f := newFixture(t)
+	blocked := f.add(t, "blocked", nil)
+	f.run(t, blocked.ID, 1, "cannot reach the database")
+	f.decide(t, blocked.ID, world.StatusFailed, "", "failed 5 times", "give the agent the database URL")
+	keep := f.add(t, "kept", nil)
+	dup := f.add(t, "duplicate", nil)
+	if _, err := f.b.Collapse(context.Background(), keep.ID, "kept", []string{dup.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := f.serve(t, &Server{})
+	want := map[string]bool{blocked.ID: true, keep.ID: false, dup.ID: false}
+	for _, view := range []string{"", "?view=card"} {
+		_, body := call(t, ts, "GET", "/api/tasks"+view, nil)
+		tasks, _ := body["tasks"].([]any)
+		if len(tasks) != 3 {
+			t.Fatalf("tasks%s: %v", view, body)
+		}
+		for _, x := range tasks {
+			c := x.(map[string]any)
+			if got := c["waits_for_person"]; got != want[c["id"].(string)] {
+				t.Errorf("tasks%s: %s in %s waits_for_person %v, want %v", view, c["id"], c["folder"], got, want[c["id"].(string)])
+			}
+		}
+	}
+	for id, w := range want {
+		for _, view := range []string{"", "?view=card"} {
+			if _, body := call(t, ts, "GET", "/api/tasks/"+id+view, nil); body["waits_for_person"] != w {
+				t.Errorf("task %s%s: waits_for_person %v, want %v", id, view, body["waits_for_person"], w)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +94,12 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this server has no repository root, so no settings")
 		return
 	}
+	// A change logs its event before it saves the file (putSettings), and
+	// a board reloads the settings when it sees the event: reading under
+	// the same lock waits for the save, so the board gets the new values.
+	s.settingsMu.Lock()
 	cfg, _, err := s.loadConfig()
+	s.settingsMu.Unlock()
 	if err != nil {
 		s.configError(w, r, err)
 		return
@@ -110,9 +116,9 @@ func (s *Server) configError(w http.ResponseWriter, r *http.Request, err error) 
 	s.fail(w, r, err)
 }
 
-// putSettings validates the settings as config.toml's are, writes them
-// into [recycler] and [models.summarizer] (the other keys as they were),
-// and logs [event:user][settings] with what changed. A bad value is a 400
+// putSettings validates the settings as config.toml's are, logs
+// [event:user][settings] with what changed, and then writes them into
+// [recycler] and [models.summarizer] (the other keys as they were). A bad value is a 400
 // naming its key and range, and nothing is written.
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	if s.Root == "" {
@@ -174,12 +180,22 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := cfg.Save(s.Root); err != nil {
-		s.fail(w, r, fmt.Errorf("write the settings: %w", err))
+	// The log comes first, as everywhere else: a change that is not
+	// logged is not made. Neither write is tied to the request, so a
+	// client that hangs up between them leaves no half-done change. If
+	// the save then fails, a second event says the change did not take,
+	// so the log never claims a setting the file does not have.
+	ctx := context.WithoutCancel(r.Context())
+	if _, err := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
+		s.fail(w, r, fmt.Errorf("log the settings (nothing changed): %w", err))
 		return
 	}
-	if _, err := s.Board.Log.Event(r.Context(), world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
-		s.fail(w, r, fmt.Errorf("the settings are written but not logged: %w", err))
+	if err := cfg.Save(s.Root); err != nil {
+		err = fmt.Errorf("write the settings: %w", err)
+		if _, lerr := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
+			err = fmt.Errorf("%w; and the log, which has the change, could not say it failed: %v", err, lerr)
+		}
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, after)

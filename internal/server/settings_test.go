@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,4 +113,39 @@ func nilIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// TestSettingsLogFirst: a change the world log cannot take is not made:
+// config.toml stays as it was, and no line claims otherwise.
+func TestSettingsLogFirst(t *testing.T) {
+	f := newFixture(t)
+	ts, _ := f.serve(t, &Server{})
+	body := map[string]any{
+		"recycler":   map[string]any{"enabled_for": "all", "interval_seconds": 90, "completion_threshold": 3, "failure_threshold": 5},
+		"summarizer": map[string]any{"provider": "ollama", "model": ""},
+	}
+	before, _ := os.ReadFile(config.Path(f.repo))
+	// The log's lock file cannot be opened: every append fails.
+	lock := filepath.Join(f.state, "world.log.lock")
+	os.Remove(lock)
+	if err := os.Mkdir(lock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(t, ts, "PUT", "/api/settings", body); code != 500 || !strings.Contains(errText(body), "nothing changed") {
+		t.Errorf("got %d %v, want 500 saying nothing changed", code, body)
+	}
+	if now, _ := os.ReadFile(config.Path(f.repo)); string(now) != string(before) {
+		t.Errorf("config.toml changed though the change was not logged:\n%s", now)
+	}
+	os.Remove(lock)
+	if code, _ := call(t, ts, "PUT", "/api/settings", body); code != 200 {
+		t.Fatalf("with the log back: %d", code)
+	}
+	cfg, err := config.Load(f.repo)
+	if err != nil || cfg.RecyclerSettings().Interval.Seconds() != 90 {
+		t.Errorf("config.toml after the retry: %+v %v", cfg, err)
+	}
+	if lines := settingsLines(t, f.b.Log); len(lines) != 1 {
+		t.Errorf("the log: %q, want the one change", lines)
+	}
 }

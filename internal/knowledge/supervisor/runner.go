@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -498,7 +500,17 @@ func (r *Runner) apply(ctx context.Context, st *state, s knowledge.Supervisor, r
 		if source == "" {
 			source = rec.After
 		}
-		write(path.Join(folder, slug(it.Content)+".md"), &knowledge.Doc{Title: oneLine(it.Content, 70), Rules: it.Content,
+		p := path.Join(folder, slug(it.Content)+".md")
+		// An item never replaces another's rules: its name carries a hash
+		// of its content, so a different item has its own file, and a file
+		// there whose rules differ (a hash collision, a person's edit) is
+		// left alone.
+		if old, _, err := st.store.Read(p); err == nil && strings.TrimSpace(old.Rules) != strings.TrimSpace(it.Content) {
+			rec.Refused = append(rec.Refused, fmt.Sprintf("%s: holds another lesson's rules, left as written", p))
+			r.event(ctx, rep, string(s), "refused write of "+p+": it holds another lesson's rules")
+			continue
+		}
+		write(p, &knowledge.Doc{Title: oneLine(it.Content, 70), Rules: it.Content,
 			Rationale: fmt.Sprintf("Captured by the internaliser from task %s (confidence %s).", source, it.Confidence), NeedsReview: it.NeedsUserReview})
 	}
 	if len(reply.Directives) == 0 {
@@ -536,8 +548,13 @@ func (r *Runner) apply(ctx context.Context, st *state, s knowledge.Supervisor, r
 	return nil
 }
 
-// slug makes a file name of the first words of s.
+// slug names an item's file: its first six ASCII words, then a short
+// hash of its whole content (the content trimmed), so that two items
+// share a file only when they say the same thing. Content without ASCII
+// words is named by its hash alone: item-HASH.
 func slug(s string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(s)))
+	hash := hex.EncodeToString(sum[:])[:10]
 	var words []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
 		words = append(words, w)
@@ -546,7 +563,7 @@ func slug(s string) string {
 		}
 	}
 	if len(words) == 0 {
-		return "item"
+		return "item-" + hash
 	}
-	return strings.Join(words, "_")
+	return strings.Join(words, "_") + "-" + hash
 }

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestCheckDropsAgedAndSurplusDirectives(t *testing.T) {
 	}
 	// The text stays in the log.
 	data, _ := os.ReadFile(world.Path(state))
-	if !strings.Contains(string(data), "[event:supervisor]["+aged.ID+"] dropped directive (not picked up within 2 completions): aged cleanup; description: rename the helpers; rationale: names are nouns; files: util.go") {
+	if !strings.Contains(string(data), "[agent:failed]["+aged.ID+"] dropped: not picked up within 2 completions; directive: aged cleanup; description: rename the helpers; rationale: names are nouns; files: util.go") {
 		t.Errorf("log:\n%s", data)
 	}
 	if _, f, _ := r.Board.Store.Get(ctx, newer.ID); f != board.Pending {
@@ -284,5 +285,106 @@ func TestPolishLimit(t *testing.T) {
 	}
 	if fmt.Sprint(rep.Polished) != "[m]" || rep.Dropped[left.ID] != "the polish phase of milestone m ran its 2 cleanup directives" || rep.Dropped[other.ID] != "" {
 		t.Errorf("report: %+v", rep)
+	}
+}
+
+// TestDropPickedUp: a directive picked up between the check and its drop
+// is not dropped, and no line of the log says it was.
+func TestDropPickedUp(t *testing.T) {
+	ctx := context.Background()
+	r, state := newTestRunner(t, nil)
+	d := addTask(t, r, "cleanup picked up", cleanupDirective)
+	// A processor takes it meanwhile.
+	if err := r.Board.Log.Begin(ctx, d.ID, "run 1: builtin", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Board.Store.Move(ctx, d.ID, board.Pending, board.InProgress); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drop(ctx, d, "aged"); !errors.Is(err, board.ErrChanged) {
+		t.Fatalf("got %v, want board.ErrChanged", err)
+	}
+	data, _ := os.ReadFile(world.Path(state))
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "]["+d.ID+"]") && strings.Contains(line, "dropped") {
+			t.Errorf("the log says a directive that was picked up was dropped: %s", line)
+		}
+	}
+}
+
+// TestApplyItemsNeverCollide: items whose first words match, or that
+// have no ASCII words at all, each get their own lesson; the same item
+// again updates its own file and no other.
+func TestApplyItemsNeverCollide(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRunner(t, nil)
+	st := &state{store: &knowledge.Store{Root: r.Root}}
+	contents := []string{
+		"Always run the tests before you commit, or CI breaks.",
+		"Always run the tests before you commit the generated files.",
+		"コミットの前にテストを実行する。",
+		"生成されたファイルはコミットしない。",
+	}
+	var items []Item
+	for _, c := range contents {
+		items = append(items, Item{Category: "lesson", Content: c, SourceTask: "t-1", Confidence: "high"})
+	}
+	for range 2 { // twice: the second run finds each item's own file
+		rec := &Record{After: "t-1"}
+		if err := r.apply(ctx, st, knowledge.Internaliser, &Reply{Items: items}, rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Refused) != 0 {
+			t.Errorf("refused %v", rec.Refused)
+		}
+	}
+	listed, err := st.store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]bool{}
+	for _, l := range listed {
+		d, _, err := st.store.Read(l.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules[d.Rules] = true
+		if !strings.HasPrefix(l.Path, "lessons/") {
+			t.Errorf("lesson at %s", l.Path)
+		}
+	}
+	if len(listed) != len(contents) {
+		t.Errorf("%d lessons, want %d: %+v", len(listed), len(contents), listed)
+	}
+	for _, c := range contents {
+		if !rules[c] {
+			t.Errorf("the lesson %q was lost", c)
+		}
+	}
+	if s := slug(contents[0]); !strings.HasPrefix(s, "always_run_the_tests_before_you-") {
+		t.Errorf("slug %q keeps no words", s)
+	}
+}
+
+// TestApplyItemKeepsOtherRules: a file already at an item's name that
+// holds other rules is left as it is, and the write is refused.
+func TestApplyItemKeepsOtherRules(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRunner(t, nil)
+	st := &state{store: &knowledge.Store{Root: r.Root}}
+	item := Item{Category: "lesson", Content: "Retries need backoff.", SourceTask: "t-1", Confidence: "high"}
+	p := "lessons/" + slug(item.Content) + ".md"
+	if _, err := st.store.Put(knowledge.Internaliser, p, &knowledge.Doc{Title: "other", Rules: "Something else entirely."}, "t-0"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{After: "t-1"}
+	if err := r.apply(ctx, st, knowledge.Internaliser, &Reply{Items: []Item{item}}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Refused) != 1 || len(rec.Written) != 0 {
+		t.Errorf("refused %v, written %v; want the write refused", rec.Refused, rec.Written)
+	}
+	if d, _, err := st.store.Read(p); err != nil || d.Rules != "Something else entirely." {
+		t.Errorf("the lesson's rules: %+v %v, want them kept", d, err)
 	}
 }

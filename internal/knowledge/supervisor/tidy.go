@@ -98,31 +98,39 @@ func (r *Runner) tidy(ctx context.Context, rep *Report) error {
 	return err
 }
 
-// drop ends a pending directive: its whole text goes to the log as an
-// [event:supervisor] line first (nothing is lost), then its lifecycle
-// ends with [agent:failed][id] dropped: why, the one settling status the
-// log allows from start and retry (world.Next), and the file follows to
-// failed-blocked with processor_auto_requeue false, so that a rebuild
-// agrees and a person can still bring it back ('cra task move ID
-// pending').
+// drop ends a pending directive with one entry,
+// [agent:failed][id] dropped: WHY; directive: TITLE; description: …,
+// that holds its whole text (nothing is lost, and the log escapes what
+// a line cannot hold); the file then follows to failed-blocked with
+// processor_auto_requeue false, so that a rebuild agrees and a person can
+// still bring it back ('cra task move ID pending'). failed is the one
+// settling status the log allows from start and retry (world.Next).
+//
+// The text goes in that entry, not in an event before it: board.Decide
+// writes the entry only once it has checked, under the board's lock,
+// that the directive is still pending and has not run. One picked up
+// meanwhile (board.ErrChanged) leaves no line claiming it was dropped.
 func (r *Runner) drop(ctx context.Context, t *board.Task, why string) error {
-	text := fmt.Sprintf("dropped directive (%s): %s", why, t.Title)
-	if s := oneLine(t.Description, 1000); s != "" && s != t.Title {
-		text += "; description: " + s
+	_, _, err := r.Board.Decide(ctx, board.Decision{ID: t.ID, From: board.Pending, Runs: t.Runs, Status: world.StatusFailed,
+		Output: DroppedPrefix + why + "; " + droppedText(t),
+		Need:   "nothing, unless you want it after all: cra task move " + t.ID + " pending"})
+	return err
+}
+
+// droppedText is a dropped directive's whole text, as its failed entry
+// keeps it.
+func droppedText(t *board.Task) string {
+	text := "directive: " + t.Title
+	if d := strings.TrimSpace(t.Description); d != "" && d != t.Title {
+		text += "; description: " + d
 	}
 	if t.Rationale != "" {
-		text += "; rationale: " + oneLine(t.Rationale, 500)
+		text += "; rationale: " + t.Rationale
 	}
 	if len(t.Files) > 0 {
 		text += "; files: " + strings.Join(t.Files, ", ")
 	}
-	text += fmt.Sprintf("; type %s, priority %s, from %s", t.Type, t.Priority, t.Source)
-	if _, err := r.Board.Log.Event(ctx, world.SourceSupervisor, t.ID, text); err != nil {
-		return err
-	}
-	_, _, err := r.Board.Decide(ctx, board.Decision{ID: t.ID, From: board.Pending, Runs: t.Runs, Status: world.StatusFailed,
-		Output: DroppedPrefix + why, Need: "nothing, unless you want it after all: cra task move " + t.ID + " pending"})
-	return err
+	return text + fmt.Sprintf("; type %s, priority %s, from %s", t.Type, t.Priority, t.Source)
 }
 
 // knowledgeHeading is a document's heading in a prompt's PROJECT

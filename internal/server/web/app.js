@@ -1,5 +1,5 @@
 // cra's live board: a snapshot of the tasks (GET /api/tasks?view=card),
-// then the world log over a WebSocket (GET /api/events?since=OFFSET).
+// then the world log over a WebSocket (GET /api/events?since=OFFSET&file=FILE).
 // Every piece of data reaches the page through textContent or an
 // attribute, never through innerHTML.
 "use strict";
@@ -17,6 +17,7 @@ const PAGE = 50; // cards per column before "show more"
 const state = {
   tasks: new Map(), // id → card
   next: 0, // the log offset the stream goes on from
+  file: "", // the log file that offset is in: a compaction makes another
   settings: null,
   shown: Object.fromEntries(COLUMNS.map(([f]) => [f, PAGE])),
   dirty: new Set(),
@@ -131,7 +132,7 @@ function card(t) {
       el("span", { class: "badge prio prio-" + t.priority }, t.priority),
       t.kind === "directive" ? el("span", { class: "badge kind" }, "directive") : null,
       t.classification ? el("span", { class: "badge class class-" + t.classification }, t.classification.replace(/_/g, " ")) : null,
-      t.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : null),
+      t.waits_for_person ? el("span", { class: "badge needs" }, "needs you") : null),
     el("div", { class: "foot" },
       el("span", { class: "streak ok", title: "consecutive completion claims / completion threshold" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
       el("span", { class: "streak bad", title: "consecutive failures / failure threshold" }, "✗ " + t.consecutive_failures + "/" + th.failure),
@@ -197,6 +198,7 @@ async function loadSnapshot() {
   state.tasks.clear();
   for (const t of snap.tasks) state.tasks.set(t.id, t);
   state.next = snap.offset;
+  state.file = snap.file || "";
   if (window.cra.start === undefined) window.cra.start = snap.offset;
   for (const [f] of COLUMNS) markDirty(f);
 }
@@ -218,7 +220,8 @@ async function refresh(id) {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(proto + "//" + location.host + "/api/events?since=" + state.next);
+  const ws = new WebSocket(proto + "//" + location.host + "/api/events?since=" + state.next +
+    "&file=" + encodeURIComponent(state.file));
   state.ws = ws;
   ws.onopen = () => {
     state.backoff = 250;
@@ -236,6 +239,7 @@ function connect() {
     }
     window.cra.received.push(m.offset);
     state.next = m.end;
+    state.file = m.file || state.file;
     if (m.type === "entry") apply(m.entry, m);
   };
   ws.onclose = () => {
@@ -407,7 +411,7 @@ async function fillDrawer(id) {
     el("span", { class: "badge prio prio-" + t.priority }, t.priority),
     el("span", { class: "streak ok" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
     el("span", { class: "streak bad" }, "✗ " + t.consecutive_failures + "/" + th.failure),
-    d.folder === "failed-blocked" ? el("span", { class: "badge needs" }, "needs you") : "");
+    d.waits_for_person ? el("span", { class: "badge needs" }, "needs you") : "");
   const drawer = $("drawer");
   drawer.classList.toggle("finalized", d.folder === "completed-finalized");
   drawer.classList.toggle("blocked", d.folder === "failed-blocked");
@@ -419,7 +423,9 @@ async function fillDrawer(id) {
   actions.push(el("span", { id: "d-action-msg", class: "msg" }));
   $("d-actions").replaceChildren(...actions);
 
-  const waiting = d.waits_for_person || d.folder === "failed-blocked";
+  // Only the server's waits_for_person: failed-blocked/ also holds
+  // collapsed duplicates and dropped directives, which wait for no one.
+  const waiting = d.waits_for_person;
   $("d-answer").hidden = !waiting;
   if (waiting) {
     let need = "";
