@@ -56,7 +56,8 @@ Up button that runs 'cra cleanup' in the background. The API
   GET|PUT /api/settings         the recycler's settings (config.toml)
   GET|POST /api/cleanup         whether a cleanup runs; start one
   GET  /api/log?since=OFFSET    world log lines
-  GET  /api/events?since=OFFSET a WebSocket of the world log
+  GET  /api/events?since=OFFSET&file=FILE
+                                a WebSocket of the world log
 
 The processor runs pending tasks in order (critical directives,
 functional directives, planned tasks by priority then age, cleanup
