@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // DefaultValidationTimeout bounds each validation command when
@@ -224,15 +225,15 @@ func (b *cappedBuffer) String() string {
 
 // Failing-test lines of the runners cra reads.
 var (
-	goFail       = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
-	goBuildFail  = regexp.MustCompile(`^FAIL\s+(\S+)\s+\[(build failed|setup failed)\]`)
-	pytestShort  = regexp.MustCompile(`^(?:FAILED|ERROR) (\S+::\S+)`)
-	pytestLong   = regexp.MustCompile(`^(\S+::\S+) (?:FAILED|ERROR)\b`)
-	jestTitle    = regexp.MustCompile(`^\s*● (.+?)\s*$`)
-	vitestFail   = regexp.MustCompile(`^\s*FAIL\s+(\S+\s+>\s+.+?)\s*$`)
-	crossMark    = regexp.MustCompile(`^\s*[×✕✗✖]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s*m?s\)?)?\s*$`)
-	tapNotOK     = regexp.MustCompile(`^\s*not ok \d+ (?:- )?(.+?)\s*$`)
-	tapDirective = regexp.MustCompile(`#\s*(?i:todo|skip)\b`)
+	goFail       = lazyre.New(`^\s*--- FAIL: (\S+)`)
+	goBuildFail  = lazyre.New(`^FAIL\s+(\S+)\s+\[(build failed|setup failed)\]`)
+	pytestShort  = lazyre.New(`^(?:FAILED|ERROR) (\S+::\S+)`)
+	pytestLong   = lazyre.New(`^(\S+::\S+) (?:FAILED|ERROR)\b`)
+	jestTitle    = lazyre.New(`^\s*● (.+?)\s*$`)
+	vitestFail   = lazyre.New(`^\s*FAIL\s+(\S+\s+>\s+.+?)\s*$`)
+	crossMark    = lazyre.New(`^\s*[×✕✗✖]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s*m?s\)?)?\s*$`)
+	tapNotOK     = lazyre.New(`^\s*not ok \d+ (?:- )?(.+?)\s*$`)
+	tapDirective = lazyre.New(`#\s*(?i:todo|skip)\b`)
 )
 
 // maxFailingTests bounds the names kept.
@@ -255,25 +256,25 @@ func FailingTests(output string) []string {
 	}
 	for _, l := range strings.Split(output, "\n") {
 		l = strings.TrimRight(l, "\r")
-		if m := goFail.FindStringSubmatch(l); m != nil {
+		if m := goFail().FindStringSubmatch(l); m != nil {
 			add(m[1])
-		} else if m := goBuildFail.FindStringSubmatch(l); m != nil {
+		} else if m := goBuildFail().FindStringSubmatch(l); m != nil {
 			add(m[1] + " [" + m[2] + "]")
-		} else if m := pytestShort.FindStringSubmatch(l); m != nil {
+		} else if m := pytestShort().FindStringSubmatch(l); m != nil {
 			add(m[1])
-		} else if m := pytestLong.FindStringSubmatch(l); m != nil {
+		} else if m := pytestLong().FindStringSubmatch(l); m != nil {
 			add(m[1])
-		} else if m := jestTitle.FindStringSubmatch(l); m != nil {
+		} else if m := jestTitle().FindStringSubmatch(l); m != nil {
 			if !strings.HasPrefix(m[1], "Test suite failed to run") && !strings.HasPrefix(m[1], "Console") {
 				add(m[1])
 			}
-		} else if m := vitestFail.FindStringSubmatch(l); m != nil {
+		} else if m := vitestFail().FindStringSubmatch(l); m != nil {
 			add(m[1])
-		} else if m := crossMark.FindStringSubmatch(l); m != nil {
+		} else if m := crossMark().FindStringSubmatch(l); m != nil {
 			if m[1] != "failing tests:" {
 				add(m[1])
 			}
-		} else if m := tapNotOK.FindStringSubmatch(l); m != nil && !tapDirective.MatchString(l) {
+		} else if m := tapNotOK().FindStringSubmatch(l); m != nil && !tapDirective().MatchString(l) {
 			add(m[1])
 		}
 	}

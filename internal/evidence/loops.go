@@ -2,11 +2,12 @@ package evidence
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // The kinds of Loop.
@@ -195,17 +196,17 @@ func lastLines(s string, n int) []string {
 }
 
 var (
-	ansiCode  = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]`)
-	spaces    = regexp.MustCompile(`\s+`)
-	timestamp = regexp.MustCompile(`\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`)
-	uuid      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
-	hexPrefix = regexp.MustCompile(`\b0[xX][0-9a-fA-F]+\b`)
-	hexWord   = regexp.MustCompile(`\b[0-9a-fA-F]{7,}\b`)
-	duration  = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:h|m(?:in)?|s|ms|us|µs|ns)){1,3}\b|\b\d+(?:\.\d+)? ?(?:hours?|minutes?|mins?|seconds?|secs?|milliseconds?)\b`)
-	fileLine  = regexp.MustCompile(`(\.[A-Za-z][A-Za-z0-9]*):\d+(?::\d+)?\b`)
-	pyLine    = regexp.MustCompile(`\bline \d+\b`)
-	longNum   = regexp.MustCompile(`\d{5,}`)
-	errorWord = regexp.MustCompile(`(?i)error|exception|traceback|failed|fatal`)
+	ansiCode  = lazyre.New(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]`)
+	spaces    = lazyre.New(`\s+`)
+	timestamp = lazyre.New(`\d{4}[-/]\d{2}[-/]\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)?|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b`)
+	uuid      = lazyre.New(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	hexPrefix = lazyre.New(`\b0[xX][0-9a-fA-F]+\b`)
+	hexWord   = lazyre.New(`\b[0-9a-fA-F]{7,}\b`)
+	duration  = lazyre.New(`\b(?:\d+(?:\.\d+)?(?:h|m(?:in)?|s|ms|us|µs|ns)){1,3}\b|\b\d+(?:\.\d+)? ?(?:hours?|minutes?|mins?|seconds?|secs?|milliseconds?)\b`)
+	fileLine  = lazyre.New(`(\.[A-Za-z][A-Za-z0-9]*):\d+(?::\d+)?\b`)
+	pyLine    = lazyre.New(`\bline \d+\b`)
+	longNum   = lazyre.New(`\d{5,}`)
+	errorWord = lazyre.New(`(?i)error|exception|traceback|failed|fatal`)
 )
 
 // displayLine is what a terminal shows of a line: the last drawing of a
@@ -216,27 +217,27 @@ func displayLine(l string) string {
 		l = l[i+1:]
 	}
 	if strings.IndexByte(l, 0x1b) >= 0 {
-		l = ansiCode.ReplaceAllString(l, "")
+		l = ansiCode().ReplaceAllString(l, "")
 	}
 	return l
 }
 
 // normalizeLine is the form lines are compared in (see DetectLoops).
 func normalizeLine(l string) string {
-	l = strings.TrimSpace(spaces.ReplaceAllString(displayLine(l), " "))
-	l = timestamp.ReplaceAllString(l, "<time>")
-	l = uuid.ReplaceAllString(l, "<hex>")
-	l = hexPrefix.ReplaceAllString(l, "<hex>")
-	l = hexWord.ReplaceAllStringFunc(l, func(w string) string {
+	l = strings.TrimSpace(spaces().ReplaceAllString(displayLine(l), " "))
+	l = timestamp().ReplaceAllString(l, "<time>")
+	l = uuid().ReplaceAllString(l, "<hex>")
+	l = hexPrefix().ReplaceAllString(l, "<hex>")
+	l = hexWord().ReplaceAllStringFunc(l, func(w string) string {
 		if strings.ContainsAny(w, "0123456789") && strings.ContainsAny(w, "abcdefABCDEF") {
 			return "<hex>"
 		}
 		return w
 	})
-	l = duration.ReplaceAllString(l, "<dur>")
-	l = fileLine.ReplaceAllString(l, "$1:<n>")
-	l = pyLine.ReplaceAllString(l, "line <n>")
-	return longNum.ReplaceAllString(l, "<n>")
+	l = duration().ReplaceAllString(l, "<dur>")
+	l = fileLine().ReplaceAllString(l, "$1:<n>")
+	l = pyLine().ReplaceAllString(l, "line <n>")
+	return longNum().ReplaceAllString(l, "<n>")
 }
 
 func hasAlnum(s string) bool {
@@ -248,7 +249,7 @@ func hasAlnum(s string) bool {
 	return false
 }
 
-func looksLikeError(s string) bool { return errorWord.MatchString(s) }
+func looksLikeError(s string) bool { return errorWord().MatchString(s) }
 
 // clipLine makes a line safe to store and show: valid UTF-8, no control
 // characters, at most maxLoopLine characters.

@@ -2,12 +2,12 @@ package retrieve
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/terms"
 )
 
@@ -15,20 +15,20 @@ import (
 // false mention costs a candidate the ranker can demote; a missed one costs
 // the file the task is about.
 var (
-	codeSpanRe  = regexp.MustCompile("```[a-zA-Z0-9_+-]*\\n?([\\s\\S]*?)```|`([^`\\n]+)`")
+	codeSpanRe  = lazyre.New("```[a-zA-Z0-9_+-]*\\n?([\\s\\S]*?)```|`([^`\\n]+)`")
 	fileExtRe   = `(?:py|pyi|go|ts|tsx|js|jsx|mjs|cjs|mts|cts|md|rst|txt|toml|ya?ml|json|cfg|ini|html?|css|scss|sql|sh|c|h|cc|cpp|rs|java|rb|mod)`
-	filePathRe  = regexp.MustCompile(`(?:^|[\s"'(\[<{=,:])((?:[\w.-]+/)*[\w-][\w.-]*\.` + fileExtRe + `)\b`)
-	fileLineRe  = regexp.MustCompile(`((?:[\w.-]+/)*[\w-][\w.-]*\.` + fileExtRe + `):(\d+)`)
-	pyFrameRe   = regexp.MustCompile(`File "([^"]+)", line (\d+)`)
-	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
-	callRe      = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\(`)
-	errorNameRe = regexp.MustCompile(`\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b(?::\s*([^\n]{1,160}))?`)
-	scopeRe     = regexp.MustCompile(`^\s*[a-z][\w-]*(?:\([^)\n]{1,40}\))?!?:\s+`)
+	filePathRe  = lazyre.New(`(?:^|[\s"'(\[<{=,:])((?:[\w.-]+/)*[\w-][\w.-]*\.` + fileExtRe + `)\b`)
+	fileLineRe  = lazyre.New(`((?:[\w.-]+/)*[\w-][\w.-]*\.` + fileExtRe + `):(\d+)`)
+	pyFrameRe   = lazyre.New(`File "([^"]+)", line (\d+)`)
+	identRe     = lazyre.New(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`)
+	callRe      = lazyre.New(`\b([A-Za-z_][A-Za-z0-9_]*)\(`)
+	errorNameRe = lazyre.New(`\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b(?::\s*([^\n]{1,160}))?`)
+	scopeRe     = lazyre.New(`^\s*[a-z][\w-]*(?:\([^)\n]{1,40}\))?!?:\s+`)
 	// Commit trailers ("Co-authored-by: …", "Signed-off-by: …") and e-mail
 	// addresses name people, not code; their rare words would otherwise
 	// weigh most in the search.
-	trailerRe = regexp.MustCompile(`(?mi)^[ \t]*[a-z][a-z-]*-by:[^\n]*$`)
-	emailRe   = regexp.MustCompile(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
+	trailerRe = lazyre.New(`(?mi)^[ \t]*[a-z][a-z-]*-by:[^\n]*$`)
+	emailRe   = lazyre.New(`[\w.+-]+@[\w-]+(?:\.[\w-]+)+`)
 )
 
 // typeWords vote for a task type; the type with most votes wins, ties in
@@ -49,7 +49,7 @@ var typeOrder = []string{TypeBug, TypeFeature, TypeRefactor, TypeTest, TypeDocs}
 // type. It never fails; an empty text yields an empty query.
 func Analyze(text string) TaskQuery {
 	q := TaskQuery{Text: text}
-	text = emailRe.ReplaceAllString(trailerRe.ReplaceAllString(text, ""), "")
+	text = emailRe().ReplaceAllString(trailerRe().ReplaceAllString(text, ""), "")
 	add := func(list *[]string, v string) {
 		for _, x := range *list {
 			if x == v {
@@ -61,7 +61,7 @@ func Analyze(text string) TaskQuery {
 
 	// Code spans first: everything in them is code.
 	var spans []string
-	for _, m := range codeSpanRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range codeSpanRe().FindAllStringSubmatch(text, -1) {
 		s := m[1]
 		if s == "" {
 			s = m[2]
@@ -70,19 +70,19 @@ func Analyze(text string) TaskQuery {
 	}
 
 	// Files and file:line references.
-	for _, m := range pyFrameRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range pyFrameRe().FindAllStringSubmatch(text, -1) {
 		n, _ := strconv.Atoi(m[2])
 		p := cleanMentionPath(m[1])
 		q.FileLines = appendFileLine(q.FileLines, FileLine{p, n})
 		add(&q.Files, p)
 	}
-	for _, m := range fileLineRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range fileLineRe().FindAllStringSubmatch(text, -1) {
 		n, _ := strconv.Atoi(m[2])
 		p := cleanMentionPath(m[1])
 		q.FileLines = appendFileLine(q.FileLines, FileLine{p, n})
 		add(&q.Files, p)
 	}
-	for _, m := range filePathRe.FindAllStringSubmatch(" "+text, -1) {
+	for _, m := range filePathRe().FindAllStringSubmatch(" "+text, -1) {
 		p := cleanMentionPath(m[1])
 		if looksLikeFile(p) {
 			add(&q.Files, p)
@@ -117,7 +117,7 @@ func Analyze(text string) TaskQuery {
 		// A short span names code ("`invoke`"); in a long one (a pasted
 		// snippet) only code-shaped words are worth a lookup.
 		short := len(s) < 80
-		for _, id := range identRe.FindAllString(s, -1) {
+		for _, id := range identRe().FindAllString(s, -1) {
 			if short || codeShaped(id) {
 				addSymbol(id)
 			}
@@ -125,17 +125,17 @@ func Analyze(text string) TaskQuery {
 	}
 	// A conventional-commit prefix ("fix(context): ") is not a call.
 	body := StripScope(text)
-	for _, m := range callRe.FindAllStringSubmatch(body, -1) {
+	for _, m := range callRe().FindAllStringSubmatch(body, -1) {
 		addSymbol(m[1])
 	}
-	for _, id := range identRe.FindAllString(body, -1) {
+	for _, id := range identRe().FindAllString(body, -1) {
 		if codeShaped(id) {
 			addSymbol(id)
 		}
 	}
 
 	// Errors: names, and their messages when given.
-	for _, m := range errorNameRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range errorNameRe().FindAllStringSubmatch(text, -1) {
 		add(&q.Errors, strings.TrimSpace(m[0]))
 		add(&q.Symbols, m[1])
 	}
@@ -149,7 +149,7 @@ func Analyze(text string) TaskQuery {
 // areas returns the words of a conventional-commit scope, lower case:
 // "fix(binding, render): " → binding, render.
 func areas(text string) []string {
-	m := scopeRe.FindString(text)
+	m := scopeRe().FindString(text)
 	open, end := strings.IndexByte(m, '('), strings.LastIndexByte(m, ')')
 	if open < 0 || end < open {
 		return nil
@@ -255,7 +255,7 @@ var commitTypes = map[string]string{
 }
 
 func taskType(text string) string {
-	if m := scopeRe.FindString(text); m != "" {
+	if m := scopeRe().FindString(text); m != "" {
 		word := strings.TrimSpace(m)
 		if i := strings.IndexAny(word, "(!:"); i >= 0 {
 			word = word[:i]
@@ -265,7 +265,7 @@ func taskType(text string) string {
 		}
 	}
 	votes := map[string]int{}
-	lower := strings.ToLower(scopeRe.ReplaceAllString(text, ""))
+	lower := strings.ToLower(scopeRe().ReplaceAllString(text, ""))
 	words := strings.FieldsFunc(lower, func(r rune) bool { return !(r >= 'a' && r <= 'z') })
 	for i, w := range words {
 		weight := 1
@@ -292,5 +292,5 @@ func taskType(text string) string {
 // StripScope removes a conventional-commit scope prefix ("fix(context): ",
 // "docs: ") from a commit subject.
 func StripScope(subject string) string {
-	return scopeRe.ReplaceAllString(subject, "")
+	return scopeRe().ReplaceAllString(subject, "")
 }
