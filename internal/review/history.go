@@ -1,17 +1,14 @@
 package review
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/jsonl"
 )
 
 // Review is one review of one run: what the recycler saw, what the model
@@ -63,80 +60,40 @@ func HistoryPath(stateDir, id string) string {
 
 // appendHistory appends r to its task's reviews file and syncs it.
 func appendHistory(stateDir string, r *Review) error {
-	path := HistoryPath(stateDir, r.TaskID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("record the review: %w", err)
-	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("record the review: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("record the review: %w", err)
-	}
-	// A line torn by a crash is ended first, so that this one stays whole.
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		if last, err := lastByte(path, fi.Size()); err == nil && last != '\n' {
-			line = append([]byte{'\n'}, line...)
-		}
-	}
-	_, werr := f.Write(append(line, '\n'))
-	serr := f.Sync()
-	if err := errors.Join(werr, serr, f.Close()); err != nil {
+	if err := jsonl.Append(HistoryPath(stateDir, r.TaskID), r); err != nil {
 		return fmt.Errorf("record the review: %w", err)
 	}
 	return nil
-}
-
-func lastByte(path string, size int64) (byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var b [1]byte
-	_, err = f.ReadAt(b[:], size-1)
-	return b[0], err
 }
 
 // History returns task id's reviews, oldest first, and how many lines
 // could not be read (a line torn by a crash, an edit by hand): those are
 // skipped, never fatal. A task never reviewed has none.
 func History(stateDir, id string) ([]Review, int, error) {
-	f, err := os.Open(HistoryPath(stateDir, id))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
-	}
+	recs, bad, err := jsonl.Read(HistoryPath(stateDir, id), validReview)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the reviews of %s: %w", id, err)
 	}
-	defer f.Close()
-	return readHistory(f)
+	return foldWithdrawn(recs), bad, nil
 }
 
 func readHistory(r io.Reader) ([]Review, int, error) {
+	recs, bad, err := jsonl.Decode(r, validReview)
+	return foldWithdrawn(recs), bad, err
+}
+
+func validReview(r *Review) bool { return r.TaskID != "" }
+
+// foldWithdrawn folds each record saying a review was withdrawn into the
+// review before it, of the same run.
+func foldWithdrawn(recs []Review) []Review {
 	var out []Review
-	bad := 0
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var rv Review
-			switch {
-			case json.Unmarshal(line, &rv) != nil || rv.TaskID == "":
-				bad++
-			case rv.Withdrawn != "" && rv.Action == "" && len(out) > 0 && out[len(out)-1].Run == rv.Run:
-				out[len(out)-1].Withdrawn = rv.Withdrawn
-			default:
-				out = append(out, rv)
-			}
+	for _, rv := range recs {
+		if rv.Withdrawn != "" && rv.Action == "" && len(out) > 0 && out[len(out)-1].Run == rv.Run {
+			out[len(out)-1].Withdrawn = rv.Withdrawn
+			continue
 		}
-		if errors.Is(err, io.EOF) {
-			return out, bad, nil
-		}
-		if err != nil {
-			return out, bad, err
-		}
+		out = append(out, rv)
 	}
+	return out
 }

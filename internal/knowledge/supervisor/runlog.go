@@ -1,16 +1,11 @@
 package supervisor
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/cra-dev/cra/internal/jsonl"
 	"github.com/cra-dev/cra/internal/knowledge"
 )
 
@@ -65,48 +60,16 @@ func RunLogPath(stateDir string) string { return filepath.Join(stateDir, RunLogN
 // ReadRunLog returns the records, oldest first, and how many lines could
 // not be read (skipped, never fatal). A missing file has none.
 func ReadRunLog(stateDir string) ([]Record, int, error) {
-	f, err := os.Open(RunLogPath(stateDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
-	}
+	recs, bad, err := jsonl.Read(RunLogPath(stateDir), func(r *Record) bool { return r.Supervisor != "" })
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the supervisor run log: %w", err)
 	}
-	defer f.Close()
-	var out []Record
-	bad := 0
-	br := bufio.NewReader(f)
-	for {
-		line, err := br.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var r Record
-			if json.Unmarshal(line, &r) == nil && r.Supervisor != "" {
-				out = append(out, r)
-			} else {
-				bad++
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return out, bad, nil
-		}
-		if err != nil {
-			return out, bad, err
-		}
-	}
+	return recs, bad, nil
 }
 
 // appendRunLog appends r to the run log and syncs it.
 func appendRunLog(stateDir string, r *Record) error {
-	line, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("record the supervisor run: %w", err)
-	}
-	f, err := os.OpenFile(RunLogPath(stateDir), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("record the supervisor run: %w", err)
-	}
-	_, werr := f.Write(append(line, '\n'))
-	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+	if err := jsonl.Append(RunLogPath(stateDir), r); err != nil {
 		return fmt.Errorf("record the supervisor run: %w", err)
 	}
 	return nil
