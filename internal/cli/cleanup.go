@@ -73,16 +73,7 @@ func cleanupRun(ctx context.Context, d *deps, opts *cleanupOptions) error {
 		return nil
 	}
 	defer tb.Close()
-	deps := cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Now: d.now, Logger: d.logger}
-	if !opts.dryRun {
-		c, err := tb.ws.Corpus(ctx)
-		if err != nil {
-			return err
-		}
-		deps.Gateway = llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
-		deps.Gateway.Logger = d.logger
-	}
-	rep, err := cleanup.Run(ctx, deps, cleanup.Options{DryRun: opts.dryRun})
+	rep, err := runCleanup(ctx, d, tb, opts.dryRun)
 	if errors.Is(err, cleanup.ErrRunning) {
 		return fmt.Errorf("%w: wait for it to finish, then run 'cra cleanup' again", err)
 	}
@@ -145,4 +136,20 @@ func printCleanup(d *deps, rep *cleanup.Report) {
 	if !rep.Collapse.Failed() && len(rep.Merged) == 0 && len(rep.Skipped) == 0 {
 		fmt.Fprintln(w, "no duplicates collapsed")
 	}
+}
+
+// runCleanup runs one cleanup pass over an opened board: what 'cra
+// cleanup', the board's Clean Up button and the supervisors' runs start.
+// A dry run asks no model, so it opens no raw database.
+func runCleanup(ctx context.Context, d *deps, tb *taskBoard, dryRun bool) (*cleanup.Report, error) {
+	deps := cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Now: d.now, Logger: d.logger}
+	if !dryRun {
+		c, err := tb.ws.Corpus(ctx)
+		if err != nil {
+			return nil, err
+		}
+		deps.Gateway = llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
+		deps.Gateway.Logger = d.logger
+	}
+	return cleanup.Run(ctx, deps, cleanup.Options{DryRun: dryRun})
 }

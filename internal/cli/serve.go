@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/cleanup"
-	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/server"
 )
 
@@ -134,13 +132,7 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		daemon.Supervisors = r
 	}
 	daemon.Cleanup = func(ctx context.Context) error {
-		c, err := tb.ws.Corpus(ctx)
-		if err != nil {
-			return err
-		}
-		g := llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
-		g.Logger = d.logger
-		_, err = cleanup.Run(ctx, cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Gateway: g, Now: d.now, Logger: d.logger}, cleanup.Options{})
+		_, err := runCleanup(ctx, d, tb, false)
 		return err
 	}
 	err = daemon.Run(ctx, func(info server.Info) {

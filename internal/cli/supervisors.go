@@ -91,17 +91,14 @@ func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Wri
 		return nil, err
 	}
 	root := tb.ws.Root
-	rec := llm.NewRecorder(c)
 	return &supervisor.Runner{
 		Board: tb.Board, Root: root, StateDir: tb.ws.StateDir,
 		Config:   func() (*config.Config, error) { return config.Load(root) },
-		Recorder: rec,
+		Recorder: llm.NewRecorder(c),
 		Out:      out, Logger: d.logger, Now: d.now,
 		// Seed 000: the cleanup pass follows every supervisor run.
 		After: func(ctx context.Context) error {
-			gw := llm.NewGateway(tb.ws.Router(ctx), rec)
-			gw.Logger = d.logger
-			rep, err := cleanup.Run(ctx, cleanup.Deps{Board: tb.Board, Root: root, StateDir: tb.ws.StateDir, Gateway: gw, Now: d.now, Logger: d.logger}, cleanup.Options{})
+			rep, err := runCleanup(ctx, d, tb, false)
 			if errors.Is(err, cleanup.ErrRunning) {
 				return nil // the one running does the job
 			}
