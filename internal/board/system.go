@@ -58,16 +58,11 @@ func (b *Board) system(ctx context.Context, id string, status world.Status, outp
 	if _, err := b.Log.Agent(ctx, status, id, output, need); err != nil {
 		return nil, fmt.Errorf("log %s of task %s: %w", status, id, err)
 	}
-	if from != to {
-		if err := b.Store.Move(ctx, id, from, to); err != nil {
-			return nil, err
-		}
-	}
 	if to.Terminal() {
 		t.ProcessorAutoRequeue = false
 	}
 	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
-	if err := b.Store.Put(ctx, t, to); err != nil {
+	if err := b.put(ctx, t, from, to); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -137,7 +137,7 @@ func readTail(path string, size, n int64) string {
 func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.Process, reason string, staleAfter time.Duration, now time.Time) (Restart, bool, error) {
 	rs := Restart{ID: a.ID, Run: a.Run, Reason: reason}
 	policy := levelTwoPolicy(r.Policy, staleAfter)
-	starts, err := r.restarts(ctx, now.Add(-policy.Window))
+	starts, err := supervise.RecentRestarts(ctx, r.Board.Log, now.Add(-policy.Window))
 	if err != nil {
 		return rs, false, err
 	}
@@ -184,17 +184,4 @@ func levelTwoPolicy(p supervise.Policy, staleAfter time.Duration) supervise.Poli
 		p.Window = w
 	}
 	return p
-}
-
-// restarts reads the recent restarts from the log, Level 1's and Level
-// 2's alike.
-func (r *Recycler) restarts(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
-	var entries []world.Entry
-	err := r.Board.Log.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(rec *world.Record) error {
-		if rec.Err == nil {
-			entries = append(entries, rec.Entry)
-		}
-		return nil
-	})
-	return supervise.Restarted(entries), err
 }

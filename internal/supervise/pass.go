@@ -175,8 +175,15 @@ func (p *Pass) ours(pr Process) bool {
 // restarts rebuilds Level 1's recent restarts from the log, so that a
 // daemon that restarts keeps counting towards the start limit.
 func (p *Pass) restarts(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
+	return RecentRestarts(ctx, p.Log, since)
+}
+
+// RecentRestarts reads from the log the restarts of each agent since
+// since (Restarted over its [event:system] lines), Level 1's and Level
+// 2's alike: what the start limit counts.
+func RecentRestarts(ctx context.Context, l *world.Log, since time.Time) (map[string][]time.Time, error) {
 	var entries []world.Entry
-	err := p.Log.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(r *world.Record) error {
+	err := l.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(r *world.Record) error {
 		if r.Err == nil {
 			entries = append(entries, r.Entry)
 		}
