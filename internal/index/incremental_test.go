@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/store/storetest"
 )
 
 // TestIncrementalEqualsFresh: an index brought up to date after changes —
@@ -105,38 +106,20 @@ func dumpIndex(t *testing.T, f *store.Factory) map[string][]string {
 	return out
 }
 
+// dumpRows returns the rows of q, each as its values joined by " | ",
+// sorted: rows compared as sets.
 func dumpRows(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
+	for _, r := range storetest.RowList(t, db, q) {
+		parts := make([]string, len(r))
+		for i, v := range r {
 			if b, ok := v.([]byte); ok {
 				v = string(b)
 			}
 			parts[i] = fmt.Sprint(v)
 		}
 		out = append(out, strings.Join(parts, " | "))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	sort.Strings(out)
 	return out
