@@ -17,7 +17,8 @@ var ErrNotPending = errors.New("task is not pending")
 
 // DuplicateOf starts the output of the [agent:failed] entry that ends a
 // task collapsed into another: "duplicate of KEEP: …". Readers that list
-// blocked tasks can tell such an ending from a failure with IsCollapsed.
+// blocked tasks tell such an ending from a failure with WaitsForNoOne;
+// IsCollapsed also names the kept task.
 const DuplicateOf = "duplicate of "
 
 // Dropped starts the output of the [agent:failed] entry that ends a

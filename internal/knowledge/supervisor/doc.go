@@ -30,8 +30,8 @@
 // Runner.Run runs now ('cra supervisors run'); Runner.Check runs what is
 // due, then drops aged and surplus cleanup directives (Drops), ends the
 // polish phase of milestones at polish_limit and promotes provisional
-// documents used without a failure (Usage); the daemon calls it after
-// each verdict (AfterVerdict) or on a timer (Loop). A run compresses its
+// documents used without a failure (Usage); the daemon calls it on a
+// timer (Loop). A run compresses its
 // inputs to [supervisors] max_input_tokens, asks the supervisor model
 // role once, asks again once after a malformed reply naming the problem,
 // and otherwise discards it: nothing changes. A supervisor whose folders

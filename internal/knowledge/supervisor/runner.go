@@ -254,12 +254,6 @@ func (r *Runner) after(ctx context.Context, rep *Report) {
 	}
 }
 
-// AfterVerdict is Check under the name the daemon's recycler hook uses.
-func (r *Runner) AfterVerdict(ctx context.Context) error {
-	_, err := r.Check(ctx)
-	return err
-}
-
 // Run runs the supervisors in only (all enabled ones when empty) now,
 // whatever their triggers: 'cra supervisors run'. A disabled supervisor
 // named in only runs too: a person asked for it.
