@@ -17,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
@@ -418,11 +419,13 @@ func TestGateOnRealEvidence(t *testing.T) {
 	tests := []struct {
 		name, command, validation string
 		lowered                   string // "" for none
+		noChange                  bool
 	}{
-		{"evidence agrees", "echo done > out.txt; echo wrote it", "test -f out.txt", ""},
-		{"failing validation", "echo done > out.txt; echo wrote it", "echo FAIL TestX; exit 1", "validation"},
-		{"empty diff", "echo nothing to do", "true", "changes nothing"},
-		{"deleted test", "rm calc_test.go; echo done > out.txt; echo wrote it", "true", "calc_test.go"},
+		{"evidence agrees", "echo done > out.txt; echo wrote it", "test -f out.txt", "", false},
+		{"failing validation", "echo done > out.txt; echo wrote it", "echo FAIL TestX; exit 1", "validation", false},
+		{"empty diff", "echo nothing to do", "true", "changes nothing", false},
+		{"empty diff of a task that changes nothing", "echo reviewed it", "true", "", true},
+		{"deleted test", "rm calc_test.go; echo done > out.txt; echo wrote it", "true", "calc_test.go", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -432,7 +435,12 @@ func TestGateOnRealEvidence(t *testing.T) {
 			gittest.Run(t, f.repo, "add", "-A")
 			gittest.Run(t, f.repo, "commit", "-qm", "a test")
 			f.srv.SetDefault(llmtest.Text(completeReply))
-			task := f.add(t, tc.name, "a")
+			task := board.NewTask(tc.name)
+			task.Agent, task.Need, task.NoChange = "a", "it is done", tc.noChange
+			task, err := f.board.Add(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := f.proc.Run(ctx, task.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -553,5 +561,66 @@ func TestEnabledForChangeTakesEffect(t *testing.T) {
 	rep, err := f.rec.Tick(ctx)
 	if err != nil || rep.Review == nil || rep.Review.TaskID != task.ID {
 		t.Fatalf("with enabled_for all: %+v, %v; want a review of %s", rep, err, task.ID)
+	}
+}
+
+// enabled_for off reviews nothing, and says so.
+func TestRecyclerOff(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[recycler]\nenabled_for = \"off\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	task := f.add(t, "say hi", "hi")
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review != nil || rep.Disabled != "recycler.enabled_for is off" {
+		t.Fatalf("got %+v, %v; want no review, disabled", rep, err)
+	}
+	if got := f.folder(t, task.ID); got != board.Completed {
+		t.Errorf("the task is in %s, want completed", got)
+	}
+}
+
+// While another reader holds the notifications' lock, a tick tells
+// nothing and leaves the lines for the holder; once it is free, the
+// lines are told, once.
+func TestNotifyOneReaderAtATime(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "told")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\n", out))
+	task := f.add(t, "blocked by hand", "")
+	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker at the end
+		t.Fatal(err)
+	}
+	if _, err := f.board.Move(ctx, task.ID, board.FailedBlocked, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A person's own move is not told back: block it the way Level 1 does.
+	if _, err := f.board.Log.Event(ctx, world.SourceUser, task.ID, "retry"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.board.Resume(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	held, ok, err := flock.TryLock(filepath.Join(f.state, notifyLock))
+	if err != nil || !ok {
+		t.Fatalf("take the lock: %v, %v", ok, err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || len(rep.Notified) != 0 {
+		t.Fatalf("with the lock held: %+v, %v; want nothing told", rep.Notified, err)
+	}
+	held.Close()
+	for range 2 {
+		if _, err := f.rec.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(out)
+	if got := string(data); got != "blocked "+task.ID+"\n" {
+		t.Errorf("told %q, want one blocked line", got)
 	}
 }
