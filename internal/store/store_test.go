@@ -65,7 +65,9 @@ var seedSchema = map[Role]map[string][]col{
 		"session_archives":    {{"id", "INTEGER", false, "", 1}, {"task_id", "TEXT", true, "", 0}, {"session_blob", "BLOB", true, "", 0}, {"archived_at", "TEXT", true, "", 0}},
 		"training_plans":      {{"id", "INTEGER", false, "", 1}, {"task_id", "TEXT", true, "", 0}, {"target_stage", "TEXT", true, "", 0}, {"base_model", "TEXT", true, "", 0}, {"source", "TEXT", true, "'logged'", 0}, {"data_criteria", "TEXT", true, "", 0}, {"hyperparameters", "TEXT", false, "", 0}, {"improvement_targets", "TEXT", false, "", 0}, {"raw_plan", "TEXT", true, "", 0}, {"timestamp", "TEXT", true, "", 0}},
 		"training_datasets":   {{"id", "INTEGER", false, "", 1}, {"training_plan_id", "INTEGER", true, "", 0}, {"stage_name", "TEXT", true, "", 0}, {"base_model", "TEXT", true, "", 0}, {"source", "TEXT", true, "'logged'", 0}, {"dataset_path", "TEXT", true, "", 0}, {"example_count", "INTEGER", true, "", 0}, {"positive_count", "INTEGER", true, "", 0}, {"negative_count", "INTEGER", true, "", 0}, {"format", "TEXT", true, "'jsonl'", 0}, {"timestamp", "TEXT", true, "", 0}},
-		"adapter_registry":    {{"id", "INTEGER", false, "", 1}, {"dataset_id", "INTEGER", true, "", 0}, {"stage_name", "TEXT", true, "", 0}, {"base_model", "TEXT", true, "", 0}, {"model_tag", "TEXT", true, "", 0}, {"training_loss", "REAL", false, "", 0}, {"eval_metrics", "TEXT", false, "", 0}, {"deployed", "INTEGER", true, "0", 0}, {"trained_at", "TEXT", true, "", 0}},
+		// dataset_id is optional (raw migration 0003): an adapter trained
+		// outside cra has no dataset here.
+		"adapter_registry": {{"id", "INTEGER", false, "", 1}, {"dataset_id", "INTEGER", false, "", 0}, {"stage_name", "TEXT", true, "", 0}, {"base_model", "TEXT", true, "", 0}, {"model_tag", "TEXT", true, "", 0}, {"training_loss", "REAL", false, "", 0}, {"eval_metrics", "TEXT", false, "", 0}, {"deployed", "INTEGER", true, "0", 0}, {"trained_at", "TEXT", true, "", 0}},
 	},
 	Session: {
 		"kv": {{"key", "TEXT", false, "", 1}, {"value", "TEXT", true, "", 0}, {"updated_at", "TEXT", true, "", 0}},

@@ -1,0 +1,346 @@
+// Package dataset writes and reads the training datasets of the
+// self-improvement loop (seed 001 §3.4, §16): one directory per stage,
+// separated by base model, holding train.jsonl and valid.jsonl in chat
+// format,
+//
+//	{"messages":[{"role":"system","content":…},{"role":"user","content":…},{"role":"assistant","content":…}]}
+//
+// which mlx-lm (`--data DIR`), axolotl (`type: chat_template`) and
+// torchtune (`openai` style) accept as they are, beside meta.train.jsonl
+// and meta.valid.jsonl: one line per example, in the same order, saying
+// where it came from (the commit, the logged call) and what a stage's
+// evaluation needs (the gold files). Trainers never read the meta files.
+//
+// Examples are deduplicated by their messages and split by date: the
+// newest are the validation set, so an adapter is judged on work later
+// than anything it learned from.
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The stages a dataset trains (seed 001 §3.4). They are the router's
+// stage keys: [models.overrides] and adapter_metadata.stage_name use them.
+const (
+	TaskAnalysis = "task_analysis"
+	Scope        = "scope"
+	Precision    = "precision"
+	ExecutePlan  = "execute_plan"
+	ExecuteCode  = "execute_code"
+)
+
+// Stages lists every stage, in pipeline order.
+var Stages = []string{TaskAnalysis, Scope, Precision, ExecutePlan, ExecuteCode}
+
+// The base models LoRAs are trained on (seed 001 §3.4): the router's
+// coding and reasoning roles.
+const (
+	Reasoning = "reasoning"
+	Coding    = "coding"
+)
+
+// BaseModel returns the base model a stage's adapter is trained on:
+// coding for execute_code, reasoning for the others, "" for a stage cra
+// does not train.
+func BaseModel(stage string) string {
+	switch stage {
+	case ExecuteCode:
+		return Coding
+	case TaskAnalysis, Scope, Precision, ExecutePlan:
+		return Reasoning
+	}
+	return ""
+}
+
+// CheckStage returns an error naming the stages when stage is not one.
+func CheckStage(stage string) error {
+	if BaseModel(stage) == "" {
+		return fmt.Errorf("unknown stage %q: use one of %s", stage, strings.Join(Stages, ", "))
+	}
+	return nil
+}
+
+// Message is one turn of a chat example.
+type Message struct {
+	Role    string `json:"role"` // system, user or assistant
+	Content string `json:"content"`
+}
+
+// Example is one line of train.jsonl or valid.jsonl.
+type Example struct {
+	Messages []Message `json:"messages"`
+}
+
+// Chat returns the example system → user → assistant.
+func Chat(system, user, assistant string) Example {
+	return Example{Messages: []Message{{"system", system}, {"user", user}, {"assistant", assistant}}}
+}
+
+// Meta is one line of a meta file: where an example came from and what
+// evaluating a stage on it needs.
+type Meta struct {
+	Stage    string    `json:"stage"`
+	Source   string    `json:"source"`   // "synthetic" or "logged"
+	Positive bool      `json:"positive"` // a good example (logged: part of a successful run)
+	Date     time.Time `json:"date"`     // the split key: commit or call time
+	// Synthetic examples: the repository and the commit the pair was derived
+	// from, checked out at Parent.
+	Repo   string `json:"repo,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	// Logged examples: the task run and the raw-DB call.
+	TaskID string `json:"task_id,omitempty"`
+	CallID int64  `json:"call_id,omitempty"`
+	// Gold lists the files the change touched (scope's evaluation).
+	Gold []string `json:"gold,omitempty"`
+}
+
+// Record is an example and its meta line.
+type Record struct {
+	Example Example
+	Meta    Meta
+}
+
+// Check returns an error when r cannot be written: a stage cra does not
+// train, or messages that are not system?, user, assistant with content.
+func (r Record) Check() error {
+	if err := CheckStage(r.Meta.Stage); err != nil {
+		return err
+	}
+	m := r.Example.Messages
+	if len(m) > 0 && m[0].Role == "system" {
+		m = m[1:]
+	}
+	if len(m) != 2 || m[0].Role != "user" || m[1].Role != "assistant" {
+		return errors.New("an example is [system,] user, assistant")
+	}
+	if strings.TrimSpace(m[0].Content) == "" || strings.TrimSpace(m[1].Content) == "" {
+		return errors.New("an example has an empty user or assistant message")
+	}
+	return nil
+}
+
+// Files in a stage's directory.
+const (
+	TrainFile     = "train.jsonl"
+	ValidFile     = "valid.jsonl"
+	TrainMetaFile = "meta.train.jsonl"
+	ValidMetaFile = "meta.valid.jsonl"
+)
+
+// Dir is the directory of a stage's files under a dataset's root:
+// root/<base model>/<stage>.
+func Dir(root, stage string) string { return filepath.Join(root, BaseModel(stage), stage) }
+
+// Summary counts what Write wrote.
+type Summary struct {
+	Dir        string // the stage's directory
+	Train      int
+	Valid      int
+	Positive   int
+	Negative   int
+	Duplicates int // examples dropped because their messages repeated one kept
+}
+
+// Examples is the number of examples written.
+func (s Summary) Examples() int { return s.Train + s.Valid }
+
+// DefaultValidShare is the share of the newest examples Write keeps for
+// validation when asked for 0.
+const DefaultValidShare = 0.1
+
+// Write writes the records of one stage under root (see Dir), replacing
+// what was there. It drops records whose messages repeat an earlier
+// one's (the oldest is kept), sorts the rest by date (then by their
+// messages, so the files do not depend on the order given), and puts the
+// newest validShare of them (0 means DefaultValidShare; at least one when
+// there are two or more) in the validation split. The directory is
+// written whole or not at all: the files go to a temporary directory that
+// replaces the stage's in one rename.
+func Write(root, stage string, recs []Record, validShare float64) (Summary, error) {
+	if err := CheckStage(stage); err != nil {
+		return Summary{}, err
+	}
+	if validShare < 0 || validShare >= 1 || math.IsNaN(validShare) {
+		return Summary{}, fmt.Errorf("validation share %v: use a number in [0, 1)", validShare)
+	}
+	if validShare == 0 {
+		validShare = DefaultValidShare
+	}
+	type keyed struct {
+		Record
+		line []byte
+	}
+	var all []keyed
+	for i, r := range recs {
+		if r.Meta.Stage != stage {
+			return Summary{}, fmt.Errorf("record %d is of stage %q, not %q", i, r.Meta.Stage, stage)
+		}
+		if err := r.Check(); err != nil {
+			return Summary{}, fmt.Errorf("record %d: %w", i, err)
+		}
+		line, err := json.Marshal(r.Example)
+		if err != nil {
+			return Summary{}, fmt.Errorf("record %d: %w", i, err)
+		}
+		all = append(all, keyed{r, line})
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].Meta.Date.Equal(all[j].Meta.Date) {
+			return all[i].Meta.Date.Before(all[j].Meta.Date)
+		}
+		return bytes.Compare(all[i].line, all[j].line) < 0
+	})
+	sum := Summary{Dir: Dir(root, stage)}
+	seen := map[[32]byte]bool{}
+	kept := all[:0]
+	for _, k := range all {
+		h := sha256.Sum256(k.line)
+		if seen[h] {
+			sum.Duplicates++
+			continue
+		}
+		seen[h] = true
+		kept = append(kept, k)
+		if k.Meta.Positive {
+			sum.Positive++
+		} else {
+			sum.Negative++
+		}
+	}
+	valid := 0
+	if len(kept) >= 2 {
+		valid = max(1, int(math.Round(float64(len(kept))*validShare)))
+	}
+	sum.Train, sum.Valid = len(kept)-valid, valid
+
+	var files [4]bytes.Buffer // train, valid, meta.train, meta.valid
+	for i, k := range kept {
+		split := 0
+		if i >= sum.Train {
+			split = 1
+		}
+		files[split].Write(k.line)
+		files[split].WriteByte('\n')
+		meta, err := json.Marshal(k.Meta)
+		if err != nil {
+			return Summary{}, err
+		}
+		files[2+split].Write(meta)
+		files[2+split].WriteByte('\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(sum.Dir), 0o755); err != nil {
+		return Summary{}, fmt.Errorf("write dataset: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(sum.Dir), "."+stage+".tmp-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("write dataset: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	for i, name := range []string{TrainFile, ValidFile, TrainMetaFile, ValidMetaFile} {
+		if err := os.WriteFile(filepath.Join(tmp, name), files[i].Bytes(), 0o644); err != nil {
+			return Summary{}, fmt.Errorf("write dataset: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("write dataset: %w", err)
+	}
+	// Replace the old directory: move it aside, move the new one in, and
+	// only then remove the old one, so a failure leaves one of them whole.
+	old := ""
+	if _, err := os.Stat(sum.Dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(sum.Dir, old); err != nil {
+			return Summary{}, fmt.Errorf("write dataset: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, sum.Dir); err != nil {
+		if old != "" {
+			os.Rename(old, sum.Dir)
+		}
+		return Summary{}, fmt.Errorf("write dataset: %w", err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return sum, nil
+}
+
+// Split names a split of a stage's directory.
+type Split string
+
+// The two splits.
+const (
+	Train Split = "train"
+	Valid Split = "valid"
+)
+
+// Read returns the records of one split of a stage's directory (as
+// Summary.Dir or Dir name it), examples paired with their meta lines. A
+// line that is not JSON, or files of different lengths, are errors that
+// name the file and line.
+func Read(dir string, split Split) ([]Record, error) {
+	data, meta := TrainFile, TrainMetaFile
+	switch split {
+	case Train:
+	case Valid:
+		data, meta = ValidFile, ValidMetaFile
+	default:
+		return nil, fmt.Errorf("unknown split %q: use train or valid", split)
+	}
+	examples, err := readLines[Example](filepath.Join(dir, data))
+	if err != nil {
+		return nil, err
+	}
+	metas, err := readLines[Meta](filepath.Join(dir, meta))
+	if err != nil {
+		return nil, err
+	}
+	if len(examples) != len(metas) {
+		return nil, fmt.Errorf("%s has %d lines but %s has %d: write the dataset again",
+			filepath.Join(dir, data), len(examples), meta, len(metas))
+	}
+	out := make([]Record, len(examples))
+	for i := range examples {
+		out[i] = Record{Example: examples[i], Meta: metas[i]}
+	}
+	return out, nil
+}
+
+// maxLine bounds one line of a dataset file (an execute_code example
+// holds a context package: tens of kilobytes).
+const maxLine = 16 << 20
+
+func readLines[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for n := 1; sc.Scan(); n++ {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
