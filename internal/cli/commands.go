@@ -23,5 +23,8 @@ func extraCommands(d *deps) []*cobra.Command {
 		newCleanupCmd(d, nil),
 		newKnowledgeCmd(d),
 		newSupervisorsCmd(d),
+		newTrainPlanCmd(d, nil),
+		newCurateDataCmd(d, nil),
+		newTrainCmd(d, nil),
 	}
 }
