@@ -46,19 +46,19 @@ const stageCalls = `WITH calls AS (
 // StageStat is what the log says of one stage: its calls, and the
 // outcomes of the runs they served.
 type StageStat struct {
-	Stage string
+	Stage string `json:"stage"`
 	// Calls are the calls recorded; Failed those that got no usable reply
 	// (the call failed).
-	Calls  int
-	Failed int
+	Calls  int `json:"calls"`
+	Failed int `json:"failed"`
 	// Linked are the calls whose run has an outcome; Succeeded those
 	// whose run succeeded.
-	Linked    int
-	Succeeded int
+	Linked    int `json:"linked"`
+	Succeeded int `json:"succeeded"`
 	// Runs and RunsSucceeded count the distinct runs with an outcome the
 	// stage served, and those that succeeded.
-	Runs          int
-	RunsSucceeded int
+	Runs          int `json:"runs"`
+	RunsSucceeded int `json:"runs_succeeded"`
 }
 
 // SuccessRate is the share of the stage's runs with an outcome that
@@ -95,10 +95,10 @@ func (c *Corpus) StageStats(ctx context.Context) ([]StageStat, error) {
 
 // ModeOutcome counts the task runs of one mode and how they ended.
 type ModeOutcome struct {
-	Mode      string
-	Runs      int
-	Finished  int // success is set
-	Succeeded int
+	Mode      string `json:"mode"`
+	Runs      int    `json:"runs"`
+	Finished  int    `json:"finished"` // success is set
+	Succeeded int    `json:"succeeded"`
 }
 
 // ModeOutcomes returns the task runs' outcomes by mode.
@@ -137,12 +137,12 @@ const (
 
 // FailurePattern is one recurring failure of the logged runs.
 type FailurePattern struct {
-	Kind    string // FailingTest, CallError, PatchNotApplied or ValidationFailed
-	Stage   string // the stage it belongs to: execute_code for attempts
-	Pattern string // the test's name, the error's first line; "" for counts
-	Count   int
-	Runs    int    // distinct runs it happened in
-	Example string // the task id of one run it happened in
+	Kind    string `json:"kind"`    // FailingTest, CallError, PatchNotApplied or ValidationFailed
+	Stage   string `json:"stage"`   // the stage it belongs to: execute_code for attempts
+	Pattern string `json:"pattern"` // the test's name, the error's first line; "" for counts
+	Count   int    `json:"count"`
+	Runs    int    `json:"runs"`    // distinct runs it happened in
+	Example string `json:"example"` // the task id of one run it happened in
 }
 
 // maxPattern bounds the text of a pattern (an error's first line).
@@ -255,13 +255,13 @@ func clipLine(s string) string {
 // DecisionStat is what one retrieval stage decided, split by the outcome
 // of the runs the decisions were part of (seed 001 §16.2).
 type DecisionStat struct {
-	Stage    string
-	Included int
-	Excluded int
+	Stage    string `json:"stage"`
+	Included int    `json:"included"`
+	Excluded int    `json:"excluded"`
 	// IncludedInSuccess and IncludedInFailure are the included decisions
 	// of runs that succeeded and failed.
-	IncludedInSuccess int
-	IncludedInFailure int
+	IncludedInSuccess int `json:"included_in_success"`
+	IncludedInFailure int `json:"included_in_failure"`
 }
 
 // DecisionStats returns the retrieval decisions by stage.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -123,8 +124,16 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, fmt.Errorf("%w: no call of stage %s in a successful run%s%s; run more tasks ('cra solve', 'cra plan'), or edit the plan (include_negatives, mix_synthetic with 'cra bootstrap' data)",
 			ErrNoExamples, p.Stage, map[bool]string{true: " with included retrieval decisions (with_decisions)"}[withDecisions], skippedNote(out.Skipped))
 	}
+	// A directory of its own: a dataset recorded earlier is never
+	// replaced, even by one curated in the same second.
 	name := fmt.Sprintf("plan-%d-%s", p.ID, now.UTC().Format("20060102T150405Z"))
 	root := filepath.Join(l.Datasets(), name)
+	for n := 2; ; n++ {
+		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		root = filepath.Join(l.Datasets(), fmt.Sprintf("%s-%d", name, n))
+	}
 	sum, err := dataset.Write(root, p.Stage, recs, p.Data.ValidShare)
 	if err != nil {
 		return nil, err

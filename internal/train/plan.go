@@ -226,7 +226,9 @@ func (p *Plan) Encode() ([]byte, error) {
 		b.WriteString("# fallback = true: the reasoning model's replies did not parse; this plan was derived from the evidence by rule.\n")
 	}
 	b.WriteString("\n")
-	if err := toml.NewEncoder(&b).Encode(p); err != nil {
+	enc := toml.NewEncoder(&b)
+	enc.Indent = ""
+	if err := enc.Encode(p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
