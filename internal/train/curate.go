@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,8 +101,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		}
 		neg = convert(calls, false)
 		// Balance: negatives at most MaxNegativeShare of the examples.
-		limit := int(float64(len(pos)) * p.Data.MaxNegativeShare / (1 - p.Data.MaxNegativeShare))
-		neg = newest(neg, limit, out, SkipNegShare)
+		neg = newest(neg, shareLimit(len(pos), p.Data.MaxNegativeShare), out, SkipNegShare)
 	}
 	out.Positive, out.Negative = len(pos), len(neg)
 	out.Logged = len(pos) + len(neg)
@@ -112,8 +112,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 			return nil, err
 		}
 		if out.Logged > 0 {
-			limit := int(float64(out.Logged) * p.Data.SyntheticShare / (1 - p.Data.SyntheticShare))
-			syn = newest(syn, limit, out, SkipSynthShare)
+			syn = newest(syn, shareLimit(out.Logged, p.Data.SyntheticShare), out, SkipSynthShare)
 		} else {
 			syn = newest(syn, p.Data.MaxExamples, out, SkipOverMax)
 		}
@@ -145,6 +144,13 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, err
 	}
 	return out, nil
+}
+
+// shareLimit is how many examples may join n others and stay at most
+// share of the whole: n·share/(1−share), rounded down (with a margin for
+// the float error of shares such as 1/3).
+func shareLimit(n int, share float64) int {
+	return int(math.Floor(float64(n)*share/(1-share) + 1e-9))
 }
 
 func skippedNote(s map[string]int) string {
