@@ -141,6 +141,8 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	out.DatasetID, err = c.RecordDataset(ctx, corpus.Dataset{PlanID: p.ID, Stage: p.Stage, BaseModel: p.BaseModel, Source: corpus.SourceLogged,
 		Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
 	if err != nil {
+		// A dataset is its files and its row, or neither.
+		os.RemoveAll(root)
 		return nil, err
 	}
 	return out, nil
