@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 )
@@ -40,6 +41,9 @@ const (
 	SkipNegShare     = "over_negative_share"
 	SkipSynthShare   = "over_synthetic_share"
 )
+
+// PlanSnapshot is the copy of the plan a curated dataset's root holds.
+const PlanSnapshot = "plan.toml"
 
 // ErrNoExamples is a plan whose criteria select nothing.
 var ErrNoExamples = errors.New("no example matches the plan")
@@ -138,6 +142,16 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, err
 	}
 	out.Summary, out.Dir = sum, sum.Dir
+	// The plan as curated, edits included: 'cra train' takes the
+	// hyperparameters from it.
+	planText, err := p.Encode()
+	if err == nil {
+		err = atomicfile.Write(filepath.Join(root, PlanSnapshot), planText, 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, fmt.Errorf("write dataset: %w", err)
+	}
 	out.DatasetID, err = c.RecordDataset(ctx, corpus.Dataset{PlanID: p.ID, Stage: p.Stage, BaseModel: p.BaseModel, Source: corpus.SourceLogged,
 		Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
@@ -449,6 +450,53 @@ func TestCurate(t *testing.T) {
 		t.Errorf("row: %+v, %v", d, err)
 	}
 
+	// The trainer takes the hyperparameters of the plan as curated (the
+	// row has none here), and writes configurations that are YAML.
+	cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "qwen3:4b-instruct-2507"}}
+	job, err := NewJob(ctx, c, l, cfg, res.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p.Hyper, job.Plan.Hyper); diff != "" {
+		t.Errorf("hyperparameters (-curated +job):\n%s", diff)
+	}
+	mlx, axo, err := job.WriteConfigs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Model        string  `yaml:"model"`
+		Data         string  `yaml:"data"`
+		AdapterPath  string  `yaml:"adapter_path"`
+		Iters        int     `yaml:"iters"`
+		LearningRate float64 `yaml:"learning_rate"`
+		Lora         struct {
+			Rank  int     `yaml:"rank"`
+			Scale float64 `yaml:"scale"`
+		} `yaml:"lora_parameters"`
+	}
+	readYAML(t, mlx, &m)
+	if m.Model != "Qwen/Qwen3-4B-Instruct-2507" || m.Data != res.Dir || m.AdapterPath != job.Out() || m.Iters != 100 ||
+		m.LearningRate != 1e-4 || m.Lora.Rank != 8 || m.Lora.Scale != 2 {
+		t.Errorf("mlx-lm config: %+v", m)
+	}
+	var a struct {
+		BaseModel string `yaml:"base_model"`
+		Datasets  []struct {
+			Path, Type string
+		} `yaml:"datasets"`
+		Adapter   string `yaml:"adapter"`
+		LoraR     int    `yaml:"lora_r"`
+		LoraAlpha int    `yaml:"lora_alpha"`
+		MaxSteps  int    `yaml:"max_steps"`
+		OutputDir string `yaml:"output_dir"`
+	}
+	readYAML(t, axo, &a)
+	if a.BaseModel != m.Model || len(a.Datasets) != 1 || a.Datasets[0].Path != filepath.Join(res.Dir, dataset.TrainFile) ||
+		a.Datasets[0].Type != "chat_template" || a.Adapter != "lora" || a.LoraR != 8 || a.LoraAlpha != 16 || a.MaxSteps != 100 || a.OutputDir != job.Out() {
+		t.Errorf("axolotl config: %+v", a)
+	}
+
 	// A plan whose criteria select nothing writes and records nothing.
 	p.Stage, p.BaseModel, p.Data.MixSynthetic = dataset.ExecutePlan, dataset.Reasoning, false
 	before, _ := os.ReadDir(l.Datasets())
@@ -462,6 +510,17 @@ func TestCurate(t *testing.T) {
 	p.ID = 99
 	if _, err := Curate(ctx, c, l, p, time.Now()); err == nil || !strings.Contains(err.Error(), "plan id 99 has no training_plans row") {
 		t.Errorf("unknown plan: got %v", err)
+	}
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, data)
 	}
 }
 

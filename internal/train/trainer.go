@@ -122,8 +122,15 @@ func NewJob(ctx context.Context, c *corpus.Corpus, l Layout, cfg *config.Config,
 	}
 	p := &Plan{ID: row.ID, Stage: d.Stage, BaseModel: d.BaseModel, Source: row.Source}
 	p.Hyper = Hyperparameters{Iters: 600, LearningRate: 1e-4, LoraRank: 8, LoraAlpha: 16, BatchSize: 4, MaxSeqLength: 4096}
-	if row.Hyperparameters != "" {
-		// A bootstrap's plan may hold fewer keys: the defaults stay.
+	// The plan as curated (a person may have edited the file), else the
+	// row's hyperparameters: a bootstrap's plan may hold fewer keys, and
+	// the defaults stay.
+	snapshot := filepath.Join(filepath.Dir(filepath.Dir(d.Path)), PlanSnapshot)
+	if curated, err := ReadPlan(snapshot); err == nil {
+		p.Hyper = curated.Hyper
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("dataset %d: %w", id, err)
+	} else if row.Hyperparameters != "" {
 		if err := json.Unmarshal([]byte(row.Hyperparameters), &p.Hyper); err != nil {
 			return nil, fmt.Errorf("training plan %d: hyperparameters %q: %w", row.ID, row.Hyperparameters, err)
 		}
