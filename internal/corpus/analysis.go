@@ -27,21 +27,35 @@ import (
 // standalone retrieval succeeds when the pipeline ends, which says nothing
 // of its judgments, so its calls count as having no outcome.
 
-// stageCalls is every logged call that serves a pipeline stage, from both
-// call tables, with its run's outcome (NULL when it has none).
-const stageCalls = `WITH calls AS (
+// stageCalls is the query prefix of every logged call that serves a
+// pipeline stage, from both call tables, with its run's outcome
+// (run_success NULL when it has none), as the table "linked". With full
+// the calls carry their text (system, prompt, response); the statistics
+// leave it out, which keeps the union small. With oneStage the calls are
+// those of the stage given twice as the first arguments, filtered in each
+// table before the union.
+func stageCalls(full, oneStage bool) string {
+	retrievalText, text, retrievalWhere, generalWhere := "", "", "", "stage IS NOT NULL AND stage != ''"
+	if full {
+		retrievalText, text = ", c.timestamp, c.model, d.system, c.prompt, c.response", ", timestamp, model, system, prompt, response"
+	}
+	if oneStage {
+		retrievalWhere, generalWhere = "WHERE COALESCE(c.stage_name, c.call_type) = ?", "stage = ?"
+	}
+	return `WITH calls AS (
 	SELECT 'retrieval_llm_calls' AS tbl, c.id, c.task_id, COALESCE(c.stage_name, c.call_type) AS stage, c.call_type,
-		c.model, d.system, c.prompt, c.response, d.error, c.timestamp
-	FROM retrieval_llm_calls c LEFT JOIN retrieval_llm_call_details d ON d.call_id = c.id
+		d.error` + retrievalText + `
+	FROM retrieval_llm_calls c LEFT JOIN retrieval_llm_call_details d ON d.call_id = c.id ` + retrievalWhere + `
 	UNION ALL
-	SELECT 'llm_calls', id, task_id, stage, call_type, model, system, prompt, response, error, timestamp
-	FROM llm_calls WHERE stage IS NOT NULL AND stage != ''
+	SELECT 'llm_calls', id, task_id, stage, call_type, error` + text + `
+	FROM llm_calls WHERE ` + generalWhere + `
 ), linked AS (
 	SELECT k.*, r.mode AS run_mode,
 		CASE WHEN r.mode IN ('plan', 'implement') THEN r.success END AS run_success
 	FROM calls k LEFT JOIN task_runs r ON r.task_id = k.task_id
 )
 `
+}
 
 // StageStat is what the log says of one stage: its calls, and the
 // outcomes of the runs they served.
@@ -73,7 +87,7 @@ func (s StageStat) SuccessRate() (float64, bool) {
 // StageStats returns the per-stage statistics of the logged calls, by
 // stage name.
 func (c *Corpus) StageStats(ctx context.Context) ([]StageStat, error) {
-	rows, err := c.db.QueryContext(ctx, stageCalls+`SELECT stage, COUNT(*), COALESCE(SUM(error IS NOT NULL), 0),
+	rows, err := c.db.QueryContext(ctx, stageCalls(false, false)+`SELECT stage, COUNT(*), COALESCE(SUM(error IS NOT NULL), 0),
 		COALESCE(SUM(run_success IS NOT NULL), 0), COALESCE(SUM(run_success = 1), 0),
 		COUNT(DISTINCT CASE WHEN run_success IS NOT NULL THEN task_id END),
 		COUNT(DISTINCT CASE WHEN run_success = 1 THEN task_id END)
@@ -205,7 +219,7 @@ func (c *Corpus) FailurePatterns(ctx context.Context, limit int) ([]FailurePatte
 		return nil, err
 	}
 	// Call errors, by stage and first line.
-	rows, err = c.db.QueryContext(ctx, stageCalls+`SELECT stage, COALESCE(task_id, ''), error FROM linked WHERE error IS NOT NULL ORDER BY timestamp, id`)
+	rows, err = c.db.QueryContext(ctx, stageCalls(false, false)+`SELECT stage, COALESCE(task_id, ''), error FROM linked WHERE error IS NOT NULL ORDER BY tbl, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -335,8 +349,8 @@ func (c *Corpus) LoggedCalls(ctx context.Context, f CallFilter) ([]LoggedCall, e
 	if f.Stage == "" {
 		return nil, fmt.Errorf("logged calls: no stage")
 	}
-	where := []string{"stage = ?", "error IS NULL"}
-	args := []any{f.Stage}
+	where := []string{"error IS NULL"}
+	args := []any{f.Stage, f.Stage}
 	switch f.Outcome {
 	case OutcomeAny:
 	case OutcomeFinished:
@@ -351,7 +365,7 @@ func (c *Corpus) LoggedCalls(ctx context.Context, f CallFilter) ([]LoggedCall, e
 	if f.WithDecisions {
 		where = append(where, `EXISTS (SELECT 1 FROM retrieval_decisions d WHERE d.task_id = linked.task_id AND d.stage = linked.stage AND d.included = 1)`)
 	}
-	q := stageCalls + `SELECT tbl, id, COALESCE(task_id, ''), stage, call_type, model, COALESCE(system, ''), prompt, response, timestamp,
+	q := stageCalls(true, true) + `SELECT tbl, id, COALESCE(task_id, ''), stage, call_type, model, COALESCE(system, ''), prompt, response, timestamp,
 		COALESCE(run_mode, ''), run_success FROM linked WHERE ` + strings.Join(where, " AND ") + ` ORDER BY timestamp DESC, tbl, id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)

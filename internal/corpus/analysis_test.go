@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/store"
 )
 
 // logRuns records, through the corpus's own writers, three board-style
@@ -227,4 +230,75 @@ func TestLoggedCalls(t *testing.T) {
 	if _, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: "scope", Outcome: "great"}); err == nil {
 		t.Error("unknown outcome: got no error")
 	}
+}
+
+// BenchmarkLogAnalysis reads a raw database of 1,000 finished runs (3
+// retrieval calls, 2 solve calls and attempts, 10 decisions each) the way
+// train-plan and curate-data do.
+func BenchmarkLogAnalysis(b *testing.B) {
+	ctx := context.Background()
+	db, err := store.NewFactory(b.TempDir()).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	c := corpus.New(db)
+	prompt := strings.Repeat("context line\n", 200)
+	for i := range 1000 {
+		task := fmt.Sprintf("T%d.r1", i)
+		run, err := c.StartRun(ctx, corpus.TaskRun{TaskID: task, Repo: "/r", Mode: "implement", ExecuteModel: "m", ContextWindow: 8192, ReservedTokens: 1024, Stages: "scope"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, typ := range []string{"task_analysis", "scope_judgment", "precision_judgment"} {
+			stage := strings.TrimSuffix(typ, "_judgment")
+			if typ == "task_analysis" {
+				stage = ""
+			}
+			if _, err := c.AddRetrievalCall(ctx, corpus.Call{TaskID: task, Type: typ, Role: "reasoning", Stage: stage, Provider: "ollama", Model: "m", Prompt: prompt, Response: "{}"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var ds []corpus.Decision
+		for f := range 10 {
+			ds = append(ds, corpus.Decision{Stage: "scope", FileID: int64(f), Included: f < 4})
+		}
+		if err := c.LogDecisions(ctx, task, ds); err != nil {
+			b.Fatal(err)
+		}
+		for a := 1; a <= 2; a++ {
+			if _, err := c.AddCall(ctx, corpus.Call{TaskID: task, Type: "solve", Role: "coding", Stage: "execute_code", Provider: "ollama", Model: "m", Prompt: prompt, Response: "blocks"}); err != nil {
+				b.Fatal(err)
+			}
+			if err := c.AddAttempt(ctx, run, corpus.Attempt{Attempt: a, RawResponse: "blocks", PatchApplied: true,
+				Validation: &corpus.Validation{Success: a == 2, FailingTests: []string{fmt.Sprintf("Test%d", i%7)}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := c.FinishRun(ctx, run, corpus.RunOutcome{Success: i%3 != 0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("StageStats", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.StageStats(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("FailurePatterns", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.FailurePatterns(ctx, 20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("LoggedCalls/scope_with_decisions", func(b *testing.B) {
+		for b.Loop() {
+			calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: "scope", Outcome: corpus.OutcomeSuccess, WithDecisions: true})
+			if err != nil || len(calls) != 666 {
+				b.Fatalf("%d calls, %v", len(calls), err)
+			}
+		}
+	})
 }
