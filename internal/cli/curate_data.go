@@ -80,6 +80,9 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 	if plan.Data.MixSynthetic && res.SyntheticFrom == 0 {
 		fmt.Fprintf(d.errOut, "note: no bootstrapped dataset of stage %s to mix in ('cra bootstrap REPO' makes one)\n", plan.Stage)
 	}
+	if res.Summary.Negative > 0 {
+		fmt.Fprintln(d.errOut, negativesNote(res.Summary.Negative))
+	}
 	if opts.json {
 		return encodeJSON(d.out, struct {
 			DatasetID     int64          `json:"dataset_id"`
@@ -129,4 +132,10 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 	fmt.Fprintf(d.out, "files: %s\n", relPath(ws.Root, res.Dir))
 	fmt.Fprintf(d.out, "next: cra train --dataset %d\n", res.DatasetID)
 	return nil
+}
+
+// negativesNote says what negatives in a dataset mean for a trainer.
+func negativesNote(n int) string {
+	return fmt.Sprintf("note: %d negative example(s) (calls of failed runs) are in the files, marked \"positive\":false in meta.*.jsonl; "+
+		"supervised trainers (mlx-lm, axolotl chat_template) learn from every line: use a preference trainer, or set include_negatives = false", n)
 }

@@ -84,6 +84,9 @@ func trainRun(ctx context.Context, d *deps, opts *trainOptions) error {
 		return err
 	}
 	fmt.Fprintf(d.errOut, "configurations: %s, %s\n", relPath(ws.Root, mlx), relPath(ws.Root, axolotl))
+	if job.Dataset.Negative > 0 {
+		fmt.Fprintln(d.errOut, negativesNote(job.Dataset.Negative))
+	}
 	if !job.Weights.Known {
 		fmt.Fprintf(d.errOut, "warning: %s is an Ollama tag, not the Hugging Face id of its weights: set [train] %s_hf_model, or edit the configurations\n",
 			job.Weights.Tag, job.Dataset.BaseModel)
