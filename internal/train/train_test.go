@@ -569,3 +569,41 @@ func TestFindAdapter(t *testing.T) {
 		t.Error("files older than the run were taken")
 	}
 }
+
+// TestCurateSynthetic: a plan from bootstrapped data alone (no logged
+// run) curates the stage's synthetic examples, up to max_examples.
+func TestCurateSynthetic(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	syn := bootstrapped(t, c, l.Root, dataset.ExecuteCode, 5)
+	e, err := Gather(ctx, c, corpus.SourceSynthetic, []string{StageRates}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Drafted{Plan: (&Planner{ContextWindow: 4096}).Fallback(e), Raw: "fallback"}
+	d.Plan.Data.MaxExamples = 4
+	path, err := Save(ctx, c, l, d, "tp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ReadPlan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Curate(ctx, c, l, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Logged != 0 || res.Synthetic != 4 || res.SyntheticFrom != syn || res.Skipped[SkipOverMax] != 1 || res.Summary.Examples() != 4 {
+		t.Errorf("got %+v", res)
+	}
+	recs, err := dataset.Read(res.Dir, dataset.Valid)
+	if err != nil || len(recs) != 1 || recs[0].Meta.Source != corpus.SourceSynthetic || recs[0].Meta.Date.Day() != 5 {
+		t.Errorf("valid split: the newest synthetic example, got %+v, %v", recs, err)
+	}
+	row, err := c.Dataset(ctx, res.DatasetID)
+	if err != nil || row.Source != corpus.SourceLogged || row.PlanID != p.ID {
+		t.Errorf("row %+v, %v", row, err)
+	}
+}
