@@ -108,12 +108,16 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 		return err
 	}
 	defer ws.Close()
-	stages, serr := resolveAnalysisStages(opts.stages, ws.Config)
-	budget, berr := resolveBudget(opts.budget, ws.Config)
-	if berr == nil {
-		berr = runError(run.CheckWindow(ws.Config, run.ModePlan, budget))
+	// One at a time: 'cra init' stores the budget but not [train] stages.
+	stages, err := resolveAnalysisStages(opts.stages, ws.Config)
+	if err != nil {
+		return err
 	}
-	if err := gather([]error{serr, berr}); err != nil {
+	budget, err := resolveBudget(opts.budget, ws.Config)
+	if err == nil {
+		err = runError(run.CheckWindow(ws.Config, run.ModePlan, budget))
+	}
+	if err := gather([]error{err}); err != nil {
 		return err
 	}
 	// Preflight (seed 001 §14): the models, then the logs.

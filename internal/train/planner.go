@@ -60,7 +60,9 @@ func (p *Planner) Draft(ctx context.Context, e *Evidence) (*Drafted, error) {
 	}
 	d := &Drafted{}
 	req := llm.UserPrompt(planSystem, prompt)
-	req.JSON, req.MaxTokens = true, p.ReplyTokens
+	// The prompt was bounded by the budget's window; Ollama must be told
+	// it (num_ctx) or it truncates silently.
+	req.JSON, req.MaxTokens, req.ContextWindow = true, p.ReplyTokens, p.ContextWindow
 	var replies []string
 	for attempt := 0; attempt < 2; attempt++ {
 		resp, err := p.Model.Complete(ctx, req)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -85,7 +86,7 @@ func ParseReply(reply string, stages []string) (*Reply, error) {
 	if err := dec.Decode(&r); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%s must be a %s, not a JSON %s", te.Field, te.Type, te.Value)
+			return nil, fmt.Errorf("%s must be %s, not a JSON %s", te.Field, kindName(te.Type.Kind()), te.Value)
 		}
 		return nil, fmt.Errorf("the reply is not a valid plan: %v", err)
 	}
@@ -113,4 +114,17 @@ func ParseReply(reply string, stages []string) (*Reply, error) {
 		return nil, fmt.Errorf("target_success_rate %v is out of range: use a number from 0 to 1", r.TargetRate)
 	}
 	return &r, nil
+}
+
+// kindName names a Go kind as the prompt does.
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Int:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a string"
 }

@@ -326,7 +326,7 @@ func TestParseReply(t *testing.T) {
 		{strings.Replace(good, `"rationale":"r",`, ``, 1), `missing key "rationale"`},
 		{strings.Replace(good, `"rationale":"r"`, `"rationale":null`, 1), `missing key "rationale"`},
 		{strings.Replace(good, `"scope"`, `"precision"`, 1), `target_stage "precision" is not one of "scope", "execute_code"`},
-		{strings.Replace(good, `"iters":100`, `"iters":"100"`, 1), "iters must be a int, not a JSON string"},
+		{strings.Replace(good, `"iters":100`, `"iters":"100"`, 1), "iters must be an integer, not a JSON string"},
 		{strings.Replace(good, `"iters":100`, `"iters":5`, 1), "iters 5 is out of range"},
 		{strings.Replace(good, `0.0001`, `0.5`, 1), "learning_rate 0.5 is out of range"},
 		{strings.Replace(good, `"lora_rank":8`, `"lora_rank":3`, 1), "lora_rank 3 is not one of"},
