@@ -545,65 +545,38 @@ func TestBaseWeights(t *testing.T) {
 
 func TestFindAdapter(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := FindAdapter(dir, time.Time{}); err == nil || !strings.Contains(err.Error(), "left no adapter") {
+	if _, err := FindAdapter(dir, nil); err == nil || !strings.Contains(err.Error(), "left no new adapter") {
 		t.Errorf("empty: got %v", err)
 	}
-	write := func(name string) string {
+	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	st := write("adapters.safetensors")
-	write("adapter_config.json")
-	if got, err := FindAdapter(dir, time.Time{}); err != nil || got != st {
+	st := write("adapters.safetensors", "x")
+	write("adapter_config.json", "{}")
+	if got, err := FindAdapter(dir, nil); err != nil || got != st {
 		t.Errorf("safetensors: got %q, %v", got, err)
 	}
-	gg := write("gguf/adapter.gguf")
-	if got, err := FindAdapter(dir, time.Time{}); err != nil || got != gg {
+	gg := write("gguf/adapter.gguf", "x")
+	if got, err := FindAdapter(dir, nil); err != nil || got != gg {
 		t.Errorf("gguf first: got %q, %v", got, err)
 	}
-	if _, err := FindAdapter(dir, time.Now().Add(time.Hour)); err == nil {
-		t.Error("files older than the run were taken")
+	before, err := Adapters(dir)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("got %v, %v", before, err)
 	}
-}
-
-// TestCurateSynthetic: a plan from bootstrapped data alone (no logged
-// run) curates the stage's synthetic examples, up to max_examples.
-func TestCurateSynthetic(t *testing.T) {
-	ctx := context.Background()
-	c := openCorpus(t)
-	l := NewLayout(t.TempDir())
-	syn := bootstrapped(t, c, l.Root, dataset.ExecuteCode, 5)
-	e, err := Gather(ctx, c, corpus.SourceSynthetic, []string{StageRates}, "")
-	if err != nil {
-		t.Fatal(err)
+	if _, err := FindAdapter(dir, before); err == nil {
+		t.Error("files from before the run were taken")
 	}
-	d := &Drafted{Plan: (&Planner{ContextWindow: 4096}).Fallback(e), Raw: "fallback"}
-	d.Plan.Data.MaxExamples = 4
-	path, err := Save(ctx, c, l, d, "tp")
-	if err != nil {
-		t.Fatal(err)
+	write("adapters.safetensors", "retrained")
+	if got, err := FindAdapter(dir, before); err != nil || got != st {
+		t.Errorf("a rewritten file: got %q, %v", got, err)
 	}
-	p, err := ReadPlan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Curate(ctx, c, l, p, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Logged != 0 || res.Synthetic != 4 || res.SyntheticFrom != syn || res.Skipped[SkipOverMax] != 1 || res.Summary.Examples() != 4 {
-		t.Errorf("got %+v", res)
-	}
-	recs, err := dataset.Read(res.Dir, dataset.Valid)
-	if err != nil || len(recs) != 1 || recs[0].Meta.Source != corpus.SourceSynthetic || recs[0].Meta.Date.Day() != 5 {
-		t.Errorf("valid split: the newest synthetic example, got %+v, %v", recs, err)
-	}
-	row, err := c.Dataset(ctx, res.DatasetID)
-	if err != nil || row.Source != corpus.SourceLogged || row.PlanID != p.ID {
-		t.Errorf("row %+v, %v", row, err)
+	if a, err := Adapters(filepath.Join(dir, "missing")); err != nil || len(a) != 0 {
+		t.Errorf("missing dir: got %v, %v", a, err)
 	}
 }

@@ -248,7 +248,10 @@ func (e *RunError) Unwrap() error { return e.Err }
 // (EnvMLXConfig, …). Cancelling ctx ends the command's process group. It
 // returns the adapter the command left in the output directory.
 func (j *Job) Run(ctx context.Context, root, command, mlx, axolotl string, out io.Writer) (string, error) {
-	start := time.Now()
+	before, err := Adapters(j.Out())
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
@@ -265,24 +268,27 @@ func (j *Job) Run(ctx context.Context, root, command, mlx, axolotl string, out i
 	if err := cmd.Run(); err != nil {
 		return "", &RunError{Command: command, Err: err}
 	}
-	adapter, err := FindAdapter(j.Out(), start)
+	adapter, err := FindAdapter(j.Out(), before)
 	if err != nil {
 		return "", fmt.Errorf("[train] command %q exited 0 but %w", command, err)
 	}
 	return adapter, nil
 }
 
-// FindAdapter returns the adapter a trainer left in dir: the newest GGUF
-// file, else the newest safetensors file (what mlx-lm and axolotl write),
-// among those written since since (the zero time: any).
-func FindAdapter(dir string, since time.Time) (string, error) {
-	type cand struct {
-		path string
-		gguf bool
-		mod  time.Time
-	}
-	var cands []cand
+// stamp is what tells a file rewritten from the one before.
+type stamp struct {
+	mod  time.Time
+	size int64
+}
+
+// Adapters returns the adapter files (.gguf, .safetensors) under dir with
+// their stamps; a missing dir has none.
+func Adapters(dir string) (map[string]stamp, error) {
+	out := map[string]stamp{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if errors.Is(err, os.ErrNotExist) && path == dir {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -294,17 +300,38 @@ func FindAdapter(dir string, since time.Time) (string, error) {
 		if err != nil {
 			return err
 		}
-		if info.ModTime().Before(since.Truncate(time.Second)) {
-			return nil
-		}
-		cands = append(cands, cand{path, ext == ".gguf", info.ModTime()})
+		out[path] = stamp{info.ModTime(), info.Size()}
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("look for the adapter: %w", err)
+		return nil, fmt.Errorf("look for the adapter: %w", err)
+	}
+	return out, nil
+}
+
+// FindAdapter returns the adapter a trainer left in dir: among the files
+// not in before (Adapters' result before it ran) or changed since, the
+// newest GGUF file, else the newest safetensors file (what mlx-lm and
+// axolotl write).
+func FindAdapter(dir string, before map[string]stamp) (string, error) {
+	now, err := Adapters(dir)
+	if err != nil {
+		return "", err
+	}
+	type cand struct {
+		path string
+		gguf bool
+		mod  time.Time
+	}
+	var cands []cand
+	for path, st := range now {
+		if old, ok := before[path]; ok && old == st {
+			continue
+		}
+		cands = append(cands, cand{path, strings.EqualFold(filepath.Ext(path), ".gguf"), st.mod})
 	}
 	if len(cands) == 0 {
-		return "", fmt.Errorf("left no adapter (.gguf or .safetensors) in %s: make it write the adapter there ($%s)", dir, EnvOutputDir)
+		return "", fmt.Errorf("left no new adapter (.gguf or .safetensors) in %s: make it write the adapter there ($%s)", dir, EnvOutputDir)
 	}
 	sort.Slice(cands, func(a, b int) bool {
 		if cands[a].gguf != cands[b].gguf {
