@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -115,6 +117,9 @@ func trainRun(ctx context.Context, d *deps, opts *trainOptions) error {
 		}
 		report.Ran, report.Adapter, report.RegisterCommand = true, adapter, job.RegisterCommand(adapter)
 		fmt.Fprintf(d.errOut, "[train] command exited 0; adapter: %s\n", relPath(ws.Root, adapter))
+		if !strings.EqualFold(filepath.Ext(adapter), ".gguf") {
+			fmt.Fprintln(d.errOut, "note: Ollama applies a LoRA to a Qwen model only from GGUF: convert this adapter with llama.cpp's convert_lora_to_gguf.py first (cra adapters register names the command), or have the [train] command do it")
+		}
 	}
 	if opts.json {
 		return encodeJSON(d.out, report)
