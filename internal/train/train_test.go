@@ -565,7 +565,7 @@ func TestFindAdapter(t *testing.T) {
 	if got, err := FindAdapter(dir, nil); err != nil || got != gg {
 		t.Errorf("gguf first: got %q, %v", got, err)
 	}
-	before, err := Adapters(dir)
+	before, err := adapterFiles(dir)
 	if err != nil || len(before) != 2 {
 		t.Fatalf("got %v, %v", before, err)
 	}
@@ -576,7 +576,7 @@ func TestFindAdapter(t *testing.T) {
 	if got, err := FindAdapter(dir, before); err != nil || got != st {
 		t.Errorf("a rewritten file: got %q, %v", got, err)
 	}
-	if a, err := Adapters(filepath.Join(dir, "missing")); err != nil || len(a) != 0 {
+	if a, err := adapterFiles(filepath.Join(dir, "missing")); err != nil || len(a) != 0 {
 		t.Errorf("missing dir: got %v, %v", a, err)
 	}
 }

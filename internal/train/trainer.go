@@ -248,7 +248,7 @@ func (e *RunError) Unwrap() error { return e.Err }
 // (EnvMLXConfig, …). Cancelling ctx ends the command's process group. It
 // returns the adapter the command left in the output directory.
 func (j *Job) Run(ctx context.Context, root, command, mlx, axolotl string, out io.Writer) (string, error) {
-	before, err := Adapters(j.Out())
+	before, err := adapterFiles(j.Out())
 	if err != nil {
 		return "", err
 	}
@@ -281,9 +281,9 @@ type stamp struct {
 	size int64
 }
 
-// Adapters returns the adapter files (.gguf, .safetensors) under dir with
+// adapterFiles returns the adapter files (.gguf, .safetensors) under dir with
 // their stamps; a missing dir has none.
-func Adapters(dir string) (map[string]stamp, error) {
+func adapterFiles(dir string) (map[string]stamp, error) {
 	out := map[string]stamp{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if errors.Is(err, os.ErrNotExist) && path == dir {
@@ -310,11 +310,11 @@ func Adapters(dir string) (map[string]stamp, error) {
 }
 
 // FindAdapter returns the adapter a trainer left in dir: among the files
-// not in before (Adapters' result before it ran) or changed since, the
+// not in before (adapterFiles' result before it ran) or changed since, the
 // newest GGUF file, else the newest safetensors file (what mlx-lm and
 // axolotl write).
 func FindAdapter(dir string, before map[string]stamp) (string, error) {
-	now, err := Adapters(dir)
+	now, err := adapterFiles(dir)
 	if err != nil {
 		return "", err
 	}
