@@ -92,20 +92,22 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return recs
 	}
 	withDecisions := p.Data.WithDecisions && (p.Stage == dataset.Scope || p.Stage == dataset.Precision)
-	calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeSuccess, WithDecisions: withDecisions})
+	// Read bounds: twice what is kept, newest first, leaves room for the
+	// duplicates and the over-long without holding the whole log.
+	calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeSuccess, WithDecisions: withDecisions,
+		Limit: 2 * p.Data.MaxExamples})
 	if err != nil {
 		return nil, fmt.Errorf("select logged calls: %w", err)
 	}
 	pos := newest(convert(calls, true), p.Data.MaxExamples, out, SkipOverMax)
 	var neg []dataset.Record
-	if p.Data.IncludeNegatives {
-		calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeFailure})
+	if limit := shareLimit(len(pos), p.Data.MaxNegativeShare); p.Data.IncludeNegatives && limit > 0 {
+		calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeFailure, Limit: 2 * limit})
 		if err != nil {
 			return nil, fmt.Errorf("select logged calls: %w", err)
 		}
-		neg = convert(calls, false)
 		// Balance: negatives at most MaxNegativeShare of the examples.
-		neg = newest(neg, shareLimit(len(pos), p.Data.MaxNegativeShare), out, SkipNegShare)
+		neg = newest(convert(calls, false), limit, out, SkipNegShare)
 	}
 	out.Positive, out.Negative = len(pos), len(neg)
 	out.Logged = len(pos) + len(neg)
