@@ -28,6 +28,8 @@ var servers = struct {
 //	llmtest enqueue REPLY...        answer other chat requests in order
 //	llmtest default REPLY           answer chat requests nothing else answers
 //	llmtest requests [PATTERN]      print one line per chat request (matching PATTERN)
+//	llmtest manage [PATTERN]        print one line per blobs or create request (matching PATTERN): method, path, status, model, from, adapters
+//	llmtest blob FILE               hold FILE's content as an uploaded blob
 //	llmtest stop                    stop the server (its URL then refuses connections)
 //
 // A REPLY is @FILE (the file's text), text=STRING, status=CODE,
@@ -38,7 +40,7 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("llmtest: unsupported: ! llmtest")
 	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: llmtest start|models|on|enqueue|default|requests|stop ...")
+		ts.Fatalf("usage: llmtest start|models|on|enqueue|default|requests|manage|blob|stop ...")
 	}
 	servers.Lock()
 	s := servers.m[ts]
@@ -91,6 +93,23 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 				fmt.Fprintln(ts.Stdout(), r.Summary())
 			}
 		}
+	case "manage":
+		var re *regexp.Regexp
+		if len(args) > 1 {
+			var err error
+			re, err = regexp.Compile(args[1])
+			ts.Check(err)
+		}
+		for _, r := range s.Requests() {
+			if line := r.CreateSummary(); r.Manages() && (re == nil || re.MatchString(line)) {
+				fmt.Fprintln(ts.Stdout(), line)
+			}
+		}
+	case "blob":
+		if len(args) != 2 {
+			ts.Fatalf("usage: llmtest blob FILE")
+		}
+		fmt.Fprintln(ts.Stdout(), s.PutBlob([]byte(ts.ReadFile(args[1]))))
 	case "stop":
 		s.Close()
 	default:
