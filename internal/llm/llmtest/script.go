@@ -29,7 +29,8 @@ var servers = struct {
 //	llmtest default REPLY           answer chat requests nothing else answers
 //	llmtest requests [PATTERN]      print one line per chat request (matching PATTERN)
 //	llmtest manage [PATTERN]        print one line per blobs or create request (matching PATTERN): method, path, status, model, from, adapters
-//	llmtest blob FILE               hold FILE's content as an uploaded blob
+//	llmtest blob FILE               hold FILE's content as an uploaded blob; print its digest
+//	llmtest digest FILE             print the digest Ollama names FILE's content by
 //	llmtest stop                    stop the server (its URL then refuses connections)
 //
 // A REPLY is @FILE (the file's text), text=STRING, status=CODE,
@@ -110,6 +111,11 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: llmtest blob FILE")
 		}
 		fmt.Fprintln(ts.Stdout(), s.PutBlob([]byte(ts.ReadFile(args[1]))))
+	case "digest":
+		if len(args) != 2 {
+			ts.Fatalf("usage: llmtest digest FILE")
+		}
+		fmt.Fprintln(ts.Stdout(), Digest([]byte(ts.ReadFile(args[1]))))
 	case "stop":
 		s.Close()
 	default:
