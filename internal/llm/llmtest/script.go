@@ -25,6 +25,7 @@ var servers = struct {
 //	llmtest start                   start the server; set $LLM_URL (Ollama) and $LLM_OPENAI_URL (…/v1)
 //	llmtest models NAME...          the models /api/tags and /v1/models list
 //	llmtest on PATTERN REPLY...     answer chat requests whose prompt matches the regexp, in order; the last repeats
+//	llmtest on-model MODEL REPLY... answer chat requests for MODEL, in order; the last repeats
 //	llmtest enqueue REPLY...        answer other chat requests in order
 //	llmtest default REPLY           answer chat requests nothing else answers
 //	llmtest requests [PATTERN]      print one line per chat request (matching PATTERN)
@@ -75,6 +76,11 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		re, err := regexp.Compile(args[1])
 		ts.Check(err)
 		s.On(Matches(re), parseReplies(ts, args[2:])...)
+	case "on-model":
+		if len(args) < 3 {
+			ts.Fatalf("usage: llmtest on-model MODEL REPLY...")
+		}
+		s.On(Model(args[1]), parseReplies(ts, args[2:])...)
 	case "enqueue":
 		s.Enqueue(parseReplies(ts, args[1:])...)
 	case "default":
