@@ -190,6 +190,9 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if err != nil {
 		return nil, err
 	}
+	if err := preflight.CheckModels(ws.Config); err != nil {
+		return nil, err
+	}
 	raw, err := ws.Corpus(ctx)
 	if err != nil {
 		return nil, err
@@ -202,9 +205,6 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 		if ds.Stage != opts.Stage {
 			return nil, fmt.Errorf("training dataset %d is of stage %s, not %s", ds.ID, ds.Stage, opts.Stage)
 		}
-	}
-	if err := preflight.CheckModels(ws.Config); err != nil {
-		return nil, err
 	}
 	from, err := llm.NewRouter(ws.Config, nil).Resolve(ctx, llm.Role(opts.BaseModel), "")
 	if err != nil {
