@@ -99,3 +99,30 @@ func TestDefaultTag(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSniff: any content is taken when, and only when, it begins with the
+// GGUF magic; a refusal names the file's first bytes.
+func FuzzSniff(f *testing.F) {
+	for _, seed := range []string{"GGUF\x03\x00\x00\x00", "", "G", "PK\x03\x04", "\x20\x00\x00\x00\x00\x00\x00\x00{}", "\xff\xff\xff\xff\xff\xff\xff\xff{"} {
+		f.Add([]byte(seed))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "adapter.bin")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := adapter.Sniff(path)
+		gguf := len(data) >= 4 && string(data[:4]) == "GGUF"
+		if gguf != (err == nil) || (err == nil && got != path) {
+			t.Fatalf("Sniff(%q) = %q, %v", data, got, err)
+		}
+		var fe *adapter.FormatError
+		if err != nil {
+			if !errors.As(err, &fe) || len(fe.Head) > 8 || string(fe.Head) != string(data[:len(fe.Head)]) {
+				t.Fatalf("Sniff(%q): got %v, want a FormatError with the first bytes", data, err)
+			}
+			_ = err.Error()
+		}
+	})
+}
