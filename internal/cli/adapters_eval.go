@@ -57,7 +57,13 @@ func adaptersEvalRun(ctx context.Context, d *deps, opts *adaptersEvalOptions) er
 		return err
 	}
 	defer ws.Close()
-	ev, err := adapter.Evaluate(ctx, ws, opts.tag, adapter.EvalOptions{DatasetID: opts.datasetID})
+	eo := adapter.EvalOptions{DatasetID: opts.datasetID}
+	progress := newTermProgress(d.errOut, "evaluating")
+	if isTerminal(d.errOut) && !opts.json {
+		eo.Progress = progress.report
+	}
+	ev, err := adapter.Evaluate(ctx, ws, opts.tag, eo)
+	progress.finish()
 	if err != nil {
 		return err
 	}
