@@ -48,6 +48,9 @@ type Entry struct {
 // the index (none active when the repository is not indexed), then the
 // adapter_metadata rows the registry lacks.
 func List(ctx context.Context, ws *workspace.Workspace) ([]Entry, error) {
+	if !workspace.HasState(ws.Root) {
+		return nil, nil // nothing registered, and a listing makes no .clean_room/
+	}
 	raw, err := ws.Corpus(ctx)
 	if err != nil {
 		return nil, err
