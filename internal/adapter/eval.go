@@ -124,14 +124,16 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 		return nil, err
 	}
 	adapted.Model, adapted.Stage, adapted.Source = rec.ModelTag, rec.Stage, "adapter"
-	gw := llm.NewGateway(nil, llm.NewRecorder(raw))
-	gw.Logger = ws.Logger()
+	recorder := llm.NewRecorder(raw)
 	info := llm.CallInfo{Type: "adapter_eval", Role: llm.Role(rec.BaseModel), Stage: rec.Stage}
 	clients := [2]llm.Client{}
 	for i, m := range []llm.ModelConfig{base, adapted} {
-		if clients[i], err = gw.ClientFor(m, info); err != nil {
+		c, err := llm.New(m)
+		if err != nil {
 			return nil, err
 		}
+		llm.SetLogger(c, ws.Logger())
+		clients[i] = recorder.Wrap(c, m, info)
 	}
 	scorer := scorerFor(rec.Stage)
 	defer scorer.close()

@@ -192,22 +192,6 @@ func (g *Gateway) Client(ctx context.Context, info CallInfo) (Client, ModelConfi
 	return g.Recorder.Wrap(c, m, info), m, nil
 }
 
-// ClientFor returns a recorded client of m, a model the caller resolved
-// itself: an adapter's evaluation pins the two models it compares instead
-// of asking the router.
-func (g *Gateway) ClientFor(m ModelConfig, info CallInfo) (Client, error) {
-	newClient := g.NewClient
-	if newClient == nil {
-		newClient = New
-	}
-	c, err := newClient(m)
-	if err != nil {
-		return nil, err
-	}
-	SetLogger(c, g.Logger)
-	return g.Recorder.Wrap(c, m, info), nil
-}
-
 // SetLogger gives a provider client its diagnostics logger; clients of
 // other kinds (test fakes) are left as they are.
 func SetLogger(c Client, l *slog.Logger) {
