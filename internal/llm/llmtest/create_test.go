@@ -124,3 +124,31 @@ func TestCreate(t *testing.T) {
 		t.Errorf("failed creates were recorded as created: %d", n)
 	}
 }
+
+// TestStrictModels: a strict server answers a created model's chat, and
+// 404s it before the create, as Ollama does.
+func TestStrictModels(t *testing.T) {
+	s := NewServer(t)
+	s.SetModels("qwen3:4b")
+	s.SetStrict(true)
+	s.SetDefault(Text("ok"))
+	ctx := context.Background()
+	c := ollamaClient(t, s)
+	chat := func(model string) error {
+		return c.Chat(ctx, &api.ChatRequest{Model: model, Messages: []api.Message{{Role: "user", Content: "hi"}}}, func(api.ChatResponse) error { return nil })
+	}
+	if err := chat("qwen3:4b"); err != nil {
+		t.Errorf("listed model: %v", err)
+	}
+	var se api.StatusError
+	if err := chat("qwen3:4b-scope-v1"); !errors.As(err, &se) || se.StatusCode != http.StatusNotFound || !strings.Contains(se.ErrorMessage, "try pulling it first") {
+		t.Errorf("before create: got %v, want Ollama's 404", err)
+	}
+	d := s.PutBlob([]byte("GGUF lora"))
+	if err := c.Create(ctx, &api.CreateRequest{Model: "qwen3:4b-scope-v1", From: "qwen3:4b", Adapters: map[string]string{"a.gguf": d}}, func(api.ProgressResponse) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := chat("qwen3:4b-scope-v1"); err != nil {
+		t.Errorf("after create: %v", err)
+	}
+}

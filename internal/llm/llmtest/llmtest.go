@@ -163,6 +163,7 @@ type Server struct {
 	requests []Request
 	blobs    map[string][]byte // digest "sha256:<hex>" → content
 	created  []CreateRequest
+	strict   bool
 }
 
 // NewServer starts a server that tb closes at cleanup.
@@ -229,6 +230,15 @@ func (s *Server) SetModels(names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = append([]string(nil), names...)
+}
+
+// SetStrict makes the Ollama chat answer only the models it lists
+// (SetModels, and those /api/create made), others with Ollama's 404
+// "model … not found, try pulling it first"; by default any model answers.
+func (s *Server) SetStrict(strict bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.strict = strict
 }
 
 // Requests returns every request received so far, in order.
@@ -329,6 +339,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && req.Chat():
 		if decodeErr != nil {
 			s.writeError(w, req, Status(http.StatusBadRequest, "llmtest: cannot decode the request: "+decodeErr.Error()))
+			return
+		}
+		s.mu.Lock()
+		unknown := s.strict && req.Protocol == "ollama" && !s.hasModel(req.Model)
+		s.mu.Unlock()
+		if unknown {
+			s.writeError(w, req, Status(http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model)))
 			return
 		}
 		s.answer(w, r, req, s.next(req))

@@ -24,6 +24,7 @@ var servers = struct {
 //
 //	llmtest start                   start the server; set $LLM_URL (Ollama) and $LLM_OPENAI_URL (…/v1)
 //	llmtest models NAME...          the models /api/tags and /v1/models list
+//	llmtest strict                  the Ollama chat answers only those models (and created ones), others 404
 //	llmtest on PATTERN REPLY...     answer chat requests whose prompt matches the regexp, in order; the last repeats
 //	llmtest on-model MODEL REPLY... answer chat requests for MODEL, in order; the last repeats
 //	llmtest enqueue REPLY...        answer other chat requests in order
@@ -69,6 +70,8 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("LLM_OPENAI_URL", s.OpenAIURL())
 	case "models":
 		s.SetModels(args[1:]...)
+	case "strict":
+		s.SetStrict(true)
 	case "on":
 		if len(args) < 3 {
 			ts.Fatalf("usage: llmtest on PATTERN REPLY...")
