@@ -26,5 +26,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newTrainPlanCmd(d, nil),
 		newCurateDataCmd(d, nil),
 		newTrainCmd(d, nil),
+		newAdaptersCmd(d),
 	}
 }
