@@ -92,6 +92,10 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		s.SetDefault(parseReplies(ts, args[1:])[0])
 	case "requests":
+		// Claim stdout even when nothing matches, so that a following
+		// 'stdout' or '! stdout' reads this command's (empty) output, not
+		// the previous command's.
+		w := ts.Stdout()
 		var re *regexp.Regexp
 		if len(args) > 1 {
 			var err error
@@ -100,10 +104,11 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		for _, r := range s.ChatRequests() {
 			if re == nil || re.MatchString(r.Prompt()) {
-				fmt.Fprintln(ts.Stdout(), r.Summary())
+				fmt.Fprintln(w, r.Summary())
 			}
 		}
 	case "manage":
+		w := ts.Stdout() // claimed even when nothing matches, as for requests
 		var re *regexp.Regexp
 		if len(args) > 1 {
 			var err error
@@ -112,7 +117,7 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		for _, r := range s.Requests() {
 			if line := r.CreateSummary(); r.Manages() && (re == nil || re.MatchString(line)) {
-				fmt.Fprintln(ts.Stdout(), line)
+				fmt.Fprintln(w, line)
 			}
 		}
 	case "blob":
