@@ -23,13 +23,17 @@ type Board struct {
 	// of its start entry); New sets time.Now.
 	Now func() time.Time
 	// TempAge is how old a temp file must be before Rebuild takes it for
-	// the remains of a crashed write and removes it; New sets one minute.
+	// the remains of a crashed write and removes it. New sets 0: every
+	// task file is written under the board's lock, which Rebuild holds,
+	// so no temp file it sees belongs to a write in flight, and the daemon
+	// that starts right after a kill -9 must remove the one that write
+	// left (a minute's grace kept it, and 'rebuild --check' then found it).
 	TempAge time.Duration
 }
 
 // New returns the board over store and log.
 func New(store Store, log *world.Log) *Board {
-	return &Board{Store: store, Log: log, Now: time.Now, TempAge: time.Minute}
+	return &Board{Store: store, Log: log, Now: time.Now}
 }
 
 // ErrExists is a task id already on the board or in the world log.

@@ -43,6 +43,62 @@ func (b *Board) Block(ctx context.Context, id, output, need string) error {
 	return err
 }
 
+// RestartRun is Level 1's restart of a run that is gone (see
+// supervise.Board): the check that the log still has the task active in
+// that run, the event, the retry entry and the move happen under the
+// board's lock, the lock the processor's finish takes, so a run whose
+// daemon is recording its end is never restarted.
+func (b *Board) RestartRun(ctx context.Context, id string, run int, event, output string) error {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := b.stillActive(ctx, id, run); err != nil {
+		return err
+	}
+	if _, err := b.Log.Event(ctx, world.SourceSystem, id, event); err != nil {
+		return fmt.Errorf("log the restart of task %s: %w", id, err)
+	}
+	_, err = b.systemLocked(ctx, id, world.StatusRetry, output, "", Pending)
+	return err
+}
+
+// BlockRun is Level 1's failure of a run that is gone at the start
+// limit, with RestartRun's condition.
+func (b *Board) BlockRun(ctx context.Context, id string, run int, output, need string) error {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := b.stillActive(ctx, id, run); err != nil {
+		return err
+	}
+	_, err = b.systemLocked(ctx, id, world.StatusFailed, output, need, FailedBlocked)
+	return err
+}
+
+// stillActive returns an error wrapping supervise.ErrMovedOn unless the
+// log has id active in run run (any run when 0) and its file is in
+// progress. The caller holds the board's lock.
+func (b *Board) stillActive(ctx context.Context, id string, run int) error {
+	_, from, err := b.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	a, ok, err := b.Log.Lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	n, named := supervise.ParseRun(a.Output)
+	if !ok || a.Status != world.StatusActive || from != InProgress || run != 0 && named && n != run {
+		return fmt.Errorf("task %s is %s in the log (%q) and in %s, not active in run %d: %w",
+			id, a.Status, a.Output, from, run, supervise.ErrMovedOn)
+	}
+	return nil
+}
+
 // system logs a lifecycle entry that cra itself decided, then moves the
 // task's file to the folder it maps to.
 func (b *Board) system(ctx context.Context, id string, status world.Status, output, need string, to Folder) (*Task, error) {
@@ -51,6 +107,11 @@ func (b *Board) system(ctx context.Context, id string, status world.Status, outp
 		return nil, err
 	}
 	defer unlock()
+	return b.systemLocked(ctx, id, status, output, need, to)
+}
+
+// systemLocked is system for a caller that holds the board's lock.
+func (b *Board) systemLocked(ctx context.Context, id string, status world.Status, output, need string, to Folder) (*Task, error) {
 	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err

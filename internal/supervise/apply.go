@@ -12,11 +12,16 @@ import (
 // Executor carries out the actions of a pass. Restarting and failing a
 // task are the board's, so they are functions; so is writing the log.
 type Executor struct {
-	// Restart starts a new run of the task; required when a Restart is
-	// applied (not in a dry run).
-	Restart func(ctx context.Context, r Restart) error
+	// Restart logs event ([event:system][id] event) and starts a new run
+	// of the task; required when a Restart is applied (not in a dry run).
+	// When the run ended or the task moved on since the pass looked (its
+	// daemon recorded the finish meanwhile), it writes nothing and returns
+	// an error wrapping ErrMovedOn.
+	Restart func(ctx context.Context, r Restart, event string) error
 	// Fail fails the task, writing its [agent:failed] entry; required
-	// when a Fail is applied (not in a dry run).
+	// when a Fail is applied (not in a dry run). Like Restart, it returns
+	// an error wrapping ErrMovedOn, having written nothing, for a task
+	// that moved on.
 	Fail func(ctx context.Context, f Fail) error
 	// Log appends "[event:system][id] output" to the world log (e.g.
 	// world.Log.Event with world.SourceSystem). Nil logs nothing.
@@ -33,8 +38,14 @@ type Executor struct {
 	Out io.Writer
 }
 
-// Apply carries out actions in order. A restart is logged before it is
-// asked for (the log comes first, DESIGN.md principle 1); a kill is
+// ErrMovedOn is a task whose run ended, or that moved on, between the
+// pass's reading of the log and its restart or failure: the pass's
+// decision is stale and is dropped.
+var ErrMovedOn = errors.New("the run ended or the task moved on since the pass looked")
+
+// Apply carries out actions in order. A restart's event is logged before
+// the restart (the log comes first, DESIGN.md principle 1); a restart or
+// failure of a task that moved on meanwhile is dropped and said; a kill is
 // logged once a signal was sent, since only then is it known that the
 // process was still the orphan, and a kill whose process is already gone
 // is neither logged nor an error. A Wait does nothing. One action's
@@ -81,15 +92,22 @@ func (e *Executor) check(actions []Action) error {
 func (e *Executor) apply(ctx context.Context, a Action) error {
 	switch a := a.(type) {
 	case Restart:
-		if err := e.log(ctx, a.ID, fmt.Sprintf("restarted | reason: %s (%s)", a.Reason, a.Detail)); err != nil {
-			return fmt.Errorf("restart %s: %w", a.ID, err)
+		err := e.Restart(ctx, a, fmt.Sprintf("restarted | reason: %s (%s)", a.Reason, a.Detail))
+		if errors.Is(err, ErrMovedOn) {
+			e.say("%s: not restarted: %v", a.ID, err)
+			return nil
 		}
-		if err := e.Restart(ctx, a); err != nil {
+		if err != nil {
 			return fmt.Errorf("restart %s: %w", a.ID, err)
 		}
 		e.say("%s", a)
 	case Fail:
-		if err := e.Fail(ctx, a); err != nil {
+		err := e.Fail(ctx, a)
+		if errors.Is(err, ErrMovedOn) {
+			e.say("%s: not failed: %v", a.ID, err)
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("fail %s: %w", a.ID, err)
 		}
 		e.say("%s", a)

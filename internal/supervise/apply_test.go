@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +17,11 @@ type recorder struct{ calls []string }
 
 func (r *recorder) executor() *Executor {
 	return &Executor{
-		Restart: func(_ context.Context, a Restart) error {
-			r.calls = append(r.calls, "restart "+a.ID)
+		Restart: func(_ context.Context, a Restart, event string) error {
+			if a.ID == "moved" {
+				return fmt.Errorf("task moved: %w", ErrMovedOn)
+			}
+			r.calls = append(r.calls, "log ["+a.ID+"] "+event, "restart "+a.ID)
 			return nil
 		},
 		Fail: func(_ context.Context, a Fail) error {
@@ -78,21 +82,29 @@ func TestApplyErrors(t *testing.T) {
 		t.Errorf("calls %v, want none before the check", r.calls)
 	}
 
-	// A failed log line stops its restart, not the next actions.
+	// A restart that fails (its log line could not be written) is an
+	// error, and the next actions still run; one whose task moved on is
+	// dropped, said, and no error.
 	e = r.executor()
+	var out bytes.Buffer
+	e.Out = &out
 	boom := errors.New("disk full")
-	e.Log = func(_ context.Context, id, _ string) error {
-		if id == "T-1" {
+	restart := e.Restart
+	e.Restart = func(ctx context.Context, a Restart, event string) error {
+		if a.ID == "T-1" {
 			return boom
 		}
-		return nil
+		return restart(ctx, a, event)
 	}
-	err := e.Apply(ctx, []Action{Restart{ID: "T-1"}, Restart{ID: "T-2"}})
-	if !errors.Is(err, boom) {
-		t.Errorf("got %v, want %v", err, boom)
+	err := e.Apply(ctx, []Action{Restart{ID: "T-1"}, Restart{ID: "moved", Run: 3}, Restart{ID: "T-2", Reason: "r", Detail: "d"}})
+	if !errors.Is(err, boom) || errors.Is(err, ErrMovedOn) {
+		t.Errorf("got %v, want %v alone", err, boom)
 	}
-	if diff := cmp.Diff([]string{"restart T-2"}, r.calls); diff != "" {
+	if diff := cmp.Diff([]string{"log [T-2] restarted | reason: r (d)", "restart T-2"}, r.calls); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out.String(), "moved: not restarted: task moved: the run ended") {
+		t.Errorf("output %q does not say the moved task was left alone", out.String())
 	}
 }
 

@@ -69,8 +69,8 @@ func TestObserve(t *testing.T) {
 	}
 	got := Reconcile(Input{Active: active, Runs: o.Runs, Procs: own, Now: time.Now()})
 	want := []Action{
-		Restart{ID: torn, Reason: "not running", Detail: "run 1 has no recorded process"},
-		Restart{ID: none, Reason: "not running", Detail: "run 1 has no recorded process"},
+		Restart{ID: torn, Run: 1, Reason: "not running", Detail: "run 1 has no recorded process"},
+		Restart{ID: none, Run: 1, Reason: "not running", Detail: "run 1 has no recorded process"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)

@@ -51,12 +51,16 @@ type Pass struct {
 type Board interface {
 	// Has reports whether id is a task on the board.
 	Has(ctx context.Context, id string) (bool, error)
-	// Requeue logs [agent:retry][id] output, then moves the task to
-	// pending for the processor.
-	Requeue(ctx context.Context, id, output string) error
-	// Block logs [agent:failed][id] output | need: need, then moves the
-	// task to failed-blocked.
-	Block(ctx context.Context, id, output, need string) error
+	// RestartRun restarts a task whose run is gone, under the board's
+	// lock and only while the log still has it active in run run (any run
+	// when 0): it logs [event:system][id] event, then [agent:retry][id]
+	// output, then moves the task to pending for the processor. A task
+	// that moved on meanwhile (its daemon logged the finish) gets an error
+	// wrapping ErrMovedOn and nothing written.
+	RestartRun(ctx context.Context, id string, run int, event, output string) error
+	// BlockRun logs [agent:failed][id] output | need: need, then moves
+	// the task to failed-blocked, with RestartRun's condition.
+	BlockRun(ctx context.Context, id string, run int, output, need string) error
 }
 
 // Run carries out one pass and returns the actions it decided on (taken,
@@ -94,8 +98,8 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		return nil, err
 	}
 	e := &Executor{
-		Restart: func(ctx context.Context, r Restart) error {
-			return p.Board.Requeue(ctx, r.ID, "restarted by Level 1: "+r.Reason)
+		Restart: func(ctx context.Context, r Restart, event string) error {
+			return p.Board.RestartRun(ctx, r.ID, r.Run, event, "restarted by Level 1: "+r.Reason)
 		},
 		Fail: p.fail,
 		Log: func(ctx context.Context, id, output string) error {
@@ -227,7 +231,7 @@ func (p *Pass) fail(ctx context.Context, f Fail) error {
 		return err
 	}
 	if onBoard {
-		return p.Board.Block(ctx, f.ID, f.Reason, f.Need)
+		return p.Board.BlockRun(ctx, f.ID, f.Run, f.Reason, f.Need)
 	}
 	if _, err := p.Log.Agent(ctx, world.StatusFailed, f.ID, f.Reason, f.Need); err != nil {
 		return fmt.Errorf("log the failure of %s: %w", f.ID, err)

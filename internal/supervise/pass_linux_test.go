@@ -28,14 +28,17 @@ func (b *fakeBoard) Has(_ context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-func (b *fakeBoard) Requeue(ctx context.Context, id, output string) error {
+func (b *fakeBoard) RestartRun(ctx context.Context, id string, run int, event, output string) error {
 	b.called = append(b.called, "requeue "+id)
 	b.tasks[id] = "pending"
+	if _, err := b.log.Event(ctx, world.SourceSystem, id, event); err != nil {
+		return err
+	}
 	_, err := b.log.Agent(ctx, world.StatusRetry, id, output, "")
 	return err
 }
 
-func (b *fakeBoard) Block(ctx context.Context, id, output, need string) error {
+func (b *fakeBoard) BlockRun(ctx context.Context, id string, run int, output, need string) error {
 	b.called = append(b.called, "block "+id)
 	b.tasks[id] = "failed-blocked"
 	_, err := b.log.Agent(ctx, world.StatusFailed, id, output, need)

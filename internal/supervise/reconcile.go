@@ -87,6 +87,7 @@ type Action interface {
 // (seed 002 Phase 3).
 type Restart struct {
 	ID     string
+	Run    int    // the run that is gone; 0 when the entry names none
 	Reason string // "not running"
 	Detail string // which run is gone and why it reads as gone
 }
@@ -96,6 +97,7 @@ type Restart struct {
 // need: Need, DESIGN.md's lifecycle).
 type Fail struct {
 	ID     string
+	Run    int // the active run the failure is about; 0 when none is known
 	Reason string
 	Need   string // what a person must do
 }
@@ -238,12 +240,12 @@ func Reconcile(in Input) []Action {
 		d := p.Next(in.Restarts[a.ID], in.Now)
 		switch d.Verdict {
 		case RestartNow:
-			actions = append(actions, Restart{ID: a.ID, Reason: "not running", Detail: goneDetail(a, in.Runs[a.ID], recorded[a.ID])})
+			actions = append(actions, Restart{ID: a.ID, Run: a.Run, Reason: "not running", Detail: goneDetail(a, in.Runs[a.ID], recorded[a.ID])})
 		case RestartAt:
 			actions = append(actions, Wait{ID: a.ID, Until: d.At,
 				Reason: fmt.Sprintf("not running; backing off: restarted %d times in the last %v", d.Starts, p.Window)})
 		case LimitReached:
-			actions = append(actions, Fail{ID: a.ID,
+			actions = append(actions, Fail{ID: a.ID, Run: a.Run,
 				Reason: fmt.Sprintf("not running: start limit reached (restarted %d times in the last %v)", d.Starts, p.Window),
 				Need:   fmt.Sprintf("find why its agent keeps dying (its output is in .clean_room/runs/%s/), fix the cause, then answer it to retry: cra answer %s '…'", a.ID, a.ID)})
 		}

@@ -101,10 +101,10 @@ func TestReconcile(t *testing.T) {
 				// pid 200 now belongs to T-2's live run, started later.
 				Procs: []Process{proc(200, 200, 9, "T-2", 1)},
 				Now:   now},
-			want: []Action{Restart{ID: "T-1", Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
+			want: []Action{Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
 		{name: "no identity past the grace: restart",
 			in:   Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}}, Now: now},
-			want: []Action{Restart{ID: "T-1", Reason: "not running", Detail: "run 2 has no recorded process"}}},
+			want: []Action{Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2 has no recorded process"}}},
 		{name: "no identity within the grace: wait, and its processes are spared",
 			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: now.Add(-5 * time.Second)}},
 				Procs: []Process{proc(200, 200, 5, "T-1", 2)}, Now: now},
@@ -112,21 +112,21 @@ func TestReconcile(t *testing.T) {
 		{name: "a dead run within the grace is restarted: the grace is for recording",
 			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: now.Add(-time.Second)}},
 				Runs: map[string]Identity{"T-1": ident(200, 5, "T-1", 2)}, Now: now},
-			want: []Action{Restart{ID: "T-1", Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
+			want: []Action{Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
 		{name: "the recorded run is older than the active one",
 			in: Input{Active: []Active{{ID: "T-1", Run: 3, Since: long}},
 				Runs:  map[string]Identity{"T-1": ident(200, 5, "T-1", 2)},
 				Procs: []Process{proc(200, 200, 5, "T-1", 2)}, Now: now},
 			want: []Action{
 				Kill{PID: 200, StartTime: 5, PGID: 200, TaskID: "T-1", Run: 2, Reason: "orphan", Detail: "run 2 is stale: the log's active run is 3"},
-				Restart{ID: "T-1", Reason: "not running", Detail: "the recorded run is 2, not the active run 3"}}},
+				Restart{ID: "T-1", Run: 3, Reason: "not running", Detail: "the recorded run is 2, not the active run 3"}}},
 		{name: "a dead run's leftover child is killed before the restart",
 			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}},
 				Runs:  map[string]Identity{"T-1": ident(200, 5, "T-1", 2)},
 				Procs: []Process{proc(201, 200, 6, "T-1", 2)}, Now: now},
 			want: []Action{
 				Kill{PID: 201, StartTime: 6, PGID: 200, TaskID: "T-1", Run: 2, Reason: "orphan", Detail: "run 2's recorded process is gone"},
-				Restart{ID: "T-1", Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
+				Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
 		{name: "an unknown active run number makes no run stale",
 			in: Input{Active: []Active{{ID: "T-1", Run: 0, Since: long}},
 				Runs:  map[string]Identity{"T-1": ident(600, 5, "T-1", 3)},
@@ -141,15 +141,15 @@ func TestReconcile(t *testing.T) {
 				Restarts: map[string][]time.Time{"T-1": {
 					now.Add(-5 * time.Minute), now.Add(-4 * time.Minute), now.Add(-3 * time.Minute),
 					now.Add(-2 * time.Minute), now.Add(-time.Minute)}}},
-			want: []Action{Fail{ID: "T-1", Reason: "not running: start limit reached (restarted 5 times in the last 10m0s)", Need: need}}},
+			want: []Action{Fail{ID: "T-1", Run: 6, Reason: "not running: start limit reached (restarted 5 times in the last 10m0s)", Need: need}}},
 		{name: "kills first by pid, then the agents in log order",
 			in: Input{Active: []Active{{ID: "T-2", Run: 1, Since: long}, {ID: "T-1", Run: 1, Since: long}}, Now: now,
 				Procs: []Process{proc(900, 900, 1, "T-9", 1), proc(800, 800, 1, "T-8", 1)}},
 			want: []Action{
 				Kill{PID: 800, StartTime: 1, PGID: 800, TaskID: "T-8", Run: 1, Reason: "orphan", Detail: "task T-8 is not active in the log"},
 				Kill{PID: 900, StartTime: 1, PGID: 900, TaskID: "T-9", Run: 1, Reason: "orphan", Detail: "task T-9 is not active in the log"},
-				Restart{ID: "T-2", Reason: "not running", Detail: "run 1 has no recorded process"},
-				Restart{ID: "T-1", Reason: "not running", Detail: "run 1 has no recorded process"}}},
+				Restart{ID: "T-2", Run: 1, Reason: "not running", Detail: "run 1 has no recorded process"},
+				Restart{ID: "T-1", Run: 1, Reason: "not running", Detail: "run 1 has no recorded process"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Reconcile(tc.in)

@@ -73,7 +73,7 @@ func TestReusedPidIsNotTheRun(t *testing.T) {
 		Procs:  scanOwn(t, stranger),
 		Now:    time.Now(),
 	})
-	want := []Action{Restart{ID: task, Reason: "not running", Detail: "run 1, pid " + strconv.Itoa(stranger.pid) + ", has exited"}}
+	want := []Action{Restart{ID: task, Run: 1, Reason: "not running", Detail: "run 1, pid " + strconv.Itoa(stranger.pid) + ", has exited"}}
 	if diff := cmp.Diff(want, actions); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}
