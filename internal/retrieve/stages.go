@@ -146,33 +146,44 @@ Reply with JSON only, an object {"files": [...]} whose list holds one
 {"path": "...", "relevant": true|false, "reason": "..."} per candidate,
 with the path exactly as given. Keep reasons under 15 words.`
 
+// ScopeBatch is one scope-judgment prompt and the candidates it lists.
+type ScopeBatch struct {
+	Prompt     string
+	Candidates []Candidate
+}
+
 // ScopePrompts builds the scope judgment's prompts (seed 001 §5.6): the
 // system prompt, and the user prompts of the candidates in batches that
 // fit promptTokens (the reasoning window). Inference and the bootstrapped
 // training pairs (internal/bootstrap) both build them here.
-func ScopePrompts(task TaskQuery, cands []Candidate, promptTokens int) (system string, prompts []string) {
+func ScopePrompts(task TaskQuery, cands []Candidate, promptTokens int) (system string, batches []ScopeBatch) {
 	header := "Task:\n" + task.Text + "\n"
 	if task.Intent != "" {
 		header += "Intent: " + task.Intent + "\n"
 	}
 	header += "\nCandidates:\n"
 	limit := promptChars(promptTokens)
-	var batch strings.Builder
-	size := len(header)
+	var (
+		lines strings.Builder
+		batch []Candidate
+	)
+	flush := func() {
+		if len(batch) > 0 {
+			batches = append(batches, ScopeBatch{Prompt: header + lines.String(), Candidates: batch})
+		}
+		lines.Reset()
+		batch = nil
+	}
 	for _, c := range cands {
 		line := fmt.Sprintf("- %s (%s)\n", c.Path, strings.Join(c.Reasons[:min(2, len(c.Reasons))], "; "))
-		if size+len(line) > limit && batch.Len() > 0 {
-			prompts = append(prompts, header+batch.String())
-			batch.Reset()
-			size = len(header)
+		if len(header)+lines.Len()+len(line) > limit && len(batch) > 0 {
+			flush()
 		}
-		batch.WriteString(line)
-		size += len(line)
+		lines.WriteString(line)
+		batch = append(batch, c)
 	}
-	if batch.Len() > 0 {
-		prompts = append(prompts, header+batch.String())
-	}
-	return scopeSystem, prompts
+	flush()
+	return scopeSystem, batches
 }
 
 // ParseScopeReply reads a scope judgment's reply, tolerating what small
@@ -193,9 +204,9 @@ func ParseScopeReply(reply string) (map[string]ScopeVerdict, error) {
 // prompt budget.
 func judgeScope(ctx context.Context, sc *StageContext) (map[string]ScopeVerdict, error) {
 	out := map[string]ScopeVerdict{}
-	system, prompts := ScopePrompts(sc.Task, sc.Candidates, sc.PromptTokens)
-	for _, prompt := range prompts {
-		reply, err := sc.Judge(ctx, "scope_judgment", "scope", system, prompt)
+	system, batches := ScopePrompts(sc.Task, sc.Candidates, sc.PromptTokens)
+	for _, b := range batches {
+		reply, err := sc.Judge(ctx, "scope_judgment", "scope", system, b.Prompt)
 		if err != nil {
 			return nil, err
 		}
