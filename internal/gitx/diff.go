@@ -188,7 +188,7 @@ type FileHunks struct {
 	// Binary: git shows no lines for it. ModeChanged: its mode changed
 	// (the executable bit, a symlink).
 	Binary, ModeChanged bool
-	Hunks  []Hunk
+	Hunks               []Hunk
 }
 
 // DiffHunks returns the files changed from commit base to rev and their
