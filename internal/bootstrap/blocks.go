@@ -150,14 +150,28 @@ func mergeHunks(hs []gitx.Hunk) []gitx.Hunk {
 				hStart = h.OldStart + 1
 			}
 			if gap := hStart - pEnd; gap >= 0 && gap <= mergeGap && p.OldLines > 0 && h.OldLines > 0 {
+				// git gives a hunk without new lines the line before them.
+				pNew, hNew := firstNew(*p), firstNew(h)
 				p.OldLines = h.OldStart + h.OldLines - p.OldStart
-				p.NewLines = h.NewStart + h.NewLines - p.NewStart
+				p.NewStart, p.NewLines = pNew, hNew+h.NewLines-pNew
+				if p.NewLines == 0 {
+					p.NewStart--
+				}
 				continue
 			}
 		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// firstNew is the 1-based line where a hunk's new lines start (would
+// start, for a deletion).
+func firstNew(h gitx.Hunk) int {
+	if h.NewLines == 0 {
+		return h.NewStart + 1
+	}
+	return h.NewStart
 }
 
 // splitLines splits text into lines that keep their "\n"; the last line
