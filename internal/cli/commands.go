@@ -23,5 +23,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newCleanupCmd(d, nil),
 		newKnowledgeCmd(d),
 		newSupervisorsCmd(d),
+		newBootstrapCmd(d, nil),
 	}
 }

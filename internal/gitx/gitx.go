@@ -151,7 +151,9 @@ type LogOptions struct {
 	// --name-only and their counts are -1.
 	LineStats bool
 	// Merges includes merge commits, without files (git shows no diff for
-	// them); by default they are left out.
+	// them), and every commit of the history, an empty one too: the walk
+	// is not limited to dir's paths (give the top level). By default
+	// merges are left out.
 	Merges bool
 	// After, when set, keeps the commits made (committer date) at or
 	// after it (--since).
@@ -191,7 +193,11 @@ func Log(ctx context.Context, dir string, opt LogOptions, fn func(Commit) error)
 	} else {
 		args = append(args, "HEAD")
 	}
-	args = append(args, "--", ".")
+	if !opt.Merges {
+		// Limited to dir; git's history simplification then drops the
+		// merges that changed nothing below it.
+		args = append(args, "--", ".")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
