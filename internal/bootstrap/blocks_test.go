@@ -51,7 +51,7 @@ func TestEditBlocks(t *testing.T) {
 		{name: "one line", old: map[string]*string{"a.py": s("x = 1\ny = 2\nz = 3\n")}, new: map[string]*string{"a.py": s("x = 1\ny = 5\nz = 3\n")},
 			blocks: 1, search: "y = 2\n"},
 		{name: "a repeated line takes context", old: map[string]*string{"a.py": s(repeated)},
-			new: map[string]*string{"a.py": s(strings.Replace(repeated, "def g():\n    return 1", "def g():\n    return 2", 1))},
+			new:    map[string]*string{"a.py": s(strings.Replace(repeated, "def g():\n    return 1", "def g():\n    return 2", 1))},
 			blocks: 1, search: "def g():\n    return 1\n"},
 		{name: "insertion at the top", old: map[string]*string{"a.py": s("x = 1\n")}, new: map[string]*string{"a.py": s("import os\nx = 1\n")}, blocks: 1, search: "x = 1\n"},
 		{name: "insertion at the end", old: map[string]*string{"a.py": s("x = 1\ny = 2\n")}, new: map[string]*string{"a.py": s("x = 1\ny = 2\nz = 3\n")}, blocks: 1, search: "y = 2\n"},
