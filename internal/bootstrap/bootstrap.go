@@ -40,6 +40,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
@@ -141,8 +142,14 @@ type DatasetReport struct {
 	Duplicates int    `json:"duplicates"`
 }
 
-// ErrNoCommits is a repository with no commit to learn from.
-var ErrNoCommits = errors.New("the repository has no commits")
+// Errors of Run.
+var (
+	// ErrNoCommits is a repository with no commit to learn from.
+	ErrNoCommits = errors.New("the repository has no commits")
+	// ErrBusy is another bootstrap of the same repository into the same
+	// scratch directory, running.
+	ErrBusy = errors.New("bootstrap busy")
+)
 
 // Run bootstraps the datasets of opts.Repo (see the package doc).
 func Run(ctx context.Context, opts Options) (*Report, error) {
@@ -228,6 +235,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 // visit derives the pairs of the kept commits, oldest first, each at its
 // parent in the scratch worktree, which it removes however it returns.
 func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
+	// One bootstrap of a repository at a time: a second would take the
+	// first's worktree away.
+	if err := os.MkdirAll(o.ScratchDir, 0o755); err != nil {
+		return err
+	}
+	lk, ok, err := flock.TryLock(filepath.Join(o.ScratchDir, "bootstrap.lock"))
+	if err != nil {
+		return fmt.Errorf("lock the scratch directory: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
+	}
+	defer lk.Close()
 	wt := filepath.Join(o.ScratchDir, "worktree")
 	if err := gitx.AddDetachedWorktree(ctx, top, wt, kept[0].Parents[0]); err != nil {
 		return fmt.Errorf("scratch worktree: %w", err)

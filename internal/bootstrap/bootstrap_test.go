@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/edit"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -408,5 +410,26 @@ func TestCompactJSON(t *testing.T) {
 	var back map[string]string
 	if err := json.Unmarshal([]byte(got), &back); err != nil || got != `{"a":"<b> & c"}` {
 		t.Errorf("got %s (%v)", got, err)
+	}
+}
+
+// TestRunBusy: a second bootstrap of the same repository into the same
+// scratch directory is refused while the first runs, and takes nothing
+// from it.
+func TestRunBusy(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	if err := os.MkdirAll(opts.ScratchDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lk, ok, err := flock.TryLock(filepath.Join(opts.ScratchDir, "bootstrap.lock"))
+	if err != nil || !ok {
+		t.Fatal(err, ok)
+	}
+	defer lk.Close()
+	_, err = Run(context.Background(), opts)
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
 	}
 }
