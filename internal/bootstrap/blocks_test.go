@@ -3,12 +3,16 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 // changesOf commits old, then new, in a fresh repository (a nil content
@@ -110,5 +114,31 @@ func TestReproduceCatchesAWrongReply(t *testing.T) {
 	}
 	if err := reproduce("no blocks here", changes); err == nil {
 		t.Error("a reply without blocks reproduced")
+	}
+}
+
+func TestShowChanges(t *testing.T) {
+	old := "class A:\n    x = 1\n\n    def f(self):\n        return 1\n\n\ny = 2\n"
+	changes := []change{{FileHunks: gitx.FileHunks{OldPath: "a.py", NewPath: "a.py"}, Old: []byte(old)}}
+	blocks := []edit.Block{
+		{Path: "a.py", Search: "class A:\n    x = 1\n", Replace: "class A:\n    x = 2\n"},
+		{Path: "a.py", Search: "        return 1\n", Replace: "        return 2\n"}, // shown already
+		{Path: "a.py", Search: "y = 2\n", Replace: "y = 3\n"},                       // a file line no item holds
+	}
+	pkg := &retrieve.Package{Files: []retrieve.PackageFile{{Path: "a.py", Items: []retrieve.Item{
+		{Kind: "signature", Name: "A", StartLine: 1, EndLine: 1, Text: "class A:\n"},
+		{Kind: "symbol", Name: "f", StartLine: 4, EndLine: 5, Text: "    def f(self):\n        return 1\n"},
+	}}}}
+	showChanges(pkg, changes, blocks)
+	var got []string
+	for _, it := range pkg.Files[0].Items {
+		got = append(got, fmt.Sprintf("%s %d-%d", it.Kind, it.StartLine, it.EndLine))
+	}
+	want := []string{"snippet 1-2", "symbol 4-5", "snippet 8-8"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	if !searchVisible(blocks, pkg.Render()) {
+		t.Errorf("a SEARCH line is not in the rendered package:\n%s", pkg.Render())
 	}
 }

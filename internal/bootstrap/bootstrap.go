@@ -105,8 +105,8 @@ type Report struct {
 	Missing map[string]map[string]int `json:"missing,omitempty"`
 	// Code counts the execute_code derivations: commits whose change
 	// edit blocks can express, those whose blocks reproduced the commit
-	// exactly (only these are kept), and of those the pairs whose every
-	// SEARCH is in the prompt's context.
+	// exactly, and of those the pairs whose prompt shows every line the
+	// blocks' SEARCH copies: only these are kept.
 	Code CodeStats `json:"execute_code"`
 	// Datasets are the stages' files and rows.
 	Datasets []DatasetReport `json:"datasets,omitempty"`
@@ -326,7 +326,7 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 
 // missingKind is a Missing reason without its details (paths, counts).
 func missingKind(why string) string {
-	for _, k := range []string{"not reproduced", "is deleted", "binary or mode change", "is created empty", "no SEARCH within", "out of range", "do not make"} {
+	for _, k := range []string{"not reproduced", "not in the context", "is deleted", "binary or mode change", "is created empty", "no SEARCH within", "out of range", "do not make"} {
 		if strings.Contains(why, k) {
 			return k
 		}

@@ -54,7 +54,8 @@ type derived struct {
 	// CodeTried: the commit's change could be written as edit blocks;
 	// CodeReproduced: applying them to the parent gave the commit's files.
 	CodeTried, CodeReproduced bool
-	// CodeInContext: every SEARCH of the blocks is in the prompt's context.
+	// CodeInContext: every line the blocks' SEARCH copies is in the
+	// prompt (only then is the pair kept).
 	CodeInContext bool
 	// Missing says, by stage, why the commit has no pair of it.
 	Missing map[string]string
@@ -186,6 +187,13 @@ func (d *deriver) derive(ctx context.Context, c commit) (*derived, error) {
 		know = k.Text
 	}
 
+	// The blocks that make the diff, when it can be written so; the
+	// context shows every line they copy.
+	blocks, blocksErr := editBlocks(c.Changes)
+	if blocksErr == nil {
+		showChanges(pkg, c.Changes, blocks)
+	}
+
 	// Execute (plan): a plan derived from the diff.
 	plan := d.planOf(c, ta.Intent, prim)
 	system, user, _, err = agent.PlanPrompt(c.Task, pkg, know, d.Budget.ContextWindow, d.ReplyTokens)
@@ -203,9 +211,8 @@ func (d *deriver) derive(ctx context.Context, c commit) (*derived, error) {
 
 	// Execute (code): the blocks that reproduce the diff, kept only when
 	// applying them to the parent gives the commit's files exactly.
-	blocks, err := editBlocks(c.Changes)
-	if err != nil {
-		out.Missing[dataset.ExecuteCode] = err.Error()
+	if blocksErr != nil {
+		out.Missing[dataset.ExecuteCode] = blocksErr.Error()
 		return out, nil
 	}
 	out.CodeTried = true
@@ -223,14 +230,32 @@ func (d *deriver) derive(ctx context.Context, c commit) (*derived, error) {
 	case err != nil:
 		return nil, err
 	}
-	out.CodeInContext = true
-	for _, b := range blocks {
-		if b.Search != "" && !strings.Contains(user, b.Search) {
-			out.CodeInContext = false
-		}
+	// A model must not learn to copy lines it was not shown.
+	if out.CodeInContext = searchVisible(blocks, user); !out.CodeInContext {
+		out.Missing[dataset.ExecuteCode] = "a SEARCH line is not in the context"
+		return out, nil
 	}
 	add(dataset.ExecuteCode, system, user, reply)
 	return out, nil
+}
+
+// searchVisible reports whether every line of every SEARCH is a line of
+// the prompt: the model saw what it must copy (the context shows a file
+// in pieces, a signature apart from the body below it, so a SEARCH that
+// spans two pieces is not one run of the prompt's text).
+func searchVisible(blocks []edit.Block, prompt string) bool {
+	lines := map[string]bool{}
+	for _, l := range strings.Split(prompt, "\n") {
+		lines[l] = true
+	}
+	for _, b := range blocks {
+		for _, l := range splitLines(b.Search) {
+			if l = strings.TrimSuffix(l, "\n"); strings.TrimSpace(l) != "" && !lines[l] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // goldFiles are the files the change touches that exist at the parent,
@@ -601,4 +626,65 @@ func setIn(m map[string]map[string]string, p, name, v string) {
 		m[p] = map[string]string{}
 	}
 	m[p][name] = v
+}
+
+// showChanges adds to pkg, as snippets, the lines of the parent the
+// blocks' SEARCH copies where the assembler left them out (a class's
+// header shown as a signature apart from its members, module-level code
+// between definitions), so that the execute pairs show the model every
+// line it must copy: the context is the pre-commit state of the changed
+// code (seed 001 §16.4.3). A snippet takes in the items it overlaps.
+func showChanges(pkg *retrieve.Package, changes []change, blocks []edit.Block) {
+	old := map[string]string{}
+	for _, c := range changes {
+		if c.OldPath != "" && c.NewPath == c.OldPath {
+			old[c.OldPath] = string(c.Old)
+		}
+	}
+	for _, b := range blocks {
+		text, ok := old[b.Path]
+		if !ok || b.Search == "" {
+			continue
+		}
+		at := strings.Index(text, b.Search)
+		if at < 0 || at > 0 && text[at-1] != '\n' {
+			continue // it copies lines an earlier block wrote: not the parent's
+		}
+		lo := strings.Count(text[:at], "\n") + 1
+		hi := lo + len(splitLines(b.Search)) - 1
+		fi := slices.IndexFunc(pkg.Files, func(f retrieve.PackageFile) bool { return f.Path == b.Path })
+		if fi < 0 {
+			pkg.Files = append(pkg.Files, retrieve.PackageFile{Path: b.Path, Reasons: []string{"holds the code the task changes"}})
+			fi = len(pkg.Files) - 1
+		}
+		f := &pkg.Files[fi]
+		if covered(f.Items, lo, hi) {
+			continue
+		}
+		var keep []retrieve.Item
+		for _, it := range f.Items {
+			if it.StartLine <= hi && lo <= it.EndLine {
+				lo, hi = min(lo, it.StartLine), max(hi, it.EndLine)
+				pkg.Tokens -= it.Tokens
+				continue
+			}
+			keep = append(keep, it)
+		}
+		lines := splitLines(text)
+		body := strings.Join(lines[lo-1:min(hi, len(lines))], "")
+		it := retrieve.Item{Kind: "snippet", Detail: retrieve.DetailPrimary, StartLine: lo, EndLine: hi, Text: body, Tokens: retrieve.EstimateTokens(body)}
+		pkg.Tokens += it.Tokens
+		f.Items = append(keep, it)
+		slices.SortFunc(f.Items, func(a, b retrieve.Item) int { return a.StartLine - b.StartLine })
+	}
+}
+
+// covered reports whether items show every line from lo to hi.
+func covered(items []retrieve.Item, lo, hi int) bool {
+	for l := lo; l <= hi; l++ {
+		if !slices.ContainsFunc(items, func(it retrieve.Item) bool { return it.StartLine <= l && l <= it.EndLine }) {
+			return false
+		}
+	}
+	return true
 }

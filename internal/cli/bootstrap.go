@@ -200,7 +200,8 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 		pairs = append(pairs, fmt.Sprintf("%s %d", s, rep.Pairs[s]))
 	}
 	fmt.Fprintf(d.out, "pairs: %s\n", strings.Join(pairs, ", "))
-	fmt.Fprintf(d.out, "execute_code: %d of %d commit(s) written as edit blocks reproduced exactly\n", rep.Code.Reproduced, rep.Code.Tried)
+	fmt.Fprintf(d.out, "execute_code: %d of %d commit(s) written as edit blocks reproduced exactly, %d with every SEARCH line in the context (kept)\n",
+		rep.Code.Reproduced, rep.Code.Tried, rep.Code.InContext)
 	for _, s := range dataset.Stages {
 		if len(rep.Missing[s]) == 0 {
 			continue
