@@ -319,7 +319,17 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		if got.CodeInContext {
 			rep.Code.InContext++
 		}
-		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records))
+		var missing []string
+		for _, stage := range dataset.Stages {
+			if why := got.Missing[stage]; why != "" {
+				missing = append(missing, "no "+stage+": "+firstLine(why, 120))
+			}
+		}
+		note := ""
+		if len(missing) > 0 {
+			note = " (" + strings.Join(missing, "; ") + ")"
+		}
+		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records), note)
 	}
 	return nil
 }
