@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/bootstrap"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -31,8 +32,16 @@ func main() {
 	window := flag.Int("context-window", 32768, "execute model's context window")
 	reserved := flag.Int("reserved-tokens", 4096, "tokens reserved besides the context")
 	jsonOut := flag.String("json", "", "write the report as JSON to this file")
+	check := flag.String("check", "", "only parse every assistant message of the dataset directory DIR with cra's inference parsers")
 	verbose := flag.Bool("v", false, "a line per commit on stderr")
 	flag.Parse()
+	if *check != "" {
+		if err := checkDatasets(*check); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *repo == "" {
 		fmt.Fprintln(os.Stderr, "usage: bootstrap -repo PATH [-max-commits N] [-state DIR] [-json FILE]")
 		os.Exit(2)
@@ -71,6 +80,12 @@ func main() {
 	}
 	fmt.Printf("execute_code: %d expressible as edit blocks, %d reproduced (%.1f%%), %d with every SEARCH in the context\n",
 		rep.Code.Tried, rep.Code.Reproduced, 100*share, rep.Code.InContext)
+	if rep.Dir != "" {
+		if err := checkDatasets(rep.Dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if *jsonOut != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*jsonOut, data, 0o644); err != nil {
@@ -78,4 +93,47 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// checkDatasets parses every assistant message of a run's datasets with
+// the parser cra uses at inference for its stage, and says how many did.
+func checkDatasets(dir string) error {
+	total, bad := 0, 0
+	for _, stage := range dataset.Stages {
+		for _, split := range []dataset.Split{dataset.Train, dataset.Valid} {
+			recs, err := dataset.Read(dataset.Dir(dir, stage), split)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				total++
+				reply := r.Example.Messages[len(r.Example.Messages)-1].Content
+				var err error
+				switch stage {
+				case dataset.TaskAnalysis:
+					_, err = retrieve.ParseTaskAnalysis(reply)
+				case dataset.Scope:
+					_, err = retrieve.ParseScopeReply(reply)
+				case dataset.Precision:
+					_, err = retrieve.ParsePrecisionReply(reply)
+				case dataset.ExecutePlan:
+					_, err = agent.ParsePlanReply(reply, "task")
+				case dataset.ExecuteCode:
+					var rep agent.Reply
+					if rep, err = agent.ParseReply(reply); err == nil && len(rep.Edits) == 0 {
+						err = fmt.Errorf("no edit blocks")
+					}
+				}
+				if err != nil {
+					bad++
+					fmt.Fprintf(os.Stderr, "%s %.12s: %v\n", stage, r.Meta.Commit, err)
+				}
+			}
+		}
+	}
+	fmt.Printf("parsed %d assistant messages with the inference parsers: %d failed\n", total, bad)
+	if bad > 0 {
+		return fmt.Errorf("%d assistant messages do not parse", bad)
+	}
+	return nil
 }
