@@ -108,6 +108,10 @@ type Report struct {
 	// exactly, and of those the pairs whose prompt shows every line the
 	// blocks' SEARCH copies: only these are kept.
 	Code CodeStats `json:"execute_code"`
+	// Failed counts the kept commits whose pairs could not be derived (a
+	// checkout or an index run that failed); Errors quotes the first.
+	Failed int      `json:"commits_failed"`
+	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
 	Datasets []DatasetReport `json:"datasets,omitempty"`
 	PlanID   int64           `json:"training_plan_id,omitempty"`
@@ -275,30 +279,19 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		parent := c.Parents[0]
-		if err := gitx.CheckoutDetached(ctx, wt, parent); err != nil {
-			return fmt.Errorf("check out %.12s: %w", parent, err)
-		}
-		t := time.Now()
-		res, err := b.Run(ctx, wt)
-		rep.IndexDuration += time.Since(t)
+		got, err := o.one(ctx, top, wt, b, factory, &db, d, c, rep)
 		if err != nil {
-			return fmt.Errorf("index %.12s: %w", parent, err)
-		}
-		if db == nil {
-			if db, err = factory.Open(ctx, store.Curated, "", true); err != nil {
-				return err
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-			d.KB = kb.New(db)
-		}
-		d.RepoID = res.RepoID
-		cm, err := loadCommit(ctx, top, c)
-		if err != nil {
-			return err
-		}
-		got, err := d.derive(ctx, cm)
-		if err != nil {
-			return fmt.Errorf("commit %.12s: %w", c.Hash, err)
+			// One commit's failure (a checkout git refuses, a file the
+			// indexer cannot read) costs that commit, not the run.
+			rep.Failed++
+			if len(rep.Errors) < maxErrors {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%.12s: %v", c.Hash, err))
+			}
+			fmt.Fprintf(o.Progress, "[%d/%d] %.12s failed: %v\n", i+1, len(kept), c.Hash, err)
+			continue
 		}
 		for _, r := range got.Records {
 			records[r.Meta.Stage] = append(records[r.Meta.Stage], r)
@@ -332,6 +325,35 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records), note)
 	}
 	return nil
+}
+
+// maxErrors bounds the commit failures a report quotes.
+const maxErrors = 20
+
+// one derives the pairs of c at its parent, indexed in the worktree wt.
+func (o *Options) one(ctx context.Context, top, wt string, b *index.Builder, factory *store.Factory, db **sql.DB, d *deriver, c gitx.Commit, rep *Report) (*derived, error) {
+	parent := c.Parents[0]
+	if err := gitx.CheckoutDetached(ctx, wt, parent); err != nil {
+		return nil, fmt.Errorf("check out %.12s: %w", parent, err)
+	}
+	t := time.Now()
+	res, err := b.Run(ctx, wt)
+	rep.IndexDuration += time.Since(t)
+	if err != nil {
+		return nil, fmt.Errorf("index %.12s: %w", parent, err)
+	}
+	if *db == nil {
+		if *db, err = factory.Open(ctx, store.Curated, "", true); err != nil {
+			return nil, err
+		}
+		d.KB = kb.New(*db)
+	}
+	d.RepoID = res.RepoID
+	cm, err := loadCommit(ctx, top, c)
+	if err != nil {
+		return nil, err
+	}
+	return d.derive(ctx, cm)
 }
 
 // missingKind is a Missing reason without its details (paths, counts).

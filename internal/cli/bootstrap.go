@@ -213,6 +213,9 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 		sort.Strings(why)
 		fmt.Fprintf(d.out, "  no %s pair: %s\n", s, strings.Join(why, ", "))
 	}
+	if rep.Failed > 0 {
+		fmt.Fprintf(d.out, "%d kept commit(s) failed, e.g. %s\n", rep.Failed, rep.Errors[0])
+	}
 	fmt.Fprintf(d.out, "datasets: %s (training plan %d)\n", relPath(root, rep.Dir), rep.PlanID)
 	for _, ds := range rep.Datasets {
 		fmt.Fprintf(d.out, "  %-24s %4d train %4d valid  (dataset %d)\n", ds.BaseModel+"/"+ds.Stage, ds.Train, ds.Valid, ds.ID)
