@@ -116,10 +116,12 @@ func uniqueBlock(path string, cur []string, at, n int, repl []string, want strin
 		minCtx = 1 // an insertion needs an anchor
 	}
 	for k := minCtx; k <= maxContext; k++ {
-		for _, side := range [][2]int{{k, k}, {k, 0}, {0, k}} {
-			if k == 0 && side != [2]int{0, 0} {
-				continue
-			}
+		// Lines above alone, then below alone, then both: the fewest.
+		sides := [][2]int{{k, 0}, {0, k}, {k, k}}
+		if k == 0 {
+			sides = sides[:1]
+		}
+		for _, side := range sides {
 			before, after := min(side[0], at), min(side[1], len(cur)-at-n)
 			if before+n+after == 0 {
 				continue
