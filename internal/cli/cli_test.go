@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,7 +16,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
 )
 
 func TestMain(m *testing.M) {
@@ -71,9 +79,49 @@ func TestScripts(t *testing.T) {
 				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
 			},
 
+			// dataset STAGE FILE writes the records of FILE, JSON lines of
+			// {"example": …, "meta": …}, with dataset.Write (half of them
+			// valid) under .clean_room/training/datasets/test, records its
+			// training_datasets row and prints the row's id.
+			"dataset": writeDataset,
+
 			// llmtest starts and scripts a fake model server speaking the
 			// Ollama and OpenAI-compatible protocols (see llmtest.ScriptCmd).
 			"llmtest": llmtest.ScriptCmd,
 		},
 	})
+}
+
+// writeDataset is the testscript command "dataset" (see TestScripts).
+func writeDataset(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: dataset STAGE FILE")
+	}
+	var recs []dataset.Record
+	sc := bufio.NewScanner(strings.NewReader(ts.ReadFile(args[1])))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Example dataset.Example `json:"example"`
+			Meta    dataset.Meta    `json:"meta"`
+		}
+		ts.Check(json.Unmarshal(sc.Bytes(), &line))
+		recs = append(recs, dataset.Record{Example: line.Example, Meta: line.Meta})
+	}
+	stage := args[0]
+	stateDir := config.StateDir(ts.MkAbs("."))
+	sum, err := dataset.Write(filepath.Join(stateDir, "training", "datasets", "test"), stage, recs, 0.5)
+	ts.Check(err)
+	ctx := context.Background()
+	db, err := store.NewFactory(stateDir).Open(ctx, store.Raw, "", false)
+	ts.Check(err)
+	defer db.Close()
+	c := corpus.New(db)
+	plan, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "testscript", TargetStage: stage, BaseModel: dataset.BaseModel(stage),
+		Source: corpus.SourceSynthetic, DataCriteria: "{}", RawPlan: "written by the test"})
+	ts.Check(err)
+	id, err := c.RecordDataset(ctx, corpus.Dataset{PlanID: plan, Stage: stage, BaseModel: dataset.BaseModel(stage),
+		Source: corpus.SourceSynthetic, Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
+	ts.Check(err)
+	fmt.Fprintln(ts.Stdout(), id)
 }

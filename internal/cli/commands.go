@@ -24,5 +24,9 @@ func extraCommands(d *deps) []*cobra.Command {
 		newKnowledgeCmd(d),
 		newSupervisorsCmd(d),
 		newBootstrapCmd(d, nil),
+		newTrainPlanCmd(d, nil),
+		newCurateDataCmd(d, nil),
+		newTrainCmd(d, nil),
+		newAdaptersCmd(d),
 	}
 }

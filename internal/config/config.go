@@ -57,7 +57,9 @@ type Config struct {
 	Agents map[string]Agent `toml:"agents,omitempty"`
 	// Supervisors is [supervisors]: seed 003's supervisor agents.
 	Supervisors *Supervisors `toml:"supervisors,omitempty"`
-	Unknown     []string     `toml:"-"` // keys present in the file that cra does not know
+	// Train is [train]: the trainer hand-off and train-plan's defaults.
+	Train   *Train   `toml:"train,omitempty"`
+	Unknown []string `toml:"-"` // keys present in the file that cra does not know
 }
 
 // Models is the [models] section (§3.2, §10.1): the coding and reasoning
@@ -349,6 +351,7 @@ func (c *Config) Validate() error {
 	problems = append(problems, c.validateBoard()...)
 	problems = append(problems, c.validateRecycler()...)
 	problems = append(problems, c.Supervisors.Validate()...)
+	problems = append(problems, c.Train.validate()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
 	}

@@ -125,6 +125,10 @@ model = "qwen2.5:0.5b"
 		{name: "bad keep_worktree", in: "[solve]\nkeep_worktree = \"sometimes\"\n", wantErr: `solve.keep_worktree is "sometimes": use always, on_failure or never`},
 		{name: "bad validation timeout", in: "[validation]\ntimeout = \"0s\"\n", wantErr: `validation.timeout is "0s"`},
 		{name: "unknown validation key", in: "[validation]\ntests = \"pytest\"\n", want: &Config{Validation: &Validation{}, Unknown: []string{"validation.tests"}}},
+		{name: "train", in: "[train]\ncommand = \"sh train.sh\"\nstages = \"stage_rates\"\ncoding_hf_model = \"Qwen/Qwen2.5-Coder-3B-Instruct\"\n",
+			want: &Config{Train: &Train{Command: "sh train.sh", Stages: "stage_rates", CodingHFModel: "Qwen/Qwen2.5-Coder-3B-Instruct"}}},
+		{name: "blank train command", in: "[train]\ncommand = \"  \"\n", wantErr: "train.command is blank: name a command or remove the key"},
+		{name: "train model with a space", in: "[train]\nreasoning_hf_model = \"Qwen 3\"\n", wantErr: `train.reasoning_hf_model is "Qwen 3": name a Hugging Face model id`},
 		{name: "bad index bounds", in: "[index]\nhistory_depth = -1\nmax_commit_files = 1\n", wantErr: "history_depth must be >= 0; index.max_commit_files must be >= 2"},
 	}
 	for _, tc := range tests {

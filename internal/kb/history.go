@@ -200,3 +200,18 @@ func (k *KnowledgeBase) ActiveAdapterStages(ctx context.Context) ([]string, erro
 	}
 	return stages, nil
 }
+
+// Adapters lists every row of adapter_metadata, active or not, by stage
+// then version (seed 001 §4.5): the deployment history `cra adapters
+// list` and rollback read.
+func (k *KnowledgeBase) Adapters(ctx context.Context) ([]Adapter, error) {
+	adapters, err := queryAll(ctx, k.db, func(s scanner) (Adapter, error) {
+		var a Adapter
+		return a, s.Scan(&a.ID, &a.StageName, &a.BaseModel, &a.ModelTag, &a.Version, &a.Active, &a.PerformanceNotes, &a.DeployedAt)
+	}, `SELECT id, stage_name, base_model, model_tag, version, active != 0, COALESCE(performance_notes, ''), deployed_at
+		FROM adapter_metadata ORDER BY stage_name, version, id`)
+	if err != nil {
+		return nil, fmt.Errorf("query adapters: %w", err)
+	}
+	return adapters, nil
+}

@@ -753,3 +753,19 @@ func TestAdapterForStage(t *testing.T) {
 		})
 	}
 }
+
+func TestAdapters(t *testing.T) {
+	k := openKB(t)
+	all, err := k.Adapters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range all {
+		got = append(got, fmt.Sprintf("%s v%d %v", a.ModelTag, a.Version, a.Active))
+	}
+	want := []string{"qwen3:4b-precision-v1 v1 false", "qwen3:4b-scope-v1 v1 true", "qwen3:4b-scope-v2 v2 true", "qwen3:4b-scope-v3 v3 false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("adapters by stage, then version (-want +got):\n%s", diff)
+	}
+}

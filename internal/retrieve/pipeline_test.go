@@ -17,11 +17,13 @@ import (
 type scripted struct {
 	replies map[string]string
 	calls   []string
+	stages  []string
 	prompts []string
 }
 
 func (s *scripted) judge(_ context.Context, callType, stage, system, prompt string) (string, error) {
 	s.calls = append(s.calls, callType)
+	s.stages = append(s.stages, stage)
 	s.prompts = append(s.prompts, prompt)
 	r, ok := s.replies[callType]
 	if !ok {
@@ -111,6 +113,11 @@ func TestPipelineWithJudge(t *testing.T) {
 	}
 	if got := strings.Join(j.calls, ","); got != "task_analysis,scope_judgment,precision_judgment" {
 		t.Errorf("calls: got %s", got)
+	}
+	// Each call names its stage, so the router applies the stage's
+	// override or adapter (seed 001 §16.1), task analysis's too.
+	if got := strings.Join(j.stages, ","); got != "task_analysis,scope,precision" {
+		t.Errorf("stages: got %s", got)
 	}
 	if res.Context.Task.Intent != "Compute the pager command once." || res.Context.Task.Type != TypeRefactor ||
 		!contains(res.Context.Task.ImpliedSymbols, "echo_via_pager") || !contains(res.Context.Task.ImpliedFiles, "shop/fmt.py") {

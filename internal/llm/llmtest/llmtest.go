@@ -1,6 +1,6 @@
 // Package llmtest is a fake model server for tests: one httptest server
 // that speaks both Ollama's native API (/api/chat, /api/tags,
-// /api/version) and the OpenAI-compatible one (/v1/chat/completions,
+// /api/version, and the blobs and /api/create that deploy an adapter) and the OpenAI-compatible one (/v1/chat/completions,
 // /v1/models), in their real wire formats, streaming when a request asks
 // for it (Ollama's NDJSON is the default when "stream" is absent; OpenAI's
 // SSE when "stream" is true).
@@ -13,9 +13,12 @@
 package llmtest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -76,6 +79,11 @@ type Request struct {
 	Path     string
 	Header   http.Header
 	Body     []byte
+	// Status is the HTTP status the server answered.
+	Status int
+
+	// Create is the decoded body of POST /api/create.
+	Create *CreateRequest
 
 	// Decoded from a chat request's body.
 	Model    string
@@ -153,6 +161,9 @@ type Server struct {
 	fallback *Reply
 	models   []string
 	requests []Request
+	blobs    map[string][]byte // digest "sha256:<hex>" → content
+	created  []CreateRequest
+	strict   bool
 }
 
 // NewServer starts a server that tb closes at cleanup.
@@ -165,7 +176,7 @@ func NewServer(tb testing.TB) *Server {
 
 // Start starts a server on a loopback port; Close stops it.
 func Start() *Server {
-	s := &Server{closing: make(chan struct{})}
+	s := &Server{closing: make(chan struct{}), blobs: map[string][]byte{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -213,11 +224,21 @@ func (s *Server) SetDefault(r Reply) {
 	s.fallback = &r
 }
 
-// SetModels sets the models /api/tags and /v1/models list.
+// SetModels sets the models /api/tags and /v1/models list, and that
+// /api/create accepts as a base; a model created later is added to them.
 func (s *Server) SetModels(names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = append([]string(nil), names...)
+}
+
+// SetStrict makes the Ollama chat answer only the models it lists
+// (SetModels, and those /api/create made), others with Ollama's 404
+// "model … not found, try pulling it first"; by default any model answers.
+func (s *Server) SetStrict(strict bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.strict = strict
 }
 
 // Requests returns every request received so far, in order.
@@ -274,10 +295,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Protocol = "openai"
 	}
 	decodeErr := decodeChat(&req)
+	if req.Path == "/api/create" && len(req.Body) > 0 {
+		var cr CreateRequest
+		if json.Unmarshal(req.Body, &cr) == nil {
+			req.Create = &cr
+		}
+	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	n := len(s.requests) - 1
 	models := append([]string(nil), s.models...)
 	s.mu.Unlock()
+	sw := &statusWriter{ResponseWriter: w}
+	w = sw
+	defer func() {
+		s.mu.Lock()
+		s.requests[n].Status = sw.status
+		s.mu.Unlock()
+	}()
 
 	switch {
 	case r.Method == http.MethodGet && (req.Path == "/" || req.Path == ""):
@@ -297,9 +332,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			list = append(list, map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "llmtest"})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": list})
+	case (r.Method == http.MethodHead || r.Method == http.MethodPost) && strings.HasPrefix(req.Path, "/api/blobs/"):
+		s.serveBlob(w, req)
+	case r.Method == http.MethodPost && req.Path == "/api/create":
+		s.serveCreate(w, req)
 	case r.Method == http.MethodPost && req.Chat():
 		if decodeErr != nil {
 			s.writeError(w, req, Status(http.StatusBadRequest, "llmtest: cannot decode the request: "+decodeErr.Error()))
+			return
+		}
+		s.mu.Lock()
+		unknown := s.strict && req.Protocol == "ollama" && !s.hasModel(req.Model)
+		s.mu.Unlock()
+		if unknown {
+			s.writeError(w, req, Status(http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model)))
 			return
 		}
 		s.answer(w, r, req, s.next(req))
@@ -439,6 +485,41 @@ func writeOpenAI(w http.ResponseWriter, req Request, reply Reply) {
 	event(map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": 1704067200, "model": req.Model,
 		"choices": []any{}, "usage": usage})
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// statusWriter notes the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack lets a dropped reply close the connection.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("llmtest: connection cannot be hijacked")
+	}
+	return hj.Hijack()
 }
 
 func flush(w http.ResponseWriter) {

@@ -24,10 +24,15 @@ var servers = struct {
 //
 //	llmtest start                   start the server; set $LLM_URL (Ollama) and $LLM_OPENAI_URL (…/v1)
 //	llmtest models NAME...          the models /api/tags and /v1/models list
+//	llmtest strict                  the Ollama chat answers only those models (and created ones), others 404
 //	llmtest on PATTERN REPLY...     answer chat requests whose prompt matches the regexp, in order; the last repeats
+//	llmtest on-model MODEL REPLY... answer chat requests for MODEL, in order; the last repeats
 //	llmtest enqueue REPLY...        answer other chat requests in order
 //	llmtest default REPLY           answer chat requests nothing else answers
 //	llmtest requests [PATTERN]      print one line per chat request (matching PATTERN)
+//	llmtest manage [PATTERN]        print one line per blobs or create request (matching PATTERN): method, path, status, model, from, adapters
+//	llmtest blob FILE               hold FILE's content as an uploaded blob; print its digest
+//	llmtest digest FILE             print the digest Ollama names FILE's content by
 //	llmtest stop                    stop the server (its URL then refuses connections)
 //
 // A REPLY is @FILE (the file's text), text=STRING, status=CODE,
@@ -38,7 +43,7 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("llmtest: unsupported: ! llmtest")
 	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: llmtest start|models|on|enqueue|default|requests|stop ...")
+		ts.Fatalf("usage: llmtest start|models|on|enqueue|default|requests|manage|blob|stop ...")
 	}
 	servers.Lock()
 	s := servers.m[ts]
@@ -65,6 +70,8 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("LLM_OPENAI_URL", s.OpenAIURL())
 	case "models":
 		s.SetModels(args[1:]...)
+	case "strict":
+		s.SetStrict(true)
 	case "on":
 		if len(args) < 3 {
 			ts.Fatalf("usage: llmtest on PATTERN REPLY...")
@@ -72,6 +79,11 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		re, err := regexp.Compile(args[1])
 		ts.Check(err)
 		s.On(Matches(re), parseReplies(ts, args[2:])...)
+	case "on-model":
+		if len(args) < 3 {
+			ts.Fatalf("usage: llmtest on-model MODEL REPLY...")
+		}
+		s.On(Model(args[1]), parseReplies(ts, args[2:])...)
 	case "enqueue":
 		s.Enqueue(parseReplies(ts, args[1:])...)
 	case "default":
@@ -91,6 +103,28 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 				fmt.Fprintln(ts.Stdout(), r.Summary())
 			}
 		}
+	case "manage":
+		var re *regexp.Regexp
+		if len(args) > 1 {
+			var err error
+			re, err = regexp.Compile(args[1])
+			ts.Check(err)
+		}
+		for _, r := range s.Requests() {
+			if line := r.CreateSummary(); r.Manages() && (re == nil || re.MatchString(line)) {
+				fmt.Fprintln(ts.Stdout(), line)
+			}
+		}
+	case "blob":
+		if len(args) != 2 {
+			ts.Fatalf("usage: llmtest blob FILE")
+		}
+		fmt.Fprintln(ts.Stdout(), s.PutBlob([]byte(ts.ReadFile(args[1]))))
+	case "digest":
+		if len(args) != 2 {
+			ts.Fatalf("usage: llmtest digest FILE")
+		}
+		fmt.Fprintln(ts.Stdout(), Digest([]byte(ts.ReadFile(args[1]))))
 	case "stop":
 		s.Close()
 	default:

@@ -1,0 +1,252 @@
+// Package adapter deploys the LoRA adapters of the self-improvement loop
+// (seed 001 §2 Phase 4, §16) and keeps them honest:
+//
+//   - Register creates an Ollama model from a GGUF adapter FROM the
+//     configured coding or reasoning model (§16.1: each LoRA is a model
+//     tag), and records it in the raw adapter_registry (§4.6);
+//   - Evaluate runs the adapter's stage on a dataset's validation split,
+//     with the model the stage runs on now and with the adapter, and
+//     stores both scores in adapter_registry.eval_metrics;
+//   - Activate, Deactivate and Rollback maintain the curated
+//     adapter_metadata (§4.5, §16.3), which the model router reads
+//     (override → active adapter → role). One adapter per stage is
+//     active; Activate refuses an adapter whose evaluation did not beat
+//     the model it replaces, unless forced.
+//
+// The adapter_metadata writes take the index lock and open the curated
+// database read-write for the write alone, as the indexer does.
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/workspace"
+)
+
+// ErrNotGGUF matches (errors.Is) an adapter file Register refuses: not
+// GGUF, which Ollama needs to apply a LoRA to a Qwen model.
+var ErrNotGGUF = errors.New("adapter is not a GGUF file")
+
+// FormatError is an adapter file that is not GGUF: a safetensors adapter
+// (which llama.cpp converts) or something else, named by its first bytes.
+type FormatError struct {
+	Path string
+	// Safetensors is set for a safetensors adapter (a file, or a trainer's
+	// output directory holding one).
+	Safetensors bool
+	// Head is the file's first bytes.
+	Head []byte
+}
+
+func (e *FormatError) Error() string {
+	if e.Safetensors {
+		dir := e.Path
+		if st, err := os.Stat(e.Path); err == nil && !st.IsDir() {
+			dir = filepath.Dir(e.Path)
+		}
+		return fmt.Sprintf("%s is a safetensors adapter, and Ollama applies a LoRA to a Qwen model only from GGUF: "+
+			"convert it with llama.cpp's convert_lora_to_gguf.py, then register the .gguf:\n"+
+			"  python convert_lora_to_gguf.py --base <the base model's Hugging Face directory> --outtype f16 --outfile adapter.gguf %s\n"+
+			"  cra adapters register ... --adapter adapter.gguf", e.Path, dir)
+	}
+	return fmt.Sprintf("%s is not a GGUF adapter: it begins with %s, not \"GGUF\" (47 47 55 46); pass the .gguf file the trainer or llama.cpp's convert_lora_to_gguf.py wrote",
+		e.Path, describeHead(e.Head))
+}
+
+// Is makes a FormatError match ErrNotGGUF.
+func (e *FormatError) Is(target error) bool { return target == ErrNotGGUF }
+
+// describeHead names bytes for a message: hex, and the printable text.
+func describeHead(b []byte) string {
+	if len(b) == 0 {
+		return "nothing (the file is empty)"
+	}
+	hex := make([]string, len(b))
+	text := make([]byte, len(b))
+	for i, c := range b {
+		hex[i] = fmt.Sprintf("%02x", c)
+		text[i] = '.'
+		if c >= 0x20 && c < 0x7f {
+			text[i] = c
+		}
+	}
+	return fmt.Sprintf("%s (%q)", strings.Join(hex, " "), text)
+}
+
+// ggufMagic begins every GGUF file.
+var ggufMagic = []byte("GGUF")
+
+// headBytes is how many bytes a refusal names.
+const headBytes = 8
+
+// safetensorsNames are the adapter files trainers write: PEFT's
+// adapter_model.safetensors, mlx-lm's adapters.safetensors.
+var safetensorsNames = []string{"adapter_model.safetensors", "adapters.safetensors"}
+
+// Sniff checks that path is a GGUF adapter and returns the file to
+// upload. A directory is a trainer's output: one .gguf file in it is the
+// adapter; its safetensors adapter is a FormatError. A file must begin
+// with the GGUF magic; a safetensors file (by name, or by its header: a
+// little-endian length, then a JSON object) or any other file is a
+// FormatError naming its first bytes.
+func Sniff(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("adapter: %w", err)
+	}
+	if st.IsDir() {
+		ggufs, _ := filepath.Glob(filepath.Join(path, "*.gguf"))
+		if len(ggufs) == 1 {
+			return Sniff(ggufs[0])
+		}
+		for _, name := range safetensorsNames {
+			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+				return "", &FormatError{Path: filepath.Join(path, name), Safetensors: true}
+			}
+		}
+		if len(ggufs) > 1 {
+			return "", fmt.Errorf("adapter directory %s holds %d .gguf files: pass the adapter's file itself", path, len(ggufs))
+		}
+		return "", fmt.Errorf("adapter directory %s holds no .gguf file and no %s: pass the adapter's .gguf file", path, strings.Join(safetensorsNames, " or "))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("adapter: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("adapter: read %s: %w", path, err)
+	}
+	head = head[:n]
+	if bytes.HasPrefix(head, ggufMagic) {
+		return path, nil
+	}
+	if strings.HasSuffix(path, ".safetensors") || isSafetensors(head) {
+		return "", &FormatError{Path: path, Safetensors: true, Head: head[:min(n, headBytes)]}
+	}
+	return "", &FormatError{Path: path, Head: head[:min(n, headBytes)]}
+}
+
+// isSafetensors recognises a safetensors header: an 8-byte little-endian
+// length, then the JSON header's opening brace.
+func isSafetensors(head []byte) bool {
+	if len(head) < 9 || head[8] != '{' {
+		return false
+	}
+	var size uint64
+	for i := 7; i >= 0; i-- {
+		size = size<<8 | uint64(head[i])
+	}
+	return size > 1 && size < 100<<20
+}
+
+// RegisterOptions are the inputs of Register.
+type RegisterOptions struct {
+	Stage     string // one of dataset.Stages
+	BaseModel string // dataset.Coding or dataset.Reasoning; must be the stage's
+	Path      string // the GGUF adapter, or a trainer's output directory holding it
+	// Tag is the new model's tag; "" makes one from the base model's tag,
+	// the stage and the next version: "qwen3:4b-scope-v2".
+	Tag string
+	// DatasetID is the training_datasets row it was trained on; 0 for an
+	// adapter trained outside cra.
+	DatasetID int64
+	// Progress gets the statuses the server streams; nil discards them.
+	Progress func(string)
+}
+
+// Registered is what Register did.
+type Registered struct {
+	Adapter    corpus.AdapterRecord
+	From       llm.ModelConfig // the base model the adapter was applied to
+	File       string          // the file uploaded
+	Deployment llm.Deployment
+}
+
+// Register creates the adapter's Ollama model FROM the configured base
+// model and records it in adapter_registry, inactive: Activate deploys
+// it. Nothing is recorded when Ollama refuses the model.
+func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions) (*Registered, error) {
+	if err := dataset.CheckStage(opts.Stage); err != nil {
+		return nil, err
+	}
+	if want := dataset.BaseModel(opts.Stage); opts.BaseModel != want {
+		return nil, fmt.Errorf("stage %s trains the %s model, not %q (seed 001 §3.4): pass --base-model %s", opts.Stage, want, opts.BaseModel, want)
+	}
+	file, err := Sniff(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight.CheckModels(ws.Config); err != nil {
+		return nil, err
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.DatasetID != 0 {
+		ds, err := raw.Dataset(ctx, opts.DatasetID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: list the datasets with 'cra curate-data' or 'cra bootstrap', or leave --dataset out", err)
+		}
+		if ds.Stage != opts.Stage {
+			return nil, fmt.Errorf("training dataset %d is of stage %s, not %s", ds.ID, ds.Stage, opts.Stage)
+		}
+	}
+	from, err := llm.NewRouter(ws.Config, nil).Resolve(ctx, llm.Role(opts.BaseModel), "")
+	if err != nil {
+		return nil, err
+	}
+	existing, err := raw.Adapters(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("read adapter_registry: %w", err)
+	}
+	tag := opts.Tag
+	taken := map[string]bool{}
+	version := 1
+	for _, a := range existing {
+		taken[a.ModelTag] = true
+		if a.Stage == opts.Stage {
+			version++
+		}
+	}
+	if tag == "" {
+		tag = DefaultTag(from.Model, opts.Stage, version)
+		for v := version + 1; taken[tag]; v++ {
+			tag = DefaultTag(from.Model, opts.Stage, v)
+		}
+	} else if taken[tag] {
+		return nil, fmt.Errorf("adapter tag %s is registered already: pass another --tag, or leave it out for %s", tag, DefaultTag(from.Model, opts.Stage, version))
+	}
+	dep, err := llm.CreateAdapterModel(ctx, from, tag, file, opts.Progress)
+	if err != nil {
+		return nil, fmt.Errorf("register adapter %s: %w", tag, err)
+	}
+	rec := corpus.AdapterRecord{DatasetID: opts.DatasetID, Stage: opts.Stage, BaseModel: opts.BaseModel, ModelTag: tag}
+	if rec.ID, err = raw.RecordAdapter(ctx, rec); err != nil {
+		return nil, fmt.Errorf("%w (the Ollama model %s exists: register it again with --tag %s)", err, tag, tag+"-1")
+	}
+	if rec, err = raw.AdapterByTag(ctx, tag); err != nil {
+		return nil, err
+	}
+	return &Registered{Adapter: rec, From: from, File: file, Deployment: dep}, nil
+}
+
+// DefaultTag is the tag Register gives an adapter: the base model's tag
+// without ":latest", the stage and the version, "qwen3:4b-scope-v2".
+func DefaultTag(base, stage string, version int) string {
+	return fmt.Sprintf("%s-%s-v%d", strings.TrimSuffix(base, ":latest"), stage, version)
+}

@@ -1,0 +1,325 @@
+package adapter_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/adapter"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/workspace"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newWorkspace is an indexed repository configured for the fake server.
+func newWorkspace(t *testing.T, s *llmtest.Server) *workspace.Workspace {
+	t.Helper()
+	repo := t.TempDir()
+	write(t, filepath.Join(repo, "shop", "pager.py"), "def page(text):\n    return text\n")
+	window := 8192
+	cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "thinker:4b", BaseURL: s.OllamaURL(),
+		CodingContextWindow: &window, ReasoningContextWindow: &window}}
+	stateDir, err := config.EnsureStateDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Save(repo); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "shop"}} {
+		gittest.Run(t, repo, args...)
+	}
+	if _, err := index.NewBuilderIn(stateDir).Run(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(context.Background(), repo, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// recordDataset writes recs with dataset.Write (half of them valid) and
+// records the training_datasets row.
+func recordDataset(t *testing.T, ws *workspace.Workspace, stage string, recs []dataset.Record) int64 {
+	t.Helper()
+	ctx := context.Background()
+	sum, err := dataset.Write(filepath.Join(ws.StateDir, "training", "datasets", "test"), stage, recs, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := raw.RecordPlan(ctx, corpus.Plan{TaskID: "test", TargetStage: stage, BaseModel: dataset.BaseModel(stage),
+		Source: corpus.SourceSynthetic, DataCriteria: "{}", RawPlan: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := raw.RecordDataset(ctx, corpus.Dataset{PlanID: plan, Stage: stage, BaseModel: dataset.BaseModel(stage),
+		Source: corpus.SourceSynthetic, Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func register(t *testing.T, ws *workspace.Workspace, stage string, datasetID int64, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF "+content)
+	reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: stage, BaseModel: dataset.BaseModel(stage),
+		Path: path, DatasetID: datasetID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Adapter.ModelTag
+}
+
+const (
+	goodScope = `{"files": [{"path": "shop/pager.py", "relevant": true, "reason": "pages"}, {"path": "shop/fmt.py", "relevant": false, "reason": "no"}]}`
+	badScope  = `{"files": [{"path": "shop/pager.py", "relevant": false, "reason": "no"}, {"path": "shop/fmt.py", "relevant": true, "reason": "formats"}]}`
+)
+
+func scopeRecords() []dataset.Record {
+	var recs []dataset.Record
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, task := range []string{"Page long output", "Resolve the pager once", "Let the pager wrap lines", "Color the pager"} {
+		recs = append(recs, dataset.Record{
+			Example: dataset.Chat("You decide which files of a repository a coding task needs.",
+				"Task:\n"+task+"\n\nCandidates:\n- shop/pager.py (named)\n- shop/fmt.py (search)\n", goodScope),
+			Meta: dataset.Meta{Stage: dataset.Scope, Source: corpus.SourceSynthetic, Positive: true, Date: day.AddDate(0, 0, i),
+				Gold: []string{"shop/pager.py"}},
+		})
+	}
+	return recs
+}
+
+// TestEvaluateGatesActivation scores a scope adapter better, then another
+// worse, than the role's model, and checks that activation follows.
+func TestEvaluateGatesActivation(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	better := register(t, ws, dataset.Scope, ds, "better")
+	worse := register(t, ws, dataset.Scope, ds, "worse")
+	s.On(llmtest.Model(better), llmtest.Text(goodScope))
+	s.On(llmtest.Model(worse), llmtest.Text("I would say pager.py."))
+	s.On(llmtest.Model("thinker:4b"), llmtest.Text(badScope), llmtest.Text(goodScope))
+
+	if _, err := adapter.Activate(ctx, ws, better, false); !errors.Is(err, adapter.ErrNotEvaluated) {
+		t.Errorf("activate before eval: got %v, want ErrNotEvaluated", err)
+	}
+	ev, err := adapter.Evaluate(ctx, ws, better, adapter.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two valid examples: the base model misses the gold file once.
+	if ev.Examples != 2 || ev.Adapter.Score != 1 || ev.Baseline.Score != 0.5 || !ev.Better || ev.Baseline.Model != "thinker:4b" || ev.Metric != "gold_file_recall" {
+		t.Errorf("eval of the better adapter: got %+v", ev)
+	}
+	var evalCalls []string
+	for _, r := range s.ChatRequests() {
+		if !r.JSON || r.NumCtx() != 8192 || len(r.Messages) != 2 {
+			t.Errorf("eval request: got %s, want the stage's JSON prompt (system and user) with the reasoning window", r.Summary())
+		}
+		evalCalls = append(evalCalls, r.Model)
+	}
+	if got := strings.Join(evalCalls, ","); got != "thinker:4b,"+better+",thinker:4b,"+better {
+		t.Errorf("eval calls: got %s", got)
+	}
+
+	ev, err = adapter.Evaluate(ctx, ws, worse, adapter.EvalOptions{DatasetID: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Adapter.Score != 0 || ev.Adapter.Unusable != 2 || ev.Baseline.Score != 1 || ev.Better {
+		t.Errorf("eval of the worse adapter: got %+v", ev)
+	}
+	if _, err := adapter.Activate(ctx, ws, worse, false); !errors.Is(err, adapter.ErrNotBetter) || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("activate the worse adapter: got %v, want ErrNotBetter naming --force", err)
+	}
+
+	act, err := adapter.Activate(ctx, ws, better, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act.Forced || len(act.Deactivated) != 0 {
+		t.Errorf("activation: got %+v", act)
+	}
+	k, _, err := ws.Index(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := k.AdapterForStage(ctx, dataset.Scope)
+	if err != nil || a == nil || a.ModelTag != better || !strings.Contains(a.PerformanceNotes, "gold_file_recall 1.00") {
+		t.Fatalf("active adapter: got %+v, %v", a, err)
+	}
+	// The stage runs on the better adapter now: the worse one's eval, made
+	// against thinker:4b, no longer says anything, even with a good score.
+	if _, err := adapter.Activate(ctx, ws, worse, true); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := adapter.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := 0
+	for _, e := range entries {
+		if e.Active {
+			active++
+			if e.Tag != worse || e.Eval == nil || e.Eval.Better {
+				t.Errorf("active entry: got %+v", e)
+			}
+		}
+	}
+	if active != 1 {
+		t.Errorf("active adapters: got %d, want 1", active)
+	}
+	base, err := adapter.Baseline(ctx, ws, corpus.AdapterRecord{Stage: dataset.Scope, BaseModel: dataset.Reasoning, ModelTag: better})
+	if err != nil || base.Model != worse || base.Source != "adapter" {
+		t.Errorf("baseline of the better adapter with the worse active: got %s (%s), %v", base.Model, base.Source, err)
+	}
+	if _, err := adapter.Activate(ctx, ws, better, false); !errors.Is(err, adapter.ErrNotBetter) || !strings.Contains(err.Error(), "now runs on "+worse) {
+		t.Errorf("activate against a stale baseline: got %v, want a refusal naming the new baseline", err)
+	}
+}
+
+// TestEvaluateExecuteCode applies each model's blocks to the parent in a
+// scratch worktree and compares with the commit; the repository's own
+// tree is untouched.
+func TestEvaluateExecuteCode(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+
+	src := t.TempDir()
+	gittest.Run(t, src, "init", "-q")
+	var recs []dataset.Record
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := []struct{ from, to string }{{"a - b", "a + b"}, {"a + b", "b + a"}, {"b + a", "int(a) + int(b)"}, {"int(a) + int(b)", "sum((a, b))"}}
+	write(t, filepath.Join(src, "calc.py"), "def add(a, b):\n    return "+steps[0].from+"\n")
+	gittest.Run(t, src, "add", "-A")
+	gittest.Run(t, src, "commit", "-qm", "add")
+	for i, st := range steps {
+		parent := strings.TrimSpace(gittest.Run(t, src, "rev-parse", "HEAD"))
+		write(t, filepath.Join(src, "calc.py"), "def add(a, b):\n    return "+st.to+"\n")
+		gittest.Run(t, src, "commit", "-qam", "step")
+		commit := strings.TrimSpace(gittest.Run(t, src, "rev-parse", "HEAD"))
+		blocks := "calc.py\n```\n<<<<<<< SEARCH\n    return " + st.from + "\n=======\n    return " + st.to + "\n>>>>>>> REPLACE\n```\n"
+		recs = append(recs, dataset.Record{
+			Example: dataset.Chat("You edit code with SEARCH/REPLACE blocks.", "Task: change add to "+st.to, blocks),
+			Meta: dataset.Meta{Stage: dataset.ExecuteCode, Source: corpus.SourceSynthetic, Positive: true, Date: day.AddDate(0, 0, i),
+				Repo: src, Parent: parent, Commit: commit, Gold: []string{"calc.py"}},
+		})
+	}
+	head := strings.TrimSpace(gittest.Run(t, src, "rev-parse", "HEAD"))
+	ds := recordDataset(t, ws, dataset.ExecuteCode, recs)
+	tag := register(t, ws, dataset.ExecuteCode, ds, "code")
+	if tag != "coder:3b-execute_code-v1" {
+		t.Errorf("default tag: got %s", tag)
+	}
+	// The adapter answers each valid example with its reference blocks;
+	// the base model's first blocks apply but write something else, its
+	// second do not apply.
+	for _, r := range recs[2:] {
+		s.On(func(r0 dataset.Record) llmtest.Matcher {
+			return func(req llmtest.Request) bool {
+				return req.Model == tag && strings.Contains(req.Prompt(), r0.Example.Messages[1].Content)
+			}
+		}(r), llmtest.Text(r.Example.Messages[2].Content))
+	}
+	s.On(llmtest.Model("coder:3b"),
+		llmtest.Text("calc.py\n```\n<<<<<<< SEARCH\n    return b + a\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n"),
+		llmtest.Text("calc.py\n```\n<<<<<<< SEARCH\n    return nothing\n=======\n    return 1\n>>>>>>> REPLACE\n```\n"))
+	ev, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Examples != 2 || ev.Adapter.Score != 1 || ev.Baseline.Score != 0 || !ev.Better || ev.Metric != "reproduced_commits" {
+		t.Errorf("eval: got %+v", ev)
+	}
+	for _, r := range s.ChatRequests() {
+		if r.JSON {
+			t.Errorf("execute_code asks for blocks, not JSON: %s", r.Summary())
+		}
+	}
+	if st := gittest.Run(t, src, "status", "--porcelain"); st != "" {
+		t.Errorf("source repository's work tree changed: %q", st)
+	}
+	if got := strings.TrimSpace(gittest.Run(t, src, "rev-parse", "HEAD")); got != head {
+		t.Errorf("source HEAD moved: %s, want %s", got, head)
+	}
+	if wts := len(strings.Split(strings.TrimSpace(gittest.Run(t, src, "worktree", "list")), "\n")); wts != 1 {
+		t.Errorf("scratch worktrees left: %d worktrees", wts)
+	}
+}
+
+func TestEvaluateErrors(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	noDataset := register(t, ws, dataset.Scope, 0, "outside")
+	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "pass --dataset ID") {
+		t.Errorf("no dataset: got %v", err)
+	}
+	code := recordDataset(t, ws, dataset.ExecuteCode, []dataset.Record{{
+		Example: dataset.Chat("s", "u", "a"), Meta: dataset.Meta{Stage: dataset.ExecuteCode}}})
+	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{DatasetID: code}); err == nil || !strings.Contains(err.Error(), "is of stage execute_code") {
+		t.Errorf("dataset of another stage: got %v", err)
+	}
+	// One record only: no validation split.
+	one := recordDataset(t, ws, dataset.Scope, scopeRecords()[:1])
+	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{DatasetID: one}); !errors.Is(err, adapter.ErrNoValidation) {
+		t.Errorf("empty validation split: got %v", err)
+	}
+	// Nothing to score against: no gold files.
+	recs := scopeRecords()
+	for i := range recs {
+		recs[i].Meta.Gold = nil
+	}
+	nogold := recordDataset(t, ws, dataset.Scope, recs)
+	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{DatasetID: nogold}); !errors.Is(err, adapter.ErrNoValidation) || !strings.Contains(err.Error(), "gold files") {
+		t.Errorf("no gold: got %v", err)
+	}
+	if n := len(s.ChatRequests()); n != 0 {
+		t.Errorf("%d model calls for evaluations that could not run", n)
+	}
+	// A model that fails ends the evaluation, and nothing is stored.
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	s.On(llmtest.Model("thinker:4b"), llmtest.Status(404, `model "thinker:4b-scope-v1" not found, try pulling it first`))
+	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{DatasetID: ds}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("failing model: got %v", err)
+	}
+	entries, _ := adapter.List(ctx, ws)
+	if len(entries) != 1 || entries[0].Eval != nil {
+		t.Errorf("after a failed evaluation: got %+v, want no eval stored", entries)
+	}
+	if _, err := adapter.Evaluate(ctx, ws, "nope:1b", adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "not registered") {
+		t.Errorf("unknown tag: got %v", err)
+	}
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/train"
+)
+
+type curateDataOptions struct {
+	repo string
+	plan string
+	json bool
+}
+
+func newCurateDataCmd(d *deps, runF func(context.Context, *deps, *curateDataOptions) error) *cobra.Command {
+	opts := &curateDataOptions{}
+	cmd := &cobra.Command{
+		Use:   "curate-data --plan FILE",
+		Short: "Curate a training dataset from the logged calls, as a training plan says",
+		Long: `Select the logged calls of the plan's stage (seed 001 §8.4, §16.2): those of
+runs that succeeded, for scope and precision only runs whose retrieval
+decisions were recorded (with_decisions); with include_negatives the calls
+of failed runs too, as negatives, balanced to max_negative_share. Calls are
+deduplicated, left out when longer than max_seq_length, and converted to
+chat examples exactly as the model saw them at inference: system prompt,
+prompt, reply. With mix_synthetic the stage's newest bootstrapped dataset
+is mixed in, up to synthetic_share.
+
+The dataset is written to .clean_room/training/datasets/plan-<id>-<time>/
+(train.jsonl and valid.jsonl, newest examples for validation) and recorded
+in training_datasets; train on it with 'cra train --dataset ID'. A plan file
+with a bad key or value is refused before anything is written.`,
+		Example: `  cra curate-data --plan .clean_room/training/plans/plan-1.toml
+  cra curate-data --plan plan-1.toml --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return curateDataRun(cmd.Context(), d, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.repo, "repo", ".", "repository root")
+	f.StringVar(&opts.plan, "plan", "", "the training plan file 'cra train-plan' wrote (required)")
+	f.BoolVar(&opts.json, "json", false, "print what was curated as JSON")
+	return cmd
+}
+
+func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error {
+	if opts.plan == "" {
+		return usageError{err: errors.New("missing --plan: pass the file 'cra train-plan' wrote (.clean_room/training/plans/plan-<id>.toml)")}
+	}
+	plan, err := train.ReadPlan(opts.plan)
+	if err != nil {
+		if errors.Is(err, train.ErrPlanFile) {
+			return usageError{err: err}
+		}
+		return err
+	}
+	ws, err := openWorkspace(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	c, err := ws.Corpus(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := train.Curate(ctx, c, train.NewLayout(ws.Root), plan, d.now())
+	if err != nil {
+		return err
+	}
+	if plan.Data.MixSynthetic && res.SyntheticFrom == 0 {
+		fmt.Fprintf(d.errOut, "note: no bootstrapped dataset of stage %s to mix in ('cra bootstrap REPO' makes one)\n", plan.Stage)
+	}
+	if res.Summary.Negative > 0 {
+		fmt.Fprintln(d.errOut, negativesNote(res.Summary.Negative))
+	}
+	if opts.json {
+		return encodeJSON(d.out, struct {
+			DatasetID     int64          `json:"dataset_id"`
+			PlanID        int64          `json:"plan_id"`
+			Stage         string         `json:"stage"`
+			BaseModel     string         `json:"base_model"`
+			Dir           string         `json:"dir"`
+			Train         int            `json:"train"`
+			Valid         int            `json:"valid"`
+			Positive      int            `json:"positive"`
+			Negative      int            `json:"negative"`
+			Logged        int            `json:"logged"`
+			Synthetic     int            `json:"synthetic"`
+			SyntheticFrom int64          `json:"synthetic_from,omitempty"`
+			Duplicates    int            `json:"duplicates"`
+			Skipped       map[string]int `json:"skipped"`
+		}{res.DatasetID, plan.ID, plan.Stage, plan.BaseModel, res.Dir, res.Summary.Train, res.Summary.Valid,
+			res.Summary.Positive, res.Summary.Negative, res.Logged, res.Synthetic, res.SyntheticFrom, res.Summary.Duplicates, res.Skipped})
+	}
+	s := res.Summary
+	fmt.Fprintf(d.out, "dataset %d: %s (%s model), %d examples (%d train, %d valid), %d positive, %d negative\n",
+		res.DatasetID, plan.Stage, plan.BaseModel, s.Examples(), s.Train, s.Valid, s.Positive, s.Negative)
+	fmt.Fprintf(d.out, "from: %d logged call(s) (%d of successful runs, %d of failed runs)", res.Logged, res.Positive, res.Negative)
+	if res.SyntheticFrom != 0 {
+		fmt.Fprintf(d.out, ", %d bootstrapped example(s) of dataset %d", res.Synthetic, res.SyntheticFrom)
+	}
+	fmt.Fprintln(d.out)
+	skipped := map[string]int{}
+	for k, v := range res.Skipped {
+		skipped[k] = v
+	}
+	if s.Duplicates > 0 {
+		skipped[train.SkipDuplicate] += s.Duplicates
+	}
+	if len(skipped) > 0 {
+		keys := make([]string, 0, len(skipped))
+		for k := range skipped {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), skipped[k])
+		}
+		fmt.Fprintf(d.out, "left out: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(d.out, "files: %s\n", relPath(ws.Root, res.Dir))
+	fmt.Fprintf(d.out, "next: cra train --dataset %d\n", res.DatasetID)
+	return nil
+}
+
+// negativesNote says what negatives in a dataset mean for a trainer.
+func negativesNote(n int) string {
+	return fmt.Sprintf("note: %d negative example(s) (calls of failed runs) are in the files, marked \"positive\":false in meta.*.jsonl; "+
+		"supervised trainers (mlx-lm, axolotl chat_template) learn from every line: use a preference trainer, or set include_negatives = false", n)
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/store/storetest"
+	"github.com/cra-dev/cra/internal/train"
+)
+
+func TestTrainingFlags(t *testing.T) {
+	d, _, _ := testDeps()
+	var tp trainPlanOptions
+	cmd := newTrainPlanCmd(d, func(_ context.Context, _ *deps, o *trainPlanOptions) error { tp = *o; return nil })
+	cmd.SetArgs([]string{"--stages", "stage_rates", "--source", "synthetic", "--target", "scope", "--json", "--context-window", "4096", "--reserved-tokens", "1024"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if tp.budget.contextWindow == nil || *tp.budget.contextWindow != 4096 || *tp.budget.reservedTokens != 1024 {
+		t.Errorf("budget: got %+v", tp.budget)
+	}
+	tp.budget = budgetFlags{}
+	want := trainPlanOptions{repo: ".", stages: "stage_rates", source: "synthetic", target: "scope", json: true}
+	if diff := cmp.Diff(want, tp, cmp.AllowUnexported(trainPlanOptions{}, budgetFlags{})); diff != "" {
+		t.Errorf("train-plan (-want +got):\n%s", diff)
+	}
+
+	var cd curateDataOptions
+	cmd = newCurateDataCmd(d, func(_ context.Context, _ *deps, o *curateDataOptions) error { cd = *o; return nil })
+	cmd.SetArgs([]string{"--plan", "p.toml", "--repo", "r"})
+	if err := cmd.Execute(); err != nil || cd != (curateDataOptions{repo: "r", plan: "p.toml"}) {
+		t.Errorf("curate-data: got %+v, %v", cd, err)
+	}
+
+	var tr trainOptions
+	cmd = newTrainCmd(d, func(_ context.Context, _ *deps, o *trainOptions) error { tr = *o; return nil })
+	cmd.SetArgs([]string{"--dataset", "3", "--json"})
+	if err := cmd.Execute(); err != nil || tr != (trainOptions{repo: ".", dataset: 3, json: true}) {
+		t.Errorf("train: got %+v, %v", tr, err)
+	}
+}
+
+// TestTrainPlanRecords: the planning call is recorded in llm_calls under
+// the command's task id, with the plan's training_plans row.
+func TestTrainPlanRecords(t *testing.T) {
+	ctx := context.Background()
+	s := llmtest.NewServer(t)
+	s.On(llmtest.Contains("Plan the next LoRA adapter"), llmtest.Text(`{"target_stage":"execute_code","rationale":"1 of 1 runs failed.",`+
+		`"include_negatives":false,"mix_synthetic":false,"max_examples":10,"iters":100,"learning_rate":0.0001,"lora_rank":8,"target_success_rate":0.5}`))
+	repo := solveFixture(t, s)
+	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	c := corpus.New(raw)
+	run, err := c.StartRun(ctx, corpus.TaskRun{TaskID: "T.r1", Repo: repo, Mode: "implement", ExecuteModel: "coder:3b", ContextWindow: 8192, ReservedTokens: 2048, Stages: "scope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddCall(ctx, corpus.Call{TaskID: "T.r1", Type: "solve", Role: "coding", Stage: "execute_code", Provider: "ollama", Model: "coder:3b", Prompt: "p", Response: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FinishRun(ctx, run, corpus.RunOutcome{}); err != nil {
+		t.Fatal(err)
+	}
+	d, out, errOut := testDeps()
+	if err := trainPlanRun(ctx, d, &trainPlanOptions{repo: repo, stages: "stage_rates", source: corpus.SourceLogged, taskID: "tp-1"}); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out.String(), "plan 1: train execute_code (coding model), written by the reasoning model") {
+		t.Errorf("output:\n%s", out)
+	}
+	calls := storetest.Rows(t, raw, `SELECT task_id, call_type, role, stage, model FROM llm_calls WHERE call_type = 'train_plan'`)
+	wantCalls := []storetest.Row{{"task_id": "tp-1", "call_type": train.CallTrainPlan, "role": "reasoning", "stage": nil, "model": "thinker:4b"}}
+	if diff := cmp.Diff(wantCalls, calls); diff != "" {
+		t.Errorf("llm_calls (-want +got):\n%s", diff)
+	}
+	plans := storetest.Rows(t, raw, `SELECT id, task_id, target_stage, base_model, source, json_extract(hyperparameters, '$.iters') AS iters,
+		json_extract(improvement_targets, '$.target') AS target, raw_plan LIKE '{"target_stage":"execute_code"%' AS raw FROM training_plans`)
+	wantPlans := []storetest.Row{{"id": int64(1), "task_id": "tp-1", "target_stage": "execute_code", "base_model": "coding", "source": "logged",
+		"iters": int64(100), "target": 0.5, "raw": int64(1)}}
+	if diff := cmp.Diff(wantPlans, plans); diff != "" {
+		t.Errorf("training_plans (-want +got):\n%s", diff)
+	}
+	if _, err := train.ReadPlan(filepath.Join(repo, ".clean_room", "training", "plans", "plan-1.toml")); err != nil {
+		t.Error(err)
+	}
+}

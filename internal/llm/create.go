@@ -1,0 +1,182 @@
+package llm
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/ollama/ollama/api"
+)
+
+// ErrNeedsOllama is returned when a LoRA adapter is to be deployed on a
+// server that is not Ollama: an OpenAI-compatible server has no API to
+// create a model (seed 001 §16.1: each LoRA is an Ollama model tag).
+var ErrNeedsOllama = errors.New("adapters need Ollama")
+
+// Deployment is what CreateAdapterModel did.
+type Deployment struct {
+	// Digest is the adapter blob's digest, "sha256:<hex>".
+	Digest string
+	// Uploaded is false when the server had the blob already.
+	Uploaded bool
+	// Statuses are the progress lines the server streamed.
+	Statuses []string
+}
+
+// CreateAdapterModel deploys a GGUF LoRA adapter as an Ollama model (seed
+// 001 §16.1): it uploads the file at path as a blob unless the server has
+// it (HEAD /api/blobs/:digest, then POST), then creates tag FROM
+// base.Model with the adapter (POST /api/create). base is the resolved
+// coding or reasoning model whose server receives it. progress, when not
+// nil, gets each status the server streams.
+func CreateAdapterModel(ctx context.Context, base ModelConfig, tag, path string, progress func(string)) (Deployment, error) {
+	if base.Provider != ProviderOllama {
+		return Deployment{}, fmt.Errorf("%w: %s is an OpenAI-compatible server, which cannot create a model from a LoRA; serve the %s model from Ollama (models.provider = \"ollama\") to deploy adapters",
+			ErrNeedsOllama, base, base.Role)
+	}
+	o, err := NewOllama(base)
+	if err != nil {
+		return Deployment{}, err
+	}
+	digest, err := FileDigest(path)
+	if err != nil {
+		return Deployment{}, err
+	}
+	dep := Deployment{Digest: digest}
+	have, err := o.HasBlob(ctx, digest)
+	if err != nil {
+		return dep, err
+	}
+	if !have {
+		if err := o.CreateBlob(ctx, digest, func() (io.ReadCloser, error) { return os.Open(path) }); err != nil {
+			return dep, err
+		}
+		dep.Uploaded = true
+	}
+	err = o.Create(ctx, &api.CreateRequest{Model: tag, From: base.Model, Adapters: map[string]string{filepath.Base(path): digest}},
+		func(status string) {
+			dep.Statuses = append(dep.Statuses, status)
+			if progress != nil {
+				progress(status)
+			}
+		})
+	return dep, err
+}
+
+// FileDigest returns the digest Ollama names a file's content by:
+// "sha256:<hex>".
+func FileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
+}
+
+// HasBlob reports whether the server holds the blob (HEAD
+// /api/blobs/:digest: 200 or 404), with the model's retries.
+func (o *Ollama) HasBlob(ctx context.Context, digest string) (bool, error) {
+	key, err := apiKey(o.model)
+	if err != nil {
+		return false, &CallError{Model: o.model, Unavailable: true, Err: err}
+	}
+	var have bool
+	_, err = o.engine(key).run(ctx, func(ctx context.Context, hc *http.Client) (Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, o.base.JoinPath("/api/blobs", digest).String(), nil)
+		if err != nil {
+			return Response{}, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return Response{}, err
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			have = true
+		case http.StatusNotFound:
+			have = false
+		default:
+			return Response{}, api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status}
+		}
+		return Response{}, nil
+	})
+	return have, err
+}
+
+// CreateBlob uploads a blob (POST /api/blobs/:digest), with the model's
+// retries: open is called for each attempt. The server checks the
+// content against digest.
+func (o *Ollama) CreateBlob(ctx context.Context, digest string, open func() (io.ReadCloser, error)) error {
+	key, err := apiKey(o.model)
+	if err != nil {
+		return &CallError{Model: o.model, Unavailable: true, Err: err}
+	}
+	_, err = o.engine(key).run(ctx, func(ctx context.Context, hc *http.Client) (Response, error) {
+		body, err := open()
+		if err != nil {
+			return Response{}, &localError{err}
+		}
+		defer body.Close()
+		return Response{}, api.NewClient(o.base, hc).CreateBlob(ctx, digest, body)
+	})
+	var le *localError
+	if errors.As(err, &le) {
+		return le.err
+	}
+	return err
+}
+
+// localError is a failure on this side of an attempt (the file would not
+// open): not the server's, and not retried.
+type localError struct{ err error }
+
+func (e *localError) Error() string { return e.err.Error() }
+func (e *localError) Unwrap() error { return e.err }
+
+// Create creates a model (POST /api/create), in one attempt: a create
+// that failed is for the user to look at, not to repeat. progress gets
+// each status line the server streams.
+func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(string)) error {
+	key, err := apiKey(o.model)
+	if err != nil {
+		return &CallError{Model: o.model, Unavailable: true, Err: err}
+	}
+	ex := &exchange{}
+	base := o.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc := &http.Client{Transport: &recordingTransport{base: base, ex: ex, apiKey: key}}
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if o.Retry.Timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, o.Retry.Timeout)
+	}
+	defer cancel()
+	err = api.NewClient(o.base, hc).Create(actx, req, func(p api.ProgressResponse) error {
+		if progress != nil && p.Status != "" {
+			progress(p.Status)
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	sent, status, _, _ := ex.snapshot()
+	ce := &CallError{Model: o.model, Attempts: 1, Err: fmt.Errorf("create model %s: %s", req.Model, ollamaMessage(err))}
+	if !sent || status == 0 || status >= 500 && status != http.StatusInternalServerError {
+		ce.Unavailable = ctx.Err() == nil
+		ce.Err = fmt.Errorf("create model %s: %w", req.Model, err)
+	}
+	return ce
+}

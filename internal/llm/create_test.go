@@ -1,0 +1,87 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/llm/llmtest"
+)
+
+// TestCreateAdapterModel deploys an adapter on the fake Ollama: HEAD
+// misses, POST uploads, create names the base and the blob; a second
+// deployment of the same file uploads nothing.
+func TestCreateAdapterModel(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("thinker:4b")
+	m := testModel(ProviderOllama, s)
+	m.Model = "thinker:4b"
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	if err := os.WriteFile(path, []byte("GGUF\x03\x00\x00\x00 lora"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var progress []string
+	dep, err := CreateAdapterModel(ctx, m, "thinker:4b-scope-v1", path, func(s string) { progress = append(progress, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llmtest.Digest([]byte("GGUF\x03\x00\x00\x00 lora"))
+	if dep.Digest != want || !dep.Uploaded || !slices.Equal(dep.Statuses, progress) || progress[len(progress)-1] != "success" {
+		t.Errorf("deployment: got %+v (progress %q), want digest %s uploaded", dep, progress, want)
+	}
+	var lines []string
+	for _, r := range s.Requests() {
+		lines = append(lines, r.Method+" "+r.Path)
+	}
+	wantLines := []string{"HEAD /api/blobs/" + want, "POST /api/blobs/" + want, "POST /api/create"}
+	if !slices.Equal(lines, wantLines) {
+		t.Errorf("requests: got %q, want %q", lines, wantLines)
+	}
+	cr := s.Created()
+	if len(cr) != 1 || cr[0].Model != "thinker:4b-scope-v1" || cr[0].From != "thinker:4b" || cr[0].Adapters["adapter.gguf"] != want {
+		t.Errorf("create request: got %+v", cr)
+	}
+
+	dep, err = CreateAdapterModel(ctx, m, "thinker:4b-scope-v2", path, nil)
+	if err != nil || dep.Uploaded {
+		t.Errorf("second deployment: got %+v, %v; want no upload", dep, err)
+	}
+	if n := len(s.Requests()); n != 5 {
+		t.Errorf("second deployment: got %d requests in all, want 5 (HEAD and create)", n)
+	}
+}
+
+func TestCreateAdapterModelErrors(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("thinker:4b")
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	if err := os.WriteFile(path, []byte("GGUF lora"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	m := testModel(ProviderOpenAI, s)
+	if _, err := CreateAdapterModel(ctx, m, "x", path, nil); !errors.Is(err, ErrNeedsOllama) || !strings.Contains(err.Error(), "models.provider") {
+		t.Errorf("openai provider: got %v, want ErrNeedsOllama naming the fix", err)
+	}
+	if len(s.Requests()) != 0 {
+		t.Errorf("openai provider: the server was called")
+	}
+
+	m = testModel(ProviderOllama, s)
+	m.Model = "absent:1b"
+	_, err := CreateAdapterModel(ctx, m, "absent:1b-scope-v1", path, nil)
+	var ce *CallError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "pull model manifest") || !strings.Contains(err.Error(), "absent:1b") {
+		t.Errorf("unknown base: got %v, want a call error quoting the server", err)
+	}
+
+	if _, err := CreateAdapterModel(ctx, m, "x", filepath.Join(t.TempDir(), "none.gguf"), nil); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: got %v", err)
+	}
+}
