@@ -64,6 +64,10 @@ type Options struct {
 	Corpus *corpus.Corpus
 	// TaskID names the run in training_plans.task_id.
 	TaskID string
+	// Force derives the pairs even when an earlier run with the same
+	// criteria (repository, HEAD, bounds, filter, budget) left its
+	// datasets: by default that run's are reported and nothing is written.
+	Force bool
 	// MaxCommits bounds the commits examined, newest first; 0 is all.
 	MaxCommits int
 	// Since, when set, examines only commits made at or after it.
@@ -114,6 +118,10 @@ type Report struct {
 	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
 	Datasets []DatasetReport `json:"datasets,omitempty"`
+	// Reused: an earlier run with the same criteria left these datasets,
+	// whose example counts Pairs then holds; nothing was derived or
+	// written (Options.Force derives anew).
+	Reused bool `json:"reused,omitempty"`
 	PlanID   int64           `json:"training_plan_id,omitempty"`
 	Duration time.Duration   `json:"duration_ns"`
 	// IndexDuration is the part spent indexing the parents.
@@ -224,6 +232,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if len(kept) == 0 {
 		rep.Duration = time.Since(start)
 		return rep, nil
+	}
+	if !opts.Force {
+		if found, err := opts.reuse(ctx, rep); err != nil || found {
+			rep.Duration = time.Since(start)
+			return rep, err
+		}
 	}
 
 	records := map[string][]dataset.Record{}
@@ -435,12 +449,8 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 	if o.Corpus == nil {
 		return nil
 	}
-	criteria, _ := json.Marshal(map[string]any{ // plain values: cannot fail
-		"repo": rep.Repo, "head": rep.Head, "max_commits": o.MaxCommits, "since": sinceText(o.Since),
-		"filter": o.Filter, "budget": o.Budget, "candidates": o.Candidates,
-	})
 	plan := corpus.Plan{TaskID: o.TaskID, TargetStage: "all", BaseModel: "all", Source: corpus.SourceSynthetic,
-		DataCriteria: string(criteria), RawPlan: planText(rep)}
+		DataCriteria: o.criteria(rep), RawPlan: planText(rep)}
 	planID, ids, err := o.Corpus.RecordPlanDatasets(ctx, plan, rows)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -458,6 +468,76 @@ func sinceText(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// criteria is the plan row's data_criteria: what the run drew its data
+// from and how. Two runs with the same criteria derive the same pairs.
+func (o *Options) criteria(rep *Report) string {
+	data, _ := json.Marshal(map[string]any{ // plain values: cannot fail
+		"repo": rep.Repo, "head": rep.Head, "max_commits": o.MaxCommits, "since": sinceText(o.Since),
+		"filter": o.Filter, "budget": o.Budget, "candidates": o.Candidates,
+		"prompt_tokens": o.PromptTokens, "reply_tokens": o.ReplyTokens,
+	})
+	return string(data)
+}
+
+// reuse finds the newest earlier run with the same criteria whose files
+// are all still there, and fills rep with it: a rerun of the same history
+// adds no second copy of the same pairs (which would count twice as
+// evidence and in a mix). Options.Force derives them anew.
+func (o *Options) reuse(ctx context.Context, rep *Report) (bool, error) {
+	if o.Corpus == nil {
+		return false, nil
+	}
+	ds, err := o.Corpus.Datasets(ctx, "")
+	if err != nil {
+		return false, fmt.Errorf("read the earlier datasets: %w", err)
+	}
+	byPlan := map[int64][]corpus.Dataset{}
+	var plans []int64
+	for _, d := range ds { // newest first
+		if d.Source != corpus.SourceSynthetic {
+			continue
+		}
+		if byPlan[d.PlanID] == nil {
+			plans = append(plans, d.PlanID)
+		}
+		byPlan[d.PlanID] = append(byPlan[d.PlanID], d)
+	}
+	want := o.criteria(rep)
+	for _, id := range plans {
+		p, err := o.Corpus.Plan(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("read training plan %d: %w", id, err)
+		}
+		rows := byPlan[id]
+		if p.DataCriteria != want || len(rows) != len(dataset.Stages) {
+			continue
+		}
+		slices.SortFunc(rows, func(a, b corpus.Dataset) int {
+			return slices.Index(dataset.Stages, a.Stage) - slices.Index(dataset.Stages, b.Stage)
+		})
+		var found []DatasetReport
+		for _, d := range rows {
+			train, err1 := dataset.Read(d.Path, dataset.Train)
+			valid, err2 := dataset.Read(d.Path, dataset.Valid)
+			if err1 != nil || err2 != nil {
+				break // gone or damaged: not reused
+			}
+			found = append(found, DatasetReport{Stage: d.Stage, BaseModel: d.BaseModel, Path: d.Path, ID: d.ID, Train: len(train), Valid: len(valid)})
+		}
+		if len(found) != len(rows) {
+			continue
+		}
+		rep.Reused, rep.PlanID, rep.Datasets = true, id, found
+		rep.Dir = filepath.Dir(filepath.Dir(rows[0].Path))
+		rep.Name = filepath.Base(rep.Dir)
+		for _, d := range rows {
+			rep.Pairs[d.Stage] = d.Examples
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // planText is the plan row's raw_plan: what the run drew, in words.

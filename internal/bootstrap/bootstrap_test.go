@@ -291,20 +291,34 @@ func TestRun(t *testing.T) {
 	// The user's repository is untouched: same HEAD, clean, no worktree.
 	assertUntouched(t, f.dir, head)
 
-	// A rerun writes a run of its own beside the first, which stays.
+	// A rerun of the same history with the same settings writes nothing
+	// and reports the first run's datasets.
+	again, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Reused || again.PlanID != rep.PlanID || again.Dir != rep.Dir || again.Pairs[dataset.ExecuteCode] != 3 || len(again.Datasets) != len(dataset.Stages) {
+		t.Errorf("rerun: %+v, want the first run's datasets reused", again)
+	}
+	if rows, _ := opts.Corpus.Datasets(ctx, ""); len(rows) != len(dataset.Stages) {
+		t.Errorf("%d dataset rows after a rerun, want %d", len(rows), len(dataset.Stages))
+	}
+
+	// --force writes a run of its own beside the first, which stays.
+	opts.Force = true
 	rep2, err := Run(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep2.Dir == rep.Dir || rep2.PlanID == rep.PlanID {
-		t.Errorf("rerun: dir %s plan %d, the same as the first run's", rep2.Dir, rep2.PlanID)
+	if rep2.Reused || rep2.Dir == rep.Dir || rep2.PlanID == rep.PlanID {
+		t.Errorf("forced rerun: dir %s plan %d, the same as the first run's", rep2.Dir, rep2.PlanID)
 	}
 	if got := readAll(t, dirs[dataset.TaskAnalysis]); len(got) != 4 {
 		t.Errorf("the first run's task analysis has %d examples after a rerun, want 4", len(got))
 	}
 	rows, _ = opts.Corpus.Datasets(ctx, "")
 	if len(rows) != 2*len(dataset.Stages) {
-		t.Errorf("%d dataset rows after a rerun, want %d", len(rows), 2*len(dataset.Stages))
+		t.Errorf("%d dataset rows after a forced rerun, want %d", len(rows), 2*len(dataset.Stages))
 	}
 	assertUntouched(t, f.dir, head)
 }

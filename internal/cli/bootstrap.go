@@ -27,6 +27,7 @@ type bootstrapOptions struct {
 	budget     budgetFlags
 	json       bool
 	verbose    bool
+	force      bool
 }
 
 func newBootstrapCmd(d *deps, runF func(context.Context, *deps, *bootstrapOptions) error) *cobra.Command {
@@ -66,8 +67,11 @@ repository cra runs in (--repo, default the current directory):
       repository and the filter) and one training_datasets row per stage
 
 Each run writes a dataset directory of its own; an earlier run's files,
-which an adapter may have been trained on, are never rewritten. The
-newest commits form each stage's validation split.
+which an adapter may have been trained on, are never rewritten. A run
+whose repository HEAD, bounds, filter and budget are an earlier run's
+writes nothing and reports that run's datasets, so the same pairs are
+never recorded twice (--force derives them again). The newest commits
+form each stage's validation split.
 
 Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 [budget] in .clean_room/config.toml: the context packages and the execute
@@ -89,6 +93,7 @@ prompts are sized as a run sizes them.`,
 	f.IntVar(&opts.maxCommits, "max-commits", 0, "examine the newest N commits only (0: the whole history)")
 	f.StringVar(&opts.since, "since", "", "examine commits made on or after DATE (YYYY-MM-DD or RFC 3339)")
 	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.force, "force", false, "derive the pairs again even when an earlier run drew them from the same commits with the same settings")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "a line per kept commit on stderr")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
 	return cmd
@@ -140,7 +145,7 @@ func bootstrapRun(ctx context.Context, d *deps, opts *bootstrapOptions) error {
 		Repo:        source,
 		ScratchDir:  filepath.Join(ws.StateDir, "training", "bootstrap", scratchName(source)),
 		DatasetsDir: filepath.Join(ws.StateDir, "training", "datasets"),
-		Corpus:      c, TaskID: run.NewTaskID(), MaxCommits: opts.maxCommits, Since: since, Budget: budget,
+		Corpus:      c, TaskID: run.NewTaskID(), MaxCommits: opts.maxCommits, Since: since, Budget: budget, Force: opts.force,
 	}
 	// As a run sizes them: the stage prompts by the reasoning window, the
 	// execute replies by max_tokens and half of reserved_tokens.
@@ -193,6 +198,14 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 	}
 	if rep.Kept == 0 {
 		fmt.Fprintln(d.out, "no commit to learn from: nothing written (try more history with --max-commits, or an earlier --since)")
+		return
+	}
+	if rep.Reused {
+		fmt.Fprintf(d.out, "already bootstrapped from the same commits with the same settings: nothing written (--force derives the pairs again)\n")
+		fmt.Fprintf(d.out, "datasets: %s (training plan %d)\n", relPath(root, rep.Dir), rep.PlanID)
+		for _, ds := range rep.Datasets {
+			fmt.Fprintf(d.out, "  %-24s %4d train %4d valid  (dataset %d)\n", ds.BaseModel+"/"+ds.Stage, ds.Train, ds.Valid, ds.ID)
+		}
 		return
 	}
 	var pairs []string
