@@ -121,9 +121,9 @@ type Report struct {
 	// Reused: an earlier run with the same criteria left these datasets,
 	// whose example counts Pairs then holds; nothing was derived or
 	// written (Options.Force derives anew).
-	Reused bool `json:"reused,omitempty"`
-	PlanID   int64           `json:"training_plan_id,omitempty"`
-	Duration time.Duration   `json:"duration_ns"`
+	Reused   bool          `json:"reused,omitempty"`
+	PlanID   int64         `json:"training_plan_id,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 	// IndexDuration is the part spent indexing the parents.
 	IndexDuration time.Duration `json:"index_ns"`
 }
