@@ -12,6 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/edit"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 // Metric names the measure an evaluation of stage reports. Each example
@@ -180,7 +181,7 @@ func scoreTaskAnalysis(r dataset.Record, reply string) (float64, bool, error) {
 	if err != nil {
 		return 0, true, unusable(err)
 	}
-	names := func(t taskAnalysis) map[string]bool {
+	names := func(t retrieve.TaskAnalysis) map[string]bool {
 		m := map[string]bool{}
 		for _, n := range append(append([]string(nil), t.Files...), t.Symbols...) {
 			if n = strings.TrimSpace(n); n != "" {

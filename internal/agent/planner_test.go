@@ -34,6 +34,10 @@ func TestPlanner(t *testing.T) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
+	// PlanPrompt, which bootstrapped pairs use, builds exactly this prompt.
+	if sys, user, _, err := PlanPrompt("fix Add", pkgOf("calc/calc.go"), "### conventions/x.md\nSmall steps.", 8192, 1024); err != nil || sys != req.System || user != model.prompt(0) {
+		t.Errorf("PlanPrompt differs from the planner's prompt (%v):\n%s", err, user)
+	}
 
 	// A malformed plan gets one correction that quotes it.
 	model = scripted(`{"steps": [{"file": "calc/calc.go", "change": "x"}]}`, planReply)

@@ -274,3 +274,33 @@ func (p *planPrompt) fit(system string, window, reserve int) (string, int, error
 		}
 	}
 }
+
+// PlanPrompt builds the first plan call's prompts (seed 001 §8.1): the
+// system prompt and the user prompt for task, the context package and the
+// project knowledge, fitted to window with reply tokens kept free by the
+// budget gate; trimmed lists what the gate left out. Planner.Plan and the
+// bootstrapped training pairs (internal/bootstrap) both build it here.
+func PlanPrompt(task string, pkg *retrieve.Package, knowledge string, window, reply int) (system, user string, trimmed []string, err error) {
+	p := &planPrompt{task: task, knowledge: knowledge, pkg: copyPackage(pkg)}
+	user, _, err = p.fit(PlanSystem, window, reply)
+	return PlanSystem, user, p.trimmed, err
+}
+
+// CodePrompt builds the first execute call's prompts (seed 001 §8.2): the
+// system prompt and the user prompt for the task, its plan (may be nil),
+// the project knowledge and the context package, before any edit or
+// retry, fitted to window with reply tokens kept free; trimmed lists what
+// the budget gate left out. Solver.Solve's first attempt and the
+// bootstrapped training pairs (internal/bootstrap) both build it here.
+func CodePrompt(in Input, window, reply int) (system, user string, trimmed []string, err error) {
+	p := newSolvePrompt(in, in.Package, "", nil)
+	user, _, err = p.fit(CodeSystem, window, reply)
+	return CodeSystem, user, p.trimmed, err
+}
+
+// newSolvePrompt is the prompt of an attempt: the input, the package as
+// retrieval (or refinement) left it, the changes made so far and the
+// notes of the attempts before.
+func newSolvePrompt(in Input, pkg *retrieve.Package, changes string, notes []retryNote) *solvePrompt {
+	return &solvePrompt{task: in.Task, plan: in.Plan, knowledge: in.Knowledge, pkg: copyPackage(pkg), changes: changes, notes: slices.Clone(notes)}
+}

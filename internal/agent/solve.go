@@ -92,7 +92,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 				return res, err
 			}
 		}
-		prompt := &solvePrompt{task: in.Task, plan: in.Plan, knowledge: in.Knowledge, pkg: copyPackage(pkg), changes: changes, notes: slices.Clone(notes)}
+		prompt := newSolvePrompt(in, pkg, changes, notes)
 		user, estimate, err := prompt.fit(CodeSystem, s.Budget.ContextWindow, s.ReplyTokens)
 		if err != nil {
 			return res, fmt.Errorf("attempt %d: %w", n, err)

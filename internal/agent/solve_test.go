@@ -169,6 +169,11 @@ func TestSolveFixes(t *testing.T) {
 	if strings.Contains(p, "PREVIOUS ATTEMPTS") || strings.Contains(p, "## PLAN") {
 		t.Error("a first prompt without plan has no retry or plan section")
 	}
+	// CodePrompt, which bootstrapped pairs use, builds exactly this prompt.
+	in := Input{Task: "Add subtracts; make TestAdd pass", Package: pkgOf("calc/calc.go"), Knowledge: "### conventions/x.md\nUse tabs."}
+	if sys, user, _, err := CodePrompt(in, 8192, 1024); err != nil || sys != req.System || user != p {
+		t.Errorf("CodePrompt differs from the first attempt's prompt (%v):\n%s", err, user)
+	}
 	attempts, validations := e.rows(t)
 	if diff := cmp.Diff([]string{"1 applied=1 tokens=100"}, attempts); diff != "" {
 		t.Errorf("run_attempts (-want +got):\n%s", diff)

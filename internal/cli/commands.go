@@ -23,6 +23,7 @@ func extraCommands(d *deps) []*cobra.Command {
 		newCleanupCmd(d, nil),
 		newKnowledgeCmd(d),
 		newSupervisorsCmd(d),
+		newBootstrapCmd(d, nil),
 		newTrainPlanCmd(d, nil),
 		newCurateDataCmd(d, nil),
 		newTrainCmd(d, nil),

@@ -35,10 +35,19 @@ type Plan struct {
 
 // RecordPlan appends p to training_plans and returns its id.
 func (c *Corpus) RecordPlan(ctx context.Context, p Plan) (int64, error) {
+	return c.recordPlan(ctx, c.db, p)
+}
+
+// execer is a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (c *Corpus) recordPlan(ctx context.Context, db execer, p Plan) (int64, error) {
 	if p.Source == "" {
 		p.Source = SourceLogged
 	}
-	res, err := c.db.ExecContext(ctx, `INSERT INTO training_plans
+	res, err := db.ExecContext(ctx, `INSERT INTO training_plans
 		(task_id, target_stage, base_model, source, data_criteria, hyperparameters, improvement_targets, raw_plan, timestamp)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.TaskID, p.TargetStage, p.BaseModel, p.Source, p.DataCriteria,
@@ -81,13 +90,43 @@ type Dataset struct {
 
 // RecordDataset appends d to training_datasets and returns its id.
 func (c *Corpus) RecordDataset(ctx context.Context, d Dataset) (int64, error) {
+	return c.recordDataset(ctx, c.db, d)
+}
+
+// RecordPlanDatasets appends p and its datasets (their PlanID set to p's)
+// in one transaction, so a failure records neither, and returns the ids.
+func (c *Corpus) RecordPlanDatasets(ctx context.Context, p Plan, ds []Dataset) (int64, []int64, error) {
+	var planID int64
+	var ids []int64
+	err := c.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if planID, err = c.recordPlan(ctx, tx, p); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			d.PlanID = planID
+			id, err := c.recordDataset(ctx, tx, d)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return planID, ids, nil
+}
+
+func (c *Corpus) recordDataset(ctx context.Context, db execer, d Dataset) (int64, error) {
 	if d.Source == "" {
 		d.Source = SourceLogged
 	}
 	if d.Format == "" {
 		d.Format = "jsonl"
 	}
-	res, err := c.db.ExecContext(ctx, `INSERT INTO training_datasets
+	res, err := db.ExecContext(ctx, `INSERT INTO training_datasets
 		(training_plan_id, stage_name, base_model, source, dataset_path, example_count, positive_count, negative_count, format, timestamp)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.PlanID, d.Stage, d.BaseModel, d.Source, d.Path, d.Examples, d.Positive, d.Negative, d.Format, c.timestamp())

@@ -2,6 +2,9 @@ package gitx
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -82,4 +85,56 @@ func RemoveWorktree(ctx context.Context, repo, path string) error {
 func PruneWorktrees(ctx context.Context, repo string) error {
 	_, err := run(ctx, repo, "worktree", "prune")
 	return err
+}
+
+// noHooks, given with -c, keeps the repository's hooks from running on a
+// scratch checkout: bootstrapping checks out hundreds of commits.
+const noHooks = "core.hooksPath=/dev/null"
+
+// AddDetachedWorktree checks commit out, detached, in a new worktree at
+// path: a scratch copy of the repository at that commit, which leaves the
+// main work tree, its index and its branches alone. A leftover worktree
+// at path (an interrupted run) is removed first.
+func AddDetachedWorktree(ctx context.Context, repo, path, commit string) error {
+	if _, err := os.Stat(path); err == nil {
+		run(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", path)
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("remove leftover worktree: %w", err)
+		}
+	}
+	if _, err := run(ctx, repo, "worktree", "prune"); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("git worktree add: %w", err)
+	}
+	_, err := run(ctx, repo, "-c", noHooks, "worktree", "add", "-q", "-f", "--detach", path, commit)
+	return err
+}
+
+// CheckoutDetached moves the worktree at dir to commit, detached, and
+// drops whatever is not in it (untracked files too): the tree becomes
+// exactly the commit's.
+func CheckoutDetached(ctx context.Context, dir, commit string) error {
+	if _, err := run(ctx, dir, "-c", noHooks, "checkout", "-q", "--force", "--detach", commit); err != nil {
+		return err
+	}
+	_, err := run(ctx, dir, "clean", "-fdqx")
+	return err
+}
+
+// ShowFile returns the content of path (relative to the top level) at
+// commit, and false when the commit has no such file.
+func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, bool, error) {
+	out, err := run(ctx, dir, "cat-file", "blob", commit+":"+path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		if _, lerr := run(ctx, dir, "cat-file", "-e", commit+":"+path); lerr != nil {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return out, true, nil
 }

@@ -169,3 +169,124 @@ func DiffPatch(ctx context.Context, dir, base, rev string, paths []string, max i
 	}
 	return string(out), true, nil
 }
+
+// Hunk is one changed region of a file, as git's -U0 diff gives it:
+// OldLines lines from OldStart of the older file became NewLines lines
+// from NewStart of the newer one. A pure insertion has OldLines 0 and
+// OldStart the line it follows (0 at the top); a pure deletion has
+// NewLines 0.
+type Hunk struct {
+	OldStart, OldLines int
+	NewStart, NewLines int
+}
+
+// FileHunks is one file of a diff with its hunks.
+type FileHunks struct {
+	// OldPath is the file at the older commit, "" when it was added;
+	// NewPath at the newer one, "" when it was deleted.
+	OldPath, NewPath string
+	// Binary: git shows no lines for it. ModeChanged: its mode changed
+	// (the executable bit, a symlink).
+	Binary, ModeChanged bool
+	Hunks               []Hunk
+}
+
+// DiffHunks returns the files changed from commit base to rev and their
+// hunks (git diff -U0, renames as a deletion and an addition), in a fixed
+// format whatever the user's configuration says.
+func DiffHunks(ctx context.Context, dir, base, rev string) ([]FileHunks, error) {
+	out, err := run(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+		"--src-prefix=a/", "--dst-prefix=b/", "-U0", base, rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	files, err := parseHunks(string(out))
+	if err != nil {
+		return nil, fmt.Errorf("git diff %.12s..%.12s: %w", base, rev, err)
+	}
+	return files, nil
+}
+
+// parseHunks reads git diff -U0 output: per file a "diff --git" line,
+// extended headers, "---"/"+++" lines (absent for a binary file or a
+// change of mode alone), then "@@ -a,b +c,d @@" hunk headers and their
+// lines.
+func parseHunks(out string) ([]FileHunks, error) {
+	var files []FileHunks
+	var f *FileHunks
+	inHunks := false // past the file's headers: lines are the hunks' own
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			files = append(files, FileHunks{})
+			f, inHunks = &files[len(files)-1], false
+			// "a/P b/P": the paths until ---/+++ say more (a binary file
+			// or a change of mode has none).
+			rest := l[len("diff --git "):]
+			if n := (len(rest) - 1) / 2; len(rest)%2 == 1 && rest[n] == ' ' && strings.HasPrefix(rest, "a/") && rest[n+1:] == "b/"+rest[2:n] {
+				f.OldPath, f.NewPath = rest[2:n], rest[2:n]
+			}
+		case f == nil:
+			if l != "" {
+				return nil, fmt.Errorf("unexpected line %.80q before the first file", l)
+			}
+		case inHunks && !strings.HasPrefix(l, "@@ "):
+			// a line of a hunk
+		case strings.HasPrefix(l, "new file mode "):
+			f.OldPath = ""
+		case strings.HasPrefix(l, "deleted file mode "):
+			f.NewPath = ""
+		case strings.HasPrefix(l, "old mode "):
+			f.ModeChanged = true
+		case strings.HasPrefix(l, "--- "):
+			f.OldPath = diffPath(l[4:], "a/")
+		case strings.HasPrefix(l, "+++ "):
+			f.NewPath = diffPath(l[4:], "b/")
+		case strings.HasPrefix(l, "Binary files "):
+			f.Binary = true
+		case strings.HasPrefix(l, "@@ "):
+			inHunks = true
+			var h Hunk
+			old, nw, ok := strings.Cut(strings.TrimPrefix(l, "@@ -"), " +")
+			if !ok {
+				return nil, fmt.Errorf("malformed hunk header %.80q", l)
+			}
+			nw, _, ok = strings.Cut(nw, " @@")
+			if !ok {
+				return nil, fmt.Errorf("malformed hunk header %.80q", l)
+			}
+			var err1, err2 error
+			h.OldStart, h.OldLines, err1 = hunkRange(old)
+			h.NewStart, h.NewLines, err2 = hunkRange(nw)
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("malformed hunk header %.80q", l)
+			}
+			f.Hunks = append(f.Hunks, h)
+		}
+	}
+	return files, nil
+}
+
+// diffPath reads the path of a ---/+++ line: "" for /dev/null, else the
+// path without its prefix, unquoted.
+func diffPath(p, prefix string) string {
+	p = strings.TrimSuffix(p, "\t")
+	if p == "/dev/null" {
+		return ""
+	}
+	return strings.TrimPrefix(unquote(p), prefix)
+}
+
+// hunkRange reads "start,count" or "start" (a count of 1).
+func hunkRange(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, ",")
+	start, err := strconv.Atoi(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return start, 1, nil
+	}
+	n, err := strconv.Atoi(b)
+	return start, n, err
+}

@@ -161,3 +161,62 @@ func FuzzParseRawNumstat(f *testing.F) {
 		}
 	})
 }
+
+func TestDiffHunks(t *testing.T) {
+	dir, base, head := diffFixture(t)
+	got, err := DiffHunks(context.Background(), dir, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileHunks{
+		{OldPath: "bin.dat", NewPath: "bin.dat", Binary: true},
+		{OldPath: "gone.txt", Hunks: []Hunk{{1, 1, 0, 0}}},
+		{OldPath: "mod.txt", NewPath: "mod.txt", Hunks: []Hunk{{2, 1, 2, 1}, {3, 0, 4, 1}}},
+		{NewPath: "new\ttab.txt", Hunks: []Hunk{{0, 0, 1, 1}}},
+		{NewPath: "ré named.txt", Hunks: []Hunk{{0, 0, 1, 6}}},
+		{OldPath: "sp ace.txt", Hunks: []Hunk{{1, 6, 0, 0}}},
+		{OldPath: "star*.txt", NewPath: "star*.txt", Hunks: []Hunk{{1, 0, 2, 1}}},
+		{OldPath: "stars.txt", NewPath: "stars.txt", Hunks: []Hunk{{1, 0, 2, 1}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("hunks (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseHunks(t *testing.T) {
+	// A removed line "-- x" and an added "++ y" look like the ---/+++
+	// headers; past the first @@ they are the hunk's lines.
+	out := "diff --git a/q.sql b/q.sql\nindex 1..2 100644\n--- a/q.sql\n+++ b/q.sql\n@@ -3 +3,2 @@ select\n--- x\n+++ y\n+z\n" +
+		"diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+	got, err := parseHunks(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileHunks{
+		{OldPath: "q.sql", NewPath: "q.sql", Hunks: []Hunk{{3, 1, 3, 2}}},
+		{OldPath: "run.sh", NewPath: "run.sh", ModeChanged: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"junk\n", "diff --git a/x b/x\n@@ -a +1 @@\n", "diff --git a/x b/x\n@@ -1 +1\n"} {
+		if _, err := parseHunks(bad); err == nil {
+			t.Errorf("parseHunks(%q): no error", bad)
+		}
+	}
+}
+
+func FuzzParseHunks(f *testing.F) {
+	f.Add("diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -3 +3,2 @@ x\n-a\n+b\n+c\n")
+	f.Add("diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+x\n")
+	f.Add("diff --git a/b.bin b/b.bin\nBinary files a/b.bin and b/b.bin differ\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		files, err := parseHunks(in)
+		if err != nil {
+			return
+		}
+		if len(files) > strings.Count(in, "diff --git ") {
+			t.Errorf("%d files from %d diff lines", len(files), strings.Count(in, "diff --git "))
+		}
+	})
+}

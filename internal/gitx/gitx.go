@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -45,7 +46,11 @@ func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, e
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+		name := args[0]
+		if name == "-c" && len(args) > 2 {
+			name = args[2]
+		}
+		return nil, fmt.Errorf("git %s: %s", name, msg)
 	}
 	return out, nil
 }
@@ -122,9 +127,12 @@ type FileChange struct {
 	Deletions  int
 }
 
-// Commit is one non-merge commit with its changed files.
+// Commit is one commit with its changed files (none for a merge).
 type Commit struct {
-	Hash      string
+	Hash string
+	// Parents are the parent commits: none for a root commit, two or more
+	// for a merge.
+	Parents   []string
 	Author    string
 	Timestamp string // author date, strict ISO 8601
 	Message   string
@@ -142,9 +150,17 @@ type LogOptions struct {
 	// which makes git compute every diff; without it files come from
 	// --name-only and their counts are -1.
 	LineStats bool
+	// Merges includes merge commits, without files (git shows no diff for
+	// them), and every commit of the history, an empty one too: the walk
+	// is not limited to dir's paths (give the top level). By default
+	// merges are left out.
+	Merges bool
+	// After, when set, keeps the commits made (committer date) at or
+	// after it (--since).
+	After time.Time
 }
 
-// Log streams the non-merge commits reachable from HEAD, newest first, with
+// Log streams the non-merge commits (all with LogOptions.Merges) reachable from HEAD, newest first, with
 // the files each changed below dir (paths relative to dir), calling fn for
 // each. Renames are reported as a deletion and an addition so every path is
 // a plain path. It stops at the first error fn returns.
@@ -161,8 +177,14 @@ func Log(ctx context.Context, dir string, opt LogOptions, fn func(Commit) error)
 	if opt.LineStats {
 		stat = "--numstat"
 	}
-	args := []string{"-C", dir, "-c", "core.quotePath=false", "log", "--no-merges", "--no-renames",
-		stat, "--relative", "--format=" + mark + "%n%H%n%an%n%aI%n%B%n" + msgEnd}
+	args := []string{"-C", dir, "-c", "core.quotePath=false", "log", "--no-renames",
+		stat, "--relative", "--format=" + mark + "%n%H%n%P%n%an%n%aI%n%B%n" + msgEnd}
+	if !opt.Merges {
+		args = append(args, "--no-merges")
+	}
+	if !opt.After.IsZero() {
+		args = append(args, "--since="+strconv.FormatInt(opt.After.Unix(), 10))
+	}
 	if opt.Max > 0 {
 		args = append(args, "-n", strconv.Itoa(opt.Max))
 	}
@@ -171,7 +193,11 @@ func Log(ctx context.Context, dir string, opt LogOptions, fn func(Commit) error)
 	} else {
 		args = append(args, "HEAD")
 	}
-	args = append(args, "--", ".")
+	if !opt.Merges {
+		// Limited to dir; git's history simplification then drops the
+		// merges that changed nothing below it.
+		args = append(args, "--", ".")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -202,7 +228,7 @@ func Log(ctx context.Context, dir string, opt LogOptions, fn func(Commit) error)
 	return nil
 }
 
-// parseLog reads Log's stream line by line: a mark line, hash, author and
+// parseLog reads Log's stream line by line: a mark line, hash, parents, author and
 // date lines, the message up to the msgEnd line, then numstat lines up to
 // the next mark.
 func parseLog(r io.Reader, mark, msgEnd string, numstat bool, fn func(Commit) error) error {
@@ -232,11 +258,13 @@ func parseLog(r io.Reader, mark, msgEnd string, numstat bool, fn func(Commit) er
 			if err := flush(); err != nil {
 				return err
 			}
-			c, header, inMsg, message = &Commit{}, 3, false, message[:0]
+			c, header, inMsg, message = &Commit{}, 4, false, message[:0]
 		case c == nil:
 			// Nothing precedes the first mark.
+		case header == 4:
+			c.Hash, header = line, 3
 		case header == 3:
-			c.Hash, header = line, 2
+			c.Parents, header = strings.Fields(line), 2
 		case header == 2:
 			c.Author, header = line, 1
 		case header == 1:

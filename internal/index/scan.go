@@ -246,3 +246,17 @@ func walk(ctx context.Context, root string) ([]string, []Skip, error) {
 	}
 	return out, skips, nil
 }
+
+// Classify says how the indexer treats the file at rel (slash-separated,
+// relative to the repository root) by its path alone: the language it is
+// parsed in ("" for a text file stored unparsed), or why it is skipped
+// (a Skip reason: an excluded directory, a lockfile, a minified or
+// binary file). Virtualenvs found by their pyvenv.cfg, sizes and
+// content are not looked at.
+func Classify(rel string) (parse lang.Language, skip string) {
+	if excludedPath(rel, func(string) bool { return false }) {
+		return "", SkipExcludedDir
+	}
+	_, parse, skip = classify(rel)
+	return parse, skip
+}

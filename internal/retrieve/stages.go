@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
 			return err
 		}
 	}
-	verdicts := map[string]scopeVerdict{}
+	verdicts := map[string]ScopeVerdict{}
 	if sc.Judge != nil && len(sc.Candidates) > 0 {
 		var err error
 		if verdicts, err = judgeScope(ctx, sc); err != nil {
@@ -128,10 +129,16 @@ func tierName(t int) string {
 	return "search"
 }
 
-type scopeVerdict struct {
+// ScopeVerdict is the reasoning model's verdict on one scope candidate.
+type ScopeVerdict struct {
 	Path     string `json:"path"`
 	Relevant bool   `json:"relevant"`
 	Reason   string `json:"reason"`
+}
+
+// ScopeReply is the reply the scope judgment asks for.
+type ScopeReply struct {
+	Files []ScopeVerdict `json:"files"`
 }
 
 const scopeSystem = `You decide which files of a repository a coding task needs.
@@ -140,51 +147,77 @@ Reply with JSON only, an object {"files": [...]} whose list holds one
 {"path": "...", "relevant": true|false, "reason": "..."} per candidate,
 with the path exactly as given. Keep reasons under 15 words.`
 
-// judgeScope asks the model about the candidates in batches that fit the
-// prompt budget.
-func judgeScope(ctx context.Context, sc *StageContext) (map[string]scopeVerdict, error) {
-	out := map[string]scopeVerdict{}
-	header := "Task:\n" + sc.Task.Text + "\n"
-	if sc.Task.Intent != "" {
-		header += "Intent: " + sc.Task.Intent + "\n"
+// ScopeBatch is one scope-judgment prompt and the candidates it lists.
+type ScopeBatch struct {
+	Prompt     string
+	Candidates []Candidate
+}
+
+// ScopePrompts builds the scope judgment's prompts (seed 001 §5.6): the
+// system prompt, and the user prompts of the candidates in batches that
+// fit promptTokens (the reasoning window). Inference and the bootstrapped
+// training pairs (internal/bootstrap) both build them here.
+func ScopePrompts(task TaskQuery, cands []Candidate, promptTokens int) (system string, batches []ScopeBatch) {
+	header := "Task:\n" + task.Text + "\n"
+	if task.Intent != "" {
+		header += "Intent: " + task.Intent + "\n"
 	}
 	header += "\nCandidates:\n"
-	limit := promptChars(sc.PromptTokens)
-	var batch []string
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	limit := promptChars(promptTokens)
+	var (
+		lines strings.Builder
+		batch []Candidate
+	)
+	flush := func() {
+		if len(batch) > 0 {
+			batches = append(batches, ScopeBatch{Prompt: header + lines.String(), Candidates: batch})
 		}
-		reply, err := sc.Judge(ctx, "scope_judgment", "scope", scopeSystem, header+strings.Join(batch, ""))
-		if err != nil {
-			return err
-		}
-		var vs struct {
-			Files []scopeVerdict `json:"files"`
-		}
-		if err := DecodeReply(reply, &vs); err != nil {
-			return &ReplyError{CallType: "scope_judgment", Raw: reply, Err: err}
-		}
-		for _, v := range vs.Files {
-			out[strings.TrimSpace(v.Path)] = v
-		}
-		batch = batch[:0]
-		return nil
+		lines.Reset()
+		batch = nil
 	}
-	size := len(header)
-	for _, c := range sc.Candidates {
+	for _, c := range cands {
 		line := fmt.Sprintf("- %s (%s)\n", c.Path, strings.Join(c.Reasons[:min(2, len(c.Reasons))], "; "))
-		if size+len(line) > limit && len(batch) > 0 {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			size = len(header)
+		if len(header)+lines.Len()+len(line) > limit && len(batch) > 0 {
+			flush()
 		}
-		batch = append(batch, line)
-		size += len(line)
+		lines.WriteString(line)
+		batch = append(batch, c)
 	}
-	if err := flush(); err != nil {
+	flush()
+	return scopeSystem, batches
+}
+
+// ParseScopeReply reads a scope judgment's reply, tolerating what small
+// models wrap around the JSON; the verdicts come by trimmed path.
+func ParseScopeReply(reply string) (map[string]ScopeVerdict, error) {
+	var vs ScopeReply
+	if err := DecodeReply(reply, &vs); err != nil {
 		return nil, err
+	}
+	out := make(map[string]ScopeVerdict, len(vs.Files))
+	for _, v := range vs.Files {
+		out[strings.TrimSpace(v.Path)] = v
+	}
+	return out, nil
+}
+
+// judgeScope asks the model about the candidates in batches that fit the
+// prompt budget.
+func judgeScope(ctx context.Context, sc *StageContext) (map[string]ScopeVerdict, error) {
+	out := map[string]ScopeVerdict{}
+	system, batches := ScopePrompts(sc.Task, sc.Candidates, sc.PromptTokens)
+	for _, b := range batches {
+		reply, err := sc.Judge(ctx, "scope_judgment", "scope", system, b.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		vs, err := ParseScopeReply(reply)
+		if err != nil {
+			return nil, &ReplyError{CallType: "scope_judgment", Raw: reply, Err: err}
+		}
+		for p, v := range vs {
+			out[p] = v
+		}
 	}
 	return out, nil
 }
@@ -216,10 +249,16 @@ type PrecisionStage struct {
 // Name implements Stage.
 func (s *PrecisionStage) Name() string { return "precision" }
 
-type precisionVerdict struct {
+// PrecisionVerdict is the reasoning model's tier for one symbol.
+type PrecisionVerdict struct {
 	Path   string `json:"path"`
 	Symbol string `json:"symbol"`
 	Tier   string `json:"tier"`
+}
+
+// PrecisionReply is the reply the precision judgment asks for.
+type PrecisionReply struct {
+	Symbols []PrecisionVerdict `json:"symbols"`
 }
 
 const precisionSystem = `You decide how much of each code symbol a coding task needs.
@@ -256,10 +295,43 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	if sc.Judge == nil {
 		return nil
 	}
-	var b strings.Builder
-	b.WriteString("Task:\n" + sc.Task.Text + "\n\nSymbols:\n")
-	limit := promptChars(sc.PromptTokens)
+	system, prompt, offeredList := PrecisionPrompt(sc.Task, cs, sc.PromptTokens)
 	offered := map[[2]string]bool{}
+	for _, c := range offeredList {
+		offered[[2]string{c.Path, c.Name}] = true
+	}
+	reply, err := sc.Judge(ctx, "precision_judgment", "precision", system, prompt)
+	if err != nil {
+		return err
+	}
+	verdicts, err := ParsePrecisionReply(reply)
+	if err != nil {
+		return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: err}
+	}
+	ignored := 0
+	for _, v := range verdicts {
+		if !offered[[2]string{v.Path, v.Symbol}] {
+			ignored++ // a symbol the prompt did not list: a slip of the model
+			continue
+		}
+		setIn(sc.Details, v.Path, v.Symbol, v.Tier)
+	}
+	if ignored > 0 {
+		sc.Info = append(sc.Info, fmt.Sprintf("precision: %d verdict(s) named symbols that were not offered; ignored", ignored))
+	}
+	return nil
+}
+
+// PrecisionPrompt builds the precision judgment's prompt (seed 001 §5.7):
+// the system prompt, and the user prompt listing the symbol candidates
+// best first, as many as fit promptTokens (the reasoning window), each
+// with why it is one. offered are the candidates listed: a verdict on any
+// other is ignored. Inference and the bootstrapped training pairs
+// (internal/bootstrap) both build it here.
+func PrecisionPrompt(task TaskQuery, cs []SymbolCandidate, promptTokens int) (system, prompt string, offered []SymbolCandidate) {
+	var b strings.Builder
+	b.WriteString("Task:\n" + task.Text + "\n\nSymbols:\n")
+	limit := promptChars(promptTokens)
 	for _, c := range cs {
 		line := fmt.Sprintf("- %s %s %s: %s", c.Path, c.Kind, c.Name, c.Signature)
 		var why []string
@@ -275,35 +347,26 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 			break
 		}
 		b.WriteString(line)
-		offered[[2]string{c.Path, c.Name}] = true
+		offered = append(offered, c)
 	}
-	reply, err := sc.Judge(ctx, "precision_judgment", "precision", precisionSystem, b.String())
-	if err != nil {
-		return err
-	}
-	var vs struct {
-		Symbols []precisionVerdict `json:"symbols"`
-	}
+	return precisionSystem, b.String(), offered
+}
+
+// ParsePrecisionReply reads a precision judgment's reply: every verdict
+// must name one of the four tiers.
+func ParsePrecisionReply(reply string) ([]PrecisionVerdict, error) {
+	var vs PrecisionReply
 	if err := DecodeReply(reply, &vs); err != nil {
-		return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: err}
+		return nil, err
 	}
-	ignored := 0
 	for _, v := range vs.Symbols {
 		switch v.Tier {
 		case DetailPrimary, DetailSupporting, DetailTypeContext, DetailExcluded:
 		default:
-			return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: fmt.Errorf("unknown tier %q for %s", v.Tier, v.Symbol)}
+			return nil, fmt.Errorf("unknown tier %q for %s", v.Tier, v.Symbol)
 		}
-		if !offered[[2]string{v.Path, v.Symbol}] {
-			ignored++ // a symbol the prompt did not list: a slip of the model
-			continue
-		}
-		setIn(sc.Details, v.Path, v.Symbol, v.Tier)
 	}
-	if ignored > 0 {
-		sc.Info = append(sc.Info, fmt.Sprintf("precision: %d verdict(s) named symbols that were not offered; ignored", ignored))
-	}
-	return nil
+	return vs.Symbols, nil
 }
 
 // setIn sets m[path][name], making the inner map when needed.
@@ -325,19 +388,11 @@ func analyzeIntent(ctx context.Context, sc *StageContext) error {
 	if err != nil {
 		return err
 	}
-	var v struct {
-		Intent  string   `json:"intent"`
-		Type    string   `json:"type"`
-		Symbols []string `json:"symbols"`
-		Files   []string `json:"files"`
-	}
-	if err := DecodeReply(reply, &v); err != nil {
+	v, err := ParseTaskAnalysis(reply)
+	if err != nil {
 		return &ReplyError{CallType: llm.CallTaskAnalysis, Raw: reply, Err: err}
 	}
-	if strings.TrimSpace(v.Intent) == "" {
-		return &ReplyError{CallType: llm.CallTaskAnalysis, Raw: reply, Err: fmt.Errorf("no intent")}
-	}
-	sc.Task.Intent = strings.TrimSpace(v.Intent)
+	sc.Task.Intent = v.Intent
 	switch v.Type {
 	case TypeBug, TypeFeature, TypeRefactor, TypeTest, TypeDocs:
 		sc.Task.Type = v.Type
@@ -353,4 +408,44 @@ func analyzeIntent(ctx context.Context, sc *StageContext) error {
 		}
 	}
 	return nil
+}
+
+// TaskAnalysis is the reply of task analysis's LLM step: the task's
+// intent and type, and the code names and paths it implies.
+type TaskAnalysis struct {
+	Intent  string   `json:"intent"`
+	Type    string   `json:"type"`
+	Symbols []string `json:"symbols"`
+	Files   []string `json:"files"`
+}
+
+// ParseTaskAnalysis reads a task-analysis reply; one without an intent is
+// an error. The intent comes trimmed; a type cra does not know is kept
+// here and ignored by the pipeline.
+func ParseTaskAnalysis(reply string) (TaskAnalysis, error) {
+	var v TaskAnalysis
+	if err := DecodeReply(reply, &v); err != nil {
+		return TaskAnalysis{}, err
+	}
+	v.Intent = strings.TrimSpace(v.Intent)
+	if v.Intent == "" {
+		return TaskAnalysis{}, fmt.Errorf("no intent")
+	}
+	return v, nil
+}
+
+// errPromptTaken stops the capture of TaskAnalysisPrompt.
+var errPromptTaken = errors.New("prompt taken")
+
+// TaskAnalysisPrompt returns the system and user prompts task analysis
+// sends the reasoning model for a task's text: those analyzeIntent builds,
+// taken from its call, so the bootstrapped training pairs
+// (internal/bootstrap) cannot drift from what inference asks.
+func TaskAnalysisPrompt(text string) (system, prompt string) {
+	sc := &StageContext{Task: TaskQuery{Text: text}, Judge: func(_ context.Context, _, _, s, p string) (string, error) {
+		system, prompt = s, p
+		return "", errPromptTaken
+	}}
+	analyzeIntent(context.Background(), sc) // stops at the capture
+	return system, prompt
 }

@@ -1,0 +1,590 @@
+// Package bootstrap draws training data from a repository's history
+// before cra has logged any run of its own (seed 001 §1 "Bootstrapping",
+// §8.6, §16.4): it keeps the commits worth learning from (Filter), and
+// for each, at its parent, derives one training pair per pipeline stage —
+// task analysis, scope, precision, execute_plan and execute_code — built
+// with the prompt builders and reply formats cra uses at inference
+// (internal/retrieve, internal/agent), so that training matches use.
+//
+// The bootstrapped repository is only read. Its commits are checked out,
+// detached, in a scratch worktree (git worktree add --detach) under the
+// state directory, removed at the end whatever happened, a cancellation
+// included; its index is a scratch curated DB beside it, kept so that a
+// rerun indexes incrementally. Kept commits are visited oldest first, so
+// each index run is incremental and the history it mines only grows.
+//
+// An execute_code pair is kept only when its edit blocks, applied to the
+// parent with internal/edit as cra applies a model's reply, give the
+// commit's files byte for byte.
+//
+// The datasets go to a new directory of their own per run (internal/
+// dataset: one directory per stage, separated by base model,
+// deduplicated, split by commit date) and are recorded in the raw DB's
+// training_datasets, source synthetic, under one training_plans row that
+// records the repository and the filter. A rerun never rewrites an
+// earlier run's files, which an adapter may have been trained on.
+package bootstrap
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/lazyre"
+	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// Options are a bootstrap's inputs.
+type Options struct {
+	// Repo is the repository whose history is read, any directory of its
+	// work tree; it is never written.
+	Repo string
+	// ScratchDir holds the scratch worktree (removed at the end) and the
+	// scratch index (kept for reruns). Required.
+	ScratchDir string
+	// DatasetsDir is where each run's dataset directory is made. Required.
+	DatasetsDir string
+	// Corpus records the plan and the datasets; nil records nothing (the
+	// files are still written).
+	Corpus *corpus.Corpus
+	// TaskID names the run in training_plans.task_id.
+	TaskID string
+	// Force derives the pairs even when an earlier run with the same
+	// criteria (repository, HEAD, bounds, filter, budget) left its
+	// datasets: by default that run's are reported and nothing is written.
+	Force bool
+	// MaxCommits bounds the commits examined, newest first; 0 is all.
+	MaxCommits int
+	// Since, when set, examines only commits made at or after it.
+	Since time.Time
+	// Filter keeps the commits; the zero Filter is DefaultFilter().
+	Filter Filter
+	// Budget is the execute model's budget (seed 001 §7): it sizes the
+	// context packages and the execute prompts, as at inference.
+	Budget retrieve.Budget
+	// PromptTokens bounds a stage prompt: the reasoning model's window
+	// (0: Budget.ContextWindow).
+	PromptTokens int
+	// ReplyTokens is what an execute prompt keeps free for the reply
+	// (0: half of Budget.ReservedTokens, as a run takes it).
+	ReplyTokens int
+	// Candidates is how many ranked files scope judges (0: 60, as a run).
+	Candidates int
+	// Progress gets a line per commit; nil is silent.
+	Progress io.Writer
+}
+
+// Report is what a bootstrap did.
+type Report struct {
+	Repo string `json:"repo"`
+	Head string `json:"head"`
+	// Name is the run's dataset directory's name, Dir its path ("" when
+	// no commit was kept: nothing is written).
+	Name string `json:"name,omitempty"`
+	Dir  string `json:"dir,omitempty"`
+	// Seen counts the commits examined, Kept those the filter kept,
+	// Skipped the others by reason.
+	Seen    int            `json:"commits_seen"`
+	Kept    int            `json:"commits_kept"`
+	Skipped map[string]int `json:"commits_skipped"`
+	// Pairs counts the pairs derived per stage (before deduplication);
+	// Missing why a kept commit gave no pair of a stage, by stage and
+	// reason.
+	Pairs   map[string]int            `json:"pairs"`
+	Missing map[string]map[string]int `json:"missing,omitempty"`
+	// Code counts the execute_code derivations: commits whose change
+	// edit blocks can express, those whose blocks reproduced the commit
+	// exactly, and of those the pairs whose prompt shows every line the
+	// blocks' SEARCH copies: only these are kept.
+	Code CodeStats `json:"execute_code"`
+	// Failed counts the kept commits whose pairs could not be derived (a
+	// checkout or an index run that failed); Errors quotes the first.
+	Failed int      `json:"commits_failed"`
+	Errors []string `json:"errors,omitempty"`
+	// Datasets are the stages' files and rows.
+	Datasets []DatasetReport `json:"datasets,omitempty"`
+	// Reused: an earlier run with the same criteria left these datasets,
+	// whose example counts Pairs then holds; nothing was derived or
+	// written (Options.Force derives anew).
+	Reused   bool          `json:"reused,omitempty"`
+	PlanID   int64         `json:"training_plan_id,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// IndexDuration is the part spent indexing the parents.
+	IndexDuration time.Duration `json:"index_ns"`
+}
+
+// CodeStats are Report.Code.
+type CodeStats struct {
+	Tried      int `json:"tried"`
+	Reproduced int `json:"reproduced"`
+	InContext  int `json:"search_in_context"`
+}
+
+// CommitsPerSecond is the pace over the kept commits.
+func (r *Report) CommitsPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Kept) / r.Duration.Seconds()
+}
+
+// DatasetReport is one stage's dataset.
+type DatasetReport struct {
+	Stage      string `json:"stage"`
+	BaseModel  string `json:"base_model"`
+	Path       string `json:"path"`
+	ID         int64  `json:"id,omitempty"`
+	Train      int    `json:"train"`
+	Valid      int    `json:"valid"`
+	Duplicates int    `json:"duplicates"`
+}
+
+// Errors of Run.
+var (
+	// ErrNoCommits is a repository with no commit to learn from.
+	ErrNoCommits = errors.New("the repository has no commits")
+	// ErrBusy is another bootstrap of the same repository into the same
+	// scratch directory, running.
+	ErrBusy = errors.New("bootstrap busy")
+)
+
+// Run bootstraps the datasets of opts.Repo (see the package doc).
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	start := time.Now()
+	if opts.ScratchDir == "" || opts.DatasetsDir == "" {
+		return nil, errors.New("bootstrap: a scratch directory and a datasets directory are required")
+	}
+	if err := opts.Budget.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Filter.MaxFiles == 0 {
+		opts.Filter = DefaultFilter()
+	}
+	if opts.PromptTokens <= 0 {
+		opts.PromptTokens = opts.Budget.ContextWindow
+	}
+	if opts.ReplyTokens <= 0 {
+		opts.ReplyTokens = opts.Budget.ReservedTokens / 2
+	}
+	if opts.ReplyTokens <= 0 {
+		return nil, fmt.Errorf("reserved tokens %d leave no room for the reply: reserve at least the reply's tokens", opts.Budget.ReservedTokens)
+	}
+	if opts.Candidates <= 0 {
+		opts.Candidates = 60
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if ok, err := gitx.IsRepo(ctx, opts.Repo); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("%s is not a git repository: bootstrap reads a repository's history (clone one first)", opts.Repo)
+	}
+	top, _, err := gitx.TopLevel(ctx, opts.Repo)
+	if err != nil {
+		return nil, err
+	}
+	head, err := gitx.Head(ctx, top)
+	if err != nil {
+		return nil, err
+	}
+	if head == "" {
+		return nil, fmt.Errorf("%s: %w", top, ErrNoCommits)
+	}
+	rep := &Report{Repo: top, Head: head, Skipped: map[string]int{}, Pairs: map[string]int{}, Missing: map[string]map[string]int{}}
+	for _, s := range dataset.Stages {
+		rep.Pairs[s] = 0
+	}
+
+	// The commits, newest first as git gives them; kept ones visited
+	// oldest first.
+	var kept []gitx.Commit
+	err = gitx.Log(ctx, top, gitx.LogOptions{Max: opts.MaxCommits, LineStats: true, Merges: true, After: opts.Since}, func(c gitx.Commit) error {
+		rep.Seen++
+		if why := opts.Filter.Check(c); why != "" {
+			rep.Skipped[why]++
+			return nil
+		}
+		kept = append(kept, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(kept)
+	rep.Kept = len(kept)
+	fmt.Fprintf(opts.Progress, "%d commit(s) examined, %d kept\n", rep.Seen, rep.Kept)
+	if len(kept) == 0 {
+		rep.Duration = time.Since(start)
+		return rep, nil
+	}
+	if !opts.Force {
+		if found, err := opts.reuse(ctx, rep); err != nil || found {
+			rep.Duration = time.Since(start)
+			return rep, err
+		}
+	}
+
+	records := map[string][]dataset.Record{}
+	if err := opts.visit(ctx, top, kept, rep, records); err != nil {
+		return nil, err
+	}
+	if err := opts.save(ctx, rep, records, start); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// visit derives the pairs of the kept commits, oldest first, each at its
+// parent in the scratch worktree, which it removes however it returns.
+func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
+	// One bootstrap of a repository at a time: a second would take the
+	// first's worktree away.
+	if err := os.MkdirAll(o.ScratchDir, 0o755); err != nil {
+		return err
+	}
+	lk, ok, err := flock.TryLock(filepath.Join(o.ScratchDir, "bootstrap.lock"))
+	if err != nil {
+		return fmt.Errorf("lock the scratch directory: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
+	}
+	defer lk.Close()
+	wt := filepath.Join(o.ScratchDir, "worktree")
+	if err := gitx.AddDetachedWorktree(ctx, top, wt, kept[0].Parents[0]); err != nil {
+		return fmt.Errorf("scratch worktree: %w", err)
+	}
+	defer func() {
+		if rerr := gitx.RemoveWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force %s')", wt, rerr, wt))
+		}
+	}()
+	factory := store.NewFactory(filepath.Join(o.ScratchDir, "index"))
+	b := index.NewBuilder(factory)
+	var db *sql.DB
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
+	d := &deriver{Root: wt, Repo: top, Budget: o.Budget, PromptTokens: o.PromptTokens, ReplyTokens: o.ReplyTokens, Candidates: o.Candidates}
+	defer func() {
+		if d.parser != nil {
+			d.parser.Close()
+		}
+	}()
+	for i, c := range kept {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		got, err := o.one(ctx, top, wt, b, factory, &db, d, c, rep)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// One commit's failure (a checkout git refuses, a file the
+			// indexer cannot read) costs that commit, not the run.
+			rep.Failed++
+			if len(rep.Errors) < maxErrors {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%.12s: %v", c.Hash, err))
+			}
+			fmt.Fprintf(o.Progress, "[%d/%d] %.12s failed: %v\n", i+1, len(kept), c.Hash, err)
+			continue
+		}
+		for _, r := range got.Records {
+			records[r.Meta.Stage] = append(records[r.Meta.Stage], r)
+			rep.Pairs[r.Meta.Stage]++
+		}
+		for stage, why := range got.Missing {
+			if rep.Missing[stage] == nil {
+				rep.Missing[stage] = map[string]int{}
+			}
+			rep.Missing[stage][missingKind(why)]++
+		}
+		if got.CodeTried {
+			rep.Code.Tried++
+		}
+		if got.CodeReproduced {
+			rep.Code.Reproduced++
+		}
+		if got.CodeInContext {
+			rep.Code.InContext++
+		}
+		var missing []string
+		for _, stage := range dataset.Stages {
+			if why := got.Missing[stage]; why != "" {
+				missing = append(missing, "no "+stage+": "+firstLine(why, 120))
+			}
+		}
+		note := ""
+		if len(missing) > 0 {
+			note = " (" + strings.Join(missing, "; ") + ")"
+		}
+		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records), note)
+	}
+	return nil
+}
+
+// maxErrors bounds the commit failures a report quotes.
+const maxErrors = 20
+
+// one derives the pairs of c at its parent, indexed in the worktree wt.
+func (o *Options) one(ctx context.Context, top, wt string, b *index.Builder, factory *store.Factory, db **sql.DB, d *deriver, c gitx.Commit, rep *Report) (*derived, error) {
+	parent := c.Parents[0]
+	if err := gitx.CheckoutDetached(ctx, wt, parent); err != nil {
+		return nil, fmt.Errorf("check out %.12s: %w", parent, err)
+	}
+	t := time.Now()
+	res, err := b.Run(ctx, wt)
+	rep.IndexDuration += time.Since(t)
+	if err != nil {
+		return nil, fmt.Errorf("index %.12s: %w", parent, err)
+	}
+	if *db == nil {
+		if *db, err = factory.Open(ctx, store.Curated, "", true); err != nil {
+			return nil, err
+		}
+		d.KB = kb.New(*db)
+	}
+	d.RepoID = res.RepoID
+	cm, err := loadCommit(ctx, top, c)
+	if err != nil {
+		return nil, err
+	}
+	return d.derive(ctx, cm)
+}
+
+// missingKind is a Missing reason without its details (paths, counts).
+func missingKind(why string) string {
+	for _, k := range []string{"not reproduced", "not in the context", "is deleted", "binary or mode change", "is created empty", "no SEARCH within", "out of range", "do not make"} {
+		if strings.Contains(why, k) {
+			return k
+		}
+	}
+	return why
+}
+
+// loadCommit reads what the pairs need of c: its diff with both sides of
+// every file, and its message as a task.
+func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) {
+	parent := c.Parents[0]
+	files, err := gitx.DiffHunks(ctx, top, parent, c.Hash)
+	if err != nil {
+		return commit{}, err
+	}
+	date, err := time.Parse(time.RFC3339, c.Timestamp)
+	if err != nil {
+		return commit{}, fmt.Errorf("commit %.12s: date %q: %w", c.Hash, c.Timestamp, err)
+	}
+	cm := commit{Hash: c.Hash, Parent: parent, Date: date.UTC(), Task: taskText(c.Message)}
+	for _, f := range files {
+		ch := change{FileHunks: f}
+		if f.OldPath != "" && !f.Binary {
+			if ch.Old, _, err = gitx.ShowFile(ctx, top, parent, f.OldPath); err != nil {
+				return commit{}, err
+			}
+		}
+		if f.NewPath != "" && !f.Binary {
+			if ch.New, _, err = gitx.ShowFile(ctx, top, c.Hash, f.NewPath); err != nil {
+				return commit{}, err
+			}
+		}
+		cm.Changes = append(cm.Changes, ch)
+	}
+	return cm, nil
+}
+
+var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
+
+// taskText is a commit message as a task: without its trailers.
+func taskText(message string) string {
+	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// save writes the stages' datasets to a new directory and records them
+// with their plan in one transaction.
+func (o *Options) save(ctx context.Context, rep *Report, records map[string][]dataset.Record, start time.Time) error {
+	name, dir, err := newDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start)
+	if err != nil {
+		return err
+	}
+	rep.Name, rep.Dir = name, dir
+	var rows []corpus.Dataset
+	for _, stage := range dataset.Stages {
+		sum, err := dataset.Write(dir, stage, records[stage], 0)
+		if err != nil {
+			os.RemoveAll(dir)
+			return fmt.Errorf("write the %s dataset: %w", stage, err)
+		}
+		rep.Datasets = append(rep.Datasets, DatasetReport{Stage: stage, BaseModel: dataset.BaseModel(stage), Path: sum.Dir,
+			Train: sum.Train, Valid: sum.Valid, Duplicates: sum.Duplicates})
+		rows = append(rows, corpus.Dataset{Stage: stage, BaseModel: dataset.BaseModel(stage), Source: corpus.SourceSynthetic,
+			Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
+	}
+	rep.Duration = time.Since(start)
+	if o.Corpus == nil {
+		return nil
+	}
+	plan := corpus.Plan{TaskID: o.TaskID, TargetStage: "all", BaseModel: "all", Source: corpus.SourceSynthetic,
+		DataCriteria: o.criteria(rep), RawPlan: planText(rep)}
+	planID, ids, err := o.Corpus.RecordPlanDatasets(ctx, plan, rows)
+	if err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("record the datasets: %w", err)
+	}
+	rep.PlanID = planID
+	for i := range rep.Datasets {
+		rep.Datasets[i].ID = ids[i]
+	}
+	return nil
+}
+
+func sinceText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// criteria is the plan row's data_criteria: what the run drew its data
+// from and how. Two runs with the same criteria derive the same pairs.
+func (o *Options) criteria(rep *Report) string {
+	data, _ := json.Marshal(map[string]any{ // plain values: cannot fail
+		"repo": rep.Repo, "head": rep.Head, "max_commits": o.MaxCommits, "since": sinceText(o.Since),
+		"filter": o.Filter, "budget": o.Budget, "candidates": o.Candidates,
+		"prompt_tokens": o.PromptTokens, "reply_tokens": o.ReplyTokens,
+	})
+	return string(data)
+}
+
+// reuse finds the newest earlier run with the same criteria whose files
+// are all still there, and fills rep with it: a rerun of the same history
+// adds no second copy of the same pairs (which would count twice as
+// evidence and in a mix). Options.Force derives them anew.
+func (o *Options) reuse(ctx context.Context, rep *Report) (bool, error) {
+	if o.Corpus == nil {
+		return false, nil
+	}
+	ds, err := o.Corpus.Datasets(ctx, "")
+	if err != nil {
+		return false, fmt.Errorf("read the earlier datasets: %w", err)
+	}
+	byPlan := map[int64][]corpus.Dataset{}
+	var plans []int64
+	for _, d := range ds { // newest first
+		if d.Source != corpus.SourceSynthetic {
+			continue
+		}
+		if byPlan[d.PlanID] == nil {
+			plans = append(plans, d.PlanID)
+		}
+		byPlan[d.PlanID] = append(byPlan[d.PlanID], d)
+	}
+	want := o.criteria(rep)
+	for _, id := range plans {
+		p, err := o.Corpus.Plan(ctx, id)
+		if err != nil {
+			return false, fmt.Errorf("read training plan %d: %w", id, err)
+		}
+		rows := byPlan[id]
+		if p.DataCriteria != want || len(rows) != len(dataset.Stages) {
+			continue
+		}
+		slices.SortFunc(rows, func(a, b corpus.Dataset) int {
+			return slices.Index(dataset.Stages, a.Stage) - slices.Index(dataset.Stages, b.Stage)
+		})
+		var found []DatasetReport
+		for _, d := range rows {
+			train, err1 := dataset.Read(d.Path, dataset.Train)
+			valid, err2 := dataset.Read(d.Path, dataset.Valid)
+			if err1 != nil || err2 != nil {
+				break // gone or damaged: not reused
+			}
+			found = append(found, DatasetReport{Stage: d.Stage, BaseModel: d.BaseModel, Path: d.Path, ID: d.ID, Train: len(train), Valid: len(valid)})
+		}
+		if len(found) != len(rows) {
+			continue
+		}
+		rep.Reused, rep.PlanID, rep.Datasets = true, id, found
+		rep.Dir = filepath.Dir(filepath.Dir(rows[0].Path))
+		rep.Name = filepath.Base(rep.Dir)
+		for _, d := range rows {
+			rep.Pairs[d.Stage] = d.Examples
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// planText is the plan row's raw_plan: what the run drew, in words.
+func planText(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cra bootstrap %s at %.12s: %d commit(s) examined, %d kept; pairs:", rep.Repo, rep.Head, rep.Seen, rep.Kept)
+	for _, s := range dataset.Stages {
+		fmt.Fprintf(&b, " %s %d", s, rep.Pairs[s])
+	}
+	fmt.Fprintf(&b, "; execute_code reproduced %d of %d", rep.Code.Reproduced, rep.Code.Tried)
+	return b.String()
+}
+
+// newDatasetDir makes a new directory for a run's datasets under root,
+// named bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
+// second has it.
+func newDatasetDir(root, repo string, t time.Time) (string, string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", "", fmt.Errorf("datasets directory: %w", err)
+	}
+	base := "bootstrap-" + safeName(repo) + "-" + t.UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir := filepath.Join(root, name)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return name, dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", fmt.Errorf("datasets directory: %w", err)
+		}
+	}
+}
+
+// safeName keeps letters, digits, '-', '_' and '.' of a name.
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+	if s == "" || s == "." || s == ".." {
+		return "repo"
+	}
+	return s
+}

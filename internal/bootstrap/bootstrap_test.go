@@ -1,0 +1,449 @@
+package bootstrap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/agent"
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/edit"
+	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+const (
+	utilV1 = `"""Helpers of the app."""
+
+
+def helper(x):
+    """Double x."""
+    return x * 2
+
+
+def unused():
+    return None
+`
+	coreV1 = `from app.util import helper
+
+
+def compute(x):
+    """Compute the answer for x."""
+    return helper(x) + 1
+
+
+def other():
+    return 0
+`
+	testV1 = `from app.core import compute
+
+
+def test_compute():
+    assert compute(1) == 3
+`
+)
+
+// fixture is a small Python repository whose history has one commit per
+// kind of change the pairs must handle.
+type fixture struct {
+	dir     string
+	commits map[string]string // message → hash
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{dir: newRepo(t), commits: map[string]string{}}
+	c := func(message string, files map[string]string, remove ...string) {
+		for _, r := range remove {
+			gittest.Run(t, f.dir, "rm", "-q", r)
+		}
+		f.commits[message] = commitFiles(t, f.dir, message, files)
+	}
+	c("Create the app with its helper and core modules", map[string]string{
+		"app/__init__.py": "", "app/util.py": utilV1, "app/core.py": coreV1, "tests/test_core.py": testV1, "README.md": "# app\n"})
+	c("Make compute add two to the doubled value", map[string]string{
+		"app/core.py":        strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 2", 1),
+		"tests/test_core.py": strings.Replace(testV1, "== 3", "== 4", 1)})
+	c("Add a triple helper beside the double one", map[string]string{
+		"app/util.py": strings.Replace(utilV1, "\n\ndef unused", "\n\ndef triple(x):\n    \"\"\"Triple x.\"\"\"\n    return x * 3\n\n\ndef unused", 1)})
+	c("Create a module that formats the computed answers", map[string]string{
+		"app/fmt.py": "from app.core import compute\n\n\ndef show(x):\n    return f\"answer: {compute(x)}\"\n"})
+	c("Remove the formatting module, nobody calls show", nil, "app/fmt.py")
+	return f
+}
+
+func rawCorpus(t *testing.T, dir string) *corpus.Corpus {
+	t.Helper()
+	db, err := store.NewFactory(dir).Open(context.Background(), store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return corpus.New(db)
+}
+
+func testOptions(t *testing.T, repo, state string) Options {
+	return Options{Repo: repo, ScratchDir: filepath.Join(state, "scratch"), DatasetsDir: filepath.Join(state, "datasets"),
+		Corpus: rawCorpus(t, state), TaskID: "boot-test",
+		Budget: retrieve.Budget{ContextWindow: 16384, ReservedTokens: 4096, SafetyMargin: 0.1}}
+}
+
+// readAll reads both splits of a stage.
+func readAll(t *testing.T, dir string) []dataset.Record {
+	t.Helper()
+	var out []dataset.Record
+	for _, split := range []dataset.Split{dataset.Train, dataset.Valid} {
+		recs, err := dataset.Read(dir, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, recs...)
+	}
+	return out
+}
+
+func byCommit(recs []dataset.Record) map[string][]dataset.Record {
+	m := map[string][]dataset.Record{}
+	for _, r := range recs {
+		m[r.Meta.Commit] = append(m[r.Meta.Commit], r)
+	}
+	return m
+}
+
+func assistant(r dataset.Record) string { return r.Example.Messages[len(r.Example.Messages)-1].Content }
+func userOf(r dataset.Record) string    { return r.Example.Messages[1].Content }
+
+// TestRun bootstraps the fixture and checks each stage's pairs: every
+// assistant message parses with cra's own inference parser, the labels
+// follow the diff, and every execute_code pair reproduces its commit.
+func TestRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	rep, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Seen != 5 || rep.Kept != 4 || rep.Skipped[SkipRoot] != 1 {
+		t.Fatalf("commits: seen %d kept %d skipped %v, want 5, 4, root 1", rep.Seen, rep.Kept, rep.Skipped)
+	}
+	// The deletion cannot be written as edit blocks; every other commit
+	// gives one pair per stage.
+	if rep.Code.Tried != 3 || rep.Code.Reproduced != 3 || rep.Pairs[dataset.ExecuteCode] != 3 {
+		t.Errorf("execute_code: %+v, %d pairs; want 3 tried, 3 reproduced, 3 pairs", rep.Code, rep.Pairs[dataset.ExecuteCode])
+	}
+	// Scope has nothing to judge for the commit that only creates a file
+	// (no file of the parent matches its words), precision nothing for it
+	// nor for the deletion, whose scoped files hold no changed symbol.
+	want := map[string]int{dataset.TaskAnalysis: 4, dataset.Scope: 3, dataset.Precision: 2, dataset.ExecutePlan: 4, dataset.ExecuteCode: 3}
+	if diff := cmp.Diff(want, rep.Pairs); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s\nmissing: %v", diff, rep.Missing)
+	}
+	dirs := map[string]string{}
+	for _, d := range rep.Datasets {
+		dirs[d.Stage] = d.Path
+		if d.ID == 0 || d.Path != dataset.Dir(rep.Dir, d.Stage) {
+			t.Errorf("dataset %+v: want a row id and the path %s", d, dataset.Dir(rep.Dir, d.Stage))
+		}
+	}
+
+	make2 := f.commits["Make compute add two to the doubled value"]
+	create := f.commits["Create a module that formats the computed answers"]
+	triple := f.commits["Add a triple helper beside the double one"]
+
+	// Task analysis: the inference prompt, and a reply ParseTaskAnalysis
+	// accepts naming the changed files and definitions.
+	ta := byCommit(readAll(t, dirs[dataset.TaskAnalysis]))
+	for c, recs := range ta {
+		v, err := retrieve.ParseTaskAnalysis(assistant(recs[0]))
+		if err != nil {
+			t.Errorf("task analysis of %.7s: %v", c, err)
+		}
+		task := recs[0].Example.Messages
+		if sys, user := retrieve.TaskAnalysisPrompt(strings.TrimPrefix(task[1].Content, "Task:\n")); sys != task[0].Content || user != task[1].Content {
+			t.Errorf("task analysis of %.7s: the prompt is not TaskAnalysisPrompt's", c)
+		}
+		if c == make2 {
+			if !slices.Contains(v.Files, "app/core.py") || !slices.Contains(v.Symbols, "compute") || v.Intent != "Make compute add two to the doubled value." {
+				t.Errorf("task analysis of the compute change: %+v", v)
+			}
+		}
+	}
+
+	// Scope: changed files relevant, the files they import supporting
+	// (relevant, with the reason), the rest not.
+	scopes := byCommit(readAll(t, dirs[dataset.Scope]))
+	if _, ok := scopes[create]; ok {
+		t.Errorf("a scope pair for the commit that only creates a file")
+	}
+	for c, recs := range scopes {
+		vs, err := retrieve.ParseScopeReply(assistant(recs[0]))
+		if err != nil {
+			t.Fatalf("scope of %.7s: %v", c, err)
+		}
+		for p := range vs {
+			if !strings.Contains(userOf(recs[0]), "- "+p+" (") {
+				t.Errorf("scope of %.7s: verdict on %s, which the prompt does not list", c, p)
+			}
+		}
+		if c == make2 {
+			if !vs["app/core.py"].Relevant || !vs["tests/test_core.py"].Relevant {
+				t.Errorf("scope: the changed files are not relevant: %+v", vs)
+			}
+			if v := vs["app/util.py"]; !v.Relevant || !strings.Contains(v.Reason, "imported by app/core.py") {
+				t.Errorf("scope: app/util.py, which core imports, got %+v, want supporting", v)
+			}
+			if v, ok := vs["README.md"]; ok && v.Relevant {
+				t.Errorf("scope: README.md relevant")
+			}
+		}
+	}
+
+	// Precision: the changed definition primary, what the changed lines
+	// call supporting.
+	for c, recs := range byCommit(readAll(t, dirs[dataset.Precision])) {
+		vs, err := retrieve.ParsePrecisionReply(assistant(recs[0]))
+		if err != nil {
+			t.Fatalf("precision of %.7s: %v", c, err)
+		}
+		tiers := map[string]string{}
+		for _, v := range vs {
+			tiers[v.Path+":"+v.Symbol] = v.Tier
+			if !strings.Contains(userOf(recs[0]), "- "+v.Path+" ") {
+				t.Errorf("precision of %.7s: verdict on %s, not offered", c, v.Symbol)
+			}
+		}
+		if c == make2 {
+			want := map[string]string{"app/core.py:compute": retrieve.DetailPrimary, "app/util.py:helper": retrieve.DetailSupporting,
+				"tests/test_core.py:test_compute": retrieve.DetailPrimary, "app/core.py:other": retrieve.DetailExcluded}
+			for k, w := range want {
+				if tiers[k] != w {
+					t.Errorf("precision: %s is %q, want %q (all: %v)", k, tiers[k], w, tiers)
+				}
+			}
+		}
+	}
+
+	// Execute (plan): a valid plan by cra's own parser, code first.
+	for c, recs := range byCommit(readAll(t, dirs[dataset.ExecutePlan])) {
+		task := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(userOf(recs[0]), "\n\n", 2)[0], "## TASK\n"))
+		p, err := agent.ParsePlanReply(assistant(recs[0]), task)
+		if err != nil {
+			t.Fatalf("plan of %.7s: %v\n%s", c, err, assistant(recs[0]))
+		}
+		if c == make2 && (len(p.Steps) != 2 || p.Steps[0].File != "app/core.py" || !strings.Contains(p.Steps[0].Change, "`compute`")) {
+			t.Errorf("plan of the compute change: %+v", p.Steps)
+		}
+		if c == triple && (len(p.Steps) != 1 || p.Steps[0].Change != "Add `triple`.") {
+			t.Errorf("plan of the triple helper: %+v", p.Steps)
+		}
+	}
+
+	// Execute (code): cra's reply parser reads the blocks, and applied to
+	// the parent they give the commit: git diff against it is empty.
+	codes := readAll(t, dirs[dataset.ExecuteCode])
+	if len(codes) != 3 {
+		t.Fatalf("%d execute_code pairs, want 3", len(codes))
+	}
+	for _, r := range codes {
+		if got := diffAfterApply(t, f.dir, r.Meta.Parent, r.Meta.Commit, assistant(r)); got != "" {
+			t.Errorf("execute_code of %.7s does not reproduce its commit:\n%s", r.Meta.Commit, got)
+		}
+		if !strings.HasPrefix(userOf(r), "## TASK\n") || !strings.Contains(userOf(r), "## CONTEXT") {
+			t.Errorf("execute_code prompt is not the solve prompt:\n%s", userOf(r))
+		}
+	}
+
+	// The plan and the rows.
+	p, err := opts.Corpus.Plan(ctx, rep.PlanID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source != corpus.SourceSynthetic || !strings.Contains(p.DataCriteria, `"max_files":5`) || !strings.Contains(p.DataCriteria, f.dir) {
+		t.Errorf("plan row: %+v", p)
+	}
+	rows, err := opts.Corpus.Datasets(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(dataset.Stages) {
+		t.Errorf("%d dataset rows, want %d", len(rows), len(dataset.Stages))
+	}
+	for _, d := range rows {
+		if d.Source != corpus.SourceSynthetic || d.PlanID != rep.PlanID || d.Examples != rep.Pairs[d.Stage] {
+			t.Errorf("dataset row %+v: want synthetic, plan %d, %d examples", d, rep.PlanID, rep.Pairs[d.Stage])
+		}
+	}
+
+	// The user's repository is untouched: same HEAD, clean, no worktree.
+	assertUntouched(t, f.dir, head)
+
+	// A rerun of the same history with the same settings writes nothing
+	// and reports the first run's datasets.
+	again, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Reused || again.PlanID != rep.PlanID || again.Dir != rep.Dir || again.Pairs[dataset.ExecuteCode] != 3 || len(again.Datasets) != len(dataset.Stages) {
+		t.Errorf("rerun: %+v, want the first run's datasets reused", again)
+	}
+	if rows, _ := opts.Corpus.Datasets(ctx, ""); len(rows) != len(dataset.Stages) {
+		t.Errorf("%d dataset rows after a rerun, want %d", len(rows), len(dataset.Stages))
+	}
+
+	// --force writes a run of its own beside the first, which stays.
+	opts.Force = true
+	rep2, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep2.Reused || rep2.Dir == rep.Dir || rep2.PlanID == rep.PlanID {
+		t.Errorf("forced rerun: dir %s plan %d, the same as the first run's", rep2.Dir, rep2.PlanID)
+	}
+	if got := readAll(t, dirs[dataset.TaskAnalysis]); len(got) != 4 {
+		t.Errorf("the first run's task analysis has %d examples after a rerun, want 4", len(got))
+	}
+	rows, _ = opts.Corpus.Datasets(ctx, "")
+	if len(rows) != 2*len(dataset.Stages) {
+		t.Errorf("%d dataset rows after a forced rerun, want %d", len(rows), 2*len(dataset.Stages))
+	}
+	assertUntouched(t, f.dir, head)
+}
+
+// diffAfterApply applies a reply's blocks with internal/edit to parent,
+// checked out in a scratch worktree, and returns git's diff of the result
+// against commit.
+func diffAfterApply(t *testing.T, repo, parent, commit, reply string) string {
+	t.Helper()
+	r, err := agent.ParseReply(reply)
+	if err != nil {
+		t.Fatalf("agent.ParseReply: %v\n%s", err, reply)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Run(t, repo, "worktree", "add", "-q", "--detach", wt, parent)
+	defer gittest.Run(t, repo, "worktree", "remove", "--force", wt)
+	results, _, err := edit.Apply(wt, r.Edits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range results {
+		if !res.OK() {
+			t.Errorf("block %d: %s", res.Block, res.Message)
+		}
+	}
+	gittest.Run(t, wt, "add", "-A")
+	return gittest.Run(t, wt, "diff", "--cached", commit)
+}
+
+func assertUntouched(t *testing.T, repo, head string) {
+	t.Helper()
+	if got := gittest.Run(t, repo, "rev-parse", "HEAD"); got != head {
+		t.Errorf("HEAD moved: %s, want %s", got, head)
+	}
+	if st := gittest.Run(t, repo, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean:\n%s", st)
+	}
+	wts, err := gitx.Worktrees(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wts) != 0 {
+		t.Errorf("worktrees left: %v", wts)
+	}
+}
+
+// TestRunCancelled stops a bootstrap in the middle: the scratch worktree
+// is gone, and nothing is written or recorded.
+func TestRunCancelled(t *testing.T) {
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts.Progress = writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "[1/") {
+			cancel()
+		}
+	})
+	_, err := Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	assertUntouched(t, f.dir, head)
+	if _, err := filepath.Glob(filepath.Join(state, "datasets", "*")); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(state, "datasets", "*")); len(m) != 0 {
+		t.Errorf("datasets written by a cancelled run: %v", m)
+	}
+	if m, _ := filepath.Glob(filepath.Join(state, "scratch", "worktree")); len(m) != 0 {
+		t.Errorf("scratch worktree left: %v", m)
+	}
+	rows, _ := opts.Corpus.Datasets(context.Background(), "")
+	if len(rows) != 0 {
+		t.Errorf("%d dataset rows recorded by a cancelled run", len(rows))
+	}
+}
+
+type writerFunc func([]byte)
+
+func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }
+
+// TestRunNothingKept: a history with no commit worth learning from
+// writes and records nothing.
+func TestRunNothingKept(t *testing.T) {
+	dir := newRepo(t)
+	commitFiles(t, dir, "Start", map[string]string{"a.py": "x = 1\n"})
+	commitFiles(t, dir, "wip", map[string]string{"a.py": "x = 2\n"})
+	state := t.TempDir()
+	rep, err := Run(context.Background(), testOptions(t, dir, state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Kept != 0 || rep.Dir != "" || rep.Skipped[SkipShortMessage] != 1 {
+		t.Errorf("report %+v: want nothing kept or written, one short message", rep)
+	}
+}
+
+func TestCompactJSON(t *testing.T) {
+	got := compactJSON(map[string]string{"a": "<b> & c"})
+	var back map[string]string
+	if err := json.Unmarshal([]byte(got), &back); err != nil || got != `{"a":"<b> & c"}` {
+		t.Errorf("got %s (%v)", got, err)
+	}
+}
+
+// TestRunBusy: a second bootstrap of the same repository into the same
+// scratch directory is refused while the first runs, and takes nothing
+// from it.
+func TestRunBusy(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	if err := os.MkdirAll(opts.ScratchDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lk, ok, err := flock.TryLock(filepath.Join(opts.ScratchDir, "bootstrap.lock"))
+	if err != nil || !ok {
+		t.Fatal(err, ok)
+	}
+	defer lk.Close()
+	_, err = Run(context.Background(), opts)
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
+	}
+}
