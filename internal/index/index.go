@@ -292,6 +292,10 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	t = time.Now()
 	w := newWriter(tx, repoID)
+	ident, err := identBefore(ctx, w, cands, old, lastRun)
+	if err != nil {
+		return err
+	}
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
 		return err
@@ -303,6 +307,9 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 		return err
 	}
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
+		return err
+	}
+	if err := updateIdentNames(ctx, w, ident, ch); err != nil {
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)
@@ -397,7 +404,7 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	for i, c := range cands {
 		outs[i].c = c
 		e, ok := old[c.rel]
-		if ok && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang {
+		if ok && statSame(e, c, lastRunNS) {
 			outs[i].same, outs[i].hash = true, e.hash
 			ready[i] = true
 			continue
@@ -504,6 +511,13 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		return nil, err
 	}
 	return ch, nil
+}
+
+// statSame is the stat gate: an indexed file whose size, mtime and
+// language are unchanged, and whose mtime predates the last run (as git
+// trusts racily clean files), is taken as unchanged without reading it.
+func statSame(e existing, c candidate, lastRunNS int64) bool {
+	return e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang
 }
 
 // processOne reads, hashes and parses a candidate; a file whose content

@@ -91,7 +91,7 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, readOnly))
+	db, err := sql.Open("sqlite", dsn(path, role, readOnly))
 	if err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
@@ -144,13 +144,28 @@ func damagedHint(err error, role Role) string {
 	return " (the file is damaged or not cra's: move it aside, keeping it for its records, and cra starts a new one)"
 }
 
-func dsn(path string, readOnly bool) string {
+// mmapBytes bounds the memory map of a database file; the map holds the
+// operating system's cached pages, not a copy.
+const mmapBytes = 256 << 20
+
+func dsn(path string, role Role, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "foreign_keys(1)")
-	if readOnly {
+	// Reads through a memory map instead of a pread per page: a process
+	// opens the curated database cold, and a retrieval touches pages all
+	// over it (thousands of syscalls without the map).
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapBytes))
+	switch {
+	case readOnly:
 		q.Set("mode", "ro")
-	} else {
+	case role == Session:
+		// A session is a run's scratch memory, archived into the raw
+		// database and deleted when the run ends (seed 001 §11.1): it
+		// needs no fsync, which costs more than the run's writes to it.
+		q.Add("_pragma", "journal_mode(wal)")
+		q.Add("_pragma", "synchronous(off)")
+	default:
 		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(normal)")
 	}
