@@ -32,9 +32,8 @@ type FileCommits struct {
 func (k *KnowledgeBase) FilesWithCommits(ctx context.Context, repoID int64, fn func(FileCommits)) error {
 	err := scanEach(ctx, k.db, func(r *sql.Rows, f *FileCommits) error {
 		return r.Scan(&f.ID, &f.Path, &f.Language, &f.Commits)
-	}, fn, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
-		LEFT JOIN (SELECT file_id, COUNT(*) AS n FROM file_commits GROUP BY file_id) c ON c.file_id = f.id
-		WHERE f.repo_id = ? ORDER BY f.path`, repoID)
+	}, fn, `SELECT f.id, f.path, f.language, (SELECT COUNT(*) FROM file_commits fc WHERE fc.file_id = f.id) FROM files f
+		WHERE f.repo_id = ? ORDER BY f.path`, repoID) // per file through the primary key: no temporary index of every count
 	if err != nil {
 		return fmt.Errorf("query files: %w", err)
 	}

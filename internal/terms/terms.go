@@ -65,9 +65,33 @@ func isWordRune(r rune) bool {
 
 // word emits an identifier and its parts.
 func word(w string, fn func(string)) {
-	if isLowerWord(w) {
+	switch lowerWord(w) {
+	case 1:
 		// Its only part is itself: most words of code and prose.
 		emit(w, fn)
+		return
+	case 2:
+		// snake_case in lower case: the parts are the runs between
+		// underscores, as splitEach has them.
+		if w = strings.Trim(w, "_"); w == "" {
+			return
+		}
+		if strings.IndexByte(w, '_') < 0 {
+			emit(w, fn)
+			return
+		}
+		emit(strings.ReplaceAll(w, "_", ""), fn)
+		for w != "" {
+			i := strings.IndexByte(w, '_')
+			if i < 0 {
+				emit(w, fn)
+				return
+			}
+			if i > 0 {
+				emit(w[:i], fn)
+			}
+			w = w[i+1:]
+		}
 		return
 	}
 	w = strings.Trim(w, "_")
@@ -89,14 +113,19 @@ func word(w string, fn func(string)) {
 	}
 }
 
-// isLowerWord reports whether w is ASCII lower-case letters only.
-func isLowerWord(w string) bool {
+// lowerWord is 1 when w is ASCII lower-case letters only, 2 when it also
+// has underscores, 0 otherwise.
+func lowerWord(w string) int {
+	kind := 1
 	for i := 0; i < len(w); i++ {
-		if c := w[i]; c < 'a' || c > 'z' {
-			return false
+		switch c := w[i]; {
+		case c == '_':
+			kind = 2
+		case c < 'a' || c > 'z':
+			return 0
 		}
 	}
-	return true
+	return kind
 }
 
 func isASCII(s string) bool {
