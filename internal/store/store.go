@@ -163,11 +163,15 @@ func dsn(path string, role Role, readOnly bool) string {
 		// A session is a run's scratch memory, archived into the raw
 		// database and deleted when the run ends (seed 001 §11.1): it
 		// needs no fsync, which costs more than the run's writes to it.
-		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(off)")
 	default:
-		q.Add("_pragma", "journal_mode(wal)")
 		q.Add("_pragma", "synchronous(normal)")
+	}
+	if !readOnly {
+		// The driver runs the _pragma list sorted by name, then this: so
+		// synchronous is set before the switch to WAL, itself a write (with
+		// fsyncs unless synchronous says otherwise) when the file is new.
+		q.Set("_journal_mode", "WAL")
 	}
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()
