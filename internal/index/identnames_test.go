@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -122,4 +123,63 @@ func TestIdentNamesMatchQuery(t *testing.T) {
 	db.Close()
 	index()
 	check("no graph before")
+}
+
+// TestIdentNamesWhileIndexing: a reader in another connection, asking for
+// the links while an incremental run rewrites the graph, sees the graph
+// before the run or after it, never a mix nor an empty one (the graph and
+// its state row change in the index's one transaction).
+func TestIdentNamesWhileIndexing(t *testing.T) {
+	ctx := context.Background()
+	s := newSynthRepo(t, t.TempDir(), 121)
+	state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	if _, err := NewBuilder(state).Run(ctx, s.root); err != nil {
+		t.Fatal(err)
+	}
+	db, err := state.Open(ctx, store.Curated, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k := kb.New(db)
+	ids := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89}
+	links := func() string {
+		d, err := k.RareNameDefiners(ctx, ids, IdentMaxDefs)
+		if err != nil {
+			t.Error(err)
+		}
+		u, err := k.RareNameUsers(ctx, ids, IdentMaxDefs)
+		if err != nil {
+			t.Error(err)
+		}
+		return fmt.Sprint(d, u)
+	}
+	before := links()
+	s.set(t, 3, 1) // a third of the files: an incremental run
+	seen := map[string]int{}
+	done := make(chan error)
+	go func() {
+		_, err := NewBuilder(state).Run(ctx, s.root)
+		done <- err
+	}()
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+			seen[links()]++
+		}
+	}
+	after := links()
+	if before == after {
+		t.Fatal("the run changed no link: the test shows nothing")
+	}
+	for got, n := range seen {
+		if got != before && got != after {
+			t.Errorf("a reader saw links %d time(s) that are neither the graph before the run nor after it:\n%s", n, got)
+		}
+	}
 }
