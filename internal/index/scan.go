@@ -148,6 +148,7 @@ func scan(ctx context.Context, root string, isGit bool) ([]candidate, []Skip, in
 		}
 		return v
 	}
+	excluded := excludedMemo(isVenv)
 	var (
 		cands   []candidate
 		scanned = len(skips)
@@ -163,7 +164,7 @@ func scan(ctx context.Context, root string, isGit bool) ([]candidate, []Skip, in
 			continue // tracked but deleted in the work tree: absent
 		}
 		scanned++
-		if excludedPath(rel, isVenv) {
+		if excluded(rel) {
 			skips = append(skips, Skip{rel, SkipExcludedDir})
 			continue
 		}
