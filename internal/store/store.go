@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,8 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Role names one of the three databases (§4.2).
@@ -56,7 +57,7 @@ type Factory struct {
 // NewFactory returns a factory for the state directory dir.
 func NewFactory(dir string) *Factory { return &Factory{Dir: dir} }
 
-var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var taskIDPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Path returns the file of a database. taskID is required for Session and
 // ignored otherwise.
@@ -67,7 +68,7 @@ func (f *Factory) Path(role Role, taskID string) (string, error) {
 	case Raw:
 		return filepath.Join(f.Dir, "raw.sqlite"), nil
 	case Session:
-		if !taskIDPattern.MatchString(taskID) {
+		if !taskIDPattern().MatchString(taskID) {
 			return "", fmt.Errorf("invalid session task id %q: use letters, digits, '-', '_' or '.'", taskID)
 		}
 		return filepath.Join(f.Dir, "sessions", "session_"+taskID+".sqlite"), nil
