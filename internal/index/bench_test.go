@@ -39,7 +39,7 @@ func BenchmarkIndexRepo(b *testing.B) {
 			b.Logf("%+v", res.Phases)
 		}
 		// CPU time, all threads: the figure to compare on a busy machine.
-		b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	// CRA_BENCH_FILE names a file of the checkout to change (a line is
 	// appended and removed again), e.g. django/db/models/base.py.
