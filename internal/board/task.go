@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Folder is a queue folder under .clean_room/tasks/.
@@ -210,7 +212,7 @@ func (e *FieldError) Error() string {
 
 // idPattern keeps ids safe as file names and as world-log identifiers (no
 // brackets, no control characters, no leading dot, which marks temp files).
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var idPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // boardID is the shape of the ids NewID makes.
 var boardID = regexp.MustCompile(`^t-[0-9a-f]{8}$`)
@@ -218,7 +220,7 @@ var boardID = regexp.MustCompile(`^t-[0-9a-f]{8}$`)
 // CheckID returns an error unless id can name a task: a file name and a
 // world-log agent id.
 func CheckID(id string) error {
-	if !idPattern.MatchString(id) {
+	if !idPattern().MatchString(id) {
 		return &FieldError{Field: "id", Err: fmt.Sprintf("%q is not a task id", id),
 			Fix: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 	}

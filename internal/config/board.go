@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Board is the [board] section: how the daemon's processor runs the task
@@ -42,7 +44,7 @@ const DefaultAgentTimeout = 30 * time.Minute
 var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch"}
 
 var (
-	agentNamePattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	agentNamePattern   = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)
 	placeholderPattern = regexp.MustCompile(`\{([A-Za-z0-9_]*)\}`)
 )
 
@@ -82,7 +84,7 @@ func (c *Config) validateBoard() []string {
 		case name == BuiltinAgent:
 			problems = append(problems, fmt.Sprintf("[%s]: %q is the built-in profile (cra's own solve) and cannot be redefined: pick another name", key, name))
 			continue
-		case !agentNamePattern.MatchString(name):
+		case !agentNamePattern().MatchString(name):
 			problems = append(problems, fmt.Sprintf("[%s]: a profile name is lowercase letters, digits, '-' or '_', starting with a letter", key))
 		}
 		if strings.TrimSpace(a.Command) == "" {

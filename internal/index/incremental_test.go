@@ -98,6 +98,8 @@ func dumpIndex(t *testing.T, f *store.Factory) map[string][]string {
 		"co_changes":        `SELECT a.path, b.path, c.count, c.last_commit_hash FROM co_changes c JOIN files a ON a.id = c.file_a_id JOIN files b ON b.id = c.file_b_id`,
 		"file_search":       `SELECT f.path FROM file_search s JOIN files f ON f.id = s.rowid`,
 		"file_search_vocab": `SELECT term, doc, cnt FROM file_search_vocab`,
+		"ident_names":       `SELECT u.path, d.path, n.name FROM ident_names n JOIN files u ON u.id = n.user_file JOIN files d ON d.id = n.def_file`,
+		"ident_state":       `SELECT max_defs FROM ident_state`,
 	}
 	out := map[string][]string{}
 	for table, q := range queries {

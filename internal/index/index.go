@@ -230,25 +230,45 @@ func (b *Builder) Run(ctx context.Context, root string) (*Result, error) {
 }
 
 func (b *Builder) run(ctx context.Context, root string, res *Result, start time.Time) error {
-	db, err := b.factory.Open(ctx, store.Curated, "", false)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-
 	isGit, err := gitx.IsRepo(ctx, root)
 	if err != nil {
 		return err
 	}
 	res.Git = isGit
 
-	t := time.Now()
-	cands, skips, scanned, err := scan(ctx, root, isGit)
-	if err != nil {
-		return fmt.Errorf("scan %s: %w", root, err)
+	// The listing (git ls-files and a stat of every file) runs while the
+	// database opens and the index's file rows load: on a run with
+	// nothing to do, these are most of its time.
+	type listing struct {
+		cands   []candidate
+		skips   []Skip
+		scanned int
+		took    time.Duration
+		err     error
 	}
-	res.Scanned = scanned
-	res.Phases.Scan = time.Since(t)
+	listed := make(chan listing, 1)
+	go func() {
+		t := time.Now()
+		var l listing
+		l.cands, l.skips, l.scanned, l.err = scan(ctx, root, isGit)
+		l.took = time.Since(t)
+		listed <- l
+	}()
+	var list *listing
+	waitList := func() *listing {
+		if list == nil {
+			l := <-listed
+			list = &l
+		}
+		return list
+	}
+	defer waitList() // no return leaves the listing running
+
+	db, err := b.factory.Open(ctx, store.Curated, "", false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 
 	// The run is one transaction on one connection, tuned for it: a page
 	// cache that holds the b-tree pages an incremental run rewrites all
@@ -280,6 +300,12 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err != nil {
 		return err
 	}
+	l := waitList()
+	if l.err != nil {
+		return fmt.Errorf("scan %s: %w", root, l.err)
+	}
+	cands, skips := l.cands, l.skips
+	res.Scanned, res.Phases.Scan = l.scanned, l.took
 
 	// Git history is read concurrently with parsing; it is written once
 	// the files it refers to have their rows.
@@ -290,8 +316,12 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 		res.Skipped[s.Reason]++
 		res.SkipList = append(res.SkipList, s)
 	}
-	t = time.Now()
+	t := time.Now()
 	w := newWriter(tx, repoID)
+	ident, err := identBefore(ctx, w, cands, old, lastRun)
+	if err != nil {
+		return err
+	}
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
 		return err
@@ -303,6 +333,9 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 		return err
 	}
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
+		return err
+	}
+	if err := updateIdentNames(ctx, w, ident, ch); err != nil {
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)
@@ -397,7 +430,7 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	for i, c := range cands {
 		outs[i].c = c
 		e, ok := old[c.rel]
-		if ok && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang {
+		if ok && statSame(e, c, lastRunNS) {
 			outs[i].same, outs[i].hash = true, e.hash
 			ready[i] = true
 			continue
@@ -506,6 +539,13 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	return ch, nil
 }
 
+// statSame is the stat gate: an indexed file whose size, mtime and
+// language are unchanged, and whose mtime predates the last run (as git
+// trusts racily clean files), is taken as unchanged without reading it.
+func statSame(e existing, c candidate, lastRunNS int64) bool {
+	return e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang
+}
+
 // processOne reads, hashes and parses a candidate; a file whose content
 // is the one in old (nil: none) is not parsed.
 func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser) {
@@ -571,6 +611,25 @@ func totals(ctx context.Context, tx *sql.Tx, repoID int64, res *Result) error {
 		{&res.References, `SELECT COUNT(*) FROM symbol_references r JOIN symbols s ON s.id = r.caller_symbol_id JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?`},
 		{&res.Commits, `SELECT COUNT(*) FROM commits WHERE repo_id = ?`},
 		{&res.CoChanges, `SELECT COUNT(*) FROM co_changes c JOIN files f ON f.id = c.file_a_id WHERE f.repo_id = ?`},
+	}
+	// With one repository in the database every row is its own (the
+	// foreign keys hold, enforced on every connection), so a table's
+	// count needs no join: SQLite counts its smallest b-tree instead of
+	// looking up each row's file.
+	var repos int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM repos`).Scan(&repos); err != nil {
+		return fmt.Errorf("count index: %w", err)
+	}
+	if repos == 1 {
+		for _, x := range []struct {
+			dst   *int
+			table string
+		}{{&res.Indexed, "files"}, {&res.Symbols, "symbols"}, {&res.Dependencies, "dependencies"}, {&res.References, "symbol_references"}, {&res.Commits, "commits"}, {&res.CoChanges, "co_changes"}} {
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+x.table).Scan(x.dst); err != nil {
+				return fmt.Errorf("count index: %w", err)
+			}
+		}
+		return nil
 	}
 	for _, x := range q {
 		if err := tx.QueryRowContext(ctx, x.sql, repoID).Scan(x.dst); err != nil {

@@ -54,6 +54,9 @@ var binaryExts = map[string]bool{
 	".so": true, ".dylib": true, ".dll": true, ".exe": true, ".a": true, ".o": true, ".class": true, ".jar": true,
 	".pyc": true, ".pyo": true, ".whl": true, ".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,
 	".mp3": true, ".mp4": true, ".wav": true, ".ogg": true, ".mov": true, ".avi": true, ".sqlite": true, ".db": true,
+	// Compiled gettext catalogs (Django has 1,200) and other data formats:
+	// without these, every run reads them to find the NUL byte.
+	".mo": true, ".lzma": true, ".egg": true, ".tif": true, ".tiff": true, ".dbf": true, ".shp": true, ".shx": true,
 }
 
 // textLanguages names the unparsed text files cra keeps in the index so
@@ -145,6 +148,7 @@ func scan(ctx context.Context, root string, isGit bool) ([]candidate, []Skip, in
 		}
 		return v
 	}
+	excluded := excludedMemo(isVenv)
 	var (
 		cands   []candidate
 		scanned = len(skips)
@@ -160,7 +164,7 @@ func scan(ctx context.Context, root string, isGit bool) ([]candidate, []Skip, in
 			continue // tracked but deleted in the work tree: absent
 		}
 		scanned++
-		if excludedPath(rel, isVenv) {
+		if excluded(rel) {
 			skips = append(skips, Skip{rel, SkipExcludedDir})
 			continue
 		}

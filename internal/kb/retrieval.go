@@ -32,9 +32,8 @@ type FileCommits struct {
 func (k *KnowledgeBase) FilesWithCommits(ctx context.Context, repoID int64, fn func(FileCommits)) error {
 	err := scanEach(ctx, k.db, func(r *sql.Rows, f *FileCommits) error {
 		return r.Scan(&f.ID, &f.Path, &f.Language, &f.Commits)
-	}, fn, `SELECT f.id, f.path, f.language, COALESCE(c.n, 0) FROM files f
-		LEFT JOIN (SELECT file_id, COUNT(*) AS n FROM file_commits GROUP BY file_id) c ON c.file_id = f.id
-		WHERE f.repo_id = ? ORDER BY f.path`, repoID)
+	}, fn, `SELECT f.id, f.path, f.language, (SELECT COUNT(*) FROM file_commits fc WHERE fc.file_id = f.id) FROM files f
+		WHERE f.repo_id = ? ORDER BY f.path`, repoID) // per file through the primary key: no temporary index of every count
 	if err != nil {
 		return fmt.Errorf("query files: %w", err)
 	}
@@ -197,14 +196,22 @@ func (k *KnowledgeBase) CoChangeLinks(ctx context.Context, fileIDs []int64, minC
 // RareNameDefiners links each of fileIDs to the other files that define
 // names it uses (name_refs), counting only names defined in at most
 // maxDefs files: a name defined everywhere (String, get) links nothing.
-// Count is the number of such names.
+// Count is the number of such names. Links come ordered by From, then To.
 func (k *KnowledgeBase) RareNameDefiners(ctx context.Context, fileIDs []int64, maxDefs int) ([]FileLink, error) {
 	ph, args := placeholders(fileIDs)
-	ls, err := scanAll(ctx, k.db, scanLink, `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (`+ph+`)),
+	q := `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (` + ph + `)),
 		defs AS (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
 		rare AS (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
 		SELECT u.file_id, d.file_id, COUNT(DISTINCT u.name) FROM used u JOIN rare USING (name) JOIN defs d USING (name)
-		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id`, append(args, maxDefs)...)
+		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id ORDER BY 1, 2`
+	qargs := append(args, maxDefs)
+	if ok, err := k.identGraph(ctx, maxDefs); err != nil {
+		return nil, fmt.Errorf("query identifier links: %w", err)
+	} else if ok {
+		q = `SELECT user_file, def_file, COUNT(*) FROM ident_names WHERE user_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
+		qargs = args
+	}
+	ls, err := scanAll(ctx, k.db, scanLink, q, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("query identifier links: %w", err)
 	}
@@ -213,17 +220,38 @@ func (k *KnowledgeBase) RareNameDefiners(ctx context.Context, fileIDs []int64, m
 
 // RareNameUsers links each of fileIDs to the other files that use names it
 // defines, counting only names defined in at most maxDefs files. Count is
-// the number of such names.
+// the number of such names. Links come ordered by From, then To.
 func (k *KnowledgeBase) RareNameUsers(ctx context.Context, fileIDs []int64, maxDefs int) ([]FileLink, error) {
 	ph, args := placeholders(fileIDs)
-	ls, err := scanAll(ctx, k.db, scanLink, `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (`+ph+`)),
+	q := `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (` + ph + `)),
 		rare AS (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
 		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) JOIN name_refs r USING (name)
-		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id`, append(args, maxDefs)...)
+		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id ORDER BY 1, 2`
+	qargs := append(args, maxDefs)
+	if ok, err := k.identGraph(ctx, maxDefs); err != nil {
+		return nil, fmt.Errorf("query identifier links: %w", err)
+	} else if ok {
+		q = `SELECT def_file, user_file, COUNT(*) FROM ident_names WHERE def_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
+		qargs = args
+	}
+	ls, err := scanAll(ctx, k.db, scanLink, q, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("query identifier links: %w", err)
 	}
 	return ls, nil
+}
+
+// identGraph reports whether the indexer has built ident_names for
+// maxDefs (see migration 0004): then the rare-name links are read from it,
+// otherwise (an older index, opened read-only and not yet migrated; a
+// fixture) computed from name_refs and symbols, with the same result.
+func (k *KnowledgeBase) identGraph(ctx context.Context, maxDefs int) (bool, error) {
+	var n int
+	if err := k.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'ident_state'`).Scan(&n); err != nil || n == 0 {
+		return false, err
+	}
+	err := k.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM ident_state WHERE max_defs = ?`, maxDefs).Scan(&n)
+	return n > 0, err
 }
 
 func scanLink(r *sql.Rows, l *FileLink) error { return r.Scan(&l.From, &l.To, &l.Count) }

@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,8 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Role names one of the three databases (§4.2).
@@ -56,7 +57,7 @@ type Factory struct {
 // NewFactory returns a factory for the state directory dir.
 func NewFactory(dir string) *Factory { return &Factory{Dir: dir} }
 
-var taskIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var taskIDPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Path returns the file of a database. taskID is required for Session and
 // ignored otherwise.
@@ -67,7 +68,7 @@ func (f *Factory) Path(role Role, taskID string) (string, error) {
 	case Raw:
 		return filepath.Join(f.Dir, "raw.sqlite"), nil
 	case Session:
-		if !taskIDPattern.MatchString(taskID) {
+		if !taskIDPattern().MatchString(taskID) {
 			return "", fmt.Errorf("invalid session task id %q: use letters, digits, '-', '_' or '.'", taskID)
 		}
 		return filepath.Join(f.Dir, "sessions", "session_"+taskID+".sqlite"), nil
@@ -91,7 +92,7 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, readOnly))
+	db, err := sql.Open("sqlite", dsn(path, role, readOnly))
 	if err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
@@ -144,15 +145,34 @@ func damagedHint(err error, role Role) string {
 	return " (the file is damaged or not cra's: move it aside, keeping it for its records, and cra starts a new one)"
 }
 
-func dsn(path string, readOnly bool) string {
+// mmapBytes bounds the memory map of a database file; the map holds the
+// operating system's cached pages, not a copy.
+const mmapBytes = 256 << 20
+
+func dsn(path string, role Role, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "foreign_keys(1)")
-	if readOnly {
+	// Reads through a memory map instead of a pread per page: a process
+	// opens the curated database cold, and a retrieval touches pages all
+	// over it (thousands of syscalls without the map).
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmapBytes))
+	switch {
+	case readOnly:
 		q.Set("mode", "ro")
-	} else {
-		q.Add("_pragma", "journal_mode(wal)")
+	case role == Session:
+		// A session is a run's scratch memory, archived into the raw
+		// database and deleted when the run ends (seed 001 §11.1): it
+		// needs no fsync, which costs more than the run's writes to it.
+		q.Add("_pragma", "synchronous(off)")
+	default:
 		q.Add("_pragma", "synchronous(normal)")
+	}
+	if !readOnly {
+		// The driver runs the _pragma list sorted by name, then this: so
+		// synchronous is set before the switch to WAL, itself a write (with
+		// fsyncs unless synchronous says otherwise) when the file is new.
+		q.Set("_journal_mode", "WAL")
 	}
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	return u.String()

@@ -479,3 +479,39 @@ func TestSetAside(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionPragmas: every connection reads through a memory map; a
+// session, scratch memory archived at the run's end, is never fsynced,
+// while the curated and raw databases keep synchronous=normal.
+func TestConnectionPragmas(t *testing.T) {
+	ctx := context.Background()
+	f := NewFactory(t.TempDir())
+	for _, tc := range []struct {
+		role     Role
+		readOnly bool
+		sync     int // 0 off, 1 normal; -1 not checked
+	}{
+		{Curated, false, 1},
+		{Curated, true, -1},
+		{Raw, false, 1},
+		{Session, false, 0},
+	} {
+		db, err := f.Open(ctx, tc.role, "task-1", tc.readOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One connection, so that both pragmas are read where they were set.
+		db.SetMaxOpenConns(1)
+		var mmap int64
+		if err := db.QueryRow("PRAGMA mmap_size").Scan(&mmap); err != nil || mmap != mmapBytes {
+			t.Errorf("%s (read-only %v): mmap_size got %d, %v, want %d", tc.role, tc.readOnly, mmap, err, mmapBytes)
+		}
+		if tc.sync >= 0 {
+			var sync int
+			if err := db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != tc.sync {
+				t.Errorf("%s: synchronous got %d, %v, want %d", tc.role, sync, err, tc.sync)
+			}
+		}
+		db.Close()
+	}
+}

@@ -17,26 +17,47 @@ import (
 const MaxTermLen = 40
 
 // Each calls fn for every term of text in order, with repetitions.
+// ASCII, nearly all of source code, is classified a byte at a time;
+// other text a rune at a time.
 func Each(text string, fn func(term string)) {
 	i := 0
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) {
+		if c := text[i]; c < utf8.RuneSelf {
+			if !wordByte[c] {
+				i++
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(text[i:]); !isWordRune(r) {
 			i += size
 			continue
 		}
-		j := i + size
+		j := i
 		for j < len(text) {
-			r2, s2 := utf8.DecodeRuneInString(text[j:])
-			if !isWordRune(r2) {
+			if c := text[j]; c < utf8.RuneSelf {
+				if !wordByte[c] {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !isWordRune(r) {
 				break
 			}
-			j += s2
+			j += size
 		}
 		word(text[i:j], fn)
 		i = j
 	}
 }
+
+// wordByte marks the ASCII bytes isWordRune accepts.
+var wordByte = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isWordRune(rune(c))
+	}
+	return t
+}()
 
 func isWordRune(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
@@ -44,6 +65,35 @@ func isWordRune(r rune) bool {
 
 // word emits an identifier and its parts.
 func word(w string, fn func(string)) {
+	switch lowerWord(w) {
+	case 1:
+		// Its only part is itself: most words of code and prose.
+		emit(w, fn)
+		return
+	case 2:
+		// snake_case in lower case: the parts are the runs between
+		// underscores, as splitEach has them.
+		if w = strings.Trim(w, "_"); w == "" {
+			return
+		}
+		if strings.IndexByte(w, '_') < 0 {
+			emit(w, fn)
+			return
+		}
+		emit(strings.ReplaceAll(w, "_", ""), fn)
+		for w != "" {
+			i := strings.IndexByte(w, '_')
+			if i < 0 {
+				emit(w, fn)
+				return
+			}
+			if i > 0 {
+				emit(w[:i], fn)
+			}
+			w = w[i+1:]
+		}
+		return
+	}
 	w = strings.Trim(w, "_")
 	if w == "" {
 		return
@@ -63,6 +113,21 @@ func word(w string, fn func(string)) {
 	}
 }
 
+// lowerWord is 1 when w is ASCII lower-case letters only, 2 when it also
+// has underscores, 0 otherwise.
+func lowerWord(w string) int {
+	kind := 1
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == '_':
+			kind = 2
+		case c < 'a' || c > 'z':
+			return 0
+		}
+	}
+	return kind
+}
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -73,7 +138,7 @@ func isASCII(s string) bool {
 }
 
 func emit(t string, fn func(string)) {
-	if len(t) < 2 || len(t) > MaxTermLen || stop[t] || isNumber(t) {
+	if len(t) < 2 || len(t) > MaxTermLen || (len(t) <= maxStopLen && stop[t]) || isNumber(t) {
 		return
 	}
 	fn(t)
@@ -221,6 +286,10 @@ func Joined(text string) string {
 // inverse document frequency.
 var stop = map[string]bool{}
 
+// maxStopLen is the length of the longest stop word: a longer term needs
+// no lookup.
+var maxStopLen int
+
 func init() {
 	for _, w := range strings.Fields(`a an and are as at be been but by can could did do does
 		for from had has have he her his how if in into is it its itself me more most my no nor not
@@ -231,6 +300,7 @@ func init() {
 		make made may might must now one ones shall since us use used using via well whether yet
 		def func return self cls var const import package none null nil true false else elif`) {
 		stop[w] = true
+		maxStopLen = max(maxStopLen, len(w))
 	}
 }
 

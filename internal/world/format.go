@@ -67,7 +67,7 @@ func (e Entry) check() error {
 	}
 	switch e.Kind {
 	case KindEvent:
-		if !sourcePattern.MatchString(string(e.Source)) {
+		if !sourcePattern().MatchString(string(e.Source)) {
 			return fmt.Errorf("event source %q is not a source name (lowercase letters, digits, '-', '_')", e.Source)
 		}
 		if e.Status != "" {
@@ -271,7 +271,7 @@ func ParseLine(line []byte) (Entry, error) {
 	kind, val, _ := strings.Cut(kv, ":")
 	switch Kind(kind) {
 	case KindEvent:
-		if !sourcePattern.MatchString(val) {
+		if !sourcePattern().MatchString(val) {
 			return Entry{}, fmt.Errorf("bad event source %q", val)
 		}
 		e.Kind, e.Source = KindEvent, Source(val)
@@ -393,7 +393,7 @@ func parseLegacy(ts, rest string) (Entry, error) {
 		return e, nil
 	}
 	e.Kind, e.Source = KindEvent, Source(strings.ToLower(src))
-	if !sourcePattern.MatchString(string(e.Source)) {
+	if !sourcePattern().MatchString(string(e.Source)) {
 		e.Source = SourceSystem
 	}
 	if st != "" {

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // ErrStaleMarker is a read marker that no longer matches the log: the file
@@ -19,11 +19,11 @@ import (
 var ErrStaleMarker = errors.New("read marker does not match the world log")
 
 // markerPattern keeps marker names safe as file names.
-var markerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var markerPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CheckMarkerName returns an error unless name can name a read marker.
 func CheckMarkerName(name string) error {
-	if !markerPattern.MatchString(name) {
+	if !markerPattern().MatchString(name) {
 		return fmt.Errorf("marker name %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil

@@ -49,8 +49,9 @@
 package world
 
 import (
-	"regexp"
 	"time"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Kind says whether an entry is an event or an agent lifecycle step.
@@ -153,4 +154,4 @@ type Entry struct {
 
 // sourcePattern is the shape of a source name; it keeps the kind field free
 // of ']' and ':' so that a line parses one way only.
-var sourcePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+var sourcePattern = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)

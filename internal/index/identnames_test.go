@@ -1,0 +1,185 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// TestIdentNamesMatchQuery: the identifier graph the index keeps gives
+// the rare-name links retrieval would compute from name_refs and symbols,
+// after a first run, an incremental run (a file changed, one deleted, one
+// added, one made binary) and a run with a name's definers moving past
+// the bound, for every file and for a set of files at once.
+func TestIdentNamesMatchQuery(t *testing.T) {
+	ctx := context.Background()
+	s := newSynthRepo(t, t.TempDir(), 121)
+	state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	index := func() {
+		t.Helper()
+		if _, err := NewBuilder(state).Run(ctx, s.root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string) {
+		t.Helper()
+		db, err := state.Open(ctx, store.Curated, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var ids []int64
+		rows, err := db.Query(`SELECT id FROM files ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		rows.Close()
+		sets := [][]int64{ids[:min(len(ids), 12)], ids[len(ids)/2:]}
+		for _, id := range ids {
+			sets = append(sets, []int64{id})
+		}
+		links := func() [][]kb.FileLink {
+			k := kb.New(db)
+			var out [][]kb.FileLink
+			for _, set := range sets {
+				for _, bound := range []int{IdentMaxDefs, 1} {
+					d, err := k.RareNameDefiners(ctx, set, bound)
+					if err != nil {
+						t.Fatal(err)
+					}
+					u, err := k.RareNameUsers(ctx, set, bound)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, d, u)
+				}
+			}
+			return out
+		}
+		var n int
+		db.QueryRow(`SELECT COUNT(*) FROM ident_names`).Scan(&n)
+		if n == 0 {
+			t.Fatalf("%s: the identifier graph is empty", step)
+		}
+		got := links()
+		// Without the graph's state row kb computes the links itself.
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(`DELETE FROM ident_state`); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		want := links()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: links from the graph (+) differ from the query (-):\n%s", step, diff)
+		}
+		if _, err := db.Exec(`INSERT INTO ident_state (max_defs) VALUES (?)`, IdentMaxDefs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index()
+	check("first run")
+
+	s.set(t, 10, 1)
+	os.Remove(filepath.Join(s.root, s.path(7)))
+	s.write(t, s.path(8), "\x00binary now")
+	s.write(t, "pkgnew/mod_new.py", "from pkg000.mod00001 import func_1\n\n\ndef func_new():\n    return func_1(1)\n")
+	index()
+	check("incremental run")
+
+	// rare_0 gets more definers than the bound: its links go.
+	for i := range 4 {
+		s.write(t, filepath.Join("extra", "def"+string(rune('a'+i))+".py"), "def rare_0():\n    return 0\n")
+	}
+	index()
+	check("a name no longer rare")
+
+	// An index whose graph was never built (written before the table)
+	// gets it on the next run, even with no file changed.
+	db, err := state.Open(ctx, store.Curated, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM ident_names; DELETE FROM ident_state`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	index()
+	check("no graph before")
+}
+
+// TestIdentNamesWhileIndexing: a reader in another connection, asking for
+// the links while an incremental run rewrites the graph, sees the graph
+// before the run or after it, never a mix nor an empty one (the graph and
+// its state row change in the index's one transaction).
+func TestIdentNamesWhileIndexing(t *testing.T) {
+	ctx := context.Background()
+	s := newSynthRepo(t, t.TempDir(), 121)
+	state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	if _, err := NewBuilder(state).Run(ctx, s.root); err != nil {
+		t.Fatal(err)
+	}
+	db, err := state.Open(ctx, store.Curated, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k := kb.New(db)
+	ids := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89}
+	links := func() string {
+		d, err := k.RareNameDefiners(ctx, ids, IdentMaxDefs)
+		if err != nil {
+			t.Error(err)
+		}
+		u, err := k.RareNameUsers(ctx, ids, IdentMaxDefs)
+		if err != nil {
+			t.Error(err)
+		}
+		return fmt.Sprint(d, u)
+	}
+	before := links()
+	s.set(t, 3, 1) // a third of the files: an incremental run
+	seen := map[string]int{}
+	done := make(chan error)
+	go func() {
+		_, err := NewBuilder(state).Run(ctx, s.root)
+		done <- err
+	}()
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+			seen[links()]++
+		}
+	}
+	after := links()
+	if before == after {
+		t.Fatal("the run changed no link: the test shows nothing")
+	}
+	for got, n := range seen {
+		if got != before && got != after {
+			t.Errorf("a reader saw links %d time(s) that are neither the graph before the run nor after it:\n%s", n, got)
+		}
+	}
+}
