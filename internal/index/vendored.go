@@ -45,13 +45,32 @@ var staticDirs = map[string]bool{
 }
 
 // browserLibs are libraries commonly copied into a project's static
-// files, matched as the start of a .js or .css file name (jquery-3.5.1.js,
-// underscore-1.13.1.js, bootstrap.bundle.js).
-var browserLibs = []string{
-	"jquery", "underscore", "lodash", "backbone", "bootstrap", "modernizr", "html5shiv",
-	"popper", "d3.", "d3-", "moment", "angular", "react-dom", "react.", "vue.", "require.",
-	"requirejs", "prototype.", "mootools", "zepto", "knockout", "handlebars", "mustache",
-	"highlight.", "prism.", "codemirror", "mathjax", "katex", "chart.", "select2", "xregexp",
+// files, matched as a .js or .css file's name with an optional version
+// and build (jquery.js, jquery-3.5.1.js, underscore-1.13.1.js,
+// jquery.slim.js), not as any name that starts with one (jquery.init.js is
+// the project's own).
+var browserLibs = map[string]bool{
+	"jquery": true, "underscore": true, "lodash": true, "backbone": true, "bootstrap": true,
+	"modernizr": true, "html5shiv": true, "popper": true, "d3": true, "moment": true,
+	"angular": true, "react": true, "react-dom": true, "vue": true, "require": true, "requirejs": true,
+	"prototype": true, "mootools": true, "zepto": true, "knockout": true, "handlebars": true,
+	"mustache": true, "highlight": true, "prism": true, "codemirror": true, "mathjax": true,
+	"katex": true, "chart": true, "select2": true, "xregexp": true,
+}
+
+// libBuild matches what may follow a library's name in a copy of it: a
+// version, and build words.
+var libBuild = regexp.MustCompile(`^(?:[-.]?v?\d+(?:\.\d+)*)?(?:[-.](?:slim|min|esm|umd|bundle|full|dev|prod|production|development|pack|all))*$`)
+
+// browserLib reports whether a file name is a copy of a browser library.
+func browserLib(name string) bool {
+	stem := strings.TrimSuffix(name, path.Ext(name))
+	for i := len(stem); i > 0; i-- {
+		if browserLibs[stem[:i]] && (i == len(stem) || stem[i] == '-' || stem[i] == '.') && libBuild.MatchString(stem[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 func vendoredPath(rel string) string {
@@ -76,12 +95,8 @@ func vendoredPath(rel string) string {
 		strings.HasSuffix(stem, "_generated") || strings.HasSuffix(stem, ".generated"):
 		return "generated (" + base + ")"
 	}
-	if web && inStatic {
-		for _, l := range browserLibs {
-			if strings.HasPrefix(lower, l) {
-				return "copy of a browser library (" + base + ")"
-			}
-		}
+	if web && inStatic && browserLib(lower) {
+		return "copy of a browser library (" + base + ")"
 	}
 	return ""
 }

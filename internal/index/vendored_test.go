@@ -20,6 +20,12 @@ func TestVendored(t *testing.T) {
 		{"sphinx/themes/basic/static/jquery-3.5.1.js", "/*! jQuery v3.5.1 */\n", "browser library"},
 		{"docs/_static/underscore-1.13.1.js", "(function(){})();\n", "browser library"},
 		{"src/static/app.js", "export const a = 1;\n", ""},
+		{"admin/static/admin/js/jquery.init.js", "django.jQuery = jQuery.noConflict(true);\n", ""}, // the project's own shim
+		{"assets/js/jquery.slim.min.js", "a", "minified"},
+		{"public/react-dom.production.js", "a", "browser library"},
+		{"static/d3.v7.js", "a", "browser library"},
+		{"static/lodash.js", "a", "browser library"},
+		{"static/momentum.js", "a", ""},
 		{"lib/bootstrap.js", "module.exports = start;\n", ""}, // an app's own bootstrap, not in static files
 		{"web/app.min.js", "a", "minified"},
 		{"web/app-min.js", "a", "minified"},
