@@ -236,7 +236,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	}
 	score := func(s *scored) float64 {
 		v := base(s) + aside(s)*(w.Dep*s.signals["dep"]+w.CoChange*s.signals["cochange"]+w.Ident*s.signals["ident"]+w.Churn*s.signals["churn"]+w.Test*s.signals["test"]+w.Metadata*s.signals["metadata"])
-		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && q.Type != TypeDocs {
+		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && (q.Type != TypeDocs || configLanguages[s.f.lang]) {
 			v *= w.Prose
 		}
 		return v

@@ -203,6 +203,7 @@ func TestRankTestPairingAndProse(t *testing.T) {
 		"mode_test.go":     "package m\n\nimport \"testing\"\n\nfunc TestIt(t *testing.T) {}\n",
 		"sub/mode_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n",
 		"README.md":        "# m\n\nSetMode ignores an empty value. SetMode, value, empty, ignores, mode.\n",
+		"config.yaml":      strings.Repeat("# SetMode ignores an empty value: SetMode value empty ignores mode\n", 6),
 	})
 	c := candidatesByPath(f.rank(t, "`SetMode` ignores an empty value"))
 	// The test beside a strong Go source is its partner; one in another
@@ -223,6 +224,10 @@ func TestRankTestPairingAndProse(t *testing.T) {
 	named := candidatesByPath(f.rank(t, "`SetMode` ignores an empty value, see README.md"))
 	if docs["README.md"].Score < 2*prose.Score || named["README.md"].Score < 2*prose.Score {
 		t.Errorf("README.md scores: plain %v, docs task %v, named %v; want the last two undemoted", prose.Score, docs["README.md"].Score, named["README.md"].Score)
+	}
+	// A configuration file is no documentation: a docs task demotes it.
+	if conf := docs["config.yaml"]; conf.Score >= docs["README.md"].Score || conf.Score >= docs["mode.go"].Score {
+		t.Errorf("docs task: config.yaml (%v) ranks with README.md (%v) or mode.go (%v)", conf.Score, docs["README.md"].Score, docs["mode.go"].Score)
 	}
 }
 

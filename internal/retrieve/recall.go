@@ -141,6 +141,10 @@ func isExample(p string) bool {
 	return false
 }
 
+// configLanguages are the files.language of configuration files: prose
+// to a coding task and to a documentation task alike.
+var configLanguages = map[string]bool{"toml": true, "yaml": true, "json": true, "ini": true}
+
 // vendoredFiles returns the repository's vendored, generated and minified
 // files by id (see index.Vendored); none on an index older than the flag.
 func (r *Ranker) vendoredFiles(ctx context.Context) (map[int64]string, error) {
