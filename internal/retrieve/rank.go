@@ -275,7 +275,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		return out[i].Path < out[j].Path
 	})
-	recalled, err := r.recall(ctx, q, len(files), byID, func(f *rankFile) bool { return !leftOut(f) })
+	recalled, err := r.recall(ctx, q, byID, func(f *rankFile) bool { return !leftOut(f) })
 	if err != nil {
 		return nil, err
 	}

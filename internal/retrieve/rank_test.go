@@ -435,6 +435,7 @@ func TestUnionRecall(t *testing.T) {
 		{"ranked below the cut", 4, []int64{6}, []int64{1, 2, 3, 6}},
 		{"never scored", 4, []int64{9}, []int64{1, 2, 3, 9}},
 		{"at most half the places, best recalled first", 4, []int64{9, 6, 5}, []int64{1, 2, 6, 9}},
+		{"a recalled file inside the cut keeps its place", 4, []int64{4, 9}, []int64{1, 2, 4, 9}},
 		{"no limit: the unscored join", 0, []int64{9, 2}, []int64{1, 2, 3, 4, 5, 6, 9}},
 	}
 	for _, tc := range tests {

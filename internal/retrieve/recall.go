@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ const maxRecallTerms = 200
 // recall returns the files plain BM25 ranks best for the task, best
 // first: code files (a parsed language) that keep accepts, up to
 // RecallDepth.
-func (r *Ranker) recall(ctx context.Context, q TaskQuery, nFiles int, byID map[int64]*rankFile, keep func(*rankFile) bool) ([]*rankFile, error) {
+func (r *Ranker) recall(ctx context.Context, q TaskQuery, byID map[int64]*rankFile, keep func(*rankFile) bool) ([]*rankFile, error) {
 	counts := map[string]int{}
 	terms.Each(q.Text, func(t string) { counts[t]++ })
 	if len(counts) == 0 {
@@ -47,12 +48,13 @@ func (r *Ranker) recall(ctx context.Context, q TaskQuery, nFiles int, byID map[i
 	if err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
-	// Rarest first; a term in more than half the files adds nothing to
-	// BM25's ranking (SQLite's idf is then about zero).
+	// Rarest first. No term is dropped for being common: the vocabulary's
+	// counts can include files deleted since the last merge of the index,
+	// and BM25 weighs a common term little anyway.
 	sort.SliceStable(present, func(i, j int) bool { return present[i].df < present[j].df })
 	var query []string
 	for _, t := range present {
-		if len(query) >= maxRecallTerms || 2*t.df > nFiles {
+		if len(query) >= maxRecallTerms {
 			break
 		}
 		for range min(counts[t.term], 4) {
@@ -78,50 +80,45 @@ func (r *Ranker) recall(ctx context.Context, q TaskQuery, nFiles int, byID map[i
 }
 
 // unionRecall cuts the ranked candidates to limit so that the recalled
-// files are among them: those the fused ranking placed below the cut take
-// the last places (at most half of them, the best recalled first), in
-// score order, so the list stays sorted by score.
-// build makes the candidate of a recalled file the ranking never scored
-// (with its recall rank).
+// files are among them (at most half the places, the best recalled
+// first): the fused ranking's best files fill the other places, and the
+// list keeps its order. build makes the candidate of a recalled file the
+// ranking never scored (with its recall rank); those come last.
 func unionRecall(out []Candidate, limit int, recalled []*rankFile, build func(*rankFile, int) Candidate) []Candidate {
 	if limit <= 0 {
 		limit = len(out) + len(recalled) // no cut: only the unscored join
 	}
-	pos := make(map[int64]int, len(out))
-	for i, c := range out {
-		pos[c.FileID] = i
+	recalled = recalled[:min(len(recalled), limit/2)]
+	want := make(map[int64]bool, len(recalled))
+	for _, f := range recalled {
+		want[f.id] = true
 	}
-	var extra []Candidate
-	for i, f := range recalled {
-		p, ok := pos[f.id]
+	scored := make(map[int64]bool, len(out))
+	for _, c := range out {
+		scored[c.FileID] = true
+	}
+	var unscored []*rankFile
+	for _, f := range recalled {
+		if !scored[f.id] {
+			unscored = append(unscored, f)
+		}
+	}
+	// Places left for files recall did not ask for.
+	free := limit - len(recalled)
+	res := make([]Candidate, 0, min(limit, len(out)+len(unscored)))
+	for _, c := range out {
 		switch {
-		case ok && p < limit:
-			continue
-		case ok:
-			extra = append(extra, out[p])
-		default:
-			extra = append(extra, build(f, i+1))
+		case want[c.FileID]:
+			res = append(res, c)
+		case free > 0:
+			res = append(res, c)
+			free--
 		}
 	}
-	if len(extra) == 0 {
-		return out[:min(len(out), limit)]
+	for _, f := range unscored {
+		res = append(res, build(f, slices.Index(recalled, f)+1))
 	}
-	// At most half the places: with a small limit, the fused ranking's
-	// best files stay.
-	if len(extra) > limit/2 {
-		extra = extra[:limit/2]
-	}
-	if len(extra) == 0 {
-		return out[:min(len(out), limit)]
-	}
-	keep := out[:min(len(out), limit-len(extra))]
-	sort.SliceStable(extra, func(i, j int) bool {
-		if extra[i].Score != extra[j].Score {
-			return extra[i].Score > extra[j].Score
-		}
-		return extra[i].Path < extra[j].Path
-	})
-	return append(keep[:len(keep):len(keep)], extra...)
+	return res
 }
 
 // exampleDirs hold example programs, demos and tutorials: code about the
