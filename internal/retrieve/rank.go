@@ -159,11 +159,13 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}
 	// Vendored and generated files the task does not name are left out;
-	// example programs it does not name weigh as prose.
+	// example programs weigh as prose unless the task names them or talks
+	// about examples.
 	words := make(map[string]bool, len(q.Keywords))
 	for _, k := range q.Keywords {
 		words[k] = true
 	}
+	examples := aboutExamples(words)
 	leftOut := func(f *rankFile) bool {
 		return vendored[f.id] != "" && !named[f.id] && !namesByWord(words, f.path)
 	}
@@ -171,7 +173,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		switch {
 		case leftOut(s.f):
 			return 0
-		case !named[s.f.id] && isExample(s.f.path):
+		case !named[s.f.id] && !examples && isExample(s.f.path):
 			return r.Weights.Prose
 		}
 		return 1

@@ -449,3 +449,34 @@ func TestUnionRecall(t *testing.T) {
 		}
 	}
 }
+
+func TestIsExampleAndAboutExamples(t *testing.T) {
+	for p, want := range map[string]bool{
+		"examples/search/index.js":          true,
+		"docs/examples/plot_tilt.py":        true,
+		"Examples/demo.py":                  true,
+		"demo/app.py":                       true,
+		"src/pydicom/examples/__init__.py":  false, // a module of the package
+		"pkg/examples_test.go":              false,
+		"src/app.py":                        false,
+		"docs/conf.py":                      false,
+		"tests/examples/test_something.py":  false,
+		"doc/tutorial/first_steps/intro.py": true,
+	} {
+		if got := isExample(p); got != want {
+			t.Errorf("isExample(%s) = %v, want %v", p, got, want)
+		}
+	}
+	ex := Analyze("fix: search example to support Redis v4+").Keywords
+	plain := Analyze("fix: search to support Redis v4+").Keywords
+	set := func(ws []string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range ws {
+			m[w] = true
+		}
+		return m
+	}
+	if !aboutExamples(set(ex)) || aboutExamples(set(plain)) {
+		t.Errorf("aboutExamples: %v for %v, %v for %v; want true, false", aboutExamples(set(ex)), ex, aboutExamples(set(plain)), plain)
+	}
+}

@@ -128,10 +128,23 @@ var exampleDirs = map[string]bool{
 	"docs_src": true, "tutorial": true, "tutorials": true, "cookbook": true,
 }
 
-// isExample reports whether a file lives in an examples directory.
+// isExample reports whether a file lives in an examples directory at the
+// top of the repository or of its documentation (examples/,
+// docs/examples/): a package's own examples module (src/pkg/examples/)
+// is source.
 func isExample(p string) bool {
-	for _, d := range strings.Split(path.Dir(p), "/") {
-		if exampleDirs[strings.ToLower(d)] {
+	parts := strings.Split(strings.ToLower(path.Dir(p)), "/")
+	if len(parts) > 1 && (parts[0] == "doc" || parts[0] == "docs") {
+		parts = parts[1:]
+	}
+	return exampleDirs[parts[0]]
+}
+
+// aboutExamples reports whether the task talks about examples ("fix the
+// search example"): then an example is no less than source.
+func aboutExamples(words map[string]bool) bool {
+	for w := range exampleDirs {
+		if words[w] {
 			return true
 		}
 	}
