@@ -3,10 +3,12 @@
 #
 # Draws 60 commits each from clones of click, gin, astroid, marshmallow and
 # pydicom in CLONES (directories named click, gin, astroid, marshmallow,
-# pydicom), leaving out the commits of ../shared/eval's sets, and runs the
+# pydicom), and from hono (TypeScript) and express (JavaScript) when CLONES
+# has them, leaving out the commits of ../shared/eval's sets, and runs the
 # harness on them. The sets depend on each clone's HEAD; the README's
 # numbers were taken at click 2c8cd3ac, gin dcaa4296, astroid 94b7090f,
-# marshmallow 341b927f, pydicom fb1f24e4f0.
+# marshmallow 341b927f, pydicom fb1f24e4f0, hono 28a9c128, express
+# a3714473.
 set -eu
 clones=${1:?usage: heldout.sh CLONES [harness flags...]}
 shift
@@ -16,8 +18,16 @@ trap 'rm -rf "$sets"' EXIT
 go build -o "$sets/mkset" ./bench/retrieval/mkset
 args=""
 for spec in click=pallets/click gin=gin-gonic/gin astroid=pylint-dev/astroid \
-	marshmallow=marshmallow-code/marshmallow pydicom=pydicom/pydicom; do
+	marshmallow=marshmallow-code/marshmallow pydicom=pydicom/pydicom \
+	'hono=honojs/hono?' 'express=expressjs/express?'; do
 	dir=${spec%%=*} name=${spec#*=}
+	case $name in
+	*\?)
+		# Optional: only when the clone is there.
+		name=${name%\?}
+		[ -d "$clones/$dir" ] || continue
+		;;
+	esac
 	exclude=""
 	if [ -f "$eval_dir/commits_$dir.jsonl" ]; then
 		exclude="-exclude $eval_dir/commits_$dir.jsonl"

@@ -185,3 +185,53 @@ func TestSetReportsAndOverall(t *testing.T) {
 		t.Errorf("overall: got R@1 %v and %v over %d tasks, want 2/3 and 1/3 over 3", all[0].CRA.R1, all[1].CRA.R1, all[0].CRA.Tasks)
 	}
 }
+
+func TestCandidateMissesGoldTestsLanguages(t *testing.T) {
+	// t1: the source is ranked by BM25 5th and not at all by cra (a
+	// miss); its test is covered at 32k only.
+	t1 := &taskResult{Set: "s", ID: "t1", Gold: []gold{{Path: "pkg/core.py"}, {Path: "tests/test_core.py"}}, Variants: []*variantResult{{
+		Name:     variantMessage,
+		CRA:      score{Ranks: []int{0, 2}, Covered8k: []bool{false, false}, Covered32k: []bool{false, true}},
+		BM25Code: score{Ranks: []int{5, 1}, Covered8k: []bool{true, true}, Covered32k: []bool{true, true}},
+	}}}
+	// t2: BM25 ranks the gold file 21st: not a miss though cra lost it.
+	t2 := &taskResult{Set: "s", ID: "t2", Gold: []gold{{Path: "src/app.ts"}}, Variants: []*variantResult{{
+		Name:     variantMessage,
+		CRA:      score{Ranks: []int{0}, Covered8k: []bool{false}, Covered32k: []bool{false}},
+		BM25Code: score{Ranks: []int{21}, Covered8k: []bool{false}, Covered32k: []bool{false}},
+	}}}
+	// t3: a Go test file covered in both packages; BM25 misses it.
+	t3 := &taskResult{Set: "s", ID: "t3", Gold: []gold{{Path: "context_test.go"}}, Variants: []*variantResult{{
+		Name:     variantMessage,
+		CRA:      score{Ranks: []int{1}, Covered8k: []bool{true}, Covered32k: []bool{true}},
+		BM25Code: score{Ranks: []int{0}, Covered8k: []bool{false}, Covered32k: []bool{false}},
+	}}}
+	h := &harness{
+		opts:    &options{sets: []setSpec{{Name: "s", Path: "s.jsonl", Tasks: make([]Task, 3)}}},
+		results: []*taskResult{t1, t2, t3},
+	}
+	v := h.setReports()[0].Variants[0]
+	if v.CandidateMisses != 1 || v.GoldTests != 2 || v.GoldTests8k != 1 || v.GoldTests32k != 2 {
+		t.Errorf("got misses %d, gold tests %d (8k %d, 32k %d), want 1, 2 (1, 2)", v.CandidateMisses, v.GoldTests, v.GoldTests8k, v.GoldTests32k)
+	}
+	langs := h.byLanguage()
+	var got []string
+	for _, l := range langs {
+		got = append(got, l.Name)
+	}
+	if diff := cmp.Diff([]string{langPython, langGo, langJS}, got); diff != "" {
+		t.Fatalf("languages (-want +got):\n%s", diff)
+	}
+	if langs[0].CRA.Tasks != 1 || langs[0].CandidateMisses != 1 || langs[1].CRA.R8k != 1 || langs[2].BM25Code.R1 != 0 {
+		t.Errorf("languages: got %+v", langs)
+	}
+	for p, want := range map[string]string{"a.py": langPython, "x/y.tsx": langJS, "index.mjs": langJS, "main.go": langGo, "README.md": langOther} {
+		if got := languageOf(p); got != want {
+			t.Errorf("languageOf(%q) = %q, want %q", p, got, want)
+		}
+	}
+	mixed := &taskResult{Gold: []gold{{Path: "CHANGES.md"}, {Path: "a.go"}, {Path: "b.py"}}}
+	if got := taskLanguage(mixed); got != langGo {
+		t.Errorf("taskLanguage of md, go, py = %q, want %q (the first language on a tie)", got, langGo)
+	}
+}

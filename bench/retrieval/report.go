@@ -8,6 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/lang"
 )
 
 // setReport is one set's summary, as printed and written to -json.
@@ -34,6 +37,31 @@ type variantReport struct {
 	BM25All   Summary `json:"bm25_all"`
 	BM25Code  Summary `json:"bm25_code"`
 	CRAErrors int     `json:"cra_errors,omitempty"`
+	// CandidateMisses counts the tasks with a gold file in bm25-code's
+	// top candidateMissRank that cra did not rank at all (not among its
+	// -rank candidates): files candidate generation lost.
+	CandidateMisses int `json:"candidate_misses"`
+	// GoldTests counts the gold files that are test files
+	// (evidence.IsTestFile); GoldTests8k and GoldTests32k those whose
+	// changed lines cra's package of that budget held.
+	GoldTests    int `json:"gold_tests"`
+	GoldTests8k  int `json:"gold_tests_8k"`
+	GoldTests32k int `json:"gold_tests_32k"`
+}
+
+// candidateMissRank is the bm25-code rank within which a gold file must
+// be among cra's candidates.
+const candidateMissRank = 20
+
+// candidateMiss reports whether a gold file of the task is in bm25-code's
+// top candidateMissRank but not among cra's ranked candidates.
+func candidateMiss(v *variantResult) bool {
+	for i, r := range v.BM25Code.Ranks {
+		if r >= 1 && r <= candidateMissRank && i < len(v.CRA.Ranks) && v.CRA.Ranks[i] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // summarizeTasks builds the report of tasks; variant maps a task to the
@@ -42,7 +70,7 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 	var out []variantReport
 	for _, name := range names {
 		var cra, all, code []score
-		errs := 0
+		rep := variantReport{Name: name}
 		for _, r := range rs {
 			v := r.variant(name)
 			if v == nil {
@@ -50,10 +78,26 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 			}
 			cra, all, code = append(cra, v.CRA), append(all, v.BM25All), append(code, v.BM25Code)
 			if v.CRAError != "" {
-				errs++
+				rep.CRAErrors++
+			}
+			if candidateMiss(v) {
+				rep.CandidateMisses++
+			}
+			for i, g := range r.Gold {
+				if !evidence.IsTestFile(g.Path) {
+					continue
+				}
+				rep.GoldTests++
+				if i < len(v.CRA.Covered8k) && v.CRA.Covered8k[i] {
+					rep.GoldTests8k++
+				}
+				if i < len(v.CRA.Covered32k) && v.CRA.Covered32k[i] {
+					rep.GoldTests32k++
+				}
 			}
 		}
-		out = append(out, variantReport{Name: name, CRA: summarize(cra), BM25All: summarize(all), BM25Code: summarize(code), CRAErrors: errs})
+		rep.CRA, rep.BM25All, rep.BM25Code = summarize(cra), summarize(all), summarize(code)
+		out = append(out, rep)
 	}
 	return out
 }
@@ -132,6 +176,69 @@ func (h *harness) overall() []variantReport {
 	return reps
 }
 
+// Language groups of the per-language report.
+const (
+	langPython = "Python"
+	langGo     = "Go"
+	langJS     = "TS/JS"
+	langOther  = "other"
+)
+
+// languageOf groups a path by its language: Python, Go, TypeScript and
+// JavaScript together (one ecosystem, often one repository), or other.
+func languageOf(p string) string {
+	l, ok := lang.Detect(p)
+	switch {
+	case !ok:
+		return langOther
+	case l == lang.Python:
+		return langPython
+	case l == lang.Go:
+		return langGo
+	case l == lang.TypeScript || l == lang.TSX || l == lang.JavaScript:
+		return langJS
+	}
+	return langOther
+}
+
+// taskLanguage is the language most of the task's gold files are in (the
+// first gold file's on a tie).
+func taskLanguage(r *taskResult) string {
+	count := map[string]int{}
+	best := langOther
+	for _, g := range r.Gold {
+		l := languageOf(g.Path)
+		count[l]++
+		if count[l] > count[best] || best == langOther && l != langOther && count[l] == count[best] {
+			best = l
+		}
+	}
+	return best
+}
+
+// byLanguage scores every scored task's text as written (a SWE-bench
+// issue's only text), grouped by the task's language; one row per
+// language present, in a fixed order.
+func (h *harness) byLanguage() []variantReport {
+	groups := map[string][]*taskResult{}
+	for _, r := range h.results {
+		if r.Skipped == "" && len(r.Variants) > 0 {
+			l := taskLanguage(r)
+			groups[l] = append(groups[l], r)
+		}
+	}
+	var out []variantReport
+	for _, l := range []string{langPython, langGo, langJS, langOther} {
+		if len(groups[l]) == 0 {
+			continue
+		}
+		rep := summarizeTasks(groups[l], []string{variantMessage})[0]
+		rep.Name = l
+		out = append(out, rep)
+	}
+	return out
+}
+
 func union(a, b []string) []string {
 	for _, x := range b {
 		found := false
@@ -156,6 +263,7 @@ func (h *harness) report() error {
 		}
 		fmt.Fprintln(w)
 		writeTable(w, s.Variants)
+		writeExtras(w, s.Variants, h.opts.rankLimit)
 		for _, sk := range s.Skipped {
 			fmt.Fprintf(w, "  skipped %s: %s\n", short(sk.ID), sk.Reason)
 		}
@@ -166,6 +274,9 @@ func (h *harness) report() error {
 		writeTable(w, h.overall())
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintln(w, "by language (text as written):")
+	writeTable(w, h.byLanguage())
+	fmt.Fprintln(w)
 	for _, st := range h.repoStats {
 		fmt.Fprintf(w, "index %s (%s): %d files, first index %s", st.Repo, st.Path, st.Files, secs(st.FullIndex))
 		if n := len(st.Incremental); n > 0 {
@@ -199,6 +310,18 @@ func writeTable(out io.Writer, vs []variantReport) {
 	w.Flush()
 }
 
+// writeExtras prints, per variant, the candidate misses and how many gold
+// test files had their changed lines in cra's packages.
+func writeExtras(w io.Writer, vs []variantReport, rankLimit int) {
+	var miss, tests []string
+	for _, v := range vs {
+		miss = append(miss, fmt.Sprintf("%s %d", v.Name, v.CandidateMisses))
+		tests = append(tests, fmt.Sprintf("%s 8k %d/%d, 32k %d/%d", v.Name, v.GoldTests8k, v.GoldTests, v.GoldTests32k, v.GoldTests))
+	}
+	fmt.Fprintf(w, "  candidate misses (a gold file in bm25-code's top %d, not among cra's %d candidates): %s\n", candidateMissRank, rankLimit, strings.Join(miss, "; "))
+	fmt.Fprintf(w, "  gold test files with changed lines in cra's package: %s\n", strings.Join(tests, "; "))
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
@@ -208,17 +331,20 @@ type jsonReport struct {
 	Command string          `json:"command"`
 	Sets    []setReport     `json:"sets"`
 	Overall []variantReport `json:"overall"`
-	Repos   []*repoStat     `json:"repos"`
-	Tasks   []*taskResult   `json:"tasks"`
+	// Languages are the tasks as written, by their gold files' language.
+	Languages []variantReport `json:"languages"`
+	Repos     []*repoStat     `json:"repos"`
+	Tasks     []*taskResult   `json:"tasks"`
 }
 
 func (h *harness) writeJSON() error {
 	rep := jsonReport{
-		Command: strings.Join(os.Args, " "),
-		Sets:    h.setReports(),
-		Overall: h.overall(),
-		Repos:   h.repoStats,
-		Tasks:   h.results,
+		Command:   strings.Join(os.Args, " "),
+		Sets:      h.setReports(),
+		Overall:   h.overall(),
+		Languages: h.byLanguage(),
+		Repos:     h.repoStats,
+		Tasks:     h.results,
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

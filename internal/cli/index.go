@@ -183,6 +183,9 @@ func summaryLine(r *index.Result) string {
 	if n := len(r.Warnings); n > 0 {
 		fmt.Fprintf(&b, "; %d warning%s", n, plural(n))
 	}
+	if r.Vendored > 0 {
+		fmt.Fprintf(&b, "; %d vendored or generated", r.Vendored)
+	}
 	fmt.Fprintf(&b, "; %d symbols, %d dependencies, %d references", r.Symbols, r.Dependencies, r.References)
 	switch r.History {
 	case "none":

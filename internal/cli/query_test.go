@@ -80,7 +80,7 @@ func TestQueryFlags(t *testing.T) {
 	}{
 		{"files", func() *cobra.Command {
 			return newQueryFilesCmd(d, func(_ context.Context, _ *deps, o *queryFilesOptions) error { return capture(*o) })
-		}, []string{"--language", "go", "--json"}, queryFilesOptions{queryOptions{".", true}, "go"}},
+		}, []string{"--language", "go", "--json", "--vendored"}, queryFilesOptions{queryOptions{".", true}, "go", true}},
 		{"symbols", func() *cobra.Command {
 			return newQuerySymbolsCmd(d, func(_ context.Context, _ *deps, o *querySymbolsOptions) error { return capture(*o) })
 		}, []string{"Store*", "--kind", "class", "--repo", "x"}, querySymbolsOptions{queryOptions{"x", false}, "Store*", "class", kb.DefaultSymbolLimit}},

@@ -141,6 +141,9 @@ type Result struct {
 	NewCommits   int `json:"commits_new"`
 	Commits      int `json:"commits"`
 	CoChanges    int `json:"co_change_pairs"`
+	// Vendored counts the indexed files that are vendored, generated or
+	// minified (Vendored).
+	Vendored int `json:"files_vendored"`
 
 	// Rebuilt: most indexed files had changed, so the run replaced the
 	// content rows of all (see parseAndWrite).
@@ -181,7 +184,9 @@ type outcome struct {
 	lines  int
 	parsed *lang.File
 	search *searchDoc
-	err    error
+	// vendored says why the file is vendored or generated (Vendored).
+	vendored string
+	err      error
 }
 
 // searchDoc is a file's row of the full-text index, tokenised by the
@@ -580,6 +585,7 @@ func (b *Builder) processOne(o *outcome, old map[string]existing, p *lang.Parser
 		o.lines++
 	}
 	o.search = &searchDoc{path: terms.Joined(o.c.rel), body: terms.Joined(string(data))}
+	o.vendored = Vendored(o.c.rel, data)
 	if o.c.parse == "" {
 		return
 	}
@@ -611,6 +617,7 @@ func totals(ctx context.Context, tx *sql.Tx, repoID int64, res *Result) error {
 		{&res.References, `SELECT COUNT(*) FROM symbol_references r JOIN symbols s ON s.id = r.caller_symbol_id JOIN files f ON f.id = s.file_id WHERE f.repo_id = ?`},
 		{&res.Commits, `SELECT COUNT(*) FROM commits WHERE repo_id = ?`},
 		{&res.CoChanges, `SELECT COUNT(*) FROM co_changes c JOIN files f ON f.id = c.file_a_id WHERE f.repo_id = ?`},
+		{&res.Vendored, `SELECT COUNT(*) FROM file_index fi INDEXED BY idx_file_index_vendored JOIN files f ON f.id = fi.file_id WHERE fi.vendored != '' AND f.repo_id = ?`},
 	}
 	// With one repository in the database every row is its own (the
 	// foreign keys hold, enforced on every connection), so a table's

@@ -282,9 +282,9 @@ func (w *writer) writeOne(ctx context.Context, o *outcome, old map[string]existi
 		syntaxErrors, parsed = o.parsed.SyntaxErrors, 1
 		res.Parsed++
 	}
-	if _, err := w.exec(ctx, `INSERT INTO file_index(file_id, mtime_ns, line_count, syntax_errors, parsed) VALUES (?, ?, ?, ?, ?)
+	if _, err := w.exec(ctx, `INSERT INTO file_index(file_id, mtime_ns, line_count, syntax_errors, parsed, vendored) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT(file_id) DO UPDATE SET mtime_ns = excluded.mtime_ns, line_count = excluded.line_count,
-		syntax_errors = excluded.syntax_errors, parsed = excluded.parsed`, id, o.c.mtime, o.lines, syntaxErrors, parsed); err != nil {
+		syntax_errors = excluded.syntax_errors, parsed = excluded.parsed, vendored = excluded.vendored`, id, o.c.mtime, o.lines, syntaxErrors, parsed, o.vendored); err != nil {
 		return fmt.Errorf("index %s: %w", o.c.rel, err)
 	}
 	if o.search != nil {

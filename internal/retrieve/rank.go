@@ -128,24 +128,55 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		byID[f.id] = f
 	}
 
+	vendored, err := r.vendoredFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// named are the files the task singles out: by a path, a module, a
+	// file name no other file has, or the plan (see singledOut).
+	named := map[int64]bool{}
+
 	// Plan files and mentions.
 	for _, p := range q.PlanFiles {
 		for _, f := range matchPath(p, files, byPath) {
 			s := get(f)
 			s.add("plan", 1, "in the plan")
+			named[f.id] = true
 		}
 	}
 	for _, m := range q.Files {
 		hits := matchPath(m, files, byPath)
 		for _, f := range hits {
 			get(f).add("mention", 1/math.Sqrt(float64(len(hits))), "named in the task as "+m)
+			named[f.id] = named[f.id] || singledOut(m, len(hits))
 		}
 	}
 	for _, m := range q.Modules {
 		hits := matchModule(m, files, byPath)
 		for _, f := range hits {
 			get(f).add("mention", 0.8/math.Sqrt(float64(len(hits))), "module "+m)
+			named[f.id] = true
 		}
+	}
+	// Vendored and generated files the task does not name are left out;
+	// example programs weigh as prose unless the task names them or talks
+	// about examples.
+	words := make(map[string]bool, len(q.Keywords))
+	for _, k := range q.Keywords {
+		words[k] = true
+	}
+	examples := aboutExamples(words)
+	leftOut := func(f *rankFile) bool {
+		return vendored[f.id] != "" && !named[f.id] && !namesByWord(words, f.path)
+	}
+	aside := func(s *scored) float64 {
+		switch {
+		case leftOut(s.f):
+			return 0
+		case !named[s.f.id] && !examples && isExample(s.f.path):
+			return r.Weights.Prose
+		}
+		return 1
 	}
 
 	// Symbols the task names, then what the task analysis implies.
@@ -159,6 +190,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		hits := matchPath(m, files, byPath)
 		for _, f := range hits {
 			get(f).add("implied", 1/math.Sqrt(float64(len(hits))), "implied by the task analysis as "+m)
+			named[f.id] = named[f.id] || singledOut(m, len(hits))
 		}
 	}
 
@@ -173,7 +205,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 
 	w := r.Weights
 	base := func(s *scored) float64 {
-		return w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"] + w.Implied*s.signals["implied"]
+		return aside(s) * (w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"] + w.Implied*s.signals["implied"])
 	}
 	if r.Root != "" && w.Chunk > 0 {
 		if err := r.chunkSignal(ctx, qterms, len(files), all, base); err != nil {
@@ -205,8 +237,8 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		maxCommits = max(maxCommits, f.commits)
 	}
 	score := func(s *scored) float64 {
-		v := base(s) + w.Dep*s.signals["dep"] + w.CoChange*s.signals["cochange"] + w.Ident*s.signals["ident"] + w.Churn*s.signals["churn"] + w.Test*s.signals["test"] + w.Metadata*s.signals["metadata"]
-		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && q.Type != TypeDocs {
+		v := base(s) + aside(s)*(w.Dep*s.signals["dep"]+w.CoChange*s.signals["cochange"]+w.Ident*s.signals["ident"]+w.Churn*s.signals["churn"]+w.Test*s.signals["test"]+w.Metadata*s.signals["metadata"])
+		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && (q.Type != TypeDocs || configLanguages[s.f.lang]) {
 			v *= w.Prose
 		}
 		return v
@@ -223,6 +255,12 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	churn() // for the partners pairTests added
 	out := make([]Candidate, 0, len(all))
 	for _, s := range all {
+		if leftOut(s.f) {
+			continue
+		}
+		if why := vendored[s.f.id]; why != "" {
+			s.reasons = append(s.reasons, "vendored or generated ("+why+"), named by the task")
+		}
 		out = append(out, Candidate{
 			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score(s),
 			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals,
@@ -239,10 +277,17 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		return out[i].Path < out[j].Path
 	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	recalled, err := r.recall(ctx, q, byID, func(f *rankFile) bool { return !leftOut(f) })
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return unionRecall(out, limit, recalled, func(f *rankFile, rank int) Candidate {
+		return Candidate{
+			FileID: f.id, Path: f.path, Language: f.lang, Tier: TierSearch,
+			Reasons: []string{fmt.Sprintf("full-text recall: BM25 ranks it %d", rank)},
+			Signals: map[string]float64{"recall": 1 / float64(rank)},
+		}
+	}), nil
 }
 
 // tierOf names why a file is a candidate: the scope tier of seed 001 §5.6.
