@@ -636,6 +636,9 @@ func totals(ctx context.Context, tx *sql.Tx, repoID int64, res *Result) error {
 				return fmt.Errorf("count index: %w", err)
 			}
 		}
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM file_index INDEXED BY idx_file_index_vendored WHERE vendored != ''`).Scan(&res.Vendored); err != nil {
+			return fmt.Errorf("count index: %w", err)
+		}
 		return nil
 	}
 	for _, x := range q {

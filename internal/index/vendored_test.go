@@ -79,7 +79,7 @@ func TestIndexVendored(t *testing.T) {
 		t.Errorf("after the edit: Result.Vendored = %d, want 2", res.Vendored)
 	}
 
-	// An index built before the flag existed (migration 0004 undone) is
+	// An index built before the flag existed (migration 0005 undone) is
 	// read again on the next run, and every file gets its flag.
 	ctx := context.Background()
 	db, err := r.f.Open(ctx, store.Curated, "", false)
@@ -89,7 +89,7 @@ func TestIndexVendored(t *testing.T) {
 	for _, q := range []string{
 		`DROP INDEX idx_file_index_vendored`,
 		`ALTER TABLE file_index DROP COLUMN vendored`,
-		`DELETE FROM schema_migrations WHERE version = 4`,
+		`DELETE FROM schema_migrations WHERE version = 5`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
