@@ -26,8 +26,9 @@ const pointedContext = 3
 var (
 	// A traceback frame and the source line Python prints under it.
 	pyFrameLineRe = lazyre.New(`File "[^"\n]+", line \d+, in [^\n]+\n[ \t]+([^\n]+)`)
-	// The literal parts of a message, between quotes and placeholders.
-	fragmentSepRe = lazyre.New(`['"` + "`" + `{}%]|\s{2,}|<[^>]*>`)
+	// The literal parts of a message, between quotes, placeholders and
+	// numbers (values the code formats in).
+	fragmentSepRe = lazyre.New(`['"` + "`" + `{}%]|\d+|\s{2,}|<[^>]*>`)
 )
 
 // fragments returns the texts of the task worth finding verbatim in code:
