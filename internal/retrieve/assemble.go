@@ -314,7 +314,11 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	if l, ok := lang.Detect(c.Path); ok && !small && lang.Parsed(string(l)) {
 		// What no definition covers, by its top-level statements.
-		if extra := layoutBlocks(lines, syms); len(extra) > 0 {
+		from := headerLines + 1
+		if len(syms) > 0 {
+			from = min(from, syms[0].start)
+		}
+		if extra := layoutBlocks(lines, syms, from); len(extra) > 0 {
 			syms = slices.SortedStableFunc(slices.Values(append(slices.Clip(syms), extra...)), func(x, y symbolRow) int { return x.start - y.start })
 		}
 	}
@@ -347,7 +351,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		firstLine = min(firstLine, blocks[0].start)
 	}
 	if first := leadingComments(lines, firstLine); first > 1 {
-		end := min(first-1, 40)
+		end := min(first-1, headerLines)
 		if body := text(1, end); strings.TrimSpace(body) != "" {
 			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
 		}
@@ -476,6 +480,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	return out
 }
+
+// headerLines caps the header item of a file with definitions.
+const headerLines = 40
 
 // hits reports whether lines start-end touch any of the spans.
 func hits(spans [][2]int, start, end int) bool {

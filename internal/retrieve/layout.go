@@ -23,9 +23,13 @@ var assignedRe = lazyre.New(`^(?:export\s+)?(?:(?:var|let|const)\s+)?([A-Za-z_$]
 // which defines nothing the index records) or as top-level code still
 // offers its parts one by one instead of only by its head. Blocks shorter
 // than minLayoutBlock lines are left out; the rest come in line order,
-// named by what they assign when they assign.
-func layoutBlocks(lines []string, syms []symbolRow) []symbolRow {
+// named by what they assign when they assign. Lines before from are the
+// file's header (its imports), which the header item shows.
+func layoutBlocks(lines []string, syms []symbolRow, from int) []symbolRow {
 	covered := make([]bool, len(lines)+2)
+	for l := 1; l < from && l <= len(lines); l++ {
+		covered[l] = true
+	}
 	for _, s := range syms {
 		for l := max(s.start, 1); l <= min(s.end, len(lines)); l++ {
 			covered[l] = true
@@ -62,8 +66,19 @@ func layoutBlocks(lines []string, syms []symbolRow) []symbolRow {
 		}
 	}
 	flush()
+	n := 0
+	for _, b := range out {
+		n += b.end - b.start + 1
+	}
+	if n*layoutShare < len(lines) {
+		return nil // the definitions cover the file: its statements add noise
+	}
 	return out
 }
+
+// layoutShare: layout blocks are offered when they hold at least
+// 1/layoutShare of a file's lines, as in a module written as assignments.
+const layoutShare = 4
 
 // continues reports whether an unindented line continues a statement
 // rather than starting one: a closing bracket, a decorator.

@@ -37,7 +37,7 @@ module.exports = {
 `
 	lines := splitLines(src)
 	syms := []symbolRow{{name: "covered", kind: "function", start: 18, end: 20}}
-	got := layoutBlocks(lines, syms)
+	got := layoutBlocks(lines, syms, 1)
 	want := []symbolRow{
 		{name: "send", kind: "block", start: 11, end: 16, signature: "res.send = function send(body) {"},
 		{name: "", kind: "block", start: 22, end: 25, signature: "module.exports = {"},

@@ -93,6 +93,9 @@ func nest(bs []testBlock) {
 func jsTestBlocks(lines []string) []testBlock {
 	var out []testBlock
 	for i, l := range lines {
+		if !testCallStart(l) {
+			continue // most lines: no regular expression run
+		}
 		m := jsTestRe().FindStringSubmatch(strings.TrimRight(l, "\r\n"))
 		if m == nil {
 			continue
@@ -128,6 +131,18 @@ func jsTestBlocks(lines []string) []testBlock {
 			group: kind == "describe" || kind == "context" || kind == "suite"})
 	}
 	return out
+}
+
+// testCallStart reports whether a line may start a test call: its first
+// word is one of jsTestRe's.
+func testCallStart(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	for _, w := range []string{"describe", "context", "suite", "it", "test", "bench"} {
+		if strings.HasPrefix(t, w) && len(t) > len(w) && !identByte(t[len(w)]) {
+			return true
+		}
+	}
+	return false
 }
 
 // balanced reports whether a line closes every parenthesis it opens,
@@ -229,7 +244,12 @@ func testPieces(blocks []testBlock, lines []string, ft fileTerms, wanted map[str
 			if k > 0 {
 				near = math.Max(near, rel[kids[k-1]])
 			}
-			gap(b.name, from, b.start, weight*(0.1+0.25*math.Min(near, 1.5)+0.15*math.Min(groupRel, 1.5)))
+			// Only where the task's words are: next to a test that holds
+			// them or in a group that does. A file of a hundred unrelated
+			// tests offers its end, not a hundred gaps.
+			if near > 0 || groupRel >= 0.5 {
+				gap(b.name, from, b.start, weight*(0.05+0.25*math.Min(near, 1.5)+0.15*math.Min(groupRel, 1.5)))
+			}
 			// A relevant test in full: the sibling to copy.
 			if rel[i] >= 1 && !b.group {
 				out = append(out, mk("symbol", b.name, DetailSupporting, b.start, b.end, weight*0.5*math.Min(rel[i], 1.5)))
