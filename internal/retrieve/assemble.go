@@ -323,8 +323,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 	}
 	var blocks []testBlock
+	defined := false
 	if isTest(c.Path) && !small {
-		blocks = testBlocks(c.Path, lines, syms)
+		blocks, defined = testBlocks(c.Path, lines, syms)
 	}
 	if small || len(syms) == 0 && len(blocks) == 0 {
 		end := len(lines)
@@ -444,7 +445,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		mkLines := func(kind, name, detail string, start, end int, prio float64) piece {
 			return mk(kind, name, detail, start, end, text(start, end), prio)
 		}
-		for _, p := range testPieces(blocks, lines, ft, wanted, tt, fileRefLines, loc.exercised, weight, mkLines) {
+		for _, p := range testPieces(blocks, defined, lines, ft, wanted, tt, fileRefLines, loc.exercised, weight, mkLines) {
 			if !hits(excluded, p.item.StartLine, p.item.EndLine) {
 				out = append(out, p)
 			}

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"path"
@@ -30,12 +31,13 @@ var jsTestRe = lazyre.New(`^(\s*)(describe|context|suite|it|test|bench)(?:\.[A-Z
 const maxTestBlockScan = 2000
 
 // testBlocks returns the tests of a test file in line order, groups before
-// the tests they hold: from the definitions for Python and Go, from the
-// lines for JS/TS, whose tests are calls the index does not define.
-func testBlocks(p string, lines []string, syms []symbolRow) []testBlock {
-	var out []testBlock
+// the tests they hold: from the definitions for Python and Go (defined),
+// from the lines for JS/TS, whose tests are calls the index does not
+// define.
+func testBlocks(p string, lines []string, syms []symbolRow) (out []testBlock, defined bool) {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".py", ".pyi":
+		defined = true
 		for _, s := range syms {
 			switch {
 			case s.kind == "class" && strings.HasPrefix(s.name, "Test"):
@@ -45,6 +47,7 @@ func testBlocks(p string, lines []string, syms []symbolRow) []testBlock {
 			}
 		}
 	case ".go":
+		defined = true
 		for _, s := range syms {
 			if s.kind == "function" && s.parent == 0 && goTestName(s.name) {
 				out = append(out, testBlock{name: s.name, start: s.start, end: s.end})
@@ -54,7 +57,7 @@ func testBlocks(p string, lines []string, syms []symbolRow) []testBlock {
 		out = jsTestBlocks(lines)
 	}
 	nest(out)
-	return out
+	return out, defined
 }
 
 // goTestName reports whether a Go function is a test, benchmark, fuzz
@@ -184,8 +187,10 @@ const maxGapLines = 4
 // group, at the file's end — and the tests that exercise what the task is
 // about, in full. A commit that adds a test adds it next to its siblings
 // or at the end; the file's header and unrelated tests are not where it
-// goes. exercised names the definitions the package holds as primary.
-func testPieces(blocks []testBlock, lines []string, ft fileTerms, wanted map[string]bool, tt *taskTerms,
+// goes. exercised names the definitions the package holds as primary;
+// defined says the blocks are definitions of the index, whose bodies the
+// file offers already.
+func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, wanted map[string]bool, tt *taskTerms,
 	refLines map[int]bool, exercised []string, weight float64,
 	mk func(kind, name, detail string, start, end int, prio float64) piece) []piece {
 	if len(blocks) == 0 {
@@ -208,6 +213,22 @@ func testPieces(blocks []testBlock, lines []string, ft fileTerms, wanted map[str
 		}
 	}
 	var out []piece
+	// The relevant tests in full, the siblings to copy, decaying by their
+	// relevance rank as a file's bodies do. Tests the index defines
+	// (Python, Go) are bodies already.
+	if !defined {
+		var full []int
+		for i, b := range blocks {
+			if rel[i] >= 1 && !b.group {
+				full = append(full, i)
+			}
+		}
+		slices.SortStableFunc(full, func(x, y int) int { return cmp.Compare(rel[y], rel[x]) })
+		for k, i := range full {
+			b := blocks[i]
+			out = append(out, mk("symbol", b.name, DetailSupporting, b.start, b.end, weight*0.5*math.Min(rel[i], 1.5)*math.Pow(0.6, float64(k))))
+		}
+	}
 	gap := func(name string, from, to int, prio float64) {
 		if to-from > maxGapLines {
 			from = to - 1
@@ -249,10 +270,6 @@ func testPieces(blocks []testBlock, lines []string, ft fileTerms, wanted map[str
 			// tests offers its end, not a hundred gaps.
 			if near > 0 || groupRel >= 0.5 {
 				gap(b.name, from, b.start, weight*(0.05+0.25*math.Min(near, 1.5)+0.15*math.Min(groupRel, 1.5)))
-			}
-			// A relevant test in full: the sibling to copy.
-			if rel[i] >= 1 && !b.group {
-				out = append(out, mk("symbol", b.name, DetailSupporting, b.start, b.end, weight*0.5*math.Min(rel[i], 1.5)))
 			}
 		}
 		// After the last test: the end of its group or of the file, where

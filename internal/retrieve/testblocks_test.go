@@ -33,7 +33,10 @@ describe.skip('accepts', function () {
   })
 })
 `
-	got := testBlocks("src/accepts.test.ts", splitLines(src), nil)
+	got, defined := testBlocks("src/accepts.test.ts", splitLines(src), nil)
+	if defined {
+		t.Error("JS/TS tests reported as definitions")
+	}
 	want := []testBlock{
 		{name: "parseAccept", start: 3, end: 11, group: true, parent: -1},
 		{name: "should parse accept header", start: 4, end: 6, parent: 0},
@@ -56,7 +59,10 @@ func TestTestBlocksFromDefinitions(t *testing.T) {
 		{name: "test_color", kind: "method", start: 9, end: 12, parent: 1},
 		{name: "test_top", kind: "function", start: 14, end: 15},
 	}
-	got := testBlocks("tests/test_pager.py", nil, py)
+	got, defined := testBlocks("tests/test_pager.py", nil, py)
+	if !defined {
+		t.Error("Python tests not reported as definitions")
+	}
 	want := []testBlock{
 		{name: "TestPager", start: 4, end: 12, group: true, parent: -1},
 		{name: "test_echo", start: 5, end: 7, parent: 0},
@@ -74,7 +80,8 @@ func TestTestBlocksFromDefinitions(t *testing.T) {
 		{name: "Test_underscore", kind: "function", start: 18, end: 19},
 	}
 	var names []string
-	for _, b := range testBlocks("server_test.go", nil, goSyms) {
+	goBlocks, _ := testBlocks("server_test.go", nil, goSyms)
+	for _, b := range goBlocks {
 		names = append(names, b.name)
 	}
 	if d := cmp.Diff([]string{"TestServe", "BenchmarkServe", "Test_underscore"}, names); d != "" {
@@ -227,4 +234,36 @@ func TestAssemblePythonTestInsertionPoint(t *testing.T) {
 	if !found {
 		t.Errorf("the last line %q is not in the package: %+v", lines[last-1], items)
 	}
+}
+
+// FuzzTestBlocks checks the invariants of the layout parsers on any text:
+// test blocks lie in the file, in line order, inside their parent group;
+// layout blocks lie in the file, outside every definition and the header.
+func FuzzTestBlocks(f *testing.F) {
+	f.Add("describe('a', () => {\n  it('b', () => {\n    x()\n  })\n})\n")
+	f.Add("test('one', () => expect(1).toBe(1))\ntest('two (', () => {\n})\n")
+	f.Add("res.send = function send(body) {\n  a\n  b\n  c\n};\n/** x */\nexports.y = 1\n")
+	f.Add("describe(`t`, function () {\n\tit.each([1])('n %s', async () => {\n\t}, 100)\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, src string) {
+		lines := splitLines(src)
+		bs, _ := testBlocks("x.test.ts", lines, nil)
+		for i, b := range bs {
+			if b.start < 1 || b.end < b.start || b.end > len(lines) {
+				t.Fatalf("block %+v outside 1..%d", b, len(lines))
+			}
+			if i > 0 && b.start <= bs[i-1].start {
+				t.Fatalf("blocks out of order: %+v", bs)
+			}
+			if p := b.parent; p >= 0 && (p >= i || !bs[p].group || bs[p].start > b.start || bs[p].end < b.end) {
+				t.Fatalf("block %+v has parent %d: %+v", b, p, bs)
+			}
+		}
+		syms := []symbolRow{{name: "f", start: 2, end: 3}}
+		for _, b := range layoutBlocks(lines, syms, 2) {
+			if b.start < 4 || b.end < b.start || b.end > len(lines) || b.end-b.start+1 < minLayoutBlock {
+				t.Fatalf("layout block %+v (file of %d lines, header and definition 1-3)", b, len(lines))
+			}
+		}
+	})
 }
