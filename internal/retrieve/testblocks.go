@@ -197,11 +197,12 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 		return nil
 	}
 	last := lastNonBlank(lines)
+	uses := usesBefore(lines, exercised)
 	rel := make([]float64, len(blocks))
 	for i, b := range blocks {
 		r := symbolRelevance(symbolRow{name: b.name, start: b.start, end: b.end}, ft, wanted, tt, refLines)
-		if r < 1 && callsAny(lines, b.start, b.end, exercised) {
-			r = math.Max(r, 1)
+		if r < 1 && uses[min(b.end, len(lines))] > uses[max(b.start, 1)-1] {
+			r = 1 // it exercises a primary definition
 		}
 		rel[i] = r
 	}
@@ -297,20 +298,21 @@ func groupName(blocks []testBlock, i int) string {
 	return blocks[i].name
 }
 
-// callsAny reports whether lines start-end use one of the names as a
-// whole word.
-func callsAny(lines []string, start, end int, names []string) bool {
-	if len(names) == 0 {
-		return false
-	}
-	for l := max(start, 1); l <= min(end, len(lines)); l++ {
+// usesBefore returns, for each n, how many of the first n lines use one
+// of the names as a whole word: a block uses one when the count grows
+// across it.
+func usesBefore(lines []string, names []string) []int {
+	out := make([]int, len(lines)+1)
+	for i, l := range lines {
+		out[i+1] = out[i]
 		for _, n := range names {
-			if hasWord(lines[l-1], n) {
-				return true
+			if hasWord(l, n) {
+				out[i+1]++
+				break
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // hasWord reports whether s holds the identifier w, not as part of a
