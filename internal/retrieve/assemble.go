@@ -205,7 +205,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 // pointers are what a task points at in files besides its words.
 type pointers struct {
 	refs  []FileLine // file:line references and traceback frames
-	frags []string   // texts to find verbatim: error messages, quoted source lines
+	frags []fragment // texts to find verbatim: error messages, quoted source lines
 	// exercised names the primary definitions of the package's top
 	// sources, for their tests.
 	exercised []string

@@ -31,16 +31,22 @@ var (
 	fragmentSepRe = lazyre.New(`['"` + "`" + `{}%]|\d+|\s{2,}|<[^>]*>`)
 )
 
+// fragment is a text of the task to find verbatim in code.
+type fragment struct {
+	text    string
+	literal bool // a message: it counts inside a string literal only
+}
+
 // fragments returns the texts of the task worth finding verbatim in code:
 // the messages of its errors cut at quotes and placeholders (code builds
 // them from literals and values), and the source lines of its Python
 // traceback frames. Each is at least minFragment bytes, trimmed, once.
-func fragments(q TaskQuery) []string {
-	var out []string
-	add := func(s string) {
+func fragments(q TaskQuery) []fragment {
+	var out []fragment
+	add := func(s string, literal bool) {
 		s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), ".:,;"))
-		if len(s) >= minFragment && !slices.Contains(out, s) {
-			out = append(out, s)
+		if len(s) >= minFragment && !slices.ContainsFunc(out, func(f fragment) bool { return f.text == s }) {
+			out = append(out, fragment{s, literal})
 		}
 	}
 	for _, e := range q.Errors {
@@ -49,19 +55,31 @@ func fragments(q TaskQuery) []string {
 			continue
 		}
 		for _, part := range fragmentSepRe().Split(msg, -1) {
-			add(part)
+			add(part, true)
 		}
 	}
 	for _, m := range pyFrameLineRe().FindAllStringSubmatch(q.Text, -1) {
-		add(m[1])
+		add(m[1], false)
 	}
 	return out
+}
+
+// in reports whether line l holds the fragment: a message inside a string
+// literal (after a quote), where the code that raises it writes it; a
+// source line anywhere. A message of the language's own ("argument of
+// type … is not iterable") is in no literal of the repository's.
+func (f fragment) in(l string) bool {
+	i := strings.Index(l, f.text)
+	if i < 0 {
+		return false
+	}
+	return !f.literal || strings.ContainsAny(l[:i], "'\"`")
 }
 
 // pointedLines returns the lines of the file at path (its lines given)
 // that the task points at: the lines of refs naming the file that exist
 // in it, then those holding a fragment, at most maxPointed, in line order.
-func pointedLines(path string, lines []string, refs []FileLine, frags []string) []int {
+func pointedLines(path string, lines []string, refs []FileLine, frags []fragment) []int {
 	var out []int
 	for _, r := range refs {
 		if (strings.HasSuffix(r.Path, path) || strings.HasSuffix(path, r.Path)) && r.Line >= 1 && r.Line <= len(lines) &&
@@ -78,7 +96,7 @@ func pointedLines(path string, lines []string, refs []FileLine, frags []string) 
 				continue
 			}
 			for _, f := range frags {
-				if strings.Contains(l, f) {
+				if f.in(l) {
 					out = append(out, i+1)
 					break
 				}

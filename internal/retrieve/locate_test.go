@@ -71,8 +71,8 @@ func TestFragments(t *testing.T) {
 		"    return object.__getattribute__(self, name)\n" +
 		"ValueError: Unknown tag name 'PixelData' in sequence item 3\n```\n")
 	got := fragments(q)
-	want := []string{"Unknown tag name", "in sequence item", "return object.__getattribute__(self, name)"}
-	if d := cmp.Diff(want, got); d != "" {
+	want := []fragment{{"Unknown tag name", true}, {"in sequence item", true}, {"return object.__getattribute__(self, name)", false}}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(fragment{})); d != "" {
 		t.Errorf("fragments (-want +got):\n%s", d)
 	}
 	if len(q.FileLines) != 1 || q.FileLines[0].Line != 812 {
@@ -84,6 +84,7 @@ func TestFragments(t *testing.T) {
 	}
 	lines[99] = "        raise ValueError(f\"Unknown tag name '{tag}' in sequence item {i}\")\n"
 	lines[849] = "        return object.__getattribute__(self, name)\n"
+	lines[500] = "    # Unknown tag name in a comment is not where the message is raised\n"
 	pts := pointedLines("pydicom/dataset.py", lines, q.FileLines, got)
 	if d := cmp.Diff([]int{100, 812, 850}, pts); d != "" {
 		t.Errorf("pointed lines (-want +got):\n%s", d)
