@@ -230,13 +230,14 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 			out = append(out, mk("symbol", b.name, DetailSupporting, b.start, b.end, weight*0.5*math.Min(rel[i], 1.5)*math.Pow(0.6, float64(k))))
 		}
 	}
+	var gaps []piece
 	gap := func(name string, from, to int, prio float64) {
 		if to-from > maxGapLines {
 			from = to - 1
 		}
 		from, to = max(from, 1), min(to, len(lines))
 		if from <= to {
-			out = append(out, mk("snippet", name, DetailTypeContext, from, to, prio))
+			gaps = append(gaps, mk("snippet", name, DetailTypeContext, from, to, prio))
 		}
 	}
 	// Siblings: the tests of one group (or of the file's top level), in
@@ -269,7 +270,7 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 			// Only where the task's words are: next to a test that holds
 			// them or in a group that does. A file of a hundred unrelated
 			// tests offers its end, not a hundred gaps.
-			if near > 0 || groupRel >= 0.5 {
+			if near >= 0.3 || groupRel >= 0.5 {
 				gap(b.name, from, b.start, weight*(0.05+0.25*math.Min(near, 1.5)+0.15*math.Min(groupRel, 1.5)))
 			}
 		}
@@ -288,8 +289,14 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 			gap("end of "+groupName(blocks, parent), lastKid.end, end, prio)
 		}
 	}
-	return out
+	// The best few: a file offers the places next to what the task is
+	// about, not a gap at every test.
+	slices.SortStableFunc(gaps, func(x, y piece) int { return cmp.Compare(y.priority, x.priority) })
+	return append(out, gaps[:min(len(gaps), maxGaps)]...)
 }
+
+// maxGaps bounds the insertion-point snippets of one test file.
+const maxGaps = 12
 
 func groupName(blocks []testBlock, i int) string {
 	if i < 0 {

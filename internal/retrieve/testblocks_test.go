@@ -267,3 +267,14 @@ func FuzzTestBlocks(f *testing.F) {
 		}
 	})
 }
+
+func TestUsesBefore(t *testing.T) {
+	lines := splitLines("a := accepts(c)\nb := acceptsAll(c)\n\nx.defaultMatch(y)\n")
+	got := usesBefore(lines, []string{"accepts", "defaultMatch"})
+	if d := cmp.Diff([]int{0, 1, 1, 1, 2}, got); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if got := usesBefore(lines, nil); got[len(got)-1] != 0 {
+		t.Errorf("no names: got %v, want all 0", got)
+	}
+}
