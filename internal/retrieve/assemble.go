@@ -106,7 +106,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	// Sources first, so that tests know which of their cases exercise the
 	// definitions the package holds as primary; pieces stay in rank order.
 	perFile := make([][]piece, len(cands))
-	loc := &pointers{refs: q.FileLines, frags: fragments(q)}
+	loc := &pointers{refs: q.FileLines, frags: fragments(q), gaps: gapsFor(avail)}
 	for _, pass := range []bool{false, true} {
 		for fi, c := range cands {
 			if isTest(c.Path) != pass {
@@ -209,6 +209,7 @@ type pointers struct {
 	// exercised names the primary definitions of the package's top
 	// sources, for their tests.
 	exercised []string
+	gaps      int // insertion-point snippets a test file may offer (gapsFor)
 }
 
 // exercisingFiles is how many top files lend their primary definitions'
@@ -445,7 +446,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		mkLines := func(kind, name, detail string, start, end int, prio float64) piece {
 			return mk(kind, name, detail, start, end, text(start, end), prio)
 		}
-		for _, p := range testPieces(blocks, defined, lines, ft, wanted, tt, fileRefLines, loc.exercised, weight, mkLines) {
+		for _, p := range testPieces(blocks, defined, lines, ft, wanted, tt, fileRefLines, loc.exercised, loc.gaps, weight, mkLines) {
 			if !hits(excluded, p.item.StartLine, p.item.EndLine) {
 				out = append(out, p)
 			}

@@ -191,7 +191,7 @@ const maxGapLines = 4
 // defined says the blocks are definitions of the index, whose bodies the
 // file offers already.
 func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, wanted map[string]bool, tt *taskTerms,
-	refLines map[int]bool, exercised []string, weight float64,
+	refLines map[int]bool, exercised []string, maxGaps int, weight float64,
 	mk func(kind, name, detail string, start, end int, prio float64) piece) []piece {
 	if len(blocks) == 0 {
 		return nil
@@ -295,8 +295,14 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 	return append(out, gaps[:min(len(gaps), maxGaps)]...)
 }
 
-// maxGaps bounds the insertion-point snippets of one test file.
-const maxGaps = 12
+// gapBudget is the budget, in tokens, that buys a test file one more
+// insertion-point snippet: 12 in an 8k package, 51 in a 32k one.
+const gapBudget = 640
+
+// gapsFor is how many insertion-point snippets a test file may offer in
+// a package of avail tokens: a small package keeps room for other
+// files' headers and bodies.
+func gapsFor(avail int) int { return max(4, avail/gapBudget) }
 
 func groupName(blocks []testBlock, i int) string {
 	if i < 0 {
