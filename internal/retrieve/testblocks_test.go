@@ -278,3 +278,40 @@ func TestUsesBefore(t *testing.T) {
 		t.Errorf("no names: got %v, want all 0", got)
 	}
 }
+
+func TestTestPiecesGapsBounded(t *testing.T) {
+	// Forty tests that all hold the task's word: the file offers the
+	// best maxGaps places, the end of the file among them.
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "test('wildcard %d', () => {\n  expect(match('*')).toBe(%d)\n})\n\n", i, i)
+	}
+	lines := splitLines(b.String())
+	blocks, _ := testBlocks("a.test.ts", lines, nil)
+	if len(blocks) != 40 {
+		t.Fatalf("got %d blocks, want 40", len(blocks))
+	}
+	tt := newTaskTerms(map[string]float64{"wildcard": 2, "match": 1})
+	ft := scanTerms(lines, tt)
+	mk := func(kind, name, detail string, start, end int, prio float64) piece {
+		return piece{item: Item{Kind: kind, Name: name, StartLine: start, EndLine: end}, priority: prio}
+	}
+	for _, maxGaps := range []int{4, 12} {
+		ps := testPieces(blocks, false, lines, ft, map[string]bool{}, tt, nil, nil, maxGaps, 1, mk)
+		gaps, end := 0, false
+		for _, p := range ps {
+			if p.item.Kind == "snippet" {
+				gaps++
+				end = end || p.item.Name == "end of file" && p.item.EndLine == lastNonBlank(lines)
+			}
+		}
+		if gaps != maxGaps || !end {
+			t.Errorf("maxGaps %d: got %d gaps (end of file %v), want %d with the end", maxGaps, gaps, end, maxGaps)
+		}
+	}
+	for avail, want := range map[int]int{100: 4, 8192: 12, 32768: 51} {
+		if got := gapsFor(avail); got != want {
+			t.Errorf("gapsFor(%d): got %d, want %d", avail, got, want)
+		}
+	}
+}
