@@ -196,6 +196,16 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 	if len(blocks) == 0 {
 		return nil
 	}
+	// Tests the index defines show their first lines as signatures
+	// already, which mark the places between them: their gaps are fewer,
+	// and only next to tests holding a real share of the task's words.
+	// JS/TS tests, calls the index does not define, have nothing else.
+	minNear := 0.0
+	if defined {
+		minNear = 0.3
+	} else {
+		maxGaps *= 2
+	}
 	last := lastNonBlank(lines)
 	uses := usesBefore(lines, exercised)
 	rel := make([]float64, len(blocks))
@@ -270,7 +280,7 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 			// Only where the task's words are: next to a test that holds
 			// them or in a group that does. A file of a hundred unrelated
 			// tests offers its end, not a hundred gaps.
-			if near >= 0.3 || groupRel >= 0.5 {
+			if near > minNear || groupRel >= 0.5 {
 				gap(b.name, from, b.start, weight*(0.05+0.25*math.Min(near, 1.5)+0.15*math.Min(groupRel, 1.5)))
 			}
 		}

@@ -297,7 +297,7 @@ func TestTestPiecesGapsBounded(t *testing.T) {
 		return piece{item: Item{Kind: kind, Name: name, StartLine: start, EndLine: end}, priority: prio}
 	}
 	for _, maxGaps := range []int{4, 12} {
-		ps := testPieces(blocks, false, lines, ft, map[string]bool{}, tt, nil, nil, maxGaps, 1, mk)
+		ps := testPieces(blocks, true, lines, ft, map[string]bool{}, tt, nil, nil, maxGaps, 1, mk)
 		gaps, end := 0, false
 		for _, p := range ps {
 			if p.item.Kind == "snippet" {
