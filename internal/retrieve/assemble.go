@@ -100,23 +100,39 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	if err != nil {
 		return nil, err
 	}
-	var pieces []piece
-	for fi, c := range cands {
+	for _, c := range cands {
 		pkg.Files = append(pkg.Files, PackageFile{Path: c.Path, Tier: c.Tier, Score: c.Score, Reasons: c.Reasons})
-		lines, err := a.reads.file(a.abs(c.Path))
-		if err != nil {
-			pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
-			continue
+	}
+	// Sources first, so that tests know which of their cases exercise the
+	// definitions the package holds as primary; pieces stay in rank order.
+	perFile := make([][]piece, len(cands))
+	loc := &pointers{refs: q.FileLines, frags: fragments(q), gaps: gapsFor(avail)}
+	for _, pass := range []bool{false, true} {
+		for fi, c := range cands {
+			if isTest(c.Path) != pass {
+				continue
+			}
+			lines, err := a.reads.file(a.abs(c.Path))
+			if err != nil {
+				pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
+				continue
+			}
+			rel := 1.0
+			if topScore > 0 {
+				rel = c.Score / topScore
+			}
+			// Rank decays: the tenth file matters less than the first even at
+			// equal score, since the model reads the package in order.
+			fileWeight := rel / (1 + 0.15*float64(fi))
+			perFile[fi] = a.filePieces(fi, c, lines, symsOf[c.FileID], wanted, tt, loc, fileWeight)
+			if !pass && fi < exercisingFiles {
+				loc.exercised = appendPrimaries(loc.exercised, perFile[fi])
+			}
 		}
-		syms := symsOf[c.FileID]
-		rel := 1.0
-		if topScore > 0 {
-			rel = c.Score / topScore
-		}
-		// Rank decays: the tenth file matters less than the first even at
-		// equal score, since the model reads the package in order.
-		fileWeight := rel / (1 + 0.15*float64(fi))
-		pieces = append(pieces, a.filePieces(fi, c, lines, syms, wanted, tt, q.FileLines, fileWeight)...)
+	}
+	var pieces []piece
+	for _, ps := range perFile {
+		pieces = append(pieces, ps...)
 	}
 	// Value per token: a budget buys several relevant medium definitions
 	// rather than one huge one (sizes under densityUnit tokens count alike).
@@ -186,6 +202,38 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	return pkg, nil
 }
 
+// pointers are what a task points at in files besides its words.
+type pointers struct {
+	refs  []FileLine // file:line references and traceback frames
+	frags []fragment // texts to find verbatim: error messages, quoted source lines
+	// exercised names the primary definitions of the package's top
+	// sources, for their tests.
+	exercised []string
+	gaps      int // insertion-point snippets a test file may offer (gapsFor)
+}
+
+// exercisingFiles is how many top files lend their primary definitions'
+// names to the tests that exercise them; maxExercised bounds the names.
+const (
+	exercisingFiles = 5
+	maxExercised    = 12
+)
+
+// appendPrimaries adds the names of the primary definitions among ps.
+// Names too short to tell a use from a word are left out.
+func appendPrimaries(names []string, ps []piece) []string {
+	for _, p := range ps {
+		if len(names) >= maxExercised {
+			break
+		}
+		it := p.item
+		if it.Kind == "symbol" && it.Detail == DetailPrimary && len(it.Name) >= 4 && !slices.Contains(names, it.Name) {
+			names = append(names, it.Name)
+		}
+	}
+	return names
+}
+
 // overlaps reports whether it adds nothing to the items a file already
 // has: it lies in an included body, or it is a signature or snippet
 // touching lines already shown. A body is never redundant next to the
@@ -243,7 +291,7 @@ func (a *Assembler) symbols(ctx context.Context, cands []Candidate) (map[int64][
 
 // filePieces proposes the items of one file with their priorities.
 func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbolRow, wanted map[string]bool, tt *taskTerms,
-	refs []FileLine, weight float64) []piece {
+	loc *pointers, weight float64) []piece {
 	text := func(start, end int) string {
 		start, end = max(start, 1), min(end, len(lines))
 		if start > end {
@@ -251,10 +299,10 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 		return strings.Join(lines[start-1:end], "")
 	}
-	lang := fenceLang(c.Path)
+	fence := fenceLang(c.Path)
 	mk := func(kind, name, detail string, start, end int, body string, prio float64) piece {
 		it := Item{Kind: kind, Name: name, Detail: detail, StartLine: start, EndLine: end, Text: body, Tokens: EstimateTokens(body)}
-		return piece{file: fi, item: it, priority: prio, cost: EstimateTokens(renderItem(it, lang))}
+		return piece{file: fi, item: it, priority: prio, cost: EstimateTokens(renderItem(it, fence))}
 	}
 	var out []piece
 	whole := strings.Join(lines, "")
@@ -265,7 +313,22 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for _, d := range a.Details[c.Path] {
 		small = small && d != DetailExcluded
 	}
-	if small || len(syms) == 0 {
+	if l, ok := lang.Detect(c.Path); ok && !small && lang.Parsed(string(l)) {
+		// What no definition covers, by its top-level statements.
+		from := headerLines + 1
+		if len(syms) > 0 {
+			from = min(from, syms[0].start)
+		}
+		if extra := layoutBlocks(lines, syms, from); len(extra) > 0 {
+			syms = slices.SortedStableFunc(slices.Values(append(slices.Clip(syms), extra...)), func(x, y symbolRow) int { return x.start - y.start })
+		}
+	}
+	var blocks []testBlock
+	defined := false
+	if isTest(c.Path) && !small {
+		blocks, defined = testBlocks(c.Path, lines, syms)
+	}
+	if small || len(syms) == 0 && len(blocks) == 0 {
 		end := len(lines)
 		body := whole
 		if len(syms) == 0 && EstimateTokens(whole) > a.WholeFileTokens {
@@ -279,18 +342,25 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		out = append(out, mk(kind, "", DetailPrimary, 1, end, body, weight*1.5))
 		return out
 	}
-	// Header: everything before the first symbol (imports, module doc),
-	// capped, and short of the first symbol's leading comments, which come
-	// with its body.
-	if first := leadingComments(lines, syms[0].start); first > 1 {
-		end := min(first-1, 40)
+	// Header: everything before the first symbol or test (imports, module
+	// doc), capped, and short of the first symbol's leading comments, which
+	// come with its body.
+	firstLine := len(lines) + 1
+	if len(syms) > 0 {
+		firstLine = syms[0].start
+	}
+	if len(blocks) > 0 {
+		firstLine = min(firstLine, blocks[0].start)
+	}
+	if first := leadingComments(lines, firstLine); first > 1 {
+		end := min(first-1, headerLines)
 		if body := text(1, end); strings.TrimSpace(body) != "" {
 			out = append(out, mk("header", "", DetailSupporting, 1, end, body, weight*0.6))
 		}
 	}
 	ft := a.reads.scan(a.abs(c.Path), lines, tt)
 	fileRefLines := map[int]bool{}
-	for _, r := range refs {
+	for _, r := range loc.refs {
 		if strings.HasSuffix(r.Path, c.Path) || strings.HasSuffix(c.Path, r.Path) {
 			fileRefLines[r.Line] = true
 		}
@@ -372,6 +442,16 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 		out = append(out, mk("signature", s.name, DetailTypeContext, r.decl, r.decl, sig+"\n", weight*(0.08+r.rel*0.2)))
 	}
+	if len(blocks) > 0 {
+		mkLines := func(kind, name, detail string, start, end int, prio float64) piece {
+			return mk(kind, name, detail, start, end, text(start, end), prio)
+		}
+		for _, p := range testPieces(blocks, defined, lines, ft, wanted, tt, fileRefLines, loc.exercised, loc.gaps, weight, mkLines) {
+			if !hits(excluded, p.item.StartLine, p.item.EndLine) {
+				out = append(out, p)
+			}
+		}
+	}
 	// The end of the file, where new definitions and tests usually go: an
 	// edit that appends needs it as its anchor.
 	if end := lastNonBlank(lines); end > 0 {
@@ -388,6 +468,13 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for i, r := range rs {
 		spans[i] = [2]int{r.s.start, r.s.end}
 	}
+	// The lines the task points at: high, as a named symbol is, since a
+	// body too long for the budget would otherwise hide them.
+	for _, sn := range pointedSnippets(pointedLines(c.Path, lines, loc.refs, loc.frags), spans, len(lines)) {
+		if !hits(excluded, sn.start, sn.end) {
+			out = append(out, mk("snippet", "pointed at", DetailPrimary, sn.start, sn.end, text(sn.start, sn.end), weight*1.6))
+		}
+	}
 	for _, sn := range snippets(lines, ft, tt, spans) {
 		if !hits(excluded, sn.start, sn.end) {
 			out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
@@ -395,6 +482,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	return out
 }
+
+// headerLines caps the header item of a file with definitions.
+const headerLines = 40
 
 // hits reports whether lines start-end touch any of the spans.
 func hits(spans [][2]int, start, end int) bool {

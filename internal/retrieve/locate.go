@@ -1,0 +1,125 @@
+package retrieve
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/lazyre"
+)
+
+// Where a task points into a file besides its words: the lines a
+// traceback or a file:line reference names, and the lines that hold a
+// piece of its error messages or of the source lines its traceback
+// quotes. A 2,000-line module whose failing line the issue pasted needs
+// that line, not its outline.
+
+// minFragment is the shortest text worth looking for verbatim: shorter
+// pieces ("None", "value") are everywhere.
+const minFragment = 12
+
+// maxPointed bounds the lines one file is pointed at.
+const maxPointed = 8
+
+// pointedContext is how many lines a pointed line shows on each side.
+const pointedContext = 3
+
+var (
+	// A traceback frame and the source line Python prints under it.
+	pyFrameLineRe = lazyre.New(`File "[^"\n]+", line \d+, in [^\n]+\n[ \t]+([^\n]+)`)
+	// The literal parts of a message, between quotes, placeholders and
+	// numbers (values the code formats in).
+	fragmentSepRe = lazyre.New(`['"` + "`" + `{}%]|\d+|\s{2,}|<[^>]*>`)
+)
+
+// fragment is a text of the task to find verbatim in code.
+type fragment struct {
+	text    string
+	literal bool // a message: it counts inside a string literal only
+}
+
+// fragments returns the texts of the task worth finding verbatim in code:
+// the messages of its errors cut at quotes and placeholders (code builds
+// them from literals and values), and the source lines of its Python
+// traceback frames. Each is at least minFragment bytes, trimmed, once.
+func fragments(q TaskQuery) []fragment {
+	var out []fragment
+	add := func(s string, literal bool) {
+		s = strings.TrimSpace(strings.Trim(strings.TrimSpace(s), ".:,;"))
+		if len(s) >= minFragment && !slices.ContainsFunc(out, func(f fragment) bool { return f.text == s }) {
+			out = append(out, fragment{s, literal})
+		}
+	}
+	for _, e := range q.Errors {
+		_, msg, ok := strings.Cut(e, ":")
+		if !ok {
+			continue
+		}
+		for _, part := range fragmentSepRe().Split(msg, -1) {
+			add(part, true)
+		}
+	}
+	for _, m := range pyFrameLineRe().FindAllStringSubmatch(q.Text, -1) {
+		add(m[1], false)
+	}
+	return out
+}
+
+// in reports whether line l holds the fragment: a message inside a string
+// literal (after a quote), where the code that raises it writes it; a
+// source line anywhere. A message of the language's own ("argument of
+// type … is not iterable") is in no literal of the repository's.
+func (f fragment) in(l string) bool {
+	i := strings.Index(l, f.text)
+	if i < 0 {
+		return false
+	}
+	return !f.literal || strings.ContainsAny(l[:i], "'\"`")
+}
+
+// pointedLines returns the lines of the file at path (its lines given)
+// that the task points at: the lines of refs naming the file that exist
+// in it, then those holding a fragment, at most maxPointed, in line order.
+func pointedLines(path string, lines []string, refs []FileLine, frags []fragment) []int {
+	var out []int
+	for _, r := range refs {
+		if (strings.HasSuffix(r.Path, path) || strings.HasSuffix(path, r.Path)) && r.Line >= 1 && r.Line <= len(lines) &&
+			!slices.Contains(out, r.Line) && len(out) < maxPointed {
+			out = append(out, r.Line)
+		}
+	}
+	if len(frags) > 0 {
+		for i, l := range lines {
+			if len(out) >= maxPointed {
+				break
+			}
+			if slices.Contains(out, i+1) {
+				continue
+			}
+			for _, f := range frags {
+				if f.in(l) {
+					out = append(out, i+1)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pointedSnippets returns a snippet around each pointed line, inside the
+// innermost definition holding it (so that its body, if included, replaces
+// the snippet), merged when they touch.
+func pointedSnippets(pointed []int, defs [][2]int, last int) []snippet {
+	var out []snippet
+	for _, n := range pointed {
+		lo, hi := innermost(defs, n, last)
+		start, end := max(lo, n-pointedContext), min(hi, n+pointedContext)
+		if k := len(out) - 1; k >= 0 && start <= out[k].end+1 && out[k].lo == lo && out[k].hi == hi {
+			out[k].end = max(out[k].end, end)
+			continue
+		}
+		out = append(out, snippet{start: start, end: end, rel: 2, lo: lo, hi: hi})
+	}
+	return out
+}
