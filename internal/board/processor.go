@@ -376,8 +376,10 @@ func (p *Processor) grace() time.Duration {
 // profile's timeout and ctx. It returns the finish entry's output.
 func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture) (*ran, error) {
 	pid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// The identity is read before anything waits for the process: until
+	// it is reaped, an agent that already exited is a zombie whose
+	// /proc entry still says who it was (a quick agent raced the reaping
+	// and left no run.json on a loaded machine).
 	var idErr error
 	if path, err := supervise.RunFile(filepath.Join(p.StateDir, RunsDir), s.task.ID); err != nil {
 		idErr = err
@@ -395,6 +397,8 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	if idErr != nil {
 		p.Logger.Warn("run identity not saved", "task", s.task.ID, "run", s.run, "err", idErr)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	timeout := s.profile.Timeout()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

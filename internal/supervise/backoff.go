@@ -25,15 +25,22 @@ type Policy struct {
 	// the process and records it, and a pass in between must not take
 	// the run for dead. Default 15 s.
 	StartGrace time.Duration
+	// FinishGrace is how long a run whose process is gone is left to the
+	// process that started it (the daemon's processor, a 'cra task run'),
+	// while that process is alive: it waits for the run and logs its
+	// finish a moment after the exit, and a pass in between must not
+	// restart a run that ended. Default 30 s.
+	FinishGrace time.Duration
 }
 
 // The defaults of Policy (issue 13 item 6).
 const (
-	DefaultBackoff    = 10 * time.Second
-	DefaultMaxBackoff = 5 * time.Minute
-	DefaultLimit      = 5
-	DefaultWindow     = 10 * time.Minute
-	DefaultStartGrace = 15 * time.Second
+	DefaultBackoff     = 10 * time.Second
+	DefaultMaxBackoff  = 5 * time.Minute
+	DefaultLimit       = 5
+	DefaultWindow      = 10 * time.Minute
+	DefaultStartGrace  = 15 * time.Second
+	DefaultFinishGrace = 30 * time.Second
 )
 
 // DefaultPolicy returns the policy with every default set.
@@ -54,6 +61,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.StartGrace <= 0 {
 		p.StartGrace = DefaultStartGrace
+	}
+	if p.FinishGrace <= 0 {
+		p.FinishGrace = DefaultFinishGrace
 	}
 	return p
 }

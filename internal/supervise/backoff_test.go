@@ -74,7 +74,7 @@ func TestPolicyDelay(t *testing.T) {
 }
 
 func TestDefaultPolicy(t *testing.T) {
-	want := Policy{Backoff: 10 * time.Second, MaxBackoff: 5 * time.Minute, Limit: 5, Window: 10 * time.Minute, StartGrace: 15 * time.Second}
+	want := Policy{Backoff: 10 * time.Second, MaxBackoff: 5 * time.Minute, Limit: 5, Window: 10 * time.Minute, StartGrace: 15 * time.Second, FinishGrace: 30 * time.Second}
 	if got := DefaultPolicy(); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

@@ -45,6 +45,11 @@ type Pass struct {
 	// waiting for those runs, so nothing would record how they end. They
 	// are stopped, logged, and restarted by the same pass.
 	TakeOver bool
+
+	// gone holds when this pass first found each task's recorded run gone
+	// while its starter lived (Input.GoneSince), across the Runs of one
+	// Pass: the daemon keeps one.
+	gone map[string]time.Time
 }
 
 // Board is what a pass needs of the task board (*board.Board is one).
@@ -93,7 +98,25 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	actions := Reconcile(Input{Active: active, Runs: obs.Runs, Procs: obs.Procs, Restarts: restarts, Now: t, Policy: policy})
+	starters := map[string]bool{}
+	for _, a := range active {
+		if id, ok := obs.Runs[a.ID]; ok && id.StarterAlive(ctx) {
+			starters[a.ID] = true
+		}
+	}
+	actions := Reconcile(Input{Active: active, Runs: obs.Runs, Procs: obs.Procs, Restarts: restarts,
+		StarterAlive: starters, GoneSince: p.gone, Now: t, Policy: policy})
+	gone := map[string]time.Time{}
+	for _, a := range actions {
+		if w, ok := a.(Wait); ok && w.Finishing {
+			since, seen := p.gone[w.ID]
+			if !seen {
+				since = t
+			}
+			gone[w.ID] = since
+		}
+	}
+	p.gone = gone
 	if actions, err = p.onlyBoardRestarts(ctx, actions); err != nil {
 		return nil, err
 	}

@@ -71,8 +71,15 @@ type Input struct {
 	// Restarted of the log's recent entries. Only those within
 	// Policy.Window count.
 	Restarts map[string][]time.Time
-	Now      time.Time
-	Policy   Policy
+	// StarterAlive holds, by task id, whether the process that started
+	// the recorded run is alive (Identity.StarterAlive).
+	StarterAlive map[string]bool
+	// GoneSince holds, by task id, when an earlier pass first found the
+	// recorded run gone while its starter lived (the Waits with Finishing
+	// set); a task absent was first found so now.
+	GoneSince map[string]time.Time
+	Now       time.Time
+	Policy    Policy
 }
 
 // Action is one step a pass decides on: Restart, Fail, Kill or Wait. Its
@@ -125,6 +132,9 @@ type Wait struct {
 	ID     string
 	Until  time.Time
 	Reason string
+	// Finishing is a wait for a run that ended while the process that
+	// started it is alive to log how (Policy.FinishGrace).
+	Finishing bool
 }
 
 func (Restart) action() {}
@@ -173,7 +183,9 @@ func (w Wait) String() string {
 // it may still be starting (StartGrace). Orphans are killed by process
 // group when every tagged process of the group is an orphan, else one by
 // one. An active agent without a live run is restarted, after a backoff,
-// or failed past the start limit (Policy.Next).
+// or failed past the start limit (Policy.Next); but a run whose starter
+// is alive is first left to it for Policy.FinishGrace, since it logs the
+// run's finish a moment after the exit.
 func Reconcile(in Input) []Action {
 	p := in.Policy.withDefaults()
 	active := make(map[string]Active, len(in.Active))
@@ -236,6 +248,17 @@ func Reconcile(in Input) []Action {
 			actions = append(actions, Wait{ID: a.ID, Until: a.Since.Add(p.StartGrace),
 				Reason: fmt.Sprintf("run %d has no recorded process yet and may still be starting", a.Run)})
 			continue
+		}
+		if recorded[a.ID] && in.StarterAlive[a.ID] {
+			since, seen := in.GoneSince[a.ID]
+			if !seen {
+				since = in.Now
+			}
+			if until := since.Add(p.FinishGrace); in.Now.Before(until) {
+				actions = append(actions, Wait{ID: a.ID, Until: until, Finishing: true,
+					Reason: fmt.Sprintf("run %d has ended; the process that started it is alive and logs how", a.Run)})
+				continue
+			}
 		}
 		d := p.Next(in.Restarts[a.ID], in.Now)
 		switch d.Verdict {
