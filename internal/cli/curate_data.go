@@ -134,8 +134,8 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 	return nil
 }
 
-// negativesNote says what negatives in a dataset mean for a trainer.
+// negativesNote says where a dataset's negatives are and what they are for.
 func negativesNote(n int) string {
-	return fmt.Sprintf("note: %d negative example(s) (calls of failed runs) are in the files, marked \"positive\":false in meta.*.jsonl; "+
-		"supervised trainers (mlx-lm, axolotl chat_template) learn from every line: use a preference trainer, or set include_negatives = false", n)
+	return fmt.Sprintf("note: %d negative example(s) (calls of failed runs) are in rejected.jsonl, not in train.jsonl or valid.jsonl: "+
+		"a supervised trainer never learns from them; they are the rejected side for a preference trainer", n)
 }

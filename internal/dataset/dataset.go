@@ -13,7 +13,11 @@
 //
 // Examples are deduplicated by their messages and split by date: the
 // newest are the validation set, so an adapter is judged on work later
-// than anything it learned from.
+// than anything it learned from. Negative examples (a logged call of a
+// run that failed) never go into train.jsonl or valid.jsonl, since a
+// supervised trainer learns from every line: they are written to
+// rejected.jsonl and meta.rejected.jsonl, the material of a preference
+// trainer's rejected side and of analysis.
 package dataset
 
 import (
@@ -138,6 +142,9 @@ const (
 	ValidFile     = "valid.jsonl"
 	TrainMetaFile = "meta.train.jsonl"
 	ValidMetaFile = "meta.valid.jsonl"
+	// RejectedFile and RejectedMetaFile hold the negative examples.
+	RejectedFile     = "rejected.jsonl"
+	RejectedMetaFile = "meta.rejected.jsonl"
 )
 
 // Dir is the directory of a stage's files under a dataset's root:
@@ -147,15 +154,15 @@ func Dir(root, stage string) string { return filepath.Join(root, BaseModel(stage
 // Summary counts what Write wrote.
 type Summary struct {
 	Dir        string // the stage's directory
-	Train      int
-	Valid      int
-	Positive   int
-	Negative   int
-	Duplicates int // examples dropped because their messages repeated one kept
+	Train      int    // positive examples in train.jsonl
+	Valid      int    // positive examples in valid.jsonl
+	Positive   int    // Train + Valid
+	Negative   int    // negative examples, in rejected.jsonl
+	Duplicates int    // examples dropped because their messages repeated one kept
 }
 
-// Examples is the number of examples written.
-func (s Summary) Examples() int { return s.Train + s.Valid }
+// Examples is the number of examples written, negatives included.
+func (s Summary) Examples() int { return s.Positive + s.Negative }
 
 // DefaultValidShare is the share of the newest examples Write keeps for
 // validation when asked for 0.
@@ -164,9 +171,10 @@ const DefaultValidShare = 0.1
 // Write writes the records of one stage under root (see Dir), replacing
 // what was there. It drops records whose messages repeat an earlier
 // one's (the oldest is kept), sorts the rest by date (then by their
-// messages, so the files do not depend on the order given), and puts the
-// newest validShare of them (0 means DefaultValidShare; at least one when
-// there are two or more) in the validation split. The directory is
+// messages, so the files do not depend on the order given), puts the
+// negatives in rejected.jsonl, and the newest validShare of the positives
+// (0 means DefaultValidShare; at least one when there are two or more)
+// in the validation split. The directory is
 // written whole or not at all: the files go to a temporary directory that
 // replaces the stage's in one rename.
 func Write(root, stage string, recs []Record, validShare float64) (Summary, error) {
@@ -205,7 +213,7 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 	})
 	sum := Summary{Dir: Dir(root, stage)}
 	seen := map[[32]byte]bool{}
-	kept := all[:0]
+	var kept, rejected []keyed
 	for _, k := range all {
 		h := sha256.Sum256(k.line)
 		if seen[h] {
@@ -213,33 +221,44 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 			continue
 		}
 		seen[h] = true
-		kept = append(kept, k)
 		if k.Meta.Positive {
-			sum.Positive++
+			kept = append(kept, k)
 		} else {
-			sum.Negative++
+			rejected = append(rejected, k)
 		}
 	}
+	sum.Positive, sum.Negative = len(kept), len(rejected)
 	valid := 0
 	if len(kept) >= 2 {
 		valid = max(1, int(math.Round(float64(len(kept))*validShare)))
 	}
 	sum.Train, sum.Valid = len(kept)-valid, valid
 
-	var files [4]bytes.Buffer // train, valid, meta.train, meta.valid
-	for i, k := range kept {
-		split := 0
-		if i >= sum.Train {
-			split = 1
-		}
-		files[split].Write(k.line)
-		files[split].WriteByte('\n')
+	var files [6]bytes.Buffer // train, valid, rejected, then their meta files
+	put := func(file int, k keyed) error {
+		files[file].Write(k.line)
+		files[file].WriteByte('\n')
 		meta, err := json.Marshal(k.Meta)
 		if err != nil {
+			return err
+		}
+		files[3+file].Write(meta)
+		files[3+file].WriteByte('\n')
+		return nil
+	}
+	for i, k := range kept {
+		file := 0
+		if i >= sum.Train {
+			file = 1
+		}
+		if err := put(file, k); err != nil {
 			return Summary{}, err
 		}
-		files[2+split].Write(meta)
-		files[2+split].WriteByte('\n')
+	}
+	for _, k := range rejected {
+		if err := put(2, k); err != nil {
+			return Summary{}, err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(sum.Dir), 0o755); err != nil {
 		return Summary{}, fmt.Errorf("write dataset: %w", err)
@@ -249,7 +268,7 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 		return Summary{}, fmt.Errorf("write dataset: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	for i, name := range []string{TrainFile, ValidFile, TrainMetaFile, ValidMetaFile} {
+	for i, name := range []string{TrainFile, ValidFile, RejectedFile, TrainMetaFile, ValidMetaFile, RejectedMetaFile} {
 		if err := os.WriteFile(filepath.Join(tmp, name), files[i].Bytes(), 0o644); err != nil {
 			return Summary{}, fmt.Errorf("write dataset: %w", err)
 		}
@@ -281,10 +300,11 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 // Split names a split of a stage's directory.
 type Split string
 
-// The two splits.
+// The splits: the positives' two, and the negatives.
 const (
-	Train Split = "train"
-	Valid Split = "valid"
+	Train    Split = "train"
+	Valid    Split = "valid"
+	Rejected Split = "rejected"
 )
 
 // Read returns the records of one split of a stage's directory (as
@@ -297,8 +317,10 @@ func Read(dir string, split Split) ([]Record, error) {
 	case Train:
 	case Valid:
 		data, meta = ValidFile, ValidMetaFile
+	case Rejected:
+		data, meta = RejectedFile, RejectedMetaFile
 	default:
-		return nil, fmt.Errorf("unknown split %q: use train or valid", split)
+		return nil, fmt.Errorf("unknown split %q: use train, valid or rejected", split)
 	}
 	examples, err := readLines[Example](filepath.Join(dir, data))
 	if err != nil {

@@ -31,7 +31,8 @@ func TestWriteSplitsByDateAndDedupes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Summary{Dir: filepath.Join(root, "reasoning", "scope"), Train: 18, Valid: 2, Positive: 15, Negative: 5, Duplicates: 1}
+	// 15 positives (days not a multiple of 4) and 5 negatives.
+	want := Summary{Dir: filepath.Join(root, "reasoning", "scope"), Train: 13, Valid: 2, Positive: 15, Negative: 5, Duplicates: 1}
 	if diff := cmp.Diff(want, sum); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
@@ -43,12 +44,27 @@ func TestWriteSplitsByDateAndDedupes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(train) != 18 || len(valid) != 2 {
-		t.Fatalf("read %d train, %d valid", len(train), len(valid))
+	rejected, err := Read(sum.Dir, Rejected)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The newest two days are the validation split; train is oldest first.
-	if valid[0].Meta.Date.Day() != 19 || valid[1].Meta.Date.Day() != 20 || train[0].Meta.Date.Day() != 1 {
+	if len(train) != 13 || len(valid) != 2 || len(rejected) != 5 {
+		t.Fatalf("read %d train, %d valid, %d rejected", len(train), len(valid), len(rejected))
+	}
+	// The newest two positive days are the validation split; train is
+	// oldest first; no negative is in either, all are in rejected.
+	if valid[0].Meta.Date.Day() != 18 || valid[1].Meta.Date.Day() != 19 || train[0].Meta.Date.Day() != 1 {
 		t.Errorf("split by date: valid days %d,%d, first train day %d", valid[0].Meta.Date.Day(), valid[1].Meta.Date.Day(), train[0].Meta.Date.Day())
+	}
+	for _, r := range append(train, valid...) {
+		if !r.Meta.Positive {
+			t.Errorf("a negative example (day %d) is in a file trainers read", r.Meta.Date.Day())
+		}
+	}
+	for _, r := range rejected {
+		if r.Meta.Positive || r.Meta.Date.Day()%4 != 0 {
+			t.Errorf("rejected holds day %d, positive %v", r.Meta.Date.Day(), r.Meta.Positive)
+		}
 	}
 	// The repeat kept the oldest (day 3), not day 9.
 	for _, r := range train {
@@ -107,7 +123,7 @@ func TestWriteReplacesWholeAndRefusesBadRecords(t *testing.T) {
 		t.Errorf("after refused writes: %d train records, %v", len(train), err)
 	}
 	// A rewrite replaces it and leaves no temporary directory behind.
-	if _, err := Write(root, ExecuteCode, []Record{rec(ExecuteCode, "c", 3, false)}, 0); err != nil {
+	if _, err := Write(root, ExecuteCode, []Record{rec(ExecuteCode, "c", 3, true)}, 0); err != nil {
 		t.Fatal(err)
 	}
 	train, _ = Read(dir, Train)
