@@ -8,8 +8,9 @@ import (
 //
 // Symbols: function declarations and signatures (overloads, declare), and
 // functions, arrow functions and classes assigned to a variable, a class
-// field (then a method), an object literal key or a CommonJS export
-// (module.exports.x = ..., exports.x = ...); classes (abstract too),
+// field (then a method), an object literal key or a property (CommonJS
+// exports anywhere; "res.send = function send() {...}" at module level or
+// in a top-level IIFE); classes (abstract too),
 // methods (abstract ones and interface method signatures too), interfaces,
 // type aliases, enums, and the variables declared at module level (also in
 // a namespace), exported or not, but not destructuring patterns. Class
@@ -54,7 +55,7 @@ func extractECMA(t *tree, f *File) {
 		case "pair":
 			x.pair(i)
 		case "assignment_expression":
-			x.commonJS(i)
+			x.assignment(i)
 		case "import_statement":
 			x.importStatement(i)
 			i = t.nodes[i].skip - 1
@@ -378,18 +379,18 @@ func (x *ecmaExtractor) pair(i int32) {
 	x.docFor(x.addSymbol(name, KindFunction, i, i, t.sig(i, t.nodes[i].start, x.bodyStart(v))), i)
 }
 
-// commonJS records "module.exports.f = function" and "exports.f = ...".
-func (x *ecmaExtractor) commonJS(i int32) {
+// assignment records a function, arrow function or class assigned to a
+// property: "module.exports.f = function" and "exports.f = ..." anywhere,
+// and "res.send = function send(body) {...}", "proto.handle = ..." at
+// module level or directly in a top-level IIFE. The name is the last
+// property of the left side; a named function expression's own name is not
+// a second symbol.
+func (x *ecmaExtractor) assignment(i int32) {
 	t, fd := x.t, x.fd
 	left, right := t.child(i, fd.left), t.child(i, fd.right)
 	if left < 0 || right < 0 || t.kind(left) != "member_expression" {
 		return
 	}
-	obj := t.text(t.child(left, fd.object))
-	if obj != "module.exports" && obj != "exports" {
-		return
-	}
-	name := t.text(t.child(left, fd.property))
 	var kind string
 	switch {
 	case isFunctionValue(t.kind(right)):
@@ -399,11 +400,60 @@ func (x *ecmaExtractor) commonJS(i int32) {
 	default:
 		return
 	}
-	head := i
-	if p := t.parent(i); p >= 0 && t.kind(p) == "expression_statement" {
+	n := t.child(left, fd.property)
+	if n < 0 || t.kind(n) != "property_identifier" && t.kind(n) != "private_property_identifier" {
+		return
+	}
+	head := i // the statement, past chained assignments "a.b = c.d = function"
+	p := t.parent(i)
+	for p >= 0 && t.kind(p) == "assignment_expression" {
+		p = t.parent(p)
+	}
+	if p >= 0 && t.kind(p) == "expression_statement" {
 		head = p
 	}
-	x.docFor(x.addSymbol(name, kind, head, i, t.sig(i, t.nodes[i].start, x.bodyStart(right))), head)
+	if obj := t.text(t.child(left, fd.object)); obj != "module.exports" && obj != "exports" && (head == i || !x.moduleStatement(head)) {
+		return
+	}
+	x.docFor(x.addSymbol(t.text(n), kind, head, i, t.sig(i, t.nodes[i].start, x.bodyStart(right))), head)
+}
+
+// moduleStatement reports a statement at module level, in a namespace, or
+// directly in the body of a top-level IIFE: "(function () {...})()",
+// "(() => {...})()", "!function () {...}()", "(function () {...}).call(this)".
+func (x *ecmaExtractor) moduleStatement(stmt int32) bool {
+	t := x.t
+	if x.topLevel(stmt) {
+		return true
+	}
+	block := t.parent(stmt)
+	if block < 0 || t.kind(block) != "statement_block" {
+		return false
+	}
+	fn := t.parent(block)
+	if fn < 0 || !isFunctionValue(t.kind(fn)) {
+		return false
+	}
+	p := t.parent(fn)
+	for p >= 0 && t.kind(p) == "parenthesized_expression" {
+		p = t.parent(p)
+	}
+	if p >= 0 && t.kind(p) == "member_expression" { // .call(this), .apply(this)
+		p = t.parent(p)
+	}
+	if p < 0 || t.kind(p) != "call_expression" {
+		return false
+	}
+	for p = t.parent(p); p >= 0; p = t.parent(p) {
+		switch t.kind(p) {
+		case "parenthesized_expression", "unary_expression":
+		case "expression_statement":
+			return x.topLevel(p)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // importStatement records an import, "import x = require()" included.

@@ -134,6 +134,8 @@ func FuzzParseJS(f *testing.F) {
 	for _, s := range []string{
 		"", "#!/usr/bin/env node\nconst a = require('a');", "exports.f = function () {};",
 		"class A { #p() {} static s = () => 1 }", "export default () => {};", "import('x')",
+		"res.send = function send(body) {};", "a.b = c.d = () => 1;", "(function () { p.q = function () {}; })();",
+		"!function () { p.q = class {}; }();", "(() => { o[k] = () => 1; }).call(this);",
 	} {
 		f.Add([]byte(s))
 	}

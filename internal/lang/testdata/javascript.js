@@ -44,6 +44,13 @@ module.exports.handler = function (req, res) {
 };
 exports.health = async () => ({ ok: true });
 
+/**
+ * Send a response body.
+ */
+res.send = function send(body) {
+  return this.end(body);
+};
+
 module.exports = {
   start() {
     return createApp().listen(PORT);
