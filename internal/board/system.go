@@ -49,24 +49,27 @@ func (b *Board) Block(ctx context.Context, id, output, need string) error {
 // board's lock, the lock the processor's finish takes, so a run whose
 // daemon is recording its end is never restarted.
 func (b *Board) RestartRun(ctx context.Context, id string, run int, event, output string) error {
-	unlock, err := b.Store.Lock(ctx)
-	if err != nil {
+	return b.whileActive(ctx, id, run, func() error {
+		if _, err := b.Log.Event(ctx, world.SourceSystem, id, event); err != nil {
+			return fmt.Errorf("log the restart of task %s: %w", id, err)
+		}
+		_, err := b.systemLocked(ctx, id, world.StatusRetry, output, "", Pending)
 		return err
-	}
-	defer unlock()
-	if err := b.stillActive(ctx, id, run); err != nil {
-		return err
-	}
-	if _, err := b.Log.Event(ctx, world.SourceSystem, id, event); err != nil {
-		return fmt.Errorf("log the restart of task %s: %w", id, err)
-	}
-	_, err = b.systemLocked(ctx, id, world.StatusRetry, output, "", Pending)
-	return err
+	})
 }
 
 // BlockRun is Level 1's failure of a run that is gone at the start
 // limit, with RestartRun's condition.
 func (b *Board) BlockRun(ctx context.Context, id string, run int, output, need string) error {
+	return b.whileActive(ctx, id, run, func() error {
+		_, err := b.systemLocked(ctx, id, world.StatusFailed, output, need, FailedBlocked)
+		return err
+	})
+}
+
+// whileActive runs f under the board's lock if id is still active in run
+// run (stillActive), else returns stillActive's error.
+func (b *Board) whileActive(ctx context.Context, id string, run int, f func() error) error {
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
 		return err
@@ -75,8 +78,7 @@ func (b *Board) BlockRun(ctx context.Context, id string, run int, output, need s
 	if err := b.stillActive(ctx, id, run); err != nil {
 		return err
 	}
-	_, err = b.systemLocked(ctx, id, world.StatusFailed, output, need, FailedBlocked)
-	return err
+	return f()
 }
 
 // stillActive returns an error wrapping supervise.ErrMovedOn unless the
