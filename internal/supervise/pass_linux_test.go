@@ -252,3 +252,57 @@ func TestPassTakesOver(t *testing.T) {
 		t.Errorf("a run whose starter waits for it was taken over: alive %v, task in %s", leader, b.tasks[id2])
 	}
 }
+
+// TestPassLeavesAnEndedRunToItsLiveStarter: a run whose process exited
+// while the process that started it (here this test, alive) has not yet
+// logged its finish is not restarted; the pass that keeps finding it so
+// restarts it once FinishGrace has passed since it first did.
+func TestPassLeavesAnEndedRunToItsLiveStarter(t *testing.T) {
+	ctx := context.Background()
+	stateDir, l, b := passFixture(t)
+	id := uniqueTask(t)
+	b.tasks[id] = "in-progress"
+	if _, err := l.Agent(ctx, world.StatusStart, id, "fix the sum", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Agent(ctx, world.StatusActive, id, "run 1: echo", ""); err != nil {
+		t.Fatal(err)
+	}
+	run := startChild(t, append(tagEnv(id, 1), EnvStateDir+"="+stateDir)...)
+	self, err := Self(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := RunFile(filepath.Join(stateDir, "runs"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Identity{PID: run.pid, StartTime: run.start, Run: 1, TaskID: id, StarterPID: self.PID, StarterStart: self.StartTime}).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	run.exit(t)
+
+	now := time.Now()
+	var out bytes.Buffer
+	p := &Pass{Log: l, Board: b, StateDir: stateDir, Only: onlyChildren(run), Out: &out,
+		Policy: Policy{StartGrace: time.Millisecond, FinishGrace: 30 * time.Second},
+		Now:    func() time.Time { return now }}
+	actions, err := p.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(actions) != 1 || !actions[0].(Wait).Finishing || b.tasks[id] != "in-progress" || len(b.called) != 0 {
+		t.Fatalf("first pass: actions %v, task in %s, board called %v; want one finishing wait and nothing done", actions, b.tasks[id], b.called)
+	}
+	now = now.Add(20 * time.Second) // within the grace since the first sighting
+	if actions, err = p.Run(ctx); err != nil || len(actions) != 1 || !actions[0].(Wait).Finishing || len(b.called) != 0 {
+		t.Fatalf("20 s on: actions %v, %v, board called %v; want the wait to go on", actions, err, b.called)
+	}
+	now = now.Add(11 * time.Second) // 31 s after the first sighting: the starter had its chance
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.tasks[id] != "pending" || len(b.called) != 1 || b.called[0] != "requeue "+id {
+		t.Errorf("31 s on: task in %s, board called %v; want one restart", b.tasks[id], b.called)
+	}
+}
