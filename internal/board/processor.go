@@ -383,8 +383,8 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	var idErr error
 	if path, err := supervise.RunFile(filepath.Join(p.StateDir, RunsDir), s.task.ID); err != nil {
 		idErr = err
-	} else if ident, err := supervise.Of(ctx, pid); err != nil {
-		idErr = err // the process may have exited already: nothing to track
+	} else if ident, err := supervise.OfChild(ctx, pid); err != nil {
+		idErr = err
 	} else {
 		ident.Run, ident.TaskID = s.run, s.task.ID
 		if self, err := supervise.Self(ctx); err == nil {

@@ -103,6 +103,22 @@ func Of(ctx context.Context, pid int) (Identity, error) {
 	return Identity{PID: pid, StartTime: st.StartTime}, nil
 }
 
+// OfChild returns the identity of pid, a child the caller started and has
+// not reaped yet: a child that already exited is a zombie, whose pid no
+// other process can take until it is reaped, so its identity is still its
+// own (and Alive reports it gone). A quick agent exits before the
+// processor reads it; Of would refuse it and leave no run file.
+func OfChild(ctx context.Context, pid int) (Identity, error) {
+	if pid <= 0 {
+		return Identity{}, fmt.Errorf("process %d: not a process id", pid)
+	}
+	st, err := stat(ctx, pid)
+	if err != nil {
+		return Identity{}, fmt.Errorf("identify process %d: %w", pid, err)
+	}
+	return Identity{PID: pid, StartTime: st.StartTime}, nil
+}
+
 // Alive reports whether the run is still running: its pid names a live
 // process (not a zombie) whose start time is the recorded one. A process
 // that reused the pid is not this run, so it is not alive as this run.
