@@ -60,6 +60,13 @@ func waitsForPerson(status world.Status, output string) bool {
 	return status == world.StatusFailed && !board.WaitsForNoOne(output)
 }
 
+// waits says whether task id waits for a person, from its latest
+// lifecycle entry.
+func (s *Server) waits(ctx context.Context, id string) (bool, error) {
+	a, known, err := s.Board.Log.Lookup(ctx, id)
+	return known && waitsForPerson(a.Status, a.Output), err
+}
+
 // waitingIDs returns the tasks that wait for a person, read from the
 // failed agents of the log alone.
 func (s *Server) waitingIDs(ctx context.Context) (map[string]bool, error) {
@@ -235,8 +242,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		if t, folder, err = s.Board.Store.Get(r.Context(), id); err != nil {
 			return err
 		}
-		a, known, err := s.Board.Log.Lookup(r.Context(), id)
-		waits = known && waitsForPerson(a.Status, a.Output)
+		waits, err = s.waits(r.Context(), id)
 		return err
 	})
 	if err != nil {
@@ -458,7 +464,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.taskError(w, r, err)
 		return
 	}
-	a, known, err := s.Board.Log.Lookup(r.Context(), t.ID)
+	waits, err := s.waits(r.Context(), t.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -466,7 +472,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Task    taskJSON `json:"task"`
 		Resumed bool     `json:"resumed"`
-	}{taskJSON{t, folder, known && waitsForPerson(a.Status, a.Output)}, resumed})
+	}{taskJSON{t, folder, waits}, resumed})
 }
 
 // move answers POST /api/tasks/{id}/move (board.Move): 409 with the
@@ -508,12 +514,12 @@ func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder,
 		s.taskError(w, r, err)
 		return
 	}
-	a, known, err := s.Board.Log.Lookup(r.Context(), t.ID)
+	waits, err := s.waits(r.Context(), t.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to, WaitsForPerson: known && waitsForPerson(a.Status, a.Output)})
+	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: to, WaitsForPerson: waits})
 }
 
 // MaxMessages bounds the lines of one GET /api/log.

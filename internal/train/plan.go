@@ -81,9 +81,9 @@ type Plan struct {
 // Criteria say which examples curate-data selects (seed 001 §16.2).
 type Criteria struct {
 	// Positives are the stage's calls in runs that succeeded. With
-	// IncludeNegatives the calls of runs that failed are added, marked
-	// negative in the meta files, at most MaxNegativeShare of the
-	// examples.
+	// IncludeNegatives the calls of runs that failed are added as
+	// negatives (rejected.jsonl, never the train or valid files), at most
+	// MaxNegativeShare of the examples.
 	IncludeNegatives bool    `toml:"include_negatives" json:"include_negatives"`
 	MaxNegativeShare float64 `toml:"max_negative_share" json:"max_negative_share"`
 	// WithDecisions keeps scope and precision calls only from runs that
