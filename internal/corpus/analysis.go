@@ -29,17 +29,15 @@ import (
 
 // stageCalls is the query prefix of every logged call that serves a
 // pipeline stage, from both call tables, with its run's outcome
-// (run_success NULL when it has none), as the table "linked". With full
-// the calls carry their text (system, prompt, response); the statistics
-// leave it out, which keeps the union small. With oneStage the calls are
-// those of the stage given twice as the first arguments, filtered in each
-// table before the union.
-func stageCalls(full, oneStage bool) string {
+// (run_success NULL when it has none), as the table "linked". Without
+// oneStage they are every stage's calls without their text, which keeps
+// the statistics' union small; with it, those of the stage given twice as
+// the first arguments (filtered in each table before the union), with
+// their text (system, prompt, response).
+func stageCalls(oneStage bool) string {
 	retrievalText, text, retrievalWhere, generalWhere := "", "", "", "stage IS NOT NULL AND stage != ''"
-	if full {
-		retrievalText, text = ", c.timestamp, c.model, d.system, c.prompt, c.response", ", timestamp, model, system, prompt, response"
-	}
 	if oneStage {
+		retrievalText, text = ", c.timestamp, c.model, d.system, c.prompt, c.response", ", timestamp, model, system, prompt, response"
 		retrievalWhere, generalWhere = "WHERE COALESCE(c.stage_name, c.call_type) = ?", "stage = ?"
 	}
 	return `WITH calls AS (
@@ -87,7 +85,7 @@ func (s StageStat) SuccessRate() (float64, bool) {
 // StageStats returns the per-stage statistics of the logged calls, by
 // stage name.
 func (c *Corpus) StageStats(ctx context.Context) ([]StageStat, error) {
-	rows, err := c.db.QueryContext(ctx, stageCalls(false, false)+`SELECT stage, COUNT(*), COALESCE(SUM(error IS NOT NULL), 0),
+	rows, err := c.db.QueryContext(ctx, stageCalls(false)+`SELECT stage, COUNT(*), COALESCE(SUM(error IS NOT NULL), 0),
 		COALESCE(SUM(run_success IS NOT NULL), 0), COALESCE(SUM(run_success = 1), 0),
 		COUNT(DISTINCT CASE WHEN run_success IS NOT NULL THEN task_id END),
 		COUNT(DISTINCT CASE WHEN run_success = 1 THEN task_id END)
@@ -219,7 +217,7 @@ func (c *Corpus) FailurePatterns(ctx context.Context, limit int) ([]FailurePatte
 		return nil, err
 	}
 	// Call errors, by stage and first line.
-	rows, err = c.db.QueryContext(ctx, stageCalls(false, false)+`SELECT stage, COALESCE(task_id, ''), error FROM linked WHERE error IS NOT NULL ORDER BY tbl, id`)
+	rows, err = c.db.QueryContext(ctx, stageCalls(false)+`SELECT stage, COALESCE(task_id, ''), error FROM linked WHERE error IS NOT NULL ORDER BY tbl, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +363,7 @@ func (c *Corpus) LoggedCalls(ctx context.Context, f CallFilter) ([]LoggedCall, e
 	if f.WithDecisions {
 		where = append(where, `EXISTS (SELECT 1 FROM retrieval_decisions d WHERE d.task_id = linked.task_id AND d.stage = linked.stage AND d.included = 1)`)
 	}
-	q := stageCalls(true, true) + `SELECT tbl, id, COALESCE(task_id, ''), stage, call_type, model, COALESCE(system, ''), prompt, response, timestamp,
+	q := stageCalls(true) + `SELECT tbl, id, COALESCE(task_id, ''), stage, call_type, model, COALESCE(system, ''), prompt, response, timestamp,
 		COALESCE(run_mode, ''), run_success FROM linked WHERE ` + strings.Join(where, " AND ") + ` ORDER BY timestamp DESC, tbl, id DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)

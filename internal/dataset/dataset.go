@@ -87,8 +87,12 @@ type Example struct {
 	Messages []Message `json:"messages"`
 }
 
-// Chat returns the example system → user → assistant.
+// Chat returns the example system → user → assistant, without the
+// system message when system is "" (a call made without one).
 func Chat(system, user, assistant string) Example {
+	if system == "" {
+		return Example{Messages: []Message{{"user", user}, {"assistant", assistant}}}
+	}
 	return Example{Messages: []Message{{"system", system}, {"user", user}, {"assistant", assistant}}}
 }
 

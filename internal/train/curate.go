@@ -78,7 +78,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 				out.Skipped[SkipTooLong]++
 				continue
 			}
-			ex := chat(call.System, call.Prompt, call.Response)
+			ex := dataset.Chat(call.System, call.Prompt, call.Response)
 			line, _ := json.Marshal(ex) // strings only: cannot fail
 			h := sha256.Sum256(line)
 			if seen[h] {
@@ -185,15 +185,6 @@ func skippedNote(s map[string]int) string {
 		return ""
 	}
 	return " (left out: " + strings.Join(parts, ", ") + ")"
-}
-
-// chat is the example of a logged call: the system prompt when there was
-// one, the prompt and the reply.
-func chat(system, prompt, reply string) dataset.Example {
-	if system == "" {
-		return dataset.Example{Messages: []dataset.Message{{Role: "user", Content: prompt}, {Role: "assistant", Content: reply}}}
-	}
-	return dataset.Chat(system, prompt, reply)
 }
 
 // newest keeps the newest n of recs (recs are oldest first), counting the

@@ -112,6 +112,12 @@ type Hyperparameters struct {
 	MaxSeqLength int `toml:"max_seq_length" json:"max_seq_length"`
 }
 
+// defaultHyper is the hyperparameters of a plan that names none: a
+// small LoRA, examples up to maxSeq tokens.
+func defaultHyper(maxSeq int) Hyperparameters {
+	return Hyperparameters{Iters: 600, LearningRate: 1e-4, LoraRank: 8, LoraAlpha: 16, BatchSize: 4, MaxSeqLength: maxSeq}
+}
+
 // Targets is the improvement expected.
 type Targets struct {
 	// Metric is what is measured: the stage's run success rate.

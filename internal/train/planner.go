@@ -122,7 +122,7 @@ func (p *Planner) base(e *Evidence, stage string) *Plan {
 			SyntheticShare:   0.5,
 			ValidShare:       dataset.DefaultValidShare,
 		},
-		Hyper: Hyperparameters{Iters: 600, LearningRate: 1e-4, LoraRank: 8, LoraAlpha: 16, BatchSize: 4, MaxSeqLength: p.ContextWindow},
+		Hyper: defaultHyper(p.ContextWindow),
 		Targets: Targets{Metric: MetricRunSuccess, Baseline: round2(baseline),
 			Target: round2(math.Min(1, baseline+0.1))},
 	}

@@ -116,12 +116,7 @@ func NewJob(ctx context.Context, c *corpus.Corpus, l Layout, cfg *config.Config,
 	if err != nil {
 		return nil, err
 	}
-	row, err := c.Plan(ctx, d.PlanID)
-	if err != nil {
-		return nil, fmt.Errorf("dataset %d: %w", id, err)
-	}
-	p := &Plan{ID: row.ID, Stage: d.Stage, BaseModel: d.BaseModel, Source: row.Source}
-	p.Hyper = Hyperparameters{Iters: 600, LearningRate: 1e-4, LoraRank: 8, LoraAlpha: 16, BatchSize: 4, MaxSeqLength: 4096}
+	p := &Plan{ID: d.PlanID, Stage: d.Stage, BaseModel: d.BaseModel, Hyper: defaultHyper(4096)}
 	// The plan as curated (a person may have edited the file), else the
 	// row's hyperparameters: a bootstrap's plan may hold fewer keys, and
 	// the defaults stay.
@@ -130,9 +125,15 @@ func NewJob(ctx context.Context, c *corpus.Corpus, l Layout, cfg *config.Config,
 		p.Hyper = curated.Hyper
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("dataset %d: %w", id, err)
-	} else if row.Hyperparameters != "" {
-		if err := json.Unmarshal([]byte(row.Hyperparameters), &p.Hyper); err != nil {
-			return nil, fmt.Errorf("training plan %d: hyperparameters %q: %w", row.ID, row.Hyperparameters, err)
+	} else {
+		row, err := c.Plan(ctx, d.PlanID)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %d: %w", id, err)
+		}
+		if row.Hyperparameters != "" {
+			if err := json.Unmarshal([]byte(row.Hyperparameters), &p.Hyper); err != nil {
+				return nil, fmt.Errorf("training plan %d: hyperparameters %q: %w", row.ID, row.Hyperparameters, err)
+			}
 		}
 	}
 	for _, f := range []string{dataset.TrainFile, dataset.ValidFile} {
