@@ -580,3 +580,39 @@ func TestFindAdapter(t *testing.T) {
 		t.Errorf("missing dir: got %v, %v", a, err)
 	}
 }
+
+// A dataset with no plan file beside it (a bootstrap's) takes its plan
+// row's hyperparameters, the defaults where the row names none.
+func TestNewJobTakesTheRowsHyperparameters(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "boot", TargetStage: dataset.Scope, BaseModel: dataset.Reasoning,
+		Source: corpus.SourceSynthetic, DataCriteria: "{}", Hyperparameters: `{"iters":250}`, RawPlan: "bootstrap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	recs := []dataset.Record{
+		{Example: dataset.Chat("s", "u1", "a1"), Meta: dataset.Meta{Stage: dataset.Scope, Positive: true, Date: time.Unix(1, 0)}},
+		{Example: dataset.Chat("s", "u2", "a2"), Meta: dataset.Meta{Stage: dataset.Scope, Positive: true, Date: time.Unix(2, 0)}},
+	}
+	sum, err := dataset.Write(root, dataset.Scope, recs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.RecordDataset(ctx, corpus.Dataset{PlanID: planID, Stage: dataset.Scope, BaseModel: dataset.Reasoning,
+		Source: corpus.SourceSynthetic, Path: sum.Dir, Examples: 2, Positive: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "qwen3:4b-instruct-2507"}}
+	job, err := NewJob(ctx, c, NewLayout(t.TempDir()), cfg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultHyper(4096)
+	want.Iters = 250
+	if diff := cmp.Diff(want, job.Plan.Hyper); diff != "" {
+		t.Errorf("hyperparameters (-want +got):\n%s", diff)
+	}
+}
