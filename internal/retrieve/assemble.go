@@ -313,7 +313,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for _, d := range a.Details[c.Path] {
 		small = small && d != DetailExcluded
 	}
-	if l, ok := lang.Detect(c.Path); ok && !small && lang.Parsed(string(l)) {
+	if _, ok := lang.Detect(c.Path); ok && !small {
 		// What no definition covers, by its top-level statements.
 		from := headerLines + 1
 		if len(syms) > 0 {

@@ -19,9 +19,10 @@ var assignedRe = lazyre.New(`^(?:export\s+)?(?:(?:var|let|const)\s+)?([A-Za-z_$]
 // file no definition covers, found by layout: a block starts at a line
 // with no indentation that opens neither a comment nor a closing bracket,
 // and runs to the last line with text before the next such line. It is
-// how a module written as assignments (`res.send = function send() {…}`,
-// which defines nothing the index records) or as top-level code still
-// offers its parts one by one instead of only by its head. Blocks shorter
+// how top-level code the index records no definition for (a
+// `module.exports = {…}`, a script's body, assignments of what is not a
+// function) still offers its parts one by one instead of only by its
+// head. Blocks shorter
 // than minLayoutBlock lines are left out; the rest come in line order,
 // named by what they assign when they assign. Lines before from are the
 // file's header (its imports), which the header item shows.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
@@ -620,8 +621,10 @@ func (r *Ranker) propagate(ctx context.Context, srcs map[int64]float64, byID map
 }
 
 // maxIdentDefs is how many files may define a name for it to link files:
-// names defined everywhere (String, get, __init__) link nothing.
-const maxIdentDefs = 3
+// names defined everywhere (String, get, __init__) link nothing. It is the
+// bound the index keeps the graph for (kb reads the kept graph only for
+// it, and falls back to a slow query for any other).
+const maxIdentDefs = index.IdentMaxDefs
 
 // identSignal links sources to files through rare identifiers: the files
 // defining names a source uses, and the files using names a source

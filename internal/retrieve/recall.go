@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -97,15 +96,9 @@ func unionRecall(out []Candidate, limit int, recalled []*rankFile, build func(*r
 	for _, c := range out {
 		scored[c.FileID] = true
 	}
-	var unscored []*rankFile
-	for _, f := range recalled {
-		if !scored[f.id] {
-			unscored = append(unscored, f)
-		}
-	}
 	// Places left for files recall did not ask for.
 	free := limit - len(recalled)
-	res := make([]Candidate, 0, min(limit, len(out)+len(unscored)))
+	res := make([]Candidate, 0, min(limit, len(out)+len(recalled)))
 	for _, c := range out {
 		switch {
 		case want[c.FileID]:
@@ -115,8 +108,10 @@ func unionRecall(out []Candidate, limit int, recalled []*rankFile, build func(*r
 			free--
 		}
 	}
-	for _, f := range unscored {
-		res = append(res, build(f, slices.Index(recalled, f)+1))
+	for i, f := range recalled {
+		if !scored[f.id] {
+			res = append(res, build(f, i+1))
+		}
 	}
 	return res
 }

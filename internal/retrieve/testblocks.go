@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"maps"
 	"math"
-	"path"
 	"slices"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/lazyre"
 )
 
@@ -35,8 +35,9 @@ const maxTestBlockScan = 2000
 // from the lines for JS/TS, whose tests are calls the index does not
 // define.
 func testBlocks(p string, lines []string, syms []symbolRow) (out []testBlock, defined bool) {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".py", ".pyi":
+	l, _ := lang.Detect(p)
+	switch l {
+	case lang.Python:
 		defined = true
 		for _, s := range syms {
 			switch {
@@ -46,14 +47,14 @@ func testBlocks(p string, lines []string, syms []symbolRow) (out []testBlock, de
 				out = append(out, testBlock{name: s.name, start: s.start, end: s.end})
 			}
 		}
-	case ".go":
+	case lang.Go:
 		defined = true
 		for _, s := range syms {
 			if s.kind == "function" && s.parent == 0 && goTestName(s.name) {
 				out = append(out, testBlock{name: s.name, start: s.start, end: s.end})
 			}
 		}
-	case ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts":
+	case lang.JavaScript, lang.TypeScript, lang.TSX:
 		out = jsTestBlocks(lines)
 	}
 	nest(out)
