@@ -361,7 +361,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	ft := a.reads.scan(a.abs(c.Path), lines, tt)
 	fileRefLines := map[int]bool{}
 	for _, r := range loc.refs {
-		if strings.HasSuffix(r.Path, c.Path) || strings.HasSuffix(c.Path, r.Path) {
+		if r.names(c.Path) {
 			fileRefLines[r.Line] = true
 		}
 	}

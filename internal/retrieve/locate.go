@@ -76,13 +76,19 @@ func (f fragment) in(l string) bool {
 	return !f.literal || strings.ContainsAny(l[:i], "'\"`")
 }
 
+// names reports whether the reference is to the file at path: one path
+// ends the other (a traceback's absolute path, a task's shortened one).
+func (r FileLine) names(path string) bool {
+	return strings.HasSuffix(r.Path, path) || strings.HasSuffix(path, r.Path)
+}
+
 // pointedLines returns the lines of the file at path (its lines given)
 // that the task points at: the lines of refs naming the file that exist
 // in it, then those holding a fragment, at most maxPointed, in line order.
 func pointedLines(path string, lines []string, refs []FileLine, frags []fragment) []int {
 	var out []int
 	for _, r := range refs {
-		if (strings.HasSuffix(r.Path, path) || strings.HasSuffix(path, r.Path)) && r.Line >= 1 && r.Line <= len(lines) &&
+		if r.names(path) && r.Line >= 1 && r.Line <= len(lines) &&
 			!slices.Contains(out, r.Line) && len(out) < maxPointed {
 			out = append(out, r.Line)
 		}
