@@ -224,6 +224,12 @@ func TestAnswerMoveRetry(t *testing.T) {
 	if code, _ := call(t, ts, "POST", "/api/tasks/t-00000000/answer", map[string]any{"text": "x"}); code != 404 {
 		t.Errorf("an answer to no task: %d", code)
 	}
+	// A task that waits for no one takes the answer for its next run and
+	// stays where it is.
+	code, body = call(t, ts, "POST", "/api/tasks/"+pending.ID+"/answer", map[string]any{"text": "prefer v2"})
+	if task, _ := body["task"].(map[string]any); code != 200 || body["resumed"] != false || task["folder"] != "pending" || task["waits_for_person"] == true {
+		t.Errorf("an answer to a pending task: %d %v", code, body)
+	}
 
 	if code, body := call(t, ts, "POST", "/api/tasks/"+pending.ID+"/move", map[string]any{"to": "done"}); code != 400 || body["field"] != "to" {
 		t.Errorf("a move to no folder: %d %v", code, body)
