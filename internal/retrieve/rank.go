@@ -657,25 +657,36 @@ func addIdent(links []kb.FileLink, srcs map[int64]float64, byID map[int64]*rankF
 }
 
 // nameSignal scores files whose name is a word of the task: "chore(mode):"
-// or "the pager" point at mode.go and pager.py. A name shared by many files
-// (index, utils, __init__) points weakly at each.
+// or "the pager" point at mode.go and pager.py, and a dotted name points
+// at the file named after it ("res.send()" → test/res.send.js,
+// "fix(express.json):" → test/express.json.js). A name shared by many
+// files (index, utils, __init__) points weakly at each.
 func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 	words := map[string]bool{}
 	for _, k := range q.Keywords {
 		words[singular(k)] = true
+	}
+	for _, m := range slices.Concat(q.Modules, q.Areas) {
+		if strings.Contains(m, ".") {
+			words[joinedStem(m)] = true
+		}
 	}
 	if len(words) == 0 {
 		return
 	}
 	byStem := map[string][]*rankFile{}
 	for _, f := range files {
-		stem := testStem(path.Base(f.path))
-		if stem == "" {
+		base := path.Base(f.path)
+		first, whole := testStem(base), fileStem(base)
+		if first == "" {
 			continue
 		}
 		// The whole stem as one term: "form_mapping" → formmapping, "L031" → l031.
-		key := singular(strings.ToLower(stemJoiner.Replace(stem)))
+		key := joinedStem(first)
 		byStem[key] = append(byStem[key], f)
+		if whole != first {
+			byStem[joinedStem(whole)] = append(byStem[joinedStem(whole)], f)
+		}
 	}
 	for key, fs := range byStem {
 		if !words[key] || len(fs) > 8 {
@@ -685,6 +696,12 @@ func nameSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 			get(f).add("name", 1/math.Sqrt(float64(len(fs))), "its name is a word of the task")
 		}
 	}
+}
+
+// joinedStem is a file stem or dotted name as one term, lower case and
+// singular: "form_mapping" → formmapping, "res.clearCookie" → resclearcookie.
+func joinedStem(s string) string {
+	return singular(strings.ToLower(stemJoiner.Replace(s)))
 }
 
 // areaSignal scores files whose path holds a word of the task's commit
@@ -697,7 +714,7 @@ func areaSignal(q TaskQuery, files []*rankFile, get func(*rankFile) *scored) {
 		var hits []*rankFile
 		for _, f := range files {
 			dir, base := path.Split(f.path)
-			parts := strings.Split(strings.ToLower(dir+testStem(base)), "/")
+			parts := strings.Split(strings.ToLower(dir+fileStem(base)), "/")
 			var words []string
 			for _, p := range parts {
 				words = append(words, stemJoiner.Replace(p))
@@ -728,13 +745,25 @@ func singular(w string) string {
 	return w
 }
 
-// testStem is a file's base name without extension and without test
+// testStem is a file's base name up to its first dot, without test
 // markers: test_types.py, types_test.go, types.test.ts and types.spec.js
-// all give "types".
+// all give "types", and so does types.d.ts. It pairs a source with its
+// tests.
 func testStem(base string) string {
+	stem, _, _ := strings.Cut(fileStem(base), ".")
+	return stem
+}
+
+// fileStem is a file's base name without its extension and test markers,
+// keeping inner dots: res.send.js gives "res.send", express.json.test.ts
+// "express.json", test_types.py "types".
+func fileStem(base string) string {
 	stem := base
-	if i := strings.IndexByte(stem, '.'); i > 0 {
+	if i := strings.LastIndexByte(stem, '.'); i > 0 {
 		stem = stem[:i]
+	}
+	for _, marker := range []string{".test", ".spec", ".d"} {
+		stem = strings.TrimSuffix(stem, marker)
 	}
 	stem = strings.TrimPrefix(stem, "test_")
 	stem = strings.TrimSuffix(stem, "_test")
@@ -778,7 +807,13 @@ func pairTests(all map[int64]*scored, files []*rankFile, score func(*scored) flo
 		stem := testStem(path.Base(s.f.path))
 		partners := byStem[stem]
 		if len(partners) > 6 {
-			continue // __init__, utils: no evidence which
+			// index.ts and index.test.ts in every directory: only the one
+			// beside it (or in its __tests__) is evidence; __init__ and
+			// utils across a tree are none.
+			partners = slices.DeleteFunc(slices.Clone(partners), func(p *rankFile) bool { return !besides(p.path, s.f.path) })
+			if len(partners) > 2 {
+				continue
+			}
 		}
 		for _, p := range partners {
 			if p.id == s.f.id || isTest(p.path) == srcTest || p.lang != s.f.lang && !(isJS(p.lang) && isJS(s.f.lang)) {
@@ -795,6 +830,13 @@ func pairTests(all map[int64]*scored, files []*rankFile, score func(*scored) flo
 			get(p).add("test", math.Min(1, score(s)/best), why)
 		}
 	}
+}
+
+// besides reports whether two files sit in one directory, or one in the
+// other's __tests__ directory.
+func besides(a, b string) bool {
+	da, db := path.Dir(a), path.Dir(b)
+	return da == db || da == path.Join(db, "__tests__") || db == path.Join(da, "__tests__")
 }
 
 // strongest returns the n best candidates by score among those keep

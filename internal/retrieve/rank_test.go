@@ -113,6 +113,35 @@ func TestSingularAndNames(t *testing.T) {
 	}
 }
 
+// JS projects name tests after the API they test (test/res.send.js): a
+// dotted name in the task, as a call or a commit scope, points at the file
+// named after it more than at its siblings that share the first part.
+func TestRankDottedNames(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"res.send.js": {"res", "res.send"}, "types.test.ts": {"types", "types"}, "express.json.spec.js": {"express", "express.json"},
+		"test_types.py": {"types", "types"}, "types_test.go": {"types", "types"}, "index.d.ts": {"index", "index"},
+	} {
+		if got := [2]string{testStem(in), fileStem(in)}; got != want {
+			t.Errorf("testStem, fileStem(%q): got %q, want %q", in, got, want)
+		}
+	}
+	f := newFixture(t, map[string]string{
+		"lib/response.js":      "res.send = function send(body) { return this.end(body) }\nres.json = function json(obj) { return this.send(obj) }\n",
+		"test/res.send.js":     "describe('res', function () { it('should send', function () { request(app).get('/') }) })\n",
+		"test/res.json.js":     "describe('res', function () { it('should send json', function () { request(app).get('/') }) })\n",
+		"test/res.location.js": "describe('res', function () { it('should set location', function () { request(app).get('/') }) })\n",
+	})
+	for _, task := range []string{"fix(res.send): keep the length header", "keep the length header in res.send()"} {
+		names := map[string]float64{}
+		for _, c := range f.rank(t, task) {
+			names[c.Path] = c.Signals["name"]
+		}
+		if names["test/res.send.js"] != 1 || names["test/res.json.js"] >= 1 || names["test/res.location.js"] >= 1 || names["lib/response.js"] != 0 {
+			t.Errorf("%q: name signals %v, want 1 for test/res.send.js, less for its siblings", task, names)
+		}
+	}
+}
+
 func TestRankArea(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"binding/form_mapping.go": "package binding\n\nfunc mapForm(ptr any, values map[string][]string) error { return setDefault(ptr) }\n",
@@ -193,6 +222,27 @@ func TestRankMetadata(t *testing.T) {
 	}
 	if pager := c["shop/pager.py"]; pager.Tier != TierSeed || pager.Score <= c["shop/tty.py"].Score {
 		t.Errorf("pager.py (%v, tier %d) should lead tty.py (%v) as the seed", pager.Score, pager.Tier, c["shop/tty.py"].Score)
+	}
+}
+
+// Every middleware has its index.ts and index.test.ts: a name that common
+// pairs only the files beside each other.
+func TestRankTestPairingBeside(t *testing.T) {
+	files := map[string]string{}
+	for _, m := range []string{"cors", "etag", "jwt", "logger", "timing", "compress", "cache"} {
+		files["src/"+m+"/index.ts"] = "export const " + m + " = (options: object) => options\n"
+		files["src/"+m+"/index.test.ts"] = "describe('" + m + "', () => { it('works', () => {}) })\n"
+	}
+	files["src/etag/index.ts"] = "export const etag = (weakComparison: boolean) => weakComparison\n"
+	f := newFixture(t, files)
+	c := candidatesByPath(f.rank(t, "keep `weakComparison` when the body streams"))
+	if got := c["src/etag/index.test.ts"]; got.Signals["test"] == 0 || !contains(got.Reasons, "test of src/etag/index.ts") {
+		t.Errorf("src/etag/index.test.ts: got %+v, want paired with src/etag/index.ts", got)
+	}
+	for p, got := range c {
+		if p != "src/etag/index.test.ts" && got.Signals["test"] != 0 {
+			t.Errorf("%s: got test signal %v, want none", p, got.Signals["test"])
+		}
 	}
 }
 
