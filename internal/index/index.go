@@ -36,6 +36,19 @@ const (
 	DefaultMaxCommitFiles = 50
 )
 
+// ExtractorVersion is the version of what a run extracts from a file's
+// content: its symbols, references, imports and identifier names (package
+// lang), its docstrings and comments, line count, full-text row and
+// vendored flag. The stat gate and the content hash keep every unchanged
+// file's old extraction, so bump it whenever any of these changes for
+// some file: an index that stored another version (repo_state.extractor,
+// curated migration 0006) reads every file again once, and stores this
+// one when the run succeeds.
+//
+//	1: a JS function or class assigned to a property at module level or
+//	   in a top-level IIFE is a definition (lang, after migration 0005).
+const ExtractorVersion = 1
+
 // An incremental run rebuilds (see parseAndWrite) when more than
 // rebuildShare of an index of at least rebuildMinFiles files needs
 // reading. Deleting a changed file's rows costs about half to two thirds
@@ -144,6 +157,11 @@ type Result struct {
 	// Vendored counts the indexed files that are vendored, generated or
 	// minified (Vendored).
 	Vendored int `json:"files_vendored"`
+
+	// Reextracted: the index was written by another extractor
+	// (ExtractorVersion), so the run read every indexed file again and
+	// counts those still present as changed.
+	Reextracted bool `json:"reextracted"`
 
 	// Rebuilt: most indexed files had changed, so the run replaced the
 	// content rows of all (see parseAndWrite).
@@ -296,15 +314,20 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	defer tx.Rollback()
 
-	repoID, lastRun, err := b.repoRow(ctx, tx, root, isGit)
+	repoID, lastRun, extractor, err := b.repoRow(ctx, tx, root, isGit)
 	if err != nil {
 		return err
 	}
 	res.RepoID = repoID
-	old, err := loadExisting(ctx, tx, repoID)
+	// An index written by another extractor keeps that one's extraction
+	// for every file the gates let through: forget its hashes, and every
+	// file is read and extracted again.
+	reextract := extractor != ExtractorVersion
+	old, err := loadExisting(ctx, tx, repoID, reextract)
 	if err != nil {
 		return err
 	}
+	res.Reextracted = reextract && len(old) > 0
 	l := waitList()
 	if l.err != nil {
 		return fmt.Errorf("scan %s: %w", root, l.err)
@@ -351,7 +374,8 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	res.Phases.Git = time.Since(t)
 
-	if _, err := tx.ExecContext(ctx, `UPDATE repo_state SET last_run_ns = ? WHERE repo_id = ?`, start.UnixNano(), repoID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE repo_state SET last_run_ns = ?, extractor = ? WHERE repo_id = ?`,
+		start.UnixNano(), ExtractorVersion, repoID); err != nil {
 		return fmt.Errorf("update repo state: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE repos SET indexed_at = ? WHERE id = ?`, store.Now(), repoID); err != nil {
@@ -368,8 +392,9 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	return nil
 }
 
-// repoRow finds or creates the repository's row and its state row.
-func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bool) (id, lastRunNS int64, err error) {
+// repoRow finds or creates the repository's row and its state row, and
+// returns when the last run started and the extractor version it stored.
+func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bool) (id, lastRunNS int64, extractor int, err error) {
 	err = tx.QueryRowContext(ctx, `SELECT id FROM repos WHERE path = ?`, root).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		var remote sql.NullString
@@ -380,22 +405,26 @@ func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bo
 		}
 		r, err := tx.ExecContext(ctx, `INSERT INTO repos(path, remote_url, indexed_at) VALUES (?, ?, ?)`, root, remote, store.Now())
 		if err != nil {
-			return 0, 0, fmt.Errorf("register repo: %w", err)
+			return 0, 0, 0, fmt.Errorf("register repo: %w", err)
 		}
 		id, _ = r.LastInsertId()
 	} else if err != nil {
-		return 0, 0, fmt.Errorf("find repo: %w", err)
+		return 0, 0, 0, fmt.Errorf("find repo: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO repo_state(repo_id) VALUES (?)`, id); err != nil {
-		return 0, 0, fmt.Errorf("repo state: %w", err)
+		return 0, 0, 0, fmt.Errorf("repo state: %w", err)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT last_run_ns FROM repo_state WHERE repo_id = ?`, id).Scan(&lastRunNS); err != nil {
-		return 0, 0, fmt.Errorf("repo state: %w", err)
+	if err := tx.QueryRowContext(ctx, `SELECT last_run_ns, extractor FROM repo_state WHERE repo_id = ?`, id).Scan(&lastRunNS, &extractor); err != nil {
+		return 0, 0, 0, fmt.Errorf("repo state: %w", err)
 	}
-	return id, lastRunNS, nil
+	return id, lastRunNS, extractor, nil
 }
 
-func loadExisting(ctx context.Context, tx *sql.Tx, repoID int64) (map[string]existing, error) {
+// loadExisting reads the repository's indexed files by path. With
+// forgetHashes every file's hash is left empty, which no content hashes
+// to: neither the stat gate nor the hash comparison takes the file as
+// unchanged, and it counts as changed when written.
+func loadExisting(ctx context.Context, tx *sql.Tx, repoID int64, forgetHashes bool) (map[string]existing, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT f.id, f.path, f.content_hash, f.size_bytes, f.language, COALESCE(fi.mtime_ns, 0)
 		FROM files f LEFT JOIN file_index fi ON fi.file_id = f.id WHERE f.repo_id = ?`, repoID)
 	if err != nil {
@@ -410,6 +439,9 @@ func loadExisting(ctx context.Context, tx *sql.Tx, repoID int64) (map[string]exi
 		)
 		if err := rows.Scan(&e.id, &path, &e.hash, &e.size, &e.lang, &e.mtime); err != nil {
 			return nil, fmt.Errorf("load index: %w", err)
+		}
+		if forgetHashes {
+			e.hash = ""
 		}
 		out[path] = e
 	}
@@ -547,8 +579,10 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 // statSame is the stat gate: an indexed file whose size, mtime and
 // language are unchanged, and whose mtime predates the last run (as git
 // trusts racily clean files), is taken as unchanged without reading it.
+// A file whose hash is empty (curated migration 0005, or an index from
+// another extractor) must be read again, whatever its stat.
 func statSame(e existing, c candidate, lastRunNS int64) bool {
-	return e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang
+	return e.hash != "" && e.size == c.size && e.mtime == c.mtime && c.mtime < lastRunNS && e.lang == c.lang
 }
 
 // processOne reads, hashes and parses a candidate; a file whose content

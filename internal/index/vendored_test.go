@@ -79,8 +79,9 @@ func TestIndexVendored(t *testing.T) {
 		t.Errorf("after the edit: Result.Vendored = %d, want 2", res.Vendored)
 	}
 
-	// An index built before the flag existed (migration 0005 undone) is
-	// read again on the next run, and every file gets its flag.
+	// An index built before the flag existed (migration 0005 undone, and
+	// 0006 after it, since migrations run in order) is read again on the
+	// next run, and every file gets its flag.
 	ctx := context.Background()
 	db, err := r.f.Open(ctx, store.Curated, "", false)
 	if err != nil {
@@ -89,7 +90,8 @@ func TestIndexVendored(t *testing.T) {
 	for _, q := range []string{
 		`DROP INDEX idx_file_index_vendored`,
 		`ALTER TABLE file_index DROP COLUMN vendored`,
-		`DELETE FROM schema_migrations WHERE version = 5`,
+		`ALTER TABLE repo_state DROP COLUMN extractor`,
+		`DELETE FROM schema_migrations WHERE version IN (5, 6)`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
