@@ -172,6 +172,9 @@ func summaryLine(r *index.Result) string {
 	// the share of the added and changed that is in a parsed language.
 	fmt.Fprintf(&b, "indexed %d files in %s: %d added, %d changed, %d deleted, %d unchanged (%d parsed)",
 		r.Indexed, r.Duration.Round(time.Millisecond), r.Added, r.Changed, r.Deleted, r.Unchanged, r.Parsed)
+	if r.Reextracted {
+		b.WriteString("; every file read again for a newer extractor")
+	}
 	if n := len(r.SkipList); n > 0 {
 		reasons := make([]string, 0, len(r.Skipped))
 		for k, v := range r.Skipped {
