@@ -26,6 +26,10 @@ type Assembler struct {
 	MaxFiles int
 	// WholeFileTokens: a top file this small goes in whole.
 	WholeFileTokens int
+	// WholeShare: one of the first wholeRanks files that fits in this
+	// share of the budget (a fourth by default) is offered whole as well
+	// as by its pieces; 0 offers none.
+	WholeShare int
 	// Details, when set, fixes the detail tier of symbols by file path and
 	// symbol name (the precision stage's LLM judgment); unset symbols keep
 	// the deterministic choice.
@@ -39,7 +43,7 @@ type Assembler struct {
 // NewAssembler returns an assembler reading the knowledge base k and the
 // files of the checkout at root.
 func NewAssembler(k *kb.KnowledgeBase, repoID int64, root string) *Assembler {
-	return &Assembler{kb: k, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, reads: newReads(k, repoID)}
+	return &Assembler{kb: k, repoID: repoID, root: root, MaxFiles: 40, WholeFileTokens: 600, WholeShare: 4, reads: newReads(k, repoID)}
 }
 
 // NewAssemblerFor returns an assembler for the repository r ranks, reading
@@ -107,6 +111,9 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	// definitions the package holds as primary; pieces stay in rank order.
 	perFile := make([][]piece, len(cands))
 	loc := &pointers{refs: q.FileLines, frags: fragments(q), gaps: gapsFor(avail)}
+	if a.WholeShare > 0 {
+		loc.whole = avail / a.WholeShare
+	}
 	for _, pass := range []bool{false, true} {
 		for fi, c := range cands {
 			if isTest(c.Path) != pass {
@@ -210,7 +217,15 @@ type pointers struct {
 	// sources, for their tests.
 	exercised []string
 	gaps      int // insertion-point snippets a test file may offer (gapsFor)
+	whole     int // the largest top file, in tokens, offered whole (Assembler.WholeShare)
 }
+
+// wholeRanks is how many top files may be offered whole (see
+// Assembler.WholeShare): the edit a task needs is often in lines no
+// piece's words point at, and a whole file shows all of them. Offered,
+// not forced: the file competes by value per token, and when it wins it
+// replaces the pieces it holds.
+const wholeRanks = 3
 
 // exercisingFiles is how many top files lend their primary definitions'
 // names to the tests that exercise them; maxExercised bounds the names.
@@ -242,7 +257,10 @@ func overlaps(have []Item, it Item) bool {
 	for _, h := range have {
 		if it.StartLine <= h.EndLine && h.StartLine <= it.EndLine {
 			switch {
-			case h.Kind == "file" || h.Kind == "symbol":
+			case h.Kind == "file":
+				return true
+			case it.Kind == "file":
+			case h.Kind == "symbol":
 				return true
 			case it.Kind == "symbol" || it.Kind == "file":
 			case it.Kind == "snippet" && h.Kind == "signature":
@@ -260,7 +278,9 @@ func overlaps(have []Item, it Item) bool {
 func replaces(it, h Item) bool {
 	inside := h.StartLine >= it.StartLine && h.EndLine <= it.EndLine
 	switch it.Kind {
-	case "symbol", "file":
+	case "file":
+		return inside
+	case "symbol":
 		return inside && (h.Kind == "signature" || h.Kind == "snippet")
 	case "snippet":
 		return inside && h.Kind == "signature"
@@ -309,10 +329,11 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	// Small files, and files with no symbols (docs, configs, changelogs),
 	// go in whole or by their head; a small file with a definition the
 	// precision stage excluded goes by its definitions, without it.
-	small := EstimateTokens(whole) <= a.WholeFileTokens
+	excludes := false
 	for _, d := range a.Details[c.Path] {
-		small = small && d != DetailExcluded
+		excludes = excludes || d == DetailExcluded
 	}
+	small := EstimateTokens(whole) <= a.WholeFileTokens && !excludes
 	if _, ok := lang.Detect(c.Path); ok && !small {
 		// What no definition covers, by its top-level statements.
 		from := headerLines + 1
@@ -322,6 +343,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if extra := layoutBlocks(lines, syms, from); len(extra) > 0 {
 			syms = slices.SortedStableFunc(slices.Values(append(slices.Clip(syms), extra...)), func(x, y symbolRow) int { return x.start - y.start })
 		}
+	}
+	if !small && !excludes && fi < wholeRanks && EstimateTokens(whole) <= loc.whole {
+		out = append(out, mk("file", "", DetailPrimary, 1, len(lines), whole, weight*1.5))
 	}
 	var blocks []testBlock
 	defined := false

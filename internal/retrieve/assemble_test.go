@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,6 +158,62 @@ func TestAssembleExcludedInSmallFile(t *testing.T) {
 	}
 	if !contains(names, "echo_via_pager") {
 		t.Errorf("items %v, want echo_via_pager kept", names)
+	}
+}
+
+// A top file too big to go in whole by itself, but small next to the
+// budget, is offered whole: with room it goes in as one item in place of
+// its pieces. With WholeShare 0, a budget it does not fit a fourth of, or
+// a definition the precision stage excluded, it goes by its pieces.
+func TestAssembleWholeTopFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import decimal\n\n")
+	for i := range 24 {
+		fmt.Fprintf(&b, "def rule_%d(order):\n    \"\"\"Applies house rule %d to the order lines.\"\"\"\n    return [line for line in order.lines if line.code != %d]\n\n\n", i, i, i)
+	}
+	b.WriteString("def apply_discount(order, rate):\n    return order.total * (1 - rate)\n")
+	f := newFixture(t, map[string]string{"shop/orders.py": b.String(), "shop/other.py": "def unrelated():\n    return 1\n"})
+	ctx := context.Background()
+	q := Analyze("`apply_discount` rounds the total wrong")
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	if len(cands) == 0 || cands[0].Path != "shop/orders.py" {
+		t.Fatalf("candidates %v, want shop/orders.py first", paths(cands))
+	}
+	size := EstimateTokens(b.String())
+	kinds := func(a *Assembler, avail int) []string {
+		t.Helper()
+		pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: avail + 100, ReservedTokens: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, pf := range pkg.Files {
+			if pf.Path == "shop/orders.py" {
+				for _, it := range pf.Items {
+					out = append(out, it.Kind)
+				}
+			}
+		}
+		return out
+	}
+	a := NewAssembler(f.kb, f.repoID, f.root)
+	if size <= a.WholeFileTokens {
+		t.Fatalf("fixture too small: %d tokens", size)
+	}
+	if got := kinds(a, 4*size+400); !slices.Equal(got, []string{"file"}) {
+		t.Errorf("room for four of it: items %v, want the whole file alone", got)
+	}
+	if got := kinds(a, 2*size); slices.Contains(got, "file") || len(got) == 0 {
+		t.Errorf("it fills half the budget: items %v, want its pieces", got)
+	}
+	a.WholeShare = 0
+	if got := kinds(a, 4*size+400); slices.Contains(got, "file") || len(got) == 0 {
+		t.Errorf("WholeShare 0: items %v, want its pieces", got)
+	}
+	a.WholeShare = 4
+	a.Details = map[string]map[string]string{"shop/orders.py": {"rule_3": DetailExcluded}}
+	if got := kinds(a, 4*size+400); slices.Contains(got, "file") || len(got) == 0 {
+		t.Errorf("a definition excluded: items %v, want its pieces", got)
 	}
 }
 
@@ -492,7 +549,7 @@ func Unrelated() int {
 	q := Analyze("the sum stays after store.go:13")
 	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
 	a := NewAssembler(f.kb, f.repoID, f.root)
-	a.WholeFileTokens = 0
+	a.WholeFileTokens, a.WholeShare = 0, 0
 	a.Linked = map[string]map[string]bool{"store.go": {"Reset": true, "Unrelated": true}}
 	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 4000, ReservedTokens: 100})
 	if err != nil {
