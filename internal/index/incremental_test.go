@@ -28,7 +28,8 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 		rebuilt bool
 	}{
 		{"one in ten", 10, false},
-		{"a third", 3, false},
+		{"a sixth", 6, false},
+		{"a third", 3, true}, // past searchDriftShare
 		{"all", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,6 +60,15 @@ const (
 	rebuildMinFiles = 100
 )
 
+// searchDriftShare is how far the full-text index's row count may run
+// ahead of its live rows, counting the rows a run is about to leave dead,
+// before the run rebuilds instead (see writer.searchDrifted). Below
+// searchDriftMin dead rows a small index is not worth a rebuild.
+const (
+	searchDriftShare = 0.2
+	searchDriftMin   = 16
+)
+
 // cacheKiB bounds the page cache of an index run's connection (SQLite's
 // default is 2 MiB); it fills only as pages are touched.
 const cacheKiB = 64 << 10
@@ -482,7 +491,19 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	// go all at once and every file is parsed and written as in a first
 	// run, into the same file rows (IDs, history and enrichment stay).
 	sameAs := old
-	if len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old)) {
+	// Each file this run may write again, and each it deletes, leaves a
+	// dead row in the full-text totals (see writer.searchDrifted).
+	pending := stale
+	for p := range old {
+		if !present[p] {
+			pending++
+		}
+	}
+	drifted, err := w.searchDrifted(ctx, pending)
+	if err != nil {
+		return nil, err
+	}
+	if len(old) > 0 && drifted || len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old)) {
 		if err := w.clearAll(ctx); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -432,6 +433,63 @@ func (w *writer) clearAll(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// searchDrifted reports whether BM25 over the full-text index would drift
+// from a fresh index's by more than searchDriftShare once pending more
+// rows are dead (the files a run is about to write again or delete). A
+// contentless FTS5
+// table never subtracts a deleted row from the totals bm25() weighs terms
+// by (the averages record: rows and tokens per column), and every changed
+// file is a delete and an insert; so the row count bm25() uses grows with
+// every change, common terms gain weight, and an index ranks differently
+// from a fresh one of the same files. The rebuild's 'delete-all' resets
+// the totals. With other repositories in the database the rows are not
+// all this run's to rebuild, and it reports no drift.
+func (w *writer) searchDrifted(ctx context.Context, pending int) (bool, error) {
+	var others, live int64
+	var averages []byte
+	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM repos WHERE id != ?`, w.repoID).Scan(&others); err != nil {
+		return false, fmt.Errorf("full-text drift: %w", err)
+	}
+	if others > 0 {
+		return false, nil
+	}
+	// The live rows are the rows of file_search_docsize, one per row of
+	// the table; the averages record (id 1 of file_search_data, FTS5's
+	// FTS5_AVERAGES_ROWID) starts with the row count bm25() uses.
+	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM file_search_docsize`).Scan(&live); err != nil {
+		return false, fmt.Errorf("full-text drift: %w", err)
+	}
+	err := w.tx.QueryRowContext(ctx, `SELECT block FROM file_search_data WHERE id = 1`).Scan(&averages)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // nothing was ever written
+	}
+	if err != nil {
+		return false, fmt.Errorf("full-text drift: %w", err)
+	}
+	rows, n := sqliteVarint(averages)
+	if n == 0 {
+		return false, nil // not a record this code knows: leave it
+	}
+	dead := int64(rows) - live + int64(pending)
+	return dead > searchDriftMin && float64(dead) > searchDriftShare*float64(live), nil
+}
+
+// sqliteVarint decodes the SQLite varint at the start of b (big-endian, 7
+// bits a byte, the ninth byte whole) and its length, 0 if b is too short.
+func sqliteVarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := range min(len(b), 8) {
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	if len(b) < 9 {
+		return 0, 0
+	}
+	return v<<8 | uint64(b[8]), 9
 }
 
 // deleteFiles removes the files ids and every row that refers to them.

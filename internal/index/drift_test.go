@@ -1,0 +1,88 @@
+package index
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// A contentless FTS5 table never takes a deleted row out of the totals
+// bm25() weighs by, and a changed file is a delete and an insert: BM25 over
+// an index kept up to date drifts from a fresh index's. A run that finds
+// the drift past searchDriftShare rebuilds, and then ranks as a fresh
+// index of the same files does; below it (and below searchDriftMin dead
+// rows), a run writes only what changed.
+func TestSearchDriftRebuilds(t *testing.T) {
+	r := newRepo(t, true)
+	const files = 40
+	for i := range files {
+		r.write(fmt.Sprintf("pkg/mod%02d.py", i), fmt.Sprintf("def handler_%d(request):\n    return request.session\n", i))
+	}
+	r.commit("init")
+	r.index()
+	bm25 := func(f *store.Factory) string {
+		t.Helper()
+		rr := &repo{t: t, root: r.root, f: f}
+		return fmt.Sprint(rr.strings(`SELECT f.path || ' ' || printf('%.9f', -bm25(file_search)) FROM file_search JOIN files f ON f.id = file_search.rowid
+			WHERE file_search MATCH 'session OR request OR edit' ORDER BY f.path`))
+	}
+	fresh := func() string {
+		t.Helper()
+		f := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+		if _, err := NewBuilder(f).Run(t.Context(), r.root); err != nil {
+			t.Fatal(err)
+		}
+		return bm25(f)
+	}
+	// Each run rewrites 6 files: 6 more rows bm25() counts that are gone.
+	for run := 1; run <= 3; run++ {
+		for i := range 6 {
+			r.write(fmt.Sprintf("pkg/mod%02d.py", i), fmt.Sprintf("def handler_%d(request):\n    return request.session  # edit %d\n", i, run))
+		}
+		r.commit(fmt.Sprintf("edit %d", run))
+		res := r.index()
+		switch run {
+		case 1, 2:
+			// 6, then 12 dead rows: under searchDriftMin and a fifth of
+			// 40, so only what changed is written, and the scores are
+			// already apart from a fresh index's.
+			if res.Rebuilt || res.Changed != 6 {
+				t.Errorf("run %d: rebuilt %v, changed %d; want an incremental run of 6", run, res.Rebuilt, res.Changed)
+			}
+			if got, want := bm25(r.f), fresh(); got == want {
+				t.Errorf("run %d: scores equal a fresh index's (%s); the test no longer shows the drift it guards against", run, got)
+			}
+		case 3:
+			// 18 dead with this run's: past both, a rebuild, and the scores
+			// are a fresh index's.
+			if !res.Rebuilt {
+				t.Errorf("run 3: not rebuilt with 18 dead rows of 40")
+			}
+			if got, want := bm25(r.f), fresh(); got != want {
+				t.Errorf("after the rebuild: scores\n%s\nwant a fresh index's\n%s", got, want)
+			}
+		}
+	}
+	r.integrity()
+}
+
+func TestSQLiteVarint(t *testing.T) {
+	for _, tc := range []struct {
+		in   []byte
+		v    uint64
+		size int
+	}{
+		{[]byte{0x05, 0xff}, 5, 1},
+		{[]byte{0x81, 0x00}, 128, 2},
+		{[]byte{0x82, 0x80, 0x01}, 1<<15 | 1, 3},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ^uint64(0), 9},
+		{[]byte{0x81}, 0, 0},
+		{nil, 0, 0},
+	} {
+		if v, n := sqliteVarint(tc.in); v != tc.v || n != tc.size {
+			t.Errorf("sqliteVarint(%x): got %d, %d; want %d, %d", tc.in, v, n, tc.v, tc.size)
+		}
+	}
+}
