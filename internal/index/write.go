@@ -438,12 +438,11 @@ func (w *writer) clearAll(ctx context.Context) error {
 // searchDrifted reports whether BM25 over the full-text index would drift
 // from a fresh index's by more than searchDriftShare once pending more
 // rows are dead (the files a run is about to write again or delete). A
-// contentless FTS5
-// table never subtracts a deleted row from the totals bm25() weighs terms
-// by (the averages record: rows and tokens per column), and every changed
-// file is a delete and an insert; so the row count bm25() uses grows with
-// every change, common terms gain weight, and an index ranks differently
-// from a fresh one of the same files. The rebuild's 'delete-all' resets
+// contentless FTS5 table never subtracts a deleted row from the totals
+// bm25() weighs terms by (the averages record: rows and tokens per
+// column), and every changed file is a delete and an insert; so the row
+// count bm25() uses grows with every change, common terms gain weight, and
+// an index ranks differently from a fresh one of the same files. The rebuild's 'delete-all' resets
 // the totals. With other repositories in the database the rows are not
 // all this run's to rebuild, and it reports no drift.
 func (w *writer) searchDrifted(ctx context.Context, pending int) (bool, error) {

@@ -26,9 +26,9 @@ type Assembler struct {
 	MaxFiles int
 	// WholeFileTokens: a top file this small goes in whole.
 	WholeFileTokens int
-	// WholeShare: one of the first wholeRanks files that fits in this
-	// share of the budget (a fourth by default) is offered whole as well
-	// as by its pieces; 0 offers none.
+	// WholeShare: one of the first wholeRanks files that fits in
+	// 1/WholeShare of the budget (a fourth by default) is offered whole
+	// as well as by its pieces; 0 offers none.
 	WholeShare int
 	// Details, when set, fixes the detail tier of symbols by file path and
 	// symbol name (the precision stage's LLM judgment); unset symbols keep
