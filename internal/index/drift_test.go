@@ -86,3 +86,50 @@ func TestSQLiteVarint(t *testing.T) {
 		}
 	}
 }
+
+// putSQLiteVarint encodes v as SQLite does: big-endian groups of 7 bits,
+// and a ninth byte of 8 when the value needs more than 56 bits.
+func putSQLiteVarint(v uint64) []byte {
+	if v > 1<<56-1 {
+		b := make([]byte, 9)
+		b[8] = byte(v)
+		v >>= 8
+		for i := 7; i >= 0; i-- {
+			b[i] = byte(v&0x7f) | 0x80
+			v >>= 7
+		}
+		return b
+	}
+	var rev []byte
+	for {
+		rev = append(rev, byte(v&0x7f))
+		v >>= 7
+		if v == 0 {
+			break
+		}
+	}
+	b := make([]byte, len(rev))
+	for i := range rev {
+		b[i] = rev[len(rev)-1-i]
+		if i < len(rev)-1 {
+			b[i] |= 0x80
+		}
+	}
+	return b
+}
+
+// FuzzSQLiteVarint: any bytes decode without a panic to a length within
+// them, and every value survives SQLite's encoding and back.
+func FuzzSQLiteVarint(f *testing.F) {
+	f.Add([]byte{0x81, 0x00}, uint64(128))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, ^uint64(0))
+	f.Fuzz(func(t *testing.T, b []byte, v uint64) {
+		if _, n := sqliteVarint(b); n < 0 || n > len(b) || n > 9 {
+			t.Fatalf("sqliteVarint(%x): length %d", b, n)
+		}
+		enc := putSQLiteVarint(v)
+		if got, n := sqliteVarint(append(enc, 0x01)); got != v || n != len(enc) {
+			t.Fatalf("%d encoded %x: decoded %d in %d bytes", v, enc, got, n)
+		}
+	})
+}
