@@ -178,7 +178,8 @@ type Registered struct {
 
 // Register creates the adapter's Ollama model FROM the configured base
 // model and records it in adapter_registry, inactive: Activate deploys
-// it. Nothing is recorded when Ollama refuses the model.
+// it. Nothing is recorded when Ollama refuses the model. The tag never
+// names a model the server has: Ollama's create would replace it.
 func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions) (*Registered, error) {
 	if err := dataset.CheckStage(opts.Stage); err != nil {
 		return nil, err
@@ -214,6 +215,15 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if err != nil {
 		return nil, fmt.Errorf("read adapter_registry: %w", err)
 	}
+	// Ollama's create replaces a model of the same name, so the tag must
+	// name no model of the server either: --tag naming the base model
+	// would put the adapter under every stage of its role.
+	var served []string
+	if from.Provider == llm.ProviderOllama {
+		if served, err = llm.ListModels(ctx, from); err != nil {
+			return nil, fmt.Errorf("list the models of the server: %w", err)
+		}
+	}
 	tag := opts.Tag
 	taken := map[string]bool{}
 	version := 1
@@ -223,13 +233,16 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 			version++
 		}
 	}
+	free := func(t string) bool { return !taken[t] && !llm.HasModel(served, t) }
 	if tag == "" {
 		tag = DefaultTag(from.Model, opts.Stage, version)
-		for v := version + 1; taken[tag]; v++ {
+		for v := version + 1; !free(tag); v++ {
 			tag = DefaultTag(from.Model, opts.Stage, v)
 		}
 	} else if taken[tag] {
 		return nil, fmt.Errorf("adapter tag %s is registered already: pass another --tag, or leave it out for %s", tag, DefaultTag(from.Model, opts.Stage, version))
+	} else if llm.HasModel(served, tag) {
+		return nil, fmt.Errorf("the server has a model named %s already, which creating the adapter under that tag would replace: pass another --tag, or leave it out for a new one", tag)
 	}
 	dep, err := llm.CreateAdapterModel(ctx, from, tag, file, opts.Progress)
 	if err != nil {

@@ -323,3 +323,33 @@ func TestEvaluateErrors(t *testing.T) {
 		t.Errorf("unknown tag: got %v", err)
 	}
 }
+
+// TestRegisterKeepsServerModels checks that Register never creates its
+// model under the name of one the server has: Ollama's create replaces a
+// model of that name, so --tag naming the base model would put the LoRA
+// under every stage of its role.
+func TestRegisterKeepsServerModels(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b", "thinker:4b-scope-v1")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	for _, tag := range []string{"thinker:4b", "coder:3b", "thinker:4b-scope-v1"} {
+		_, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path, Tag: tag})
+		if err == nil || !strings.Contains(err.Error(), "the server has a model named "+tag) || !strings.Contains(err.Error(), "pass another --tag") {
+			t.Errorf("--tag %s: got %v, want a refusal naming the model and the fix", tag, err)
+		}
+	}
+	if created := s.Created(); len(created) != 0 {
+		t.Errorf("got %d creates for refused tags, want none: %+v", len(created), created)
+	}
+	// The default tag passes over a name the server has.
+	reg, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reg.Adapter.ModelTag, "thinker:4b-scope-v2"; got != want {
+		t.Errorf("default tag: got %s, want %s", got, want)
+	}
+}
