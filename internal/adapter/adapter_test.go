@@ -353,3 +353,23 @@ func TestRegisterKeepsServerModels(t *testing.T) {
 		t.Errorf("default tag: got %s, want %s", got, want)
 	}
 }
+
+// TestEvaluateDatasetErrorsNameTheFix checks that an evaluation that
+// cannot start for its dataset says what to pass instead.
+func TestEvaluateDatasetErrorsNameTheFix(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "outside")
+	one := recordDataset(t, ws, dataset.Scope, scopeRecords()[:1])
+	for _, tc := range []struct {
+		name string
+		id   int64
+	}{{"unknown dataset", 99}, {"empty validation split", one}} {
+		_, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{DatasetID: tc.id})
+		if err == nil || !strings.Contains(err.Error(), "pass --dataset") {
+			t.Errorf("%s: got %v, want an error naming --dataset", tc.name, err)
+		}
+	}
+}

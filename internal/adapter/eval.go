@@ -100,7 +100,7 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 	}
 	ds, err := raw.Dataset(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: pass --dataset ID of a training_datasets row of stage %s ('cra curate-data' or 'cra bootstrap' make them)", err, rec.Stage)
 	}
 	if ds.Stage != rec.Stage {
 		return nil, fmt.Errorf("training dataset %d is of stage %s, but adapter %s serves %s: pass a dataset of stage %s", ds.ID, ds.Stage, tag, rec.Stage, rec.Stage)
@@ -110,7 +110,7 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 		return nil, fmt.Errorf("read the validation split of dataset %d: %w", ds.ID, err)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: the validation split of dataset %d (%s) is empty", ErrNoValidation, ds.ID, ds.Path)
+		return nil, fmt.Errorf("%w: the validation split of dataset %d (%s) is empty: pass --dataset ID of a dataset of stage %s with more examples", ErrNoValidation, ds.ID, ds.Path, rec.Stage)
 	}
 	if err := preflight.CheckModels(ws.Config); err != nil {
 		return nil, err
