@@ -373,3 +373,23 @@ func TestEvaluateDatasetErrorsNameTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestActivateForcedNotes checks the performance notes of an adapter
+// activated with --force before any evaluation.
+func TestActivateForcedNotes(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "outside")
+	if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := adapter.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Notes != "activated with --force" {
+		t.Errorf("got %+v, want one entry noted \"activated with --force\"", entries)
+	}
+}

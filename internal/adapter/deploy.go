@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/corpus"
@@ -147,7 +148,7 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 		notes = ev.Summary()
 	}
 	if force {
-		notes = "activated with --force; " + notes
+		notes = strings.TrimSuffix("activated with --force; "+notes, "; ")
 	}
 	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
 		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT model_tag FROM adapter_metadata WHERE stage_name = ? AND active = 1 AND model_tag != ?`, rec.Stage, tag)
