@@ -393,3 +393,37 @@ func TestActivateForcedNotes(t *testing.T) {
 		t.Errorf("got %+v, want one entry noted \"activated with --force\"", entries)
 	}
 }
+
+// TestActivateNeedsTheModel checks that neither activate nor rollback
+// lets a stage run on an adapter's tag the server no longer has (removed
+// with 'ollama rm', or base_url now names another server): every call of
+// the stage would fail.
+func TestActivateNeedsTheModel(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	v1 := register(t, ws, dataset.Scope, 0, "v1")
+	v2 := register(t, ws, dataset.Scope, 0, "v2")
+	for _, tag := range []string{v1, v2} {
+		if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetModels("coder:3b", "thinker:4b", v2) // v1 is gone
+	if _, err := adapter.Activate(ctx, ws, v1, true); err == nil || !strings.Contains(err.Error(), "has no model "+v1) || !strings.Contains(err.Error(), "cra adapters register") {
+		t.Errorf("activate a tag the server lacks: got %v, want a refusal naming the tag and the fix", err)
+	}
+	if _, _, err := adapter.Rollback(ctx, ws, dataset.Scope); err == nil || !strings.Contains(err.Error(), "has no model "+v1) {
+		t.Errorf("roll back to a tag the server lacks: got %v, want a refusal naming the tag", err)
+	}
+	entries, err := adapter.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Active != (e.Tag == v2) {
+			t.Errorf("%s: active %v after the refusals, want only %s active", e.Tag, e.Active, v2)
+		}
+	}
+}

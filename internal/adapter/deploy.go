@@ -140,6 +140,9 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 			return nil, err
 		}
 	}
+	if err := checkServed(ctx, ws, rec.BaseModel, tag); err != nil {
+		return nil, err
+	}
 	if ws.Config != nil && ws.Config.Models != nil {
 		act.Overridden = ws.Config.Models.Overrides[rec.Stage]
 	}
@@ -282,6 +285,9 @@ func Rollback(ctx context.Context, ws *workspace.Workspace, stage string) (from,
 		return from, to, fmt.Errorf("stage %s has no earlier adapter version than %s (v%d) that was ever active: 'cra adapters deactivate %s' serves the stage with its role's model again",
 			stage, cur.ModelTag, cur.Version, cur.ModelTag)
 	}
+	if err := checkServed(ctx, ws, prev.BaseModel, prev.ModelTag); err != nil {
+		return from, to, err
+	}
 	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE adapter_metadata SET active = 0 WHERE stage_name = ?`, stage); err != nil {
 			return err
@@ -310,6 +316,26 @@ func Rollback(ctx context.Context, ws *workspace.Workspace, stage string) (from,
 	from = *cur
 	from.Active = false
 	return from, to, nil
+}
+
+// checkServed returns an error unless the server of the role baseModel
+// has the model tag: a stage switched to a tag the server lacks (removed
+// with 'ollama rm', or base_url now names another server) would fail on
+// every call.
+func checkServed(ctx context.Context, ws *workspace.Workspace, baseModel, tag string) error {
+	m, err := llm.NewRouter(ws.Config, nil).Resolve(ctx, llm.Role(baseModel), "")
+	if err != nil {
+		return err
+	}
+	names, err := llm.ListModels(ctx, m)
+	if err != nil {
+		return fmt.Errorf("check that the server has adapter %s: %w", tag, err)
+	}
+	if !llm.HasModel(names, tag) {
+		return fmt.Errorf("the server of the %s model (%s) has no model %s: it was removed, or base_url names another server; "+
+			"'cra adapters register' the adapter's file again for a new tag", baseModel, m.BaseURL, tag)
+	}
+	return nil
 }
 
 // writeIndex runs f in one transaction of the curated database, opened
