@@ -427,3 +427,22 @@ func TestActivateNeedsTheModel(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateNeedsTheModel checks that evaluating an adapter whose tag
+// the server no longer has says so before any call, instead of a model
+// call failing with Ollama's "try pulling it first".
+func TestEvaluateNeedsTheModel(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	tag := register(t, ws, dataset.Scope, ds, "gone")
+	s.SetModels("coder:3b", "thinker:4b")
+	if _, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "has no model "+tag) {
+		t.Errorf("got %v, want a refusal naming the missing tag", err)
+	}
+	if n := len(s.ChatRequests()); n != 0 {
+		t.Errorf("got %d model calls, want none", n)
+	}
+}

@@ -81,7 +81,8 @@ var ErrNoValidation = errors.New("nothing to evaluate")
 // stage's metric (see Metric), and stores the result in
 // adapter_registry.eval_metrics. Every call is recorded in llm_calls
 // (call type "adapter_eval"). A call that fails ends the evaluation and
-// stores nothing: a comparison needs both models to answer.
+// stores nothing: a comparison needs both models to answer. An adapter
+// whose tag the server no longer has is refused before any call.
 func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts EvalOptions) (*Eval, error) {
 	raw, err := ws.Corpus(ctx)
 	if err != nil {
@@ -113,6 +114,9 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 		return nil, fmt.Errorf("%w: the validation split of dataset %d (%s) is empty: pass --dataset ID of a dataset of stage %s with more examples", ErrNoValidation, ds.ID, ds.Path, rec.Stage)
 	}
 	if err := preflight.CheckModels(ws.Config); err != nil {
+		return nil, err
+	}
+	if err := checkServed(ctx, ws, rec.BaseModel, rec.ModelTag); err != nil {
 		return nil, err
 	}
 	base, err := Baseline(ctx, ws, rec)
