@@ -123,11 +123,7 @@ type Activation struct {
 // did not beat the model it would replace, or whose evaluation compared
 // against a model the stage no longer runs on.
 func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bool) (*Activation, error) {
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := registered(ctx, raw, tag)
+	raw, rec, err := registered(ctx, ws, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -363,13 +359,23 @@ func writeIndex(ctx context.Context, ws *workspace.Workspace, f func(tx *sql.Tx,
 	return tx.Commit()
 }
 
-// registered returns the registry row of tag, or an error naming the fix.
-func registered(ctx context.Context, raw *corpus.Corpus, tag string) (corpus.AdapterRecord, error) {
+// registered returns the raw database and the registry row of tag, or an
+// error naming the fix. A repository without .clean_room/ has registered
+// nothing, and a refusal makes no .clean_room/.
+func registered(ctx context.Context, ws *workspace.Workspace, tag string) (*corpus.Corpus, corpus.AdapterRecord, error) {
+	notRegistered := fmt.Errorf("adapter %s is not registered: run 'cra adapters register' first ('cra adapters list' shows the registered ones)", tag)
+	if !workspace.HasState(ws.Root) {
+		return nil, corpus.AdapterRecord{}, notRegistered
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, corpus.AdapterRecord{}, err
+	}
 	rec, err := raw.AdapterByTag(ctx, tag)
 	if errors.Is(err, corpus.ErrNoRow) {
-		return rec, fmt.Errorf("adapter %s is not registered: run 'cra adapters register' first ('cra adapters list' shows the registered ones)", tag)
+		return raw, rec, notRegistered
 	}
-	return rec, err
+	return raw, rec, err
 }
 
 // Baseline is the model the adapter's stage runs on without the adapter:

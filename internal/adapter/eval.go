@@ -84,11 +84,7 @@ var ErrNoValidation = errors.New("nothing to evaluate")
 // stores nothing: a comparison needs both models to answer. An adapter
 // whose tag the server no longer has is refused before any call.
 func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts EvalOptions) (*Eval, error) {
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := registered(ctx, raw, tag)
+	raw, rec, err := registered(ctx, ws, tag)
 	if err != nil {
 		return nil, err
 	}
