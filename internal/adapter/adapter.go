@@ -250,7 +250,7 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	}
 	rec := corpus.AdapterRecord{DatasetID: opts.DatasetID, Stage: opts.Stage, BaseModel: opts.BaseModel, ModelTag: tag}
 	if rec.ID, err = raw.RecordAdapter(ctx, rec); err != nil {
-		return nil, fmt.Errorf("%w (the Ollama model %s exists: register it again with --tag %s)", err, tag, tag+"-1")
+		return nil, fmt.Errorf("%w: the Ollama model %s was created but not recorded: run 'ollama rm %s', then register the adapter again", err, tag, tag)
 	}
 	if rec, err = raw.AdapterByTag(ctx, tag); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -444,5 +445,42 @@ func TestEvaluateNeedsTheModel(t *testing.T) {
 	}
 	if n := len(s.ChatRequests()); n != 0 {
 		t.Errorf("got %d model calls, want none", n)
+	}
+}
+
+// TestRegisterRecordFails checks a register whose model was created but
+// whose registry row could not be written: the error says how to retry
+// cleanly, and the retry under the same tag then works.
+func TestRegisterRecordFails(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	db, err := store.NewFactory(ws.StateDir).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TRIGGER full BEFORE INSERT ON adapter_registry BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	opts := adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path}
+	_, err = adapter.Register(ctx, ws, opts)
+	if err == nil || !strings.Contains(err.Error(), "disk is full") || !strings.Contains(err.Error(), "ollama rm thinker:4b-scope-v1") {
+		t.Fatalf("got %v, want the database's error and 'ollama rm thinker:4b-scope-v1'", err)
+	}
+	// The user frees the disk and removes the model, as told.
+	if _, err := db.ExecContext(ctx, `DROP TRIGGER full`); err != nil {
+		t.Fatal(err)
+	}
+	s.SetModels("coder:3b", "thinker:4b")
+	reg, err := adapter.Register(ctx, ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reg.Adapter.ModelTag, "thinker:4b-scope-v1"; got != want {
+		t.Errorf("retry: got tag %s, want %s", got, want)
 	}
 }
