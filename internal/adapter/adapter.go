@@ -99,7 +99,7 @@ var safetensorsNames = []string{"adapter_model.safetensors", "adapters.safetenso
 // adapter; its safetensors adapter is a FormatError. A file must begin
 // with the GGUF magic; a safetensors file (by name, or by its header: a
 // little-endian length, then a JSON object) or any other file is a
-// FormatError naming its first bytes.
+// FormatError naming its first bytes. A pipe or a device is refused.
 func Sniff(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -119,6 +119,14 @@ func Sniff(path string) (string, error) {
 			return "", fmt.Errorf("adapter directory %s holds %d .gguf files: pass the adapter's file itself", path, len(ggufs))
 		}
 		return "", fmt.Errorf("adapter directory %s holds no .gguf file and no %s: pass the adapter's .gguf file", path, strings.Join(safetensorsNames, " or "))
+	}
+	if !st.Mode().IsRegular() {
+		// A pipe would block the open, or be read empty by the upload.
+		kind := "a device or a socket"
+		if st.Mode()&os.ModeNamedPipe != 0 {
+			kind = "a pipe; <(…) makes one"
+		}
+		return "", fmt.Errorf("adapter %s is not a regular file (%s): pass the .gguf file itself", path, kind)
 	}
 	f, err := os.Open(path)
 	if err != nil {
