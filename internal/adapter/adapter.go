@@ -99,7 +99,7 @@ var safetensorsNames = []string{"adapter_model.safetensors", "adapters.safetenso
 // adapter; its safetensors adapter is a FormatError. A file must begin
 // with the GGUF magic; a safetensors file (by name, or by its header: a
 // little-endian length, then a JSON object) or any other file is a
-// FormatError naming its first bytes.
+// FormatError naming its first bytes. A pipe or a device is refused.
 func Sniff(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -119,6 +119,14 @@ func Sniff(path string) (string, error) {
 			return "", fmt.Errorf("adapter directory %s holds %d .gguf files: pass the adapter's file itself", path, len(ggufs))
 		}
 		return "", fmt.Errorf("adapter directory %s holds no .gguf file and no %s: pass the adapter's .gguf file", path, strings.Join(safetensorsNames, " or "))
+	}
+	if !st.Mode().IsRegular() {
+		// A pipe would block the open, or be read empty by the upload.
+		kind := "a device or a socket"
+		if st.Mode()&os.ModeNamedPipe != 0 {
+			kind = "a pipe; <(…) makes one"
+		}
+		return "", fmt.Errorf("adapter %s is not a regular file (%s): pass the .gguf file itself", path, kind)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -178,7 +186,8 @@ type Registered struct {
 
 // Register creates the adapter's Ollama model FROM the configured base
 // model and records it in adapter_registry, inactive: Activate deploys
-// it. Nothing is recorded when Ollama refuses the model.
+// it. Nothing is recorded when Ollama refuses the model. The tag never
+// names a model the server has: Ollama's create would replace it.
 func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions) (*Registered, error) {
 	if err := dataset.CheckStage(opts.Stage); err != nil {
 		return nil, err
@@ -214,6 +223,15 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if err != nil {
 		return nil, fmt.Errorf("read adapter_registry: %w", err)
 	}
+	// Ollama's create replaces a model of the same name, so the tag must
+	// name no model of the server either: --tag naming the base model
+	// would put the adapter under every stage of its role.
+	var served []string
+	if from.Provider == llm.ProviderOllama {
+		if served, err = llm.ListModels(ctx, from); err != nil {
+			return nil, fmt.Errorf("list the models of the server: %w", err)
+		}
+	}
 	tag := opts.Tag
 	taken := map[string]bool{}
 	version := 1
@@ -223,13 +241,16 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 			version++
 		}
 	}
+	free := func(t string) bool { return !taken[t] && !llm.HasModel(served, t) }
 	if tag == "" {
 		tag = DefaultTag(from.Model, opts.Stage, version)
-		for v := version + 1; taken[tag]; v++ {
+		for v := version + 1; !free(tag); v++ {
 			tag = DefaultTag(from.Model, opts.Stage, v)
 		}
 	} else if taken[tag] {
 		return nil, fmt.Errorf("adapter tag %s is registered already: pass another --tag, or leave it out for %s", tag, DefaultTag(from.Model, opts.Stage, version))
+	} else if llm.HasModel(served, tag) {
+		return nil, fmt.Errorf("the server has a model named %s already, which creating the adapter under that tag would replace: pass another --tag, or leave it out for a new one", tag)
 	}
 	dep, err := llm.CreateAdapterModel(ctx, from, tag, file, opts.Progress)
 	if err != nil {
@@ -237,7 +258,7 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	}
 	rec := corpus.AdapterRecord{DatasetID: opts.DatasetID, Stage: opts.Stage, BaseModel: opts.BaseModel, ModelTag: tag}
 	if rec.ID, err = raw.RecordAdapter(ctx, rec); err != nil {
-		return nil, fmt.Errorf("%w (the Ollama model %s exists: register it again with --tag %s)", err, tag, tag+"-1")
+		return nil, fmt.Errorf("%w: the Ollama model %s was created but not recorded: run 'ollama rm %s', then register the adapter again", err, tag, tag)
 	}
 	if rec, err = raw.AdapterByTag(ctx, tag); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -321,5 +322,165 @@ func TestEvaluateErrors(t *testing.T) {
 	}
 	if _, err := adapter.Evaluate(ctx, ws, "nope:1b", adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "not registered") {
 		t.Errorf("unknown tag: got %v", err)
+	}
+}
+
+// TestRegisterKeepsServerModels checks that Register never creates its
+// model under the name of one the server has: Ollama's create replaces a
+// model of that name, so --tag naming the base model would put the LoRA
+// under every stage of its role.
+func TestRegisterKeepsServerModels(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b", "thinker:4b-scope-v1")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	for _, tag := range []string{"thinker:4b", "coder:3b", "thinker:4b-scope-v1"} {
+		_, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path, Tag: tag})
+		if err == nil || !strings.Contains(err.Error(), "the server has a model named "+tag) || !strings.Contains(err.Error(), "pass another --tag") {
+			t.Errorf("--tag %s: got %v, want a refusal naming the model and the fix", tag, err)
+		}
+	}
+	if created := s.Created(); len(created) != 0 {
+		t.Errorf("got %d creates for refused tags, want none: %+v", len(created), created)
+	}
+	// The default tag passes over a name the server has.
+	reg, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reg.Adapter.ModelTag, "thinker:4b-scope-v2"; got != want {
+		t.Errorf("default tag: got %s, want %s", got, want)
+	}
+}
+
+// TestEvaluateDatasetErrorsNameTheFix checks that an evaluation that
+// cannot start for its dataset says what to pass instead.
+func TestEvaluateDatasetErrorsNameTheFix(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "outside")
+	one := recordDataset(t, ws, dataset.Scope, scopeRecords()[:1])
+	for _, tc := range []struct {
+		name string
+		id   int64
+	}{{"unknown dataset", 99}, {"empty validation split", one}} {
+		_, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{DatasetID: tc.id})
+		if err == nil || !strings.Contains(err.Error(), "pass --dataset") {
+			t.Errorf("%s: got %v, want an error naming --dataset", tc.name, err)
+		}
+	}
+}
+
+// TestActivateForcedNotes checks the performance notes of an adapter
+// activated with --force before any evaluation.
+func TestActivateForcedNotes(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "outside")
+	if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := adapter.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Notes != "activated with --force" {
+		t.Errorf("got %+v, want one entry noted \"activated with --force\"", entries)
+	}
+}
+
+// TestActivateNeedsTheModel checks that neither activate nor rollback
+// lets a stage run on an adapter's tag the server no longer has (removed
+// with 'ollama rm', or base_url now names another server): every call of
+// the stage would fail.
+func TestActivateNeedsTheModel(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	v1 := register(t, ws, dataset.Scope, 0, "v1")
+	v2 := register(t, ws, dataset.Scope, 0, "v2")
+	for _, tag := range []string{v1, v2} {
+		if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetModels("coder:3b", "thinker:4b", v2) // v1 is gone
+	if _, err := adapter.Activate(ctx, ws, v1, true); err == nil || !strings.Contains(err.Error(), "has no model "+v1) || !strings.Contains(err.Error(), "cra adapters register") {
+		t.Errorf("activate a tag the server lacks: got %v, want a refusal naming the tag and the fix", err)
+	}
+	if _, _, err := adapter.Rollback(ctx, ws, dataset.Scope); err == nil || !strings.Contains(err.Error(), "has no model "+v1) {
+		t.Errorf("roll back to a tag the server lacks: got %v, want a refusal naming the tag", err)
+	}
+	entries, err := adapter.List(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Active != (e.Tag == v2) {
+			t.Errorf("%s: active %v after the refusals, want only %s active", e.Tag, e.Active, v2)
+		}
+	}
+}
+
+// TestEvaluateNeedsTheModel checks that evaluating an adapter whose tag
+// the server no longer has says so before any call, instead of a model
+// call failing with Ollama's "try pulling it first".
+func TestEvaluateNeedsTheModel(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	tag := register(t, ws, dataset.Scope, ds, "gone")
+	s.SetModels("coder:3b", "thinker:4b")
+	if _, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "has no model "+tag) {
+		t.Errorf("got %v, want a refusal naming the missing tag", err)
+	}
+	if n := len(s.ChatRequests()); n != 0 {
+		t.Errorf("got %d model calls, want none", n)
+	}
+}
+
+// TestRegisterRecordFails checks a register whose model was created but
+// whose registry row could not be written: the error says how to retry
+// cleanly, and the retry under the same tag then works.
+func TestRegisterRecordFails(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
+	ws := newWorkspace(t, s)
+	ctx := context.Background()
+	db, err := store.NewFactory(ws.StateDir).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TRIGGER full BEFORE INSERT ON adapter_registry BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	opts := adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path}
+	_, err = adapter.Register(ctx, ws, opts)
+	if err == nil || !strings.Contains(err.Error(), "disk is full") || !strings.Contains(err.Error(), "ollama rm thinker:4b-scope-v1") {
+		t.Fatalf("got %v, want the database's error and 'ollama rm thinker:4b-scope-v1'", err)
+	}
+	// The user frees the disk and removes the model, as told.
+	if _, err := db.ExecContext(ctx, `DROP TRIGGER full`); err != nil {
+		t.Fatal(err)
+	}
+	s.SetModels("coder:3b", "thinker:4b")
+	reg, err := adapter.Register(ctx, ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reg.Adapter.ModelTag, "thinker:4b-scope-v1"; got != want {
+		t.Errorf("retry: got tag %s, want %s", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/corpus"
@@ -122,11 +123,7 @@ type Activation struct {
 // did not beat the model it would replace, or whose evaluation compared
 // against a model the stage no longer runs on.
 func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bool) (*Activation, error) {
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := registered(ctx, raw, tag)
+	raw, rec, err := registered(ctx, ws, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +136,9 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 			return nil, err
 		}
 	}
+	if err := checkServed(ctx, ws, rec.BaseModel, tag); err != nil {
+		return nil, err
+	}
 	if ws.Config != nil && ws.Config.Models != nil {
 		act.Overridden = ws.Config.Models.Overrides[rec.Stage]
 	}
@@ -147,7 +147,7 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 		notes = ev.Summary()
 	}
 	if force {
-		notes = "activated with --force; " + notes
+		notes = strings.TrimSuffix("activated with --force; "+notes, "; ")
 	}
 	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
 		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT model_tag FROM adapter_metadata WHERE stage_name = ? AND active = 1 AND model_tag != ?`, rec.Stage, tag)
@@ -281,6 +281,9 @@ func Rollback(ctx context.Context, ws *workspace.Workspace, stage string) (from,
 		return from, to, fmt.Errorf("stage %s has no earlier adapter version than %s (v%d) that was ever active: 'cra adapters deactivate %s' serves the stage with its role's model again",
 			stage, cur.ModelTag, cur.Version, cur.ModelTag)
 	}
+	if err := checkServed(ctx, ws, prev.BaseModel, prev.ModelTag); err != nil {
+		return from, to, err
+	}
 	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE adapter_metadata SET active = 0 WHERE stage_name = ?`, stage); err != nil {
 			return err
@@ -311,6 +314,26 @@ func Rollback(ctx context.Context, ws *workspace.Workspace, stage string) (from,
 	return from, to, nil
 }
 
+// checkServed returns an error unless the server of the role baseModel
+// has the model tag: a stage switched to a tag the server lacks (removed
+// with 'ollama rm', or base_url now names another server) would fail on
+// every call.
+func checkServed(ctx context.Context, ws *workspace.Workspace, baseModel, tag string) error {
+	m, err := llm.NewRouter(ws.Config, nil).Resolve(ctx, llm.Role(baseModel), "")
+	if err != nil {
+		return err
+	}
+	names, err := llm.ListModels(ctx, m)
+	if err != nil {
+		return fmt.Errorf("check that the server has adapter %s: %w", tag, err)
+	}
+	if !llm.HasModel(names, tag) {
+		return fmt.Errorf("the server of the %s model (%s) has no model %s: it was removed, or base_url names another server; "+
+			"'cra adapters register' the adapter's file again for a new tag", baseModel, m.BaseURL, tag)
+	}
+	return nil
+}
+
 // writeIndex runs f in one transaction of the curated database, opened
 // read-write for it under the index lock (seed 001 §4.3: the other
 // readers keep their read-only handles). now is the deployment time.
@@ -336,13 +359,23 @@ func writeIndex(ctx context.Context, ws *workspace.Workspace, f func(tx *sql.Tx,
 	return tx.Commit()
 }
 
-// registered returns the registry row of tag, or an error naming the fix.
-func registered(ctx context.Context, raw *corpus.Corpus, tag string) (corpus.AdapterRecord, error) {
+// registered returns the raw database and the registry row of tag, or an
+// error naming the fix. A repository without .clean_room/ has registered
+// nothing, and a refusal makes no .clean_room/.
+func registered(ctx context.Context, ws *workspace.Workspace, tag string) (*corpus.Corpus, corpus.AdapterRecord, error) {
+	notRegistered := fmt.Errorf("adapter %s is not registered: run 'cra adapters register' first ('cra adapters list' shows the registered ones)", tag)
+	if !workspace.HasState(ws.Root) {
+		return nil, corpus.AdapterRecord{}, notRegistered
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, corpus.AdapterRecord{}, err
+	}
 	rec, err := raw.AdapterByTag(ctx, tag)
 	if errors.Is(err, corpus.ErrNoRow) {
-		return rec, fmt.Errorf("adapter %s is not registered: run 'cra adapters register' first ('cra adapters list' shows the registered ones)", tag)
+		return raw, rec, notRegistered
 	}
-	return rec, err
+	return raw, rec, err
 }
 
 // Baseline is the model the adapter's stage runs on without the adapter:

@@ -81,13 +81,10 @@ var ErrNoValidation = errors.New("nothing to evaluate")
 // stage's metric (see Metric), and stores the result in
 // adapter_registry.eval_metrics. Every call is recorded in llm_calls
 // (call type "adapter_eval"). A call that fails ends the evaluation and
-// stores nothing: a comparison needs both models to answer.
+// stores nothing: a comparison needs both models to answer. An adapter
+// whose tag the server no longer has is refused before any call.
 func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts EvalOptions) (*Eval, error) {
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := registered(ctx, raw, tag)
+	raw, rec, err := registered(ctx, ws, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +97,7 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 	}
 	ds, err := raw.Dataset(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: pass --dataset ID of a training_datasets row of stage %s ('cra curate-data' or 'cra bootstrap' make them)", err, rec.Stage)
 	}
 	if ds.Stage != rec.Stage {
 		return nil, fmt.Errorf("training dataset %d is of stage %s, but adapter %s serves %s: pass a dataset of stage %s", ds.ID, ds.Stage, tag, rec.Stage, rec.Stage)
@@ -110,9 +107,12 @@ func Evaluate(ctx context.Context, ws *workspace.Workspace, tag string, opts Eva
 		return nil, fmt.Errorf("read the validation split of dataset %d: %w", ds.ID, err)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: the validation split of dataset %d (%s) is empty", ErrNoValidation, ds.ID, ds.Path)
+		return nil, fmt.Errorf("%w: the validation split of dataset %d (%s) is empty: pass --dataset ID of a dataset of stage %s with more examples", ErrNoValidation, ds.ID, ds.Path, rec.Stage)
 	}
 	if err := preflight.CheckModels(ws.Config); err != nil {
+		return nil, err
+	}
+	if err := checkServed(ctx, ws, rec.BaseModel, rec.ModelTag); err != nil {
 		return nil, err
 	}
 	base, err := Baseline(ctx, ws, rec)

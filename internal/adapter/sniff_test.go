@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cra-dev/cra/internal/adapter"
@@ -84,6 +85,20 @@ func TestSniff(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ok.gguf")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSniffFIFO checks that a named pipe (or a shell's <(…), which is
+// one) is refused at once: opening one with no writer blocks for ever,
+// and a pipe read to sniff and digest it would then be uploaded empty.
+func TestSniffFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	// Before the fix this call never returned.
+	if _, err := adapter.Sniff(path); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("got %v, want a refusal saying it is not a regular file", err)
 	}
 }
 
