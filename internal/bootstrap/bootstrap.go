@@ -267,14 +267,16 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 	}
 	defer lk.Close()
 	wt := filepath.Join(o.ScratchDir, "worktree")
+	// Removed also when the add fails: a git killed in the middle of it
+	// (a cancellation) leaves the worktree registered, and locked.
+	defer func() {
+		if rerr := gitx.RemoveDetachedWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force --force %s')", wt, rerr, wt))
+		}
+	}()
 	if err := gitx.AddDetachedWorktree(ctx, top, wt, kept[0].Parents[0]); err != nil {
 		return fmt.Errorf("scratch worktree: %w", err)
 	}
-	defer func() {
-		if rerr := gitx.RemoveWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force %s')", wt, rerr, wt))
-		}
-	}()
 	factory := store.NewFactory(filepath.Join(o.ScratchDir, "index"))
 	b := index.NewBuilder(factory)
 	var db *sql.DB

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -446,4 +447,59 @@ func TestRunBusy(t *testing.T) {
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("got %v, want ErrBusy", err)
 	}
+}
+
+// TestRunCancelledInWorktreeAdd stops a bootstrap while git is still
+// adding the scratch worktree (a smudge filter holds the checkout): git,
+// killed, leaves the worktree registered and locked "initializing", which
+// the run must remove all the same, or the user's repository lists it and
+// every later bootstrap fails on it.
+func TestRunCancelledInWorktreeAdd(t *testing.T) {
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	marker := filepath.Join(t.TempDir(), "smudging")
+	writeFile(t, f.dir, ".git/info/attributes", "*.py filter=hold\n")
+	gittest.Run(t, f.dir, "config", "filter.hold.smudge", "exec 2>/dev/null; [ -e '"+marker+"' ] || { touch '"+marker+"'; sleep 1; }; cat")
+	opts := testOptions(t, f.dir, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	_, err := Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	assertUntouched(t, f.dir, head)
+	if _, err := os.Stat(filepath.Join(opts.ScratchDir, "worktree")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("scratch worktree left: %v", err)
+	}
+}
+
+// TestRunLeftoverLockedWorktree: a scratch worktree a killed run left
+// registered and locked is removed, and the run goes on.
+func TestRunLeftoverLockedWorktree(t *testing.T) {
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	opts := testOptions(t, f.dir, t.TempDir())
+	wt := filepath.Join(opts.ScratchDir, "worktree")
+	gittest.Run(t, f.dir, "worktree", "add", "-q", "--detach", wt, "HEAD~1")
+	gittest.Run(t, f.dir, "worktree", "lock", "--reason", "initializing", wt)
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || rep.Pairs[dataset.TaskAnalysis] == 0 {
+		t.Errorf("report %+v: want every kept commit's pairs", rep)
+	}
+	assertUntouched(t, f.dir, head)
 }

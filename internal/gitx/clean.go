@@ -96,19 +96,29 @@ const noHooks = "core.hooksPath=/dev/null"
 // main work tree, its index and its branches alone. A leftover worktree
 // at path (an interrupted run) is removed first.
 func AddDetachedWorktree(ctx context.Context, repo, path, commit string) error {
-	if _, err := os.Stat(path); err == nil {
-		run(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", path)
-		if err := os.RemoveAll(path); err != nil {
-			return fmt.Errorf("remove leftover worktree: %w", err)
-		}
-	}
-	if _, err := run(ctx, repo, "worktree", "prune"); err != nil {
-		return err
+	if err := RemoveDetachedWorktree(ctx, repo, path); err != nil {
+		return fmt.Errorf("remove leftover worktree: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("git worktree add: %w", err)
 	}
 	_, err := run(ctx, repo, "-c", noHooks, "worktree", "add", "-q", "-f", "--detach", path, commit)
+	return err
+}
+
+// RemoveDetachedWorktree removes a scratch worktree AddDetachedWorktree
+// made at path, its directory and git's record of it, whatever state it
+// is in: one a killed git left locked "initializing" (git worktree add
+// locks the worktree until its checkout ends) or whose directory is gone
+// is removed too. Nothing at path is not an error.
+func RemoveDetachedWorktree(ctx context.Context, repo, path string) error {
+	// Twice forced, remove takes a locked worktree; it fails when path is
+	// no worktree, which the directory's removal and the prune then settle.
+	run(ctx, repo, "worktree", "remove", "--force", "--force", path)
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	_, err := run(ctx, repo, "worktree", "prune")
 	return err
 }
 
