@@ -113,7 +113,8 @@ type Report struct {
 	// blocks' SEARCH copies: only these are kept.
 	Code CodeStats `json:"execute_code"`
 	// Failed counts the kept commits whose pairs could not be derived (a
-	// checkout or an index run that failed); Errors quotes the first.
+	// checkout or an index run that failed); Errors quotes the first. When
+	// every kept commit fails, Run fails and writes nothing.
 	Failed int      `json:"commits_failed"`
 	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
@@ -243,6 +244,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	records := map[string][]dataset.Record{}
 	if err := opts.visit(ctx, top, kept, rep, records); err != nil {
 		return nil, err
+	}
+	if rep.Failed == rep.Kept {
+		// Empty datasets, recorded, would be reused by the rerun that
+		// follows the fix, and offered to training as the newest.
+		return nil, fmt.Errorf("every kept commit (%d) failed, nothing written; the first: %s (fix it and run again)", rep.Failed, rep.Errors[0])
 	}
 	if err := opts.save(ctx, rep, records, start); err != nil {
 		return nil, err

@@ -503,3 +503,39 @@ func TestRunLeftoverLockedWorktree(t *testing.T) {
 	}
 	assertUntouched(t, f.dir, head)
 }
+
+// TestRunEveryCommitFailed: when no kept commit could be derived (here
+// the scratch index cannot be made), the run fails with the first error
+// and writes and records nothing, so that a rerun, once the cause is
+// gone, derives the pairs instead of reusing empty datasets.
+func TestRunEveryCommitFailed(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	writeFile(t, opts.ScratchDir, "index", "not a directory\n")
+	rep, err := Run(context.Background(), opts)
+	if err == nil {
+		t.Fatalf("no error; report %+v", rep)
+	}
+	if !strings.Contains(err.Error(), "index") {
+		t.Errorf("error %q does not say what failed", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(state, "datasets", "*")); len(m) != 0 {
+		t.Errorf("datasets written by a run that derived nothing: %v", m)
+	}
+	if rows, _ := opts.Corpus.Datasets(context.Background(), ""); len(rows) != 0 {
+		t.Errorf("%d dataset rows recorded by a run that derived nothing", len(rows))
+	}
+
+	// The cause gone, the rerun derives the pairs.
+	if err := os.Remove(filepath.Join(opts.ScratchDir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Reused || rep.Failed != 0 || rep.Pairs[dataset.TaskAnalysis] == 0 {
+		t.Errorf("rerun report %+v: want the pairs derived", rep)
+	}
+}
