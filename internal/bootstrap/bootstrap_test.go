@@ -539,3 +539,31 @@ func TestRunEveryCommitFailed(t *testing.T) {
 		t.Errorf("rerun report %+v: want the pairs derived", rep)
 	}
 }
+
+// TestRunSubmoduleRecurse: a repository with a submodule, whose user
+// checks submodules out with the superproject (submodule.recurse, a
+// common setting), is bootstrapped: the scratch checkouts leave the
+// submodule alone, as its git directory is the user's.
+func TestRunSubmoduleRecurse(t *testing.T) {
+	sub := newRepo(t)
+	commitFiles(t, sub, "Start the library", map[string]string{"lib.py": "A = 1\n"})
+	f := newFixture(t)
+	gittest.Run(t, f.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib")
+	gittest.Run(t, f.dir, "commit", "-qm", "Vendor the library as a submodule under lib")
+	commitFiles(t, f.dir, "Make compute add three to the doubled value", map[string]string{
+		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
+	gittest.Run(t, f.dir, "config", "submodule.recurse", "true")
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	subHead := gittest.Run(t, filepath.Join(f.dir, "lib"), "rev-parse", "HEAD")
+	rep, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d kept commits failed: %v", rep.Failed, rep.Kept, rep.Errors)
+	}
+	assertUntouched(t, f.dir, head)
+	if got := gittest.Run(t, filepath.Join(f.dir, "lib"), "rev-parse", "HEAD"); got != subHead {
+		t.Errorf("the submodule's HEAD moved: %s, want %s", got, subHead)
+	}
+}

@@ -124,9 +124,12 @@ func RemoveDetachedWorktree(ctx context.Context, repo, path string) error {
 
 // CheckoutDetached moves the worktree at dir to commit, detached, and
 // drops whatever is not in it (untracked files too): the tree becomes
-// exactly the commit's.
+// exactly the commit's. Submodules are left alone whatever the user's
+// submodule.recurse says: their git directories are shared with the main
+// work tree, which a scratch checkout must not move (and git fails to
+// check them out in a worktree that never initialised them).
 func CheckoutDetached(ctx context.Context, dir, commit string) error {
-	if _, err := run(ctx, dir, "-c", noHooks, "checkout", "-q", "--force", "--detach", commit); err != nil {
+	if _, err := run(ctx, dir, "-c", noHooks, "checkout", "-q", "--force", "--no-recurse-submodules", "--detach", commit); err != nil {
 		return err
 	}
 	_, err := run(ctx, dir, "clean", "-fdqx")
