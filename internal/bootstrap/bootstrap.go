@@ -205,7 +205,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	if head == "" {
-		return nil, fmt.Errorf("%s: %w", top, ErrNoCommits)
+		// The caller names the repository: its path once is enough.
+		return nil, fmt.Errorf("%w: bootstrap reads a repository's history (bootstrap one with commits)", ErrNoCommits)
 	}
 	rep := &Report{Repo: top, Head: head, Skipped: map[string]int{}, Pairs: map[string]int{}, Missing: map[string]map[string]int{}}
 	for _, s := range dataset.Stages {
