@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/flock"
@@ -338,14 +339,14 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		var missing []string
 		for _, stage := range dataset.Stages {
 			if why := got.Missing[stage]; why != "" {
-				missing = append(missing, "no "+stage+": "+firstLine(why, 120))
+				missing = append(missing, "no "+stage+": "+agent.FirstLine(why, 120))
 			}
 		}
 		note := ""
 		if len(missing) > 0 {
 			note = " (" + strings.Join(missing, "; ") + ")"
 		}
-		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records), note)
+		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, agent.FirstLine(c.Message, 60), len(got.Records), note)
 	}
 	return nil
 }
@@ -424,14 +425,6 @@ var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
 // taskText is a commit message as a task: without its trailers.
 func taskText(message string) string {
 	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // save writes the stages' datasets to a new directory and records them

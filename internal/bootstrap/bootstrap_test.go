@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -565,5 +566,26 @@ func TestRunSubmoduleRecurse(t *testing.T) {
 	assertUntouched(t, f.dir, head)
 	if got := gittest.Run(t, filepath.Join(f.dir, "lib"), "rev-parse", "HEAD"); got != subHead {
 		t.Errorf("the submodule's HEAD moved: %s, want %s", got, subHead)
+	}
+}
+
+// TestRunProgressUTF8: a progress line cuts a long subject on a
+// character, not inside one.
+func TestRunProgressUTF8(t *testing.T) {
+	f := newFixture(t)
+	subject := "Make compute add three to the doubled value for the ledger émigré accounts" // é across byte 60
+	commitFiles(t, f.dir, subject, map[string]string{
+		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
+	opts := testOptions(t, f.dir, t.TempDir())
+	var progress strings.Builder
+	opts.Progress = writerFunc(func(p []byte) { progress.Write(p) })
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "Make compute add three") {
+		t.Fatalf("no progress line for the commit:\n%s", progress.String())
+	}
+	if !utf8.ValidString(progress.String()) {
+		t.Errorf("progress is not valid UTF-8:\n%q", progress.String())
 	}
 }
