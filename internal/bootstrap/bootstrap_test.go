@@ -589,3 +589,25 @@ func TestRunProgressUTF8(t *testing.T) {
 		t.Errorf("progress is not valid UTF-8:\n%q", progress.String())
 	}
 }
+
+// TestRunModeOnly: a commit that only makes a file executable gets a plan
+// step that says so, not one that edits lines it never touched.
+func TestRunModeOnly(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Chmod(filepath.Join(f.dir, "app", "core.py"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, f.dir, "commit", "-qam", "Make the core module executable for the scripts")
+	hash := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	rep, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := byCommit(readAll(t, dataset.Dir(rep.Dir, dataset.ExecutePlan)))[hash]
+	if len(recs) != 1 {
+		t.Fatalf("%d execute_plan pairs for the mode change, want 1", len(recs))
+	}
+	if got, want := assistant(recs[0]), `"change":"Change the file's mode (no line changes)."`; !strings.Contains(got, want) {
+		t.Errorf("plan %s: want a step with %s", got, want)
+	}
+}

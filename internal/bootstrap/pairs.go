@@ -542,6 +542,9 @@ func (d *deriver) changeOf(ch change, prim []string) string {
 			return "Create the file."
 		}
 		return "Create the file with " + list(names) + "."
+	case ch.ModeChanged && len(ch.Hunks) == 0:
+		// Its executable bit alone: no definition, and no line, changes.
+		return "Change the file's mode (no line changes)."
 	}
 	oldNames := symbolNames(d.symbols(ch.OldPath, ch.Old), false)
 	newNames := symbolNames(d.symbols(ch.NewPath, ch.New), false)
