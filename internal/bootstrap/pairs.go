@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/corpus"
@@ -413,7 +414,7 @@ func intentOf(task string) string {
 	if len(s) > 300 {
 		s = agent.FirstLine(s, 300)
 	}
-	if s != "" && !strings.ContainsAny(s[len(s)-1:], ".!?…") {
+	if last, _ := utf8.DecodeLastRuneInString(s); s != "" && !strings.ContainsRune(".!?…", last) {
 		s += "."
 	}
 	return s
