@@ -611,3 +611,21 @@ func TestRunModeOnly(t *testing.T) {
 		t.Errorf("plan %s: want a step with %s", got, want)
 	}
 }
+
+// TestRunKeepsUsersWorktrees: a worktree of the user's whose directory is
+// away (a drive not mounted) keeps its record: the run removes its own
+// scratch worktree only, and prunes nothing of the user's.
+func TestRunKeepsUsersWorktrees(t *testing.T) {
+	f := newFixture(t)
+	away := filepath.Join(t.TempDir(), "usb")
+	gittest.Run(t, f.dir, "worktree", "add", "-q", "--detach", away, "HEAD~1")
+	if err := os.Rename(away, away+"-unmounted"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, ".git", "worktrees", "usb")); err != nil {
+		t.Errorf("the user's worktree record was pruned: %v", err)
+	}
+}

@@ -110,16 +110,15 @@ func AddDetachedWorktree(ctx context.Context, repo, path, commit string) error {
 // made at path, its directory and git's record of it, whatever state it
 // is in: one a killed git left locked "initializing" (git worktree add
 // locks the worktree until its checkout ends) or whose directory is gone
-// is removed too. Nothing at path is not an error.
+// is removed too. Nothing at path is not an error. The repository's
+// other worktrees are left alone: no prune, which would drop the record
+// of one whose directory is away (on a drive not mounted).
 func RemoveDetachedWorktree(ctx context.Context, repo, path string) error {
-	// Twice forced, remove takes a locked worktree; it fails when path is
-	// no worktree, which the directory's removal and the prune then settle.
+	// Twice forced, remove takes a locked worktree, and one whose
+	// directory is gone; it fails when path is no worktree, which leaves
+	// the directory alone to remove.
 	run(ctx, repo, "worktree", "remove", "--force", "--force", path)
-	if err := os.RemoveAll(path); err != nil {
-		return err
-	}
-	_, err := run(ctx, repo, "worktree", "prune")
-	return err
+	return os.RemoveAll(path)
 }
 
 // CheckoutDetached moves the worktree at dir to commit, detached, and
