@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/flock"
@@ -113,7 +114,8 @@ type Report struct {
 	// blocks' SEARCH copies: only these are kept.
 	Code CodeStats `json:"execute_code"`
 	// Failed counts the kept commits whose pairs could not be derived (a
-	// checkout or an index run that failed); Errors quotes the first.
+	// checkout or an index run that failed); Errors quotes the first. When
+	// every kept commit fails, Run fails and writes nothing.
 	Failed int      `json:"commits_failed"`
 	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
@@ -204,7 +206,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	if head == "" {
-		return nil, fmt.Errorf("%s: %w", top, ErrNoCommits)
+		// The caller names the repository: its path once is enough.
+		return nil, fmt.Errorf("%w: bootstrap reads a repository's history (bootstrap one with commits)", ErrNoCommits)
 	}
 	rep := &Report{Repo: top, Head: head, Skipped: map[string]int{}, Pairs: map[string]int{}, Missing: map[string]map[string]int{}}
 	for _, s := range dataset.Stages {
@@ -244,6 +247,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := opts.visit(ctx, top, kept, rep, records); err != nil {
 		return nil, err
 	}
+	if rep.Failed == rep.Kept {
+		// Empty datasets, recorded, would be reused by the rerun that
+		// follows the fix, and offered to training as the newest.
+		return nil, fmt.Errorf("every kept commit (%d) failed, nothing written; the first: %s (fix it and run again)", rep.Failed, rep.Errors[0])
+	}
 	if err := opts.save(ctx, rep, records, start); err != nil {
 		return nil, err
 	}
@@ -267,14 +275,16 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 	}
 	defer lk.Close()
 	wt := filepath.Join(o.ScratchDir, "worktree")
+	// Removed also when the add fails: a git killed in the middle of it
+	// (a cancellation) leaves the worktree registered, and locked.
+	defer func() {
+		if rerr := gitx.RemoveDetachedWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force --force %s')", wt, rerr, wt))
+		}
+	}()
 	if err := gitx.AddDetachedWorktree(ctx, top, wt, kept[0].Parents[0]); err != nil {
 		return fmt.Errorf("scratch worktree: %w", err)
 	}
-	defer func() {
-		if rerr := gitx.RemoveWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force %s')", wt, rerr, wt))
-		}
-	}()
 	factory := store.NewFactory(filepath.Join(o.ScratchDir, "index"))
 	b := index.NewBuilder(factory)
 	var db *sql.DB
@@ -329,14 +339,14 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		var missing []string
 		for _, stage := range dataset.Stages {
 			if why := got.Missing[stage]; why != "" {
-				missing = append(missing, "no "+stage+": "+firstLine(why, 120))
+				missing = append(missing, "no "+stage+": "+agent.FirstLine(why, 120))
 			}
 		}
 		note := ""
 		if len(missing) > 0 {
 			note = " (" + strings.Join(missing, "; ") + ")"
 		}
-		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, firstLine(c.Message, 60), len(got.Records), note)
+		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, agent.FirstLine(c.Message, 60), len(got.Records), note)
 	}
 	return nil
 }
@@ -415,14 +425,6 @@ var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
 // taskText is a commit message as a task: without its trailers.
 func taskText(message string) string {
 	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
-}
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // save writes the stages' datasets to a new directory and records them

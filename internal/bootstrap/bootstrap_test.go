@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -445,5 +447,185 @@ func TestRunBusy(t *testing.T) {
 	_, err = Run(context.Background(), opts)
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("got %v, want ErrBusy", err)
+	}
+}
+
+// TestRunCancelledInWorktreeAdd stops a bootstrap while git is still
+// adding the scratch worktree (a smudge filter holds the checkout): git,
+// killed, leaves the worktree registered and locked "initializing", which
+// the run must remove all the same, or the user's repository lists it and
+// every later bootstrap fails on it.
+func TestRunCancelledInWorktreeAdd(t *testing.T) {
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	marker := filepath.Join(t.TempDir(), "smudging")
+	writeFile(t, f.dir, ".git/info/attributes", "*.py filter=hold\n")
+	gittest.Run(t, f.dir, "config", "filter.hold.smudge", "exec 2>/dev/null; [ -e '"+marker+"' ] || { touch '"+marker+"'; sleep 1; }; cat")
+	opts := testOptions(t, f.dir, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	_, err := Run(ctx, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	assertUntouched(t, f.dir, head)
+	if _, err := os.Stat(filepath.Join(opts.ScratchDir, "worktree")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("scratch worktree left: %v", err)
+	}
+}
+
+// TestRunLeftoverLockedWorktree: a scratch worktree a killed run left
+// registered and locked is removed, and the run goes on.
+func TestRunLeftoverLockedWorktree(t *testing.T) {
+	f := newFixture(t)
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	opts := testOptions(t, f.dir, t.TempDir())
+	wt := filepath.Join(opts.ScratchDir, "worktree")
+	gittest.Run(t, f.dir, "worktree", "add", "-q", "--detach", wt, "HEAD~1")
+	gittest.Run(t, f.dir, "worktree", "lock", "--reason", "initializing", wt)
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || rep.Pairs[dataset.TaskAnalysis] == 0 {
+		t.Errorf("report %+v: want every kept commit's pairs", rep)
+	}
+	assertUntouched(t, f.dir, head)
+}
+
+// TestRunEveryCommitFailed: when no kept commit could be derived (here
+// the scratch index cannot be made), the run fails with the first error
+// and writes and records nothing, so that a rerun, once the cause is
+// gone, derives the pairs instead of reusing empty datasets.
+func TestRunEveryCommitFailed(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	writeFile(t, opts.ScratchDir, "index", "not a directory\n")
+	rep, err := Run(context.Background(), opts)
+	if err == nil {
+		t.Fatalf("no error; report %+v", rep)
+	}
+	if !strings.Contains(err.Error(), "index") {
+		t.Errorf("error %q does not say what failed", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(state, "datasets", "*")); len(m) != 0 {
+		t.Errorf("datasets written by a run that derived nothing: %v", m)
+	}
+	if rows, _ := opts.Corpus.Datasets(context.Background(), ""); len(rows) != 0 {
+		t.Errorf("%d dataset rows recorded by a run that derived nothing", len(rows))
+	}
+
+	// The cause gone, the rerun derives the pairs.
+	if err := os.Remove(filepath.Join(opts.ScratchDir, "index")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Reused || rep.Failed != 0 || rep.Pairs[dataset.TaskAnalysis] == 0 {
+		t.Errorf("rerun report %+v: want the pairs derived", rep)
+	}
+}
+
+// TestRunSubmoduleRecurse: a repository with a submodule, whose user
+// checks submodules out with the superproject (submodule.recurse, a
+// common setting), is bootstrapped: the scratch checkouts leave the
+// submodule alone, as its git directory is the user's.
+func TestRunSubmoduleRecurse(t *testing.T) {
+	sub := newRepo(t)
+	commitFiles(t, sub, "Start the library", map[string]string{"lib.py": "A = 1\n"})
+	f := newFixture(t)
+	gittest.Run(t, f.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib")
+	gittest.Run(t, f.dir, "commit", "-qm", "Vendor the library as a submodule under lib")
+	commitFiles(t, f.dir, "Make compute add three to the doubled value", map[string]string{
+		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
+	gittest.Run(t, f.dir, "config", "submodule.recurse", "true")
+	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	subHead := gittest.Run(t, filepath.Join(f.dir, "lib"), "rev-parse", "HEAD")
+	rep, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d kept commits failed: %v", rep.Failed, rep.Kept, rep.Errors)
+	}
+	assertUntouched(t, f.dir, head)
+	if got := gittest.Run(t, filepath.Join(f.dir, "lib"), "rev-parse", "HEAD"); got != subHead {
+		t.Errorf("the submodule's HEAD moved: %s, want %s", got, subHead)
+	}
+}
+
+// TestRunProgressUTF8: a progress line cuts a long subject on a
+// character, not inside one.
+func TestRunProgressUTF8(t *testing.T) {
+	f := newFixture(t)
+	subject := "Make compute add three to the doubled value for the ledger émigré accounts" // é across byte 60
+	commitFiles(t, f.dir, subject, map[string]string{
+		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
+	opts := testOptions(t, f.dir, t.TempDir())
+	var progress strings.Builder
+	opts.Progress = writerFunc(func(p []byte) { progress.Write(p) })
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "Make compute add three") {
+		t.Fatalf("no progress line for the commit:\n%s", progress.String())
+	}
+	if !utf8.ValidString(progress.String()) {
+		t.Errorf("progress is not valid UTF-8:\n%q", progress.String())
+	}
+}
+
+// TestRunModeOnly: a commit that only makes a file executable gets a plan
+// step that says so, not one that edits lines it never touched.
+func TestRunModeOnly(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Chmod(filepath.Join(f.dir, "app", "core.py"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Run(t, f.dir, "commit", "-qam", "Make the core module executable for the scripts")
+	hash := gittest.Run(t, f.dir, "rev-parse", "HEAD")
+	rep, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := byCommit(readAll(t, dataset.Dir(rep.Dir, dataset.ExecutePlan)))[hash]
+	if len(recs) != 1 {
+		t.Fatalf("%d execute_plan pairs for the mode change, want 1", len(recs))
+	}
+	if got, want := assistant(recs[0]), `"change":"Change the file's mode (no line changes)."`; !strings.Contains(got, want) {
+		t.Errorf("plan %s: want a step with %s", got, want)
+	}
+}
+
+// TestRunKeepsUsersWorktrees: a worktree of the user's whose directory is
+// away (a drive not mounted) keeps its record: the run removes its own
+// scratch worktree only, and prunes nothing of the user's.
+func TestRunKeepsUsersWorktrees(t *testing.T) {
+	f := newFixture(t)
+	away := filepath.Join(t.TempDir(), "usb")
+	gittest.Run(t, f.dir, "worktree", "add", "-q", "--detach", away, "HEAD~1")
+	if err := os.Rename(away, away+"-unmounted"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), testOptions(t, f.dir, t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, ".git", "worktrees", "usb")); err != nil {
+		t.Errorf("the user's worktree record was pruned: %v", err)
 	}
 }

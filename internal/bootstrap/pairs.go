@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/corpus"
@@ -413,7 +414,7 @@ func intentOf(task string) string {
 	if len(s) > 300 {
 		s = agent.FirstLine(s, 300)
 	}
-	if s != "" && !strings.ContainsAny(s[len(s)-1:], ".!?…") {
+	if last, _ := utf8.DecodeLastRuneInString(s); s != "" && !strings.ContainsRune(".!?…", last) {
 		s += "."
 	}
 	return s
@@ -542,6 +543,9 @@ func (d *deriver) changeOf(ch change, prim []string) string {
 			return "Create the file."
 		}
 		return "Create the file with " + list(names) + "."
+	case ch.ModeChanged && len(ch.Hunks) == 0:
+		// Its executable bit alone: no definition, and no line, changes.
+		return "Change the file's mode (no line changes)."
 	}
 	oldNames := symbolNames(d.symbols(ch.OldPath, ch.Old), false)
 	newNames := symbolNames(d.symbols(ch.NewPath, ch.New), false)

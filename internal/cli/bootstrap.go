@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/bootstrap"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -141,9 +142,16 @@ func bootstrapRun(ctx context.Context, d *deps, opts *bootstrapOptions) error {
 	if err != nil {
 		return err
 	}
+	// The scratch directory (and its index) is the repository's, whichever
+	// of its directories names it; one that is no repository is Run's to
+	// refuse.
+	key := source
+	if top, _, err := gitx.TopLevel(ctx, source); err == nil {
+		key = top
+	}
 	bo := bootstrap.Options{
 		Repo:        source,
-		ScratchDir:  filepath.Join(ws.StateDir, "training", "bootstrap", scratchName(source)),
+		ScratchDir:  filepath.Join(ws.StateDir, "training", "bootstrap", scratchName(key)),
 		DatasetsDir: filepath.Join(ws.StateDir, "training", "datasets"),
 		Corpus:      c, TaskID: run.NewTaskID(), MaxCommits: opts.maxCommits, Since: since, Budget: budget, Force: opts.force,
 	}

@@ -96,14 +96,8 @@ const noHooks = "core.hooksPath=/dev/null"
 // main work tree, its index and its branches alone. A leftover worktree
 // at path (an interrupted run) is removed first.
 func AddDetachedWorktree(ctx context.Context, repo, path, commit string) error {
-	if _, err := os.Stat(path); err == nil {
-		run(context.WithoutCancel(ctx), repo, "worktree", "remove", "--force", path)
-		if err := os.RemoveAll(path); err != nil {
-			return fmt.Errorf("remove leftover worktree: %w", err)
-		}
-	}
-	if _, err := run(ctx, repo, "worktree", "prune"); err != nil {
-		return err
+	if err := RemoveDetachedWorktree(ctx, repo, path); err != nil {
+		return fmt.Errorf("remove leftover worktree: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("git worktree add: %w", err)
@@ -112,11 +106,29 @@ func AddDetachedWorktree(ctx context.Context, repo, path, commit string) error {
 	return err
 }
 
+// RemoveDetachedWorktree removes a scratch worktree AddDetachedWorktree
+// made at path, its directory and git's record of it, whatever state it
+// is in: one a killed git left locked "initializing" (git worktree add
+// locks the worktree until its checkout ends) or whose directory is gone
+// is removed too. Nothing at path is not an error. The repository's
+// other worktrees are left alone: no prune, which would drop the record
+// of one whose directory is away (on a drive not mounted).
+func RemoveDetachedWorktree(ctx context.Context, repo, path string) error {
+	// Twice forced, remove takes a locked worktree, and one whose
+	// directory is gone; it fails when path is no worktree, which leaves
+	// the directory alone to remove.
+	run(ctx, repo, "worktree", "remove", "--force", "--force", path)
+	return os.RemoveAll(path)
+}
+
 // CheckoutDetached moves the worktree at dir to commit, detached, and
 // drops whatever is not in it (untracked files too): the tree becomes
-// exactly the commit's.
+// exactly the commit's. Submodules are left alone whatever the user's
+// submodule.recurse says: their git directories are shared with the main
+// work tree, which a scratch checkout must not move (and git fails to
+// check them out in a worktree that never initialised them).
 func CheckoutDetached(ctx context.Context, dir, commit string) error {
-	if _, err := run(ctx, dir, "-c", noHooks, "checkout", "-q", "--force", "--detach", commit); err != nil {
+	if _, err := run(ctx, dir, "-c", noHooks, "checkout", "-q", "--force", "--no-recurse-submodules", "--detach", commit); err != nil {
 		return err
 	}
 	_, err := run(ctx, dir, "clean", "-fdqx")
