@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -100,7 +101,7 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 			Duplicates    int            `json:"duplicates"`
 			Skipped       map[string]int `json:"skipped"`
 		}{res.DatasetID, plan.ID, plan.Stage, plan.BaseModel, res.Dir, res.Summary.Train, res.Summary.Valid,
-			res.Summary.Positive, res.Summary.Negative, res.Logged, res.Synthetic, res.SyntheticFrom, res.Summary.Duplicates, res.Skipped})
+			res.Summary.Positive, res.Summary.Negative, res.Logged, res.Synthetic, res.SyntheticFrom, res.Skipped[train.SkipDuplicate], res.Skipped})
 	}
 	s := res.Summary
 	fmt.Fprintf(d.out, "dataset %d: %s (%s model), %d examples (%d train, %d valid), %d positive, %d negative\n",
@@ -110,22 +111,10 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 		fmt.Fprintf(d.out, ", %d bootstrapped example(s) of dataset %d", res.Synthetic, res.SyntheticFrom)
 	}
 	fmt.Fprintln(d.out)
-	skipped := map[string]int{}
-	for k, v := range res.Skipped {
-		skipped[k] = v
-	}
-	if s.Duplicates > 0 {
-		skipped[train.SkipDuplicate] += s.Duplicates
-	}
-	if len(skipped) > 0 {
-		keys := make([]string, 0, len(skipped))
-		for k := range skipped {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), skipped[k])
+	if len(res.Skipped) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(res.Skipped)) {
+			parts = append(parts, fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), res.Skipped[k]))
 		}
 		fmt.Fprintf(d.out, "left out: %s\n", strings.Join(parts, ", "))
 	}

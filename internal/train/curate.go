@@ -22,13 +22,16 @@ type Curated struct {
 	DatasetID int64
 	Dir       string // the stage's directory (train.jsonl, valid.jsonl, meta files)
 	Summary   dataset.Summary
-	// Logged and Synthetic count the examples selected from each source
-	// before deduplication; Positive and Negative split Logged.
+	// Logged and Synthetic count the examples selected from each source,
+	// before the duplicates across the sources are dropped; Positive and
+	// Negative split Logged.
 	Logged, Synthetic  int
 	Positive, Negative int
 	// SyntheticFrom is the bootstrapped dataset mixed in; 0 for none.
 	SyntheticFrom int64
-	// Skipped counts the calls left out, by reason.
+	// Skipped counts the examples left out, by reason. Its SkipDuplicate
+	// counts them all: the logged calls that repeat one and the examples
+	// dataset.Write dropped (Summary.Duplicates, a part of it).
 	Skipped map[string]int
 }
 
@@ -144,6 +147,9 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, err
 	}
 	out.Summary, out.Dir = sum, sum.Dir
+	if sum.Duplicates > 0 {
+		out.Skipped[SkipDuplicate] += sum.Duplicates
+	}
 	// The plan as curated, edits included: 'cra train' takes the
 	// hyperparameters from it.
 	planText, err := p.Encode()

@@ -616,3 +616,69 @@ func TestNewJobTakesTheRowsHyperparameters(t *testing.T) {
 		t.Errorf("hyperparameters (-want +got):\n%s", diff)
 	}
 }
+
+// TestCurateDuplicates: a call that repeats a logged one, and a
+// bootstrapped example that repeats one, are both counted once each
+// under SkipDuplicate, the one count curate-data prints.
+func TestCurateDuplicates(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	logRun(t, c, "A", "implement", true, dataset.Scope)
+	logRun(t, c, "B", "implement", true, dataset.Scope)
+	// A.again's call is A's, word for word.
+	id, err := c.StartRun(ctx, corpus.TaskRun{TaskID: "A.again", Repo: "/r", Mode: "implement", ExecuteModel: "m", ContextWindow: 8192, ReservedTokens: 1024, Stages: "scope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddRetrievalCall(ctx, corpus.Call{TaskID: "A.again", Role: "reasoning", Stage: dataset.Scope, Type: "scope_judgment",
+		Provider: "ollama", Model: "m", System: "scope system", Prompt: "A asks scope", Response: "A answers scope"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LogDecisions(ctx, "A.again", []corpus.Decision{{Stage: dataset.Scope, FileID: 1, Included: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FinishRun(ctx, id, corpus.RunOutcome{Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A bootstrapped dataset whose older example is B's call.
+	plan, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "boot", TargetStage: dataset.Scope, BaseModel: dataset.Reasoning,
+		Source: corpus.SourceSynthetic, DataCriteria: "{}", RawPlan: "bootstrap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syn := []dataset.Record{
+		{Example: dataset.Chat("scope system", "B asks scope", "B answers scope"),
+			Meta: dataset.Meta{Stage: dataset.Scope, Source: corpus.SourceSynthetic, Positive: true, Date: time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{Example: dataset.Chat("sys", "synthetic task", "synthetic answer"),
+			Meta: dataset.Meta{Stage: dataset.Scope, Source: corpus.SourceSynthetic, Positive: true, Date: time.Date(2023, 1, 2, 0, 0, 0, 0, time.UTC)}},
+	}
+	sum, err := dataset.Write(filepath.Join(l.Root, "boot"), dataset.Scope, syn, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RecordDataset(ctx, corpus.Dataset{PlanID: plan, Stage: dataset.Scope, BaseModel: dataset.Reasoning, Source: corpus.SourceSynthetic,
+		Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive}); err != nil {
+		t.Fatal(err)
+	}
+	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Logged: A and B (A.again repeats A); synthetic: both; written: A,
+	// the bootstrapped B (older than the logged B) and the other.
+	if res.Logged != 2 || res.Synthetic != 2 || res.Summary.Examples() != 3 {
+		t.Errorf("got %+v", res)
+	}
+	if got := res.Skipped[SkipDuplicate]; got != 2 {
+		t.Errorf("got %d duplicates, want 2 (one among the logged calls, one across the sources)", got)
+	}
+}
