@@ -682,3 +682,84 @@ func TestCurateDuplicates(t *testing.T) {
 		t.Errorf("got %d duplicates, want 2 (one among the logged calls, one across the sources)", got)
 	}
 }
+
+// TestCurateLeavesOut: a conversation and an over-long call are left out
+// and counted; beyond max_examples the newest are kept; a plan that
+// leaves everything out says why.
+func TestCurateLeavesOut(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	logCall := func(task, stage, prompt string) {
+		t.Helper()
+		id, err := c.StartRun(ctx, corpus.TaskRun{TaskID: task, Repo: "/r", Mode: "plan", ExecuteModel: "m", ContextWindow: 8192, ReservedTokens: 1024, Stages: "scope"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AddCall(ctx, corpus.Call{TaskID: task, Role: "reasoning", Stage: stage, Type: stage, Provider: "ollama", Model: "m",
+			System: "sys", Prompt: prompt, Response: task + " answers"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.FinishRun(ctx, id, corpus.RunOutcome{Success: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conversation := `[{"role":"user","content":"do it"},{"role":"assistant","content":"done"},{"role":"user","content":"again"}]`
+	long := strings.Repeat("x", 4*256+1)
+	for _, stage := range []string{dataset.ExecutePlan, dataset.TaskAnalysis} {
+		logCall("C."+stage, stage, conversation)
+		logCall("D."+stage, stage, long)
+	}
+	logCall("A", dataset.ExecutePlan, "A asks")
+	logCall("B", dataset.ExecutePlan, "B asks")
+	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: dataset.ExecutePlan, BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer("id = 1", "id = "+strconv.FormatInt(planID, 10), `stage = "scope"`, `stage = "execute_plan"`,
+		"include_negatives = true", "include_negatives = false", "mix_synthetic = true", "mix_synthetic = false",
+		"max_seq_length = 4096", "max_seq_length = 256").Replace(goodPlan)
+	p, err := ParsePlan("p.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		max     int
+		want    map[string]int
+		wantIDs []string
+	}{
+		// Twice max_examples are read, newest first: A and B only.
+		{"over max", 1, map[string]int{SkipOverMax: 1}, []string{"B"}},
+		{"conversation and too long", 4, map[string]int{SkipConversation: 1, SkipTooLong: 1}, []string{"A", "B"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.Data.MaxExamples = tc.max
+			res, err := Curate(ctx, c, l, p, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, res.Skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			var ids []string
+			for _, split := range []dataset.Split{dataset.Train, dataset.Valid} {
+				recs, err := dataset.Read(res.Dir, split)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs {
+					ids = append(ids, r.Meta.TaskID)
+				}
+			}
+			if diff := cmp.Diff(tc.wantIDs, ids); diff != "" {
+				t.Errorf("examples (-want +got):\n%s", diff)
+			}
+		})
+	}
+	p.Stage = dataset.TaskAnalysis
+	_, err = Curate(ctx, c, l, p, time.Now())
+	if !errors.Is(err, ErrNoExamples) || !strings.Contains(err.Error(), "(left out: 1 conversation, 1 too long)") {
+		t.Errorf("everything left out: got %v", err)
+	}
+}
