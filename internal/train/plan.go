@@ -41,9 +41,12 @@ func NewLayout(root string) Layout {
 	return Layout{Root: filepath.Join(config.StateDir(root), "training")}
 }
 
+// Plans is the directory of the plan files.
+func (l Layout) Plans() string { return filepath.Join(l.Root, "plans") }
+
 // PlanFile is the editable file of plan id.
 func (l Layout) PlanFile(id int64) string {
-	return filepath.Join(l.Root, "plans", fmt.Sprintf("plan-%d.toml", id))
+	return filepath.Join(l.Plans(), fmt.Sprintf("plan-%d.toml", id))
 }
 
 // Datasets is the directory of the curated datasets.
@@ -227,7 +230,8 @@ func intList(v []int) string {
 // then the plan.
 func (p *Plan) Encode() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# cra training plan %d (seed 001 §8.3). Edit it, then run:\n#   cra curate-data --plan %s\n", p.ID, filepath.ToSlash(filepath.Join(".clean_room", "training", "plans", fmt.Sprintf("plan-%d.toml", p.ID))))
+	// The file's path from the repository root, where the command runs.
+	fmt.Fprintf(&b, "# cra training plan %d (seed 001 §8.3). Edit it, then run:\n#   cra curate-data --plan %s\n", p.ID, filepath.ToSlash(NewLayout("").PlanFile(p.ID)))
 	if p.Fallback {
 		b.WriteString("# fallback = true: the reasoning model's replies did not parse; this plan was derived from the evidence by rule.\n")
 	}

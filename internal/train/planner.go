@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
@@ -147,8 +146,7 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 // plans directory is made first, so a plan is not recorded without the
 // file that curate-data reads.
 func Save(ctx context.Context, c *corpus.Corpus, l Layout, d *Drafted, taskID string) (string, error) {
-	dir := filepath.Dir(l.PlanFile(1))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(l.Plans(), 0o755); err != nil {
 		return "", fmt.Errorf("save plan: %w", err)
 	}
 	// The id comes with the row; the rest must be valid before it is
