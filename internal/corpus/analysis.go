@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -390,8 +391,6 @@ func (c *Corpus) LoggedCalls(ctx context.Context, f CallFilter) ([]LoggedCall, e
 		return nil, err
 	}
 	// Oldest first: the newest were kept under the limit.
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
