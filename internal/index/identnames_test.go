@@ -55,11 +55,7 @@ func TestIdentNamesMatchQuery(t *testing.T) {
 			var out [][]kb.FileLink
 			for _, set := range sets {
 				for _, bound := range []int{IdentMaxDefs, 1} {
-					d, err := k.RareNameDefiners(ctx, set, bound)
-					if err != nil {
-						t.Fatal(err)
-					}
-					u, err := k.RareNameUsers(ctx, set, bound)
+					d, u, err := k.RareNameLinks(ctx, set, bound)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -144,11 +140,7 @@ func TestIdentNamesWhileIndexing(t *testing.T) {
 	k := kb.New(db)
 	ids := []int64{1, 2, 3, 5, 8, 13, 21, 34, 55, 89}
 	links := func() string {
-		d, err := k.RareNameDefiners(ctx, ids, IdentMaxDefs)
-		if err != nil {
-			t.Error(err)
-		}
-		u, err := k.RareNameUsers(ctx, ids, IdentMaxDefs)
+		d, u, err := k.RareNameLinks(ctx, ids, IdentMaxDefs)
 		if err != nil {
 			t.Error(err)
 		}

@@ -631,17 +631,14 @@ const maxIdentDefs = index.IdentMaxDefs
 // defines (the identifier graph of Aider's repo map, one hop from the
 // task's strongest files).
 func (r *Ranker) identSignal(ctx context.Context, srcs map[int64]float64, ids []int64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
-	// Names used by the sources and defined in at most maxIdentDefs files.
-	links, err := r.kb.RareNameDefiners(ctx, ids, maxIdentDefs)
+	// Files defining names the sources use, and files using names the
+	// sources define, counting names defined in at most maxIdentDefs files.
+	definers, users, err := r.kb.RareNameLinks(ctx, ids, maxIdentDefs)
 	if err != nil {
 		return fmt.Errorf("rank: %w", err)
 	}
-	addIdent(links, srcs, byID, get, "defines names used by ")
-	// Files using rare names the sources define.
-	if links, err = r.kb.RareNameUsers(ctx, ids, maxIdentDefs); err != nil {
-		return fmt.Errorf("rank: %w", err)
-	}
-	addIdent(links, srcs, byID, get, "uses names defined in ")
+	addIdent(definers, srcs, byID, get, "defines names used by ")
+	addIdent(users, srcs, byID, get, "uses names defined in ")
 	return nil
 }
 
