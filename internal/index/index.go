@@ -355,10 +355,6 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	t := time.Now()
 	w := newWriter(tx, repoID)
-	ident, err := identBefore(ctx, w, cands, old, lastRun)
-	if err != nil {
-		return err
-	}
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
 		return err
@@ -372,7 +368,7 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
 		return err
 	}
-	if err := updateIdentNames(ctx, w, ident, ch); err != nil {
+	if err := updateIdentNames(ctx, w, ch); err != nil {
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)
