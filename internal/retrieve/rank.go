@@ -170,16 +170,6 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	leftOut := func(f *rankFile) bool {
 		return vendored[f.id] != "" && !named[f.id] && !namesByWord(words, f.path)
 	}
-	aside := func(s *scored) float64 {
-		switch {
-		case leftOut(s.f):
-			return 0
-		case !named[s.f.id] && !examples && isExample(s.f.path):
-			return r.Weights.Prose
-		}
-		return 1
-	}
-
 	// Symbols the task names, then what the task analysis implies.
 	if err := r.symbolSignal(ctx, q.Symbols, "symbol", "", byID, get); err != nil {
 		return nil, err
@@ -193,6 +183,25 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 			get(f).add("implied", 1/math.Sqrt(float64(len(hits))), "implied by the task analysis as "+m)
 			named[f.id] = named[f.id] || singledOut(m, len(hits))
 		}
+	}
+	// aside weighs a file's signals: 0 left out, prose for an example.
+	// named is complete here, so a file's weight is worked out once (the
+	// scores are computed again at every comparison of a sort).
+	asides := map[int64]float64{}
+	aside := func(s *scored) float64 {
+		v, ok := asides[s.f.id]
+		if !ok {
+			switch {
+			case leftOut(s.f):
+				v = 0
+			case !named[s.f.id] && !examples && isExample(s.f.path):
+				v = r.Weights.Prose
+			default:
+				v = 1
+			}
+			asides[s.f.id] = v
+		}
+		return v
 	}
 
 	// Full-text relevance.
