@@ -262,7 +262,7 @@ func overlaps(have []Item, it Item) bool {
 			case it.Kind == "file":
 			case h.Kind == "symbol":
 				return true
-			case it.Kind == "symbol" || it.Kind == "file":
+			case it.Kind == "symbol":
 			case it.Kind == "snippet" && h.Kind == "signature":
 			default:
 				return true
