@@ -79,25 +79,31 @@ type SearchHit struct {
 }
 
 // SearchFiles runs a full-text query over the files' paths, symbol names
-// and text: files holding any of terms (each quoted as a phrase, so that
-// a term is never read as query syntax; terms hold no '"'), best first, at
-// most 300. BM25
+// and text: files holding any of terms, best first, at most 300. BM25
 // weighs a path match 4, a symbol name 2.5 and the text 1. The index is
 // the database's, not one repository's: a hit may be a file of another
 // repository.
 func (k *KnowledgeBase) SearchFiles(ctx context.Context, terms []string) ([]SearchHit, error) {
-	quoted := make([]string, len(terms))
-	for i, t := range terms {
-		quoted[i] = `"` + t + `"`
-	}
-	hs, err := scanAll(ctx, k.db, func(r *sql.Rows, h *SearchHit) error {
-		return r.Scan(&h.FileID, &h.Score)
-	}, `SELECT rowid, -bm25(file_search, 4.0, 2.5, 1.0) AS s FROM file_search
-		WHERE file_search MATCH ? ORDER BY s DESC LIMIT 300`, strings.Join(quoted, " OR "))
+	hs, err := k.matchFiles(ctx, terms, "4.0, 2.5, 1.0", 300)
 	if err != nil {
 		return nil, fmt.Errorf("search files: %w", err)
 	}
 	return hs, nil
+}
+
+// matchFiles returns the files holding any of terms (each quoted as a
+// phrase, so that a term is never read as query syntax), best first by
+// BM25 with the column weights given (path, symbol names, text), at most
+// limit.
+func (k *KnowledgeBase) matchFiles(ctx context.Context, terms []string, weights string, limit int) ([]SearchHit, error) {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return scanAll(ctx, k.db, func(r *sql.Rows, h *SearchHit) error {
+		return r.Scan(&h.FileID, &h.Score)
+	}, `SELECT rowid, -bm25(file_search, `+weights+`) AS s FROM file_search
+		WHERE file_search MATCH ? ORDER BY s DESC LIMIT ?`, strings.Join(quoted, " OR "), limit)
 }
 
 // vocabularyBatch is how many terms one query of DocumentFrequencies asks
