@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 )
 
 // IdentMaxDefs is the bound on defining files of the names in the
@@ -22,39 +21,12 @@ const identFullFiles = 300
 // identDirty is what a run must redo of the identifier graph: every name
 // that a changed or deleted file defined or used before the run (names
 // it defines or uses after are added from the written files), or all of
-// it.
+// it. A name's rows in the graph depend only on the files defining and
+// using it, so those names are all that can change.
 type identDirty struct {
 	full  bool
+	files int // changed and deleted files so far
 	names map[string]bool
-}
-
-// identBefore collects, before anything is written, the names the indexed
-// files that may change defined and used: the files no longer present
-// and those the stat gate lets through. A name's rows in the graph
-// depend only on the files defining and using it, so those names, with
-// the names of the files written, are all that can change.
-func identBefore(ctx context.Context, w *writer, cands []candidate, old map[string]existing, lastRunNS int64) (*identDirty, error) {
-	d := &identDirty{names: map[string]bool{}}
-	if len(old) == 0 {
-		d.full = true
-		return d, nil
-	}
-	present := make(map[string]*candidate, len(cands))
-	for i := range cands {
-		present[cands[i].rel] = &cands[i]
-	}
-	var ids []int64
-	for rel, e := range old {
-		if c := present[rel]; c == nil || !statSame(e, *c, lastRunNS) {
-			ids = append(ids, e.id)
-		}
-	}
-	if len(ids) > identFullFiles {
-		d.full = true
-		return d, nil
-	}
-	slices.Sort(ids)
-	return d, d.addNamesOf(ctx, w, ids)
 }
 
 // addNamesOf adds the names the files ids define and use.
@@ -79,7 +51,8 @@ func (d *identDirty) addNamesOf(ctx context.Context, w *writer, ids []int64) err
 // run's writes: anew on a first run, a rebuild, many changes or an index
 // that never had it; otherwise for the dirty names and the names of the
 // files written. A run that changed nothing leaves it alone.
-func updateIdentNames(ctx context.Context, w *writer, d *identDirty, ch *changes) error {
+func updateIdentNames(ctx context.Context, w *writer, ch *changes) error {
+	d := &ch.ident
 	var built int
 	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM ident_state WHERE max_defs = ?`, IdentMaxDefs).Scan(&built); err != nil {
 		return fmt.Errorf("read identifier graph state: %w", err)

@@ -355,10 +355,6 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	t := time.Now()
 	w := newWriter(tx, repoID)
-	ident, err := identBefore(ctx, w, cands, old, lastRun)
-	if err != nil {
-		return err
-	}
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
 		return err
@@ -372,7 +368,7 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
 		return err
 	}
-	if err := updateIdentNames(ctx, w, ident, ch); err != nil {
+	if err := updateIdentNames(ctx, w, ch); err != nil {
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)
@@ -490,20 +486,25 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	// file at a time costs more than building the index anew: the old rows
 	// go all at once and every file is parsed and written as in a first
 	// run, into the same file rows (IDs, history and enrichment stay).
+	// The same rebuild resets a full-text index whose totals drifted too
+	// far from its live rows (see writer.searchDrifted).
 	sameAs := old
-	// Each file this run may write again, and each it deletes, leaves a
-	// dead row in the full-text totals (see writer.searchDrifted).
-	pending := stale
-	for p := range old {
-		if !present[p] {
-			pending++
+	rebuild := len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old))
+	if !rebuild && len(old) > 0 {
+		// Each file this run may write again, and each it deletes,
+		// leaves a dead row in the full-text totals.
+		pending := stale
+		for p := range old {
+			if !present[p] {
+				pending++
+			}
+		}
+		var err error
+		if rebuild, err = w.searchDrifted(ctx, pending); err != nil {
+			return nil, err
 		}
 	}
-	drifted, err := w.searchDrifted(ctx, pending)
-	if err != nil {
-		return nil, err
-	}
-	if len(old) > 0 && drifted || len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old)) {
+	if rebuild {
 		if err := w.clearAll(ctx); err != nil {
 			return nil, err
 		}

@@ -104,6 +104,7 @@ type changes struct {
 	removed       map[string]int // Python definitions by name in deleted or changed files, before
 	added         map[string]int // Python definitions by name in new or changed files, after
 	importers     map[int64]bool // files that imported a deleted file
+	ident         identDirty     // what the identifier graph must redo
 }
 
 // resolverConfigFiles steer import resolution: when one changes, every
@@ -118,7 +119,8 @@ func resolverConfigFile(rel string) bool {
 }
 
 func newChanges(first bool) *changes {
-	return &changes{first: first, removed: map[string]int{}, added: map[string]int{}, importers: map[int64]bool{}}
+	return &changes{first: first, removed: map[string]int{}, added: map[string]int{}, importers: map[int64]bool{},
+		ident: identDirty{names: map[string]bool{}}}
 }
 
 // flushSearch writes the full-text rows still batched.
@@ -161,7 +163,7 @@ func (w *writer) deleteOld(ctx context.Context, paths []string, old map[string]e
 			ch.configChanged = true
 		}
 	}
-	if err := w.collectNames(ctx, py, ch.removed); err != nil {
+	if err := w.collectOld(ctx, ids, py, ch); err != nil {
 		return err
 	}
 	if err := w.collectImporters(ctx, ids, ch.importers); err != nil {
@@ -231,7 +233,7 @@ func (w *writer) flushPending(ctx context.Context, old map[string]existing, res 
 			}
 		}
 	}
-	if err := w.collectNames(ctx, py, ch.removed); err != nil {
+	if err := w.collectOld(ctx, ids, py, ch); err != nil {
 		return err
 	}
 	if err := w.clearContent(ctx, ids); err != nil {
@@ -327,14 +329,45 @@ func (w *writer) deleteIn(ctx context.Context, q string, ids []int64) error {
 	return nil
 }
 
-// collectNames counts the definitions of the files ids by name.
-func (w *writer) collectNames(ctx context.Context, ids []int64, into map[string]int) error {
-	return w.queryIn(ctx, `SELECT name FROM symbols WHERE file_id IN (%s)`, ids, func(rows *sql.Rows) error {
+// collectOld reads what the files ids, about to be changed or deleted,
+// defined and used: the Python definitions by name (py, those of ids in
+// Python) for the resolvers, and, until more than identFullFiles files
+// changed, the names for the identifier graph (identDirty).
+func (w *writer) collectOld(ctx context.Context, ids, py []int64, ch *changes) error {
+	d := &ch.ident
+	d.files += len(ids)
+	d.full = d.full || d.files > identFullFiles
+	isPy := make(map[int64]bool, len(py))
+	for _, id := range py {
+		isPy[id] = true
+	}
+	symbolsOf := ids
+	if d.full {
+		symbolsOf = py
+	}
+	err := w.queryIn(ctx, `SELECT file_id, name FROM symbols WHERE file_id IN (%s)`, symbolsOf, func(rows *sql.Rows) error {
+		var id int64
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		if isPy[id] {
+			ch.removed[n]++
+		}
+		if !d.full {
+			d.names[n] = true
+		}
+		return nil
+	})
+	if err != nil || d.full {
+		return err
+	}
+	return w.queryIn(ctx, `SELECT name FROM name_refs WHERE file_id IN (%s)`, ids, func(rows *sql.Rows) error {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			return err
 		}
-		into[n]++
+		d.names[n] = true
 		return nil
 	})
 }

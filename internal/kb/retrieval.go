@@ -79,25 +79,31 @@ type SearchHit struct {
 }
 
 // SearchFiles runs a full-text query over the files' paths, symbol names
-// and text: files holding any of terms (each quoted as a phrase, so that
-// a term is never read as query syntax; terms hold no '"'), best first, at
-// most 300. BM25
+// and text: files holding any of terms, best first, at most 300. BM25
 // weighs a path match 4, a symbol name 2.5 and the text 1. The index is
 // the database's, not one repository's: a hit may be a file of another
 // repository.
 func (k *KnowledgeBase) SearchFiles(ctx context.Context, terms []string) ([]SearchHit, error) {
-	quoted := make([]string, len(terms))
-	for i, t := range terms {
-		quoted[i] = `"` + t + `"`
-	}
-	hs, err := scanAll(ctx, k.db, func(r *sql.Rows, h *SearchHit) error {
-		return r.Scan(&h.FileID, &h.Score)
-	}, `SELECT rowid, -bm25(file_search, 4.0, 2.5, 1.0) AS s FROM file_search
-		WHERE file_search MATCH ? ORDER BY s DESC LIMIT 300`, strings.Join(quoted, " OR "))
+	hs, err := k.matchFiles(ctx, terms, "4.0, 2.5, 1.0", 300)
 	if err != nil {
 		return nil, fmt.Errorf("search files: %w", err)
 	}
 	return hs, nil
+}
+
+// matchFiles returns the files holding any of terms (each quoted as a
+// phrase, so that a term is never read as query syntax), best first by
+// BM25 with the column weights given (path, symbol names, text), at most
+// limit.
+func (k *KnowledgeBase) matchFiles(ctx context.Context, terms []string, weights string, limit int) ([]SearchHit, error) {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return scanAll(ctx, k.db, func(r *sql.Rows, h *SearchHit) error {
+		return r.Scan(&h.FileID, &h.Score)
+	}, `SELECT rowid, -bm25(file_search, `+weights+`) AS s FROM file_search
+		WHERE file_search MATCH ? ORDER BY s DESC LIMIT ?`, strings.Join(quoted, " OR "), limit)
 }
 
 // vocabularyBatch is how many terms one query of DocumentFrequencies asks
@@ -159,8 +165,7 @@ type FileLink struct {
 	From int64 `json:"from"`
 	To   int64 `json:"to"`
 	// Count is what the link counts: the commits both files changed in
-	// (CoChangeLinks), the rare names they share (RareNameDefiners,
-	// RareNameUsers); 0 for an import (ImportLinks).
+	// (CoChangeLinks), the rare names they share (RareNameLinks); 0 for an import (ImportLinks).
 	Count int `json:"count,omitempty"`
 }
 
@@ -193,52 +198,38 @@ func (k *KnowledgeBase) CoChangeLinks(ctx context.Context, fileIDs []int64, minC
 	return ls, nil
 }
 
-// RareNameDefiners links each of fileIDs to the other files that define
-// names it uses (name_refs), counting only names defined in at most
-// maxDefs files: a name defined everywhere (String, get) links nothing.
-// Count is the number of such names. Links come ordered by From, then To.
-func (k *KnowledgeBase) RareNameDefiners(ctx context.Context, fileIDs []int64, maxDefs int) ([]FileLink, error) {
+// RareNameLinks links fileIDs to other files through names defined in at
+// most maxDefs files: a name defined everywhere (String, get) links
+// nothing. Definers links each of fileIDs to the files that define names
+// it uses (name_refs), users each of fileIDs to the files that use names
+// it defines. Count is the number of such names; links come ordered by
+// From, then To.
+func (k *KnowledgeBase) RareNameLinks(ctx context.Context, fileIDs []int64, maxDefs int) (definers, users []FileLink, err error) {
 	ph, args := placeholders(fileIDs)
-	q := `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (` + ph + `)),
+	qd := `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (` + ph + `)),
 		defs AS (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
 		rare AS (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
 		SELECT u.file_id, d.file_id, COUNT(DISTINCT u.name) FROM used u JOIN rare USING (name) JOIN defs d USING (name)
 		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id ORDER BY 1, 2`
-	qargs := append(args, maxDefs)
-	if ok, err := k.identGraph(ctx, maxDefs); err != nil {
-		return nil, fmt.Errorf("query identifier links: %w", err)
-	} else if ok {
-		q = `SELECT user_file, def_file, COUNT(*) FROM ident_names WHERE user_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
-		qargs = args
-	}
-	ls, err := scanAll(ctx, k.db, scanLink, q, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("query identifier links: %w", err)
-	}
-	return ls, nil
-}
-
-// RareNameUsers links each of fileIDs to the other files that use names it
-// defines, counting only names defined in at most maxDefs files. Count is
-// the number of such names. Links come ordered by From, then To.
-func (k *KnowledgeBase) RareNameUsers(ctx context.Context, fileIDs []int64, maxDefs int) ([]FileLink, error) {
-	ph, args := placeholders(fileIDs)
-	q := `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (` + ph + `)),
+	qu := `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (` + ph + `)),
 		rare AS (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
 		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) JOIN name_refs r USING (name)
 		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id ORDER BY 1, 2`
 	qargs := append(args, maxDefs)
 	if ok, err := k.identGraph(ctx, maxDefs); err != nil {
-		return nil, fmt.Errorf("query identifier links: %w", err)
+		return nil, nil, fmt.Errorf("query identifier links: %w", err)
 	} else if ok {
-		q = `SELECT def_file, user_file, COUNT(*) FROM ident_names WHERE def_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
+		qd = `SELECT user_file, def_file, COUNT(*) FROM ident_names WHERE user_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
+		qu = `SELECT def_file, user_file, COUNT(*) FROM ident_names WHERE def_file IN (` + ph + `) GROUP BY 1, 2 ORDER BY 1, 2`
 		qargs = args
 	}
-	ls, err := scanAll(ctx, k.db, scanLink, q, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("query identifier links: %w", err)
+	if definers, err = scanAll(ctx, k.db, scanLink, qd, qargs...); err != nil {
+		return nil, nil, fmt.Errorf("query identifier links: %w", err)
 	}
-	return ls, nil
+	if users, err = scanAll(ctx, k.db, scanLink, qu, qargs...); err != nil {
+		return nil, nil, fmt.Errorf("query identifier links: %w", err)
+	}
+	return definers, users, nil
 }
 
 // identGraph reports whether the indexer has built ident_names for

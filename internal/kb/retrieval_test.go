@@ -182,15 +182,25 @@ func TestFileLinks(t *testing.T) {
 		// models.py uses connect (db.py, and main.py of OtherRepo: the
 		// query is not one repository's) and Session (db.py).
 		{"definers of used names", func() ([]kb.FileLink, error) {
-			return k.RareNameDefiners(ctx, []int64{kbtest.ModelsPy, kbtest.DBPy}, 3)
+			d, _, err := k.RareNameLinks(ctx, []int64{kbtest.ModelsPy, kbtest.DBPy}, 3)
+			return d, err
 		}, false, []kb.FileLink{{kbtest.ModelsPy, kbtest.DBPy, 2}, {kbtest.ModelsPy, kbtest.OtherMainPy, 1}, {kbtest.DBPy, kbtest.UtilPy, 1}}},
-		{"definers of rarer names", func() ([]kb.FileLink, error) { return k.RareNameDefiners(ctx, []int64{kbtest.ModelsPy}, 1) }, false,
+		{"definers of rarer names", func() ([]kb.FileLink, error) {
+			d, _, err := k.RareNameLinks(ctx, []int64{kbtest.ModelsPy}, 1)
+			return d, err
+		}, false,
 			[]kb.FileLink{{kbtest.ModelsPy, kbtest.DBPy, 1}}},
 		// db.py defines connect (used by models.py) and Session (used by
 		// models.py and at module level by api.py).
-		{"users of defined names", func() ([]kb.FileLink, error) { return k.RareNameUsers(ctx, []int64{kbtest.DBPy}, 3) }, false,
+		{"users of defined names", func() ([]kb.FileLink, error) {
+			_, u, err := k.RareNameLinks(ctx, []int64{kbtest.DBPy}, 3)
+			return u, err
+		}, false,
 			[]kb.FileLink{{kbtest.DBPy, kbtest.ModelsPy, 2}, {kbtest.DBPy, kbtest.APIPy, 1}}},
-		{"users of rarer names", func() ([]kb.FileLink, error) { return k.RareNameUsers(ctx, []int64{kbtest.DBPy}, 1) }, false,
+		{"users of rarer names", func() ([]kb.FileLink, error) {
+			_, u, err := k.RareNameLinks(ctx, []int64{kbtest.DBPy}, 1)
+			return u, err
+		}, false,
 			[]kb.FileLink{{kbtest.DBPy, kbtest.ModelsPy, 1}, {kbtest.DBPy, kbtest.APIPy, 1}}},
 	}
 	for _, tc := range tests {

@@ -262,7 +262,7 @@ func overlaps(have []Item, it Item) bool {
 			case it.Kind == "file":
 			case h.Kind == "symbol":
 				return true
-			case it.Kind == "symbol" || it.Kind == "file":
+			case it.Kind == "symbol":
 			case it.Kind == "snippet" && h.Kind == "signature":
 			default:
 				return true
@@ -383,12 +383,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		}
 	}
 	ft := a.reads.scan(a.abs(c.Path), lines, tt)
-	fileRefLines := map[int]bool{}
-	for _, r := range loc.refs {
-		if r.names(c.Path) {
-			fileRefLines[r.Line] = true
-		}
-	}
+	fileRefLines := refLinesOf(loc.refs, c.Path)
 	type relSym struct {
 		s      symbolRow
 		decl   int // the definition's own first line; s.start includes its comments

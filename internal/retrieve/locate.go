@@ -82,6 +82,18 @@ func (r FileLine) names(path string) bool {
 	return strings.HasSuffix(r.Path, path) || strings.HasSuffix(path, r.Path)
 }
 
+// refLinesOf returns the lines of the references in refs to the file at
+// path.
+func refLinesOf(refs []FileLine, path string) map[int]bool {
+	out := map[int]bool{}
+	for _, r := range refs {
+		if r.names(path) {
+			out[r.Line] = true
+		}
+	}
+	return out
+}
+
 // pointedLines returns the lines of the file at path (its lines given)
 // that the task points at: the lines of refs naming the file that exist
 // in it, then those holding a fragment, at most maxPointed, in line order.

@@ -73,12 +73,7 @@ func symbolCandidates(ctx context.Context, r *Ranker, q TaskQuery, cands []Candi
 			lines, _ = r.reads.file(a.abs(c.Path)) // unreadable: scored by name only
 		}
 		ft := r.reads.scan(a.abs(c.Path), lines, tt)
-		refLines := map[int]bool{}
-		for _, fl := range q.FileLines {
-			if strings.HasSuffix(fl.Path, c.Path) || strings.HasSuffix(c.Path, fl.Path) {
-				refLines[fl.Line] = true
-			}
-		}
+		refLines := refLinesOf(q.FileLines, c.Path)
 		for _, s := range symsOf[c.FileID] {
 			decl := s.start
 			if lines != nil {

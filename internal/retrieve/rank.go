@@ -170,16 +170,6 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	leftOut := func(f *rankFile) bool {
 		return vendored[f.id] != "" && !named[f.id] && !namesByWord(words, f.path)
 	}
-	aside := func(s *scored) float64 {
-		switch {
-		case leftOut(s.f):
-			return 0
-		case !named[s.f.id] && !examples && isExample(s.f.path):
-			return r.Weights.Prose
-		}
-		return 1
-	}
-
 	// Symbols the task names, then what the task analysis implies.
 	if err := r.symbolSignal(ctx, q.Symbols, "symbol", "", byID, get); err != nil {
 		return nil, err
@@ -193,6 +183,25 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 			get(f).add("implied", 1/math.Sqrt(float64(len(hits))), "implied by the task analysis as "+m)
 			named[f.id] = named[f.id] || singledOut(m, len(hits))
 		}
+	}
+	// aside weighs a file's signals: 0 left out, prose for an example.
+	// named is complete here, so a file's weight is worked out once (the
+	// scores are computed again at every comparison of a sort).
+	asides := map[int64]float64{}
+	aside := func(s *scored) float64 {
+		v, ok := asides[s.f.id]
+		if !ok {
+			switch {
+			case leftOut(s.f):
+				v = 0
+			case !named[s.f.id] && !examples && isExample(s.f.path):
+				v = r.Weights.Prose
+			default:
+				v = 1
+			}
+			asides[s.f.id] = v
+		}
+		return v
 	}
 
 	// Full-text relevance.
@@ -631,17 +640,14 @@ const maxIdentDefs = index.IdentMaxDefs
 // defines (the identifier graph of Aider's repo map, one hop from the
 // task's strongest files).
 func (r *Ranker) identSignal(ctx context.Context, srcs map[int64]float64, ids []int64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
-	// Names used by the sources and defined in at most maxIdentDefs files.
-	links, err := r.kb.RareNameDefiners(ctx, ids, maxIdentDefs)
+	// Files defining names the sources use, and files using names the
+	// sources define, counting names defined in at most maxIdentDefs files.
+	definers, users, err := r.kb.RareNameLinks(ctx, ids, maxIdentDefs)
 	if err != nil {
 		return fmt.Errorf("rank: %w", err)
 	}
-	addIdent(links, srcs, byID, get, "defines names used by ")
-	// Files using rare names the sources define.
-	if links, err = r.kb.RareNameUsers(ctx, ids, maxIdentDefs); err != nil {
-		return fmt.Errorf("rank: %w", err)
-	}
-	addIdent(links, srcs, byID, get, "uses names defined in ")
+	addIdent(definers, srcs, byID, get, "defines names used by ")
+	addIdent(users, srcs, byID, get, "uses names defined in ")
 	return nil
 }
 
