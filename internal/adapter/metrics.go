@@ -37,7 +37,9 @@ import (
 //     verdicts the reply gives the same tier (a symbol it leaves out is
 //     wrong).
 //
-// A reply that cannot be read scores 0 and is counted as unusable.
+// A reply is read by its stage's own parser (retrieve.ParseScopeReply and
+// the others, agent.ParsePlanReply), as inference reads it; one that
+// cannot be read scores 0 and is counted as unusable.
 func Metric(stage string) string {
 	switch stage {
 	case dataset.Scope:
@@ -138,7 +140,7 @@ func scoreScope(r dataset.Record, reply string) (float64, bool, error) {
 	if len(gold) == 0 {
 		return 0, false, nil
 	}
-	vs, err := parseScopeReply(reply)
+	vs, err := retrieve.ParseScopeReply(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
@@ -173,11 +175,11 @@ func scorePlan(r dataset.Record, reply string) (float64, bool, error) {
 }
 
 func scoreTaskAnalysis(r dataset.Record, reply string) (float64, bool, error) {
-	ref, err := parseTaskAnalysis(reference(r))
+	ref, err := retrieve.ParseTaskAnalysis(reference(r))
 	if err != nil {
 		return 0, false, nil
 	}
-	got, err := parseTaskAnalysis(reply)
+	got, err := retrieve.ParseTaskAnalysis(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
@@ -211,11 +213,11 @@ func scoreTaskAnalysis(r dataset.Record, reply string) (float64, bool, error) {
 }
 
 func scorePrecision(r dataset.Record, reply string) (float64, bool, error) {
-	ref, err := parsePrecisionReply(reference(r))
+	ref, err := retrieve.ParsePrecisionReply(reference(r))
 	if err != nil || len(ref) == 0 {
 		return 0, false, nil
 	}
-	got, err := parsePrecisionReply(reply)
+	got, err := retrieve.ParsePrecisionReply(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
