@@ -155,17 +155,17 @@ func TreeIs(ctx context.Context, dir, commit string) (bool, error) {
 }
 
 // ShowFile returns the content of path (relative to the top level) at
-// commit, and false when the commit has no such file.
-func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, bool, error) {
+// commit, nil when the commit has no such file.
+func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, error) {
 	out, err := run(ctx, dir, "cat-file", "blob", commit+":"+path)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		}
 		if _, lerr := run(ctx, dir, "cat-file", "-e", commit+":"+path); lerr != nil {
-			return nil, false, nil
+			return nil, nil
 		}
-		return nil, false, err
+		return nil, err
 	}
-	return out, true, nil
+	return out, nil
 }

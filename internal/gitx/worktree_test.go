@@ -295,3 +295,19 @@ func TestDetachedWorktree(t *testing.T) {
 		t.Errorf("git still lists the worktree:\n%s", got)
 	}
 }
+
+func TestShowFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "sub/a.txt", "one\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "first")
+	got, err := ShowFile(ctx, dir, "HEAD", "sub/a.txt")
+	if err != nil || string(got) != "one\n" {
+		t.Errorf("ShowFile(sub/a.txt): got %q, %v; want \"one\\n\"", got, err)
+	}
+	if got, err := ShowFile(ctx, dir, "HEAD", "sub/none.txt"); err != nil || got != nil {
+		t.Errorf("ShowFile(a missing file): got %q, %v; want nil, nil", got, err)
+	}
+}
