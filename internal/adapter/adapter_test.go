@@ -30,9 +30,12 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-// newWorkspace is an indexed repository configured for the fake server.
-func newWorkspace(t *testing.T, s *llmtest.Server) *workspace.Workspace {
+// newWorkspace is a fake server with the two base models and an indexed
+// repository configured for it.
+func newWorkspace(t *testing.T) (*llmtest.Server, *workspace.Workspace) {
 	t.Helper()
+	s := llmtest.NewServer(t)
+	s.SetModels("coder:3b", "thinker:4b")
 	repo := t.TempDir()
 	write(t, filepath.Join(repo, "shop", "pager.py"), "def page(text):\n    return text\n")
 	window := 8192
@@ -56,7 +59,7 @@ func newWorkspace(t *testing.T, s *llmtest.Server) *workspace.Workspace {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	return ws
+	return s, ws
 }
 
 // recordDataset writes recs with dataset.Write (half of them valid) and
@@ -119,9 +122,7 @@ func scopeRecords() []dataset.Record {
 // TestEvaluateGatesActivation scores a scope adapter better, then another
 // worse, than the role's model, and checks that activation follows.
 func TestEvaluateGatesActivation(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
 	better := register(t, ws, dataset.Scope, ds, "better")
@@ -212,9 +213,7 @@ func TestEvaluateGatesActivation(t *testing.T) {
 // scratch worktree and compares with the commit; the repository's own
 // tree is untouched.
 func TestEvaluateExecuteCode(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 
 	src := t.TempDir()
@@ -280,9 +279,7 @@ func TestEvaluateExecuteCode(t *testing.T) {
 }
 
 func TestEvaluateErrors(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 	noDataset := register(t, ws, dataset.Scope, 0, "outside")
 	if _, err := adapter.Evaluate(ctx, ws, noDataset, adapter.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "pass --dataset ID") {
@@ -330,9 +327,8 @@ func TestEvaluateErrors(t *testing.T) {
 // model of that name, so --tag naming the base model would put the LoRA
 // under every stage of its role.
 func TestRegisterKeepsServerModels(t *testing.T) {
-	s := llmtest.NewServer(t)
+	s, ws := newWorkspace(t)
 	s.SetModels("coder:3b", "thinker:4b", "thinker:4b-scope-v1")
-	ws := newWorkspace(t, s)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "adapter.gguf")
 	write(t, path, "GGUF scope lora")
@@ -358,9 +354,7 @@ func TestRegisterKeepsServerModels(t *testing.T) {
 // TestEvaluateDatasetErrorsNameTheFix checks that an evaluation that
 // cannot start for its dataset says what to pass instead.
 func TestEvaluateDatasetErrorsNameTheFix(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	_, ws := newWorkspace(t)
 	ctx := context.Background()
 	tag := register(t, ws, dataset.Scope, 0, "outside")
 	one := recordDataset(t, ws, dataset.Scope, scopeRecords()[:1])
@@ -378,9 +372,7 @@ func TestEvaluateDatasetErrorsNameTheFix(t *testing.T) {
 // TestActivateForcedNotes checks the performance notes of an adapter
 // activated with --force before any evaluation.
 func TestActivateForcedNotes(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	_, ws := newWorkspace(t)
 	ctx := context.Background()
 	tag := register(t, ws, dataset.Scope, 0, "outside")
 	if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
@@ -400,9 +392,7 @@ func TestActivateForcedNotes(t *testing.T) {
 // with 'ollama rm', or base_url now names another server): every call of
 // the stage would fail.
 func TestActivateNeedsTheModel(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 	v1 := register(t, ws, dataset.Scope, 0, "v1")
 	v2 := register(t, ws, dataset.Scope, 0, "v2")
@@ -433,9 +423,7 @@ func TestActivateNeedsTheModel(t *testing.T) {
 // the server no longer has says so before any call, instead of a model
 // call failing with Ollama's "try pulling it first".
 func TestEvaluateNeedsTheModel(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
 	tag := register(t, ws, dataset.Scope, ds, "gone")
@@ -452,9 +440,7 @@ func TestEvaluateNeedsTheModel(t *testing.T) {
 // whose registry row could not be written: the error says how to retry
 // cleanly, and the retry under the same tag then works.
 func TestRegisterRecordFails(t *testing.T) {
-	s := llmtest.NewServer(t)
-	s.SetModels("coder:3b", "thinker:4b")
-	ws := newWorkspace(t, s)
+	s, ws := newWorkspace(t)
 	ctx := context.Background()
 	db, err := store.NewFactory(ws.StateDir).Open(ctx, store.Raw, "", false)
 	if err != nil {

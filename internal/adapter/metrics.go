@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/edit"
+	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -37,7 +37,9 @@ import (
 //     verdicts the reply gives the same tier (a symbol it leaves out is
 //     wrong).
 //
-// A reply that cannot be read scores 0 and is counted as unusable.
+// A reply is read by its stage's own parser (retrieve.ParseScopeReply and
+// the others, agent.ParsePlanReply), as inference reads it; one that
+// cannot be read scores 0 and is counted as unusable.
 func Metric(stage string) string {
 	switch stage {
 	case dataset.Scope:
@@ -138,7 +140,7 @@ func scoreScope(r dataset.Record, reply string) (float64, bool, error) {
 	if len(gold) == 0 {
 		return 0, false, nil
 	}
-	vs, err := parseScopeReply(reply)
+	vs, err := retrieve.ParseScopeReply(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
@@ -173,11 +175,11 @@ func scorePlan(r dataset.Record, reply string) (float64, bool, error) {
 }
 
 func scoreTaskAnalysis(r dataset.Record, reply string) (float64, bool, error) {
-	ref, err := parseTaskAnalysis(reference(r))
+	ref, err := retrieve.ParseTaskAnalysis(reference(r))
 	if err != nil {
 		return 0, false, nil
 	}
-	got, err := parseTaskAnalysis(reply)
+	got, err := retrieve.ParseTaskAnalysis(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
@@ -211,11 +213,11 @@ func scoreTaskAnalysis(r dataset.Record, reply string) (float64, bool, error) {
 }
 
 func scorePrecision(r dataset.Record, reply string) (float64, bool, error) {
-	ref, err := parsePrecisionReply(reference(r))
+	ref, err := retrieve.ParsePrecisionReply(reference(r))
 	if err != nil || len(ref) == 0 {
 		return 0, false, nil
 	}
-	got, err := parsePrecisionReply(reply)
+	got, err := retrieve.ParsePrecisionReply(reply)
 	if err != nil {
 		return 0, true, unusable(err)
 	}
@@ -274,29 +276,14 @@ func (c *codeScorer) reproduces(ctx context.Context, repo, parent, commit string
 			return false, nil
 		}
 	}
-	if _, err := git(ctx, wt, "add", "-A"); err != nil {
-		return false, err
-	}
-	_, err = git(ctx, wt, "diff", "--cached", "--quiet", commit, "--")
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return false, nil
-	}
-	return false, err
+	return gitx.TreeIs(ctx, wt, commit)
 }
 
 // checkout returns repo's scratch worktree with parent checked out and
 // nothing else in it.
 func (c *codeScorer) checkout(ctx context.Context, repo, parent string) (string, error) {
 	if wt, ok := c.trees[repo]; ok {
-		if _, err := git(ctx, wt, "checkout", "-q", "--force", "--detach", parent); err != nil {
-			return "", err
-		}
-		_, err := git(ctx, wt, "clean", "-fdqx")
-		return wt, err
+		return wt, gitx.CheckoutDetached(ctx, wt, parent)
 	}
 	if c.tmp == "" {
 		tmp, err := os.MkdirTemp("", "cra-adapter-eval-")
@@ -306,7 +293,7 @@ func (c *codeScorer) checkout(ctx context.Context, repo, parent string) (string,
 		c.tmp, c.trees = tmp, map[string]string{}
 	}
 	wt := filepath.Join(c.tmp, fmt.Sprintf("wt%d", len(c.trees)))
-	if _, err := git(ctx, repo, "worktree", "add", "-q", "-f", "--detach", wt, parent); err != nil {
+	if err := gitx.AddDetachedWorktree(ctx, repo, wt, parent); err != nil {
 		return "", fmt.Errorf("scratch worktree of %s at %.12s: %w", repo, parent, err)
 	}
 	c.trees[repo] = wt
@@ -315,25 +302,9 @@ func (c *codeScorer) checkout(ctx context.Context, repo, parent string) (string,
 
 func (c *codeScorer) close() {
 	for repo, wt := range c.trees {
-		git(context.Background(), repo, "worktree", "remove", "--force", wt)
+		gitx.RemoveDetachedWorktree(context.Background(), repo, wt)
 	}
 	if c.tmp != "" {
 		os.RemoveAll(c.tmp)
 	}
-}
-
-// git runs git in dir without hooks; its error carries git's message.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-C", dir}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 1 && args[0] == "diff" {
-			return out, err
-		}
-		return out, fmt.Errorf("git %s: %s: %w", args[0], strings.TrimSpace(stderr.String()), err)
-	}
-	return out, nil
 }

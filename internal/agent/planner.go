@@ -58,14 +58,13 @@ func (p *Planner) Plan(ctx context.Context, task string, pkg *retrieve.Package, 
 		return nil, err
 	}
 	res := &PlanResult{}
-	system, user, trimmed, err := PlanPrompt(task, pkg, knowledge, p.Budget.ContextWindow, p.ReplyTokens)
+	prompt := &planPrompt{task: task, knowledge: knowledge, pkg: copyPackage(pkg)}
+	user, _, err := prompt.fit(PlanSystem, p.Budget.ContextWindow, p.ReplyTokens)
 	if err != nil {
 		return nil, err
 	}
-	res.Trimmed = trimmed
-	// A correction fits the prompt again, with its turns kept free.
-	prompt := &planPrompt{task: task, knowledge: knowledge, pkg: copyPackage(pkg)}
-	req := llm.UserPrompt(system, user)
+	res.Trimmed = prompt.trimmed
+	req := llm.UserPrompt(PlanSystem, user)
 	var lastErr error
 	var lastRaw string
 	for call := 1; call <= 2; call++ {

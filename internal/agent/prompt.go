@@ -278,8 +278,8 @@ func (p *planPrompt) fit(system string, window, reserve int) (string, int, error
 // PlanPrompt builds the first plan call's prompts (seed 001 §8.1): the
 // system prompt and the user prompt for task, the context package and the
 // project knowledge, fitted to window with reply tokens kept free by the
-// budget gate; trimmed lists what the gate left out. Planner.Plan and the
-// bootstrapped training pairs (internal/bootstrap) both build it here.
+// budget gate; trimmed lists what the gate left out. It is Planner.Plan's
+// first call, for the bootstrapped training pairs (internal/bootstrap).
 func PlanPrompt(task string, pkg *retrieve.Package, knowledge string, window, reply int) (system, user string, trimmed []string, err error) {
 	p := &planPrompt{task: task, knowledge: knowledge, pkg: copyPackage(pkg)}
 	user, _, err = p.fit(PlanSystem, window, reply)

@@ -101,7 +101,7 @@ func TestCollapse(t *testing.T) {
 		t.Errorf("rebuild --check after a collapse: %+v, %v", rep, err)
 	}
 	// A person who disagrees answers the duplicate: it is pending again.
-	if _, resumed, err := b.Answer(ctx, d1.ID, "not a duplicate"); err != nil || !resumed {
+	if _, _, resumed, err := b.Answer(ctx, d1.ID, "not a duplicate"); err != nil || !resumed {
 		t.Errorf("answer a dropped task: resumed %v, %v", resumed, err)
 	}
 	if f := folderOn(t, s, d1.ID); f != Pending {

@@ -99,40 +99,43 @@ func (e *AnswerError) Error() string {
 // Answer is a person's answer to task id (seed 002 Phase 5): it logs
 // [event:user][id] text, which the task's next run reads in its prompt.
 // A task that waits for a person (failed-blocked, failed in the log) is
-// resumed at once: see Resume. It returns the task and whether it was
-// resumed. A verified task takes no answer (*AnswerError).
-func (b *Board) Answer(ctx context.Context, id, text string) (*Task, bool, error) {
+// resumed at once: see Resume. It returns the task, the folder it is in
+// and whether it was resumed. A verified task takes no answer
+// (*AnswerError).
+func (b *Board) Answer(ctx context.Context, id, text string) (*Task, Folder, bool, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return nil, false, &FieldError{Field: "answer", Err: "is empty", Fix: "say what the agent needs to know or do"}
+		return nil, "", false, &FieldError{Field: "answer", Err: "is empty", Fix: "say what the agent needs to know or do"}
 	}
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	defer unlock()
-	t, _, err := b.Store.Get(ctx, id)
+	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	a, known, err := b.Log.Lookup(ctx, id)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if !known {
-		return nil, false, fmt.Errorf("task %s has no entry in the world log: run 'cra task rebuild' first", id)
+		return nil, "", false, fmt.Errorf("task %s has no entry in the world log: run 'cra task rebuild' first", id)
 	}
 	if a.Status == world.StatusVerified {
-		return nil, false, &AnswerError{ID: id, Status: a.Status}
+		return nil, "", false, &AnswerError{ID: id, Status: a.Status}
 	}
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, text); err != nil {
-		return nil, false, fmt.Errorf("log the answer: %w", err)
+		return nil, "", false, fmt.Errorf("log the answer: %w", err)
 	}
 	if a.Status != world.StatusFailed {
-		return t, false, nil
+		return t, from, false, nil
 	}
-	t, err = b.resume(ctx, id, text)
-	return t, err == nil, err
+	if t, err = b.resume(ctx, t, from, text); err != nil {
+		return nil, "", false, err
+	}
+	return t, Pending, true, nil
 }
 
 // Resume sends task id back to pending after a person answered its
@@ -163,15 +166,17 @@ func (b *Board) Resume(ctx context.Context, id string) (*Task, error) {
 	if n := len(p.Answers); n > 0 {
 		answer = p.Answers[n-1]
 	}
-	return b.resume(ctx, id, answer)
-}
-
-// resume is Resume's write, under the lock the caller holds.
-func (b *Board) resume(ctx context.Context, id, answer string) (*Task, error) {
 	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return b.resume(ctx, t, from, answer)
+}
+
+// resume is Resume's write of task t, read from folder from under the
+// lock the caller holds.
+func (b *Board) resume(ctx context.Context, t *Task, from Folder, answer string) (*Task, error) {
+	id := t.ID
 	out := "a person answered"
 	if answer != "" {
 		out += ": " + clip(strings.Join(strings.Fields(answer), " "), 200)

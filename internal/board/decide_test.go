@@ -82,11 +82,11 @@ func TestAnswer(t *testing.T) {
 
 	// A task in pending takes the answer for its next run.
 	p := add(t, b, "waiting")
-	if _, resumed, err := b.Answer(ctx, p.ID, "use v2"); err != nil || resumed {
-		t.Fatalf("got resumed %v, %v", resumed, err)
+	if _, folder, resumed, err := b.Answer(ctx, p.ID, "use v2"); err != nil || resumed || folder != Pending {
+		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
 	}
 	var fe *FieldError
-	if _, _, err := b.Answer(ctx, p.ID, "  "); !errors.As(err, &fe) {
+	if _, _, _, err := b.Answer(ctx, p.ID, "  "); !errors.As(err, &fe) {
 		t.Fatalf("an empty answer: got %v", err)
 	}
 
@@ -99,9 +99,9 @@ func TestAnswer(t *testing.T) {
 	if _, err := b.Resume(ctx, task.ID); !errors.Is(err, ErrChanged) {
 		t.Fatalf("resume without an answer: got %v, want ErrChanged", err)
 	}
-	got, resumed, err := b.Answer(ctx, task.ID, "the token is in\nCI_TOKEN")
-	if err != nil || !resumed {
-		t.Fatalf("got resumed %v, %v", resumed, err)
+	got, folder, resumed, err := b.Answer(ctx, task.ID, "the token is in\nCI_TOKEN")
+	if err != nil || !resumed || folder != Pending {
+		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
 	}
 	if folderOn(t, s, task.ID) != Pending || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != 0 || !got.ProcessorAutoRequeue {
 		t.Errorf("after the answer: in %s, %+v", folderOn(t, s, task.ID), got)
@@ -130,10 +130,10 @@ func TestAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ae *AnswerError
-	if _, _, err := b.Answer(ctx, v.ID, "more"); !errors.As(err, &ae) {
+	if _, _, _, err := b.Answer(ctx, v.ID, "more"); !errors.As(err, &ae) {
 		t.Fatalf("got %v, want an AnswerError", err)
 	}
-	if _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, ErrNotFound) {
+	if _, _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("got %v, want ErrNotFound", err)
 	}
 }

@@ -142,16 +142,11 @@ func mergeHunks(hs []gitx.Hunk) []gitx.Hunk {
 	var out []gitx.Hunk
 	for _, h := range hs {
 		if len(out) > 0 {
+			// Only hunks that change old lines merge: an insertion's
+			// OldStart is the line before it.
 			p := &out[len(out)-1]
-			pEnd := p.OldStart + p.OldLines // first old line after p, 1-based
-			if p.OldLines == 0 {
-				pEnd = p.OldStart + 1
-			}
-			hStart := h.OldStart
-			if h.OldLines == 0 {
-				hStart = h.OldStart + 1
-			}
-			if gap := hStart - pEnd; gap >= 0 && gap <= mergeGap && p.OldLines > 0 && h.OldLines > 0 {
+			gap := h.OldStart - (p.OldStart + p.OldLines) // unchanged lines between
+			if p.OldLines > 0 && h.OldLines > 0 && gap >= 0 && gap <= mergeGap {
 				// git gives a hunk without new lines the line before them.
 				pNew, hNew := firstNew(*p), firstNew(h)
 				p.OldLines = h.OldStart + h.OldLines - p.OldStart

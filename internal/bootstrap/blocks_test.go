@@ -142,3 +142,24 @@ func TestShowChanges(t *testing.T) {
 		t.Errorf("a SEARCH line is not in the rendered package:\n%s", pkg.Render())
 	}
 }
+
+func TestMergeHunks(t *testing.T) {
+	h := func(os, ol, ns, nl int) gitx.Hunk {
+		return gitx.Hunk{OldStart: os, OldLines: ol, NewStart: ns, NewLines: nl}
+	}
+	for _, tc := range []struct {
+		name     string
+		in, want []gitx.Hunk
+	}{
+		{"two lines apart", []gitx.Hunk{h(3, 1, 3, 1), h(6, 1, 6, 1)}, []gitx.Hunk{h(3, 4, 3, 4)}},
+		{"three lines apart", []gitx.Hunk{h(3, 1, 3, 1), h(7, 1, 7, 1)}, []gitx.Hunk{h(3, 1, 3, 1), h(7, 1, 7, 1)}},
+		{"a change, then a deletion", []gitx.Hunk{h(3, 1, 3, 1), h(5, 1, 4, 0)}, []gitx.Hunk{h(3, 3, 3, 2)}},
+		{"an insertion stays apart", []gitx.Hunk{h(3, 0, 4, 1), h(4, 1, 6, 1)}, []gitx.Hunk{h(3, 0, 4, 1), h(4, 1, 6, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, mergeHunks(tc.in)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -406,12 +406,12 @@ func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) 
 	for _, f := range files {
 		ch := change{FileHunks: f}
 		if f.OldPath != "" && !f.Binary {
-			if ch.Old, _, err = gitx.ShowFile(ctx, top, parent, f.OldPath); err != nil {
+			if ch.Old, err = gitx.ShowFile(ctx, top, parent, f.OldPath); err != nil {
 				return commit{}, err
 			}
 		}
 		if f.NewPath != "" && !f.Binary {
-			if ch.New, _, err = gitx.ShowFile(ctx, top, c.Hash, f.NewPath); err != nil {
+			if ch.New, err = gitx.ShowFile(ctx, top, c.Hash, f.NewPath); err != nil {
 				return commit{}, err
 			}
 		}

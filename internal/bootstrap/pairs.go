@@ -76,14 +76,12 @@ func (d *deriver) derive(ctx context.Context, c commit) (*derived, error) {
 	if d.parser == nil {
 		d.parser = lang.NewParser()
 	}
-	meta := func(stage string) dataset.Meta {
-		return dataset.Meta{Stage: stage, Source: corpus.SourceSynthetic, Positive: true, Date: c.Date,
-			Repo: d.Repo, Commit: c.Hash, Parent: c.Parent, Gold: goldFiles(c.Changes)}
-	}
-	add := func(stage, system, user, assistant string) {
-		out.Records = append(out.Records, dataset.Record{Example: dataset.Chat(system, user, assistant), Meta: meta(stage)})
-	}
 	gold := goldFiles(c.Changes)
+	add := func(stage, system, user, assistant string) {
+		out.Records = append(out.Records, dataset.Record{Example: dataset.Chat(system, user, assistant),
+			Meta: dataset.Meta{Stage: stage, Source: corpus.SourceSynthetic, Positive: true, Date: c.Date,
+				Repo: d.Repo, Commit: c.Hash, Parent: c.Parent, Gold: gold}})
+	}
 	prim := d.primaries(c.Changes)
 	refs := referencedNames(c.Changes)
 

@@ -50,7 +50,7 @@ func answerRun(ctx context.Context, d *deps, opts *answerOptions) error {
 		return err
 	}
 	defer b.Close()
-	_, resumed, err := b.Answer(ctx, opts.id, opts.text)
+	_, _, resumed, err := b.Answer(ctx, opts.id, opts.text)
 	if err != nil {
 		return err
 	}

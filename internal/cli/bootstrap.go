@@ -210,12 +210,17 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 	}
 	if rep.Reused {
 		fmt.Fprintf(d.out, "already bootstrapped from the same commits with the same settings: nothing written (--force derives the pairs again)\n")
-		fmt.Fprintf(d.out, "datasets: %s (training plan %d)\n", relPath(root, rep.Dir), rep.PlanID)
-		for _, ds := range rep.Datasets {
-			fmt.Fprintf(d.out, "  %-24s %4d train %4d valid  (dataset %d)\n", ds.BaseModel+"/"+ds.Stage, ds.Train, ds.Valid, ds.ID)
-		}
-		return
+	} else {
+		printBootstrapPairs(d, rep)
 	}
+	fmt.Fprintf(d.out, "datasets: %s (training plan %d)\n", relPath(root, rep.Dir), rep.PlanID)
+	for _, ds := range rep.Datasets {
+		fmt.Fprintf(d.out, "  %-24s %4d train %4d valid  (dataset %d)\n", ds.BaseModel+"/"+ds.Stage, ds.Train, ds.Valid, ds.ID)
+	}
+}
+
+// printBootstrapPairs says what a run that derived the pairs drew.
+func printBootstrapPairs(d *deps, rep *bootstrap.Report) {
 	var pairs []string
 	for _, s := range dataset.Stages {
 		pairs = append(pairs, fmt.Sprintf("%s %d", s, rep.Pairs[s]))
@@ -236,9 +241,5 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 	}
 	if rep.Failed > 0 {
 		fmt.Fprintf(d.out, "%d kept commit(s) failed, e.g. %s\n", rep.Failed, rep.Errors[0])
-	}
-	fmt.Fprintf(d.out, "datasets: %s (training plan %d)\n", relPath(root, rep.Dir), rep.PlanID)
-	for _, ds := range rep.Datasets {
-		fmt.Fprintf(d.out, "  %-24s %4d train %4d valid  (dataset %d)\n", ds.BaseModel+"/"+ds.Stage, ds.Train, ds.Valid, ds.ID)
 	}
 }

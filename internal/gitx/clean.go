@@ -2,8 +2,10 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -135,18 +137,35 @@ func CheckoutDetached(ctx context.Context, dir, commit string) error {
 	return err
 }
 
+// TreeIs stages everything in the worktree at dir, untracked files too,
+// and reports whether its index then holds exactly commit's tree.
+func TreeIs(ctx context.Context, dir, commit string) (bool, error) {
+	if _, err := run(ctx, dir, "add", "-A"); err != nil {
+		return false, err
+	}
+	err := exec.CommandContext(ctx, "git", "-C", dir, "diff", "--cached", "--quiet", commit, "--").Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && ctx.Err() == nil:
+		return false, nil
+	}
+	return false, fmt.Errorf("git diff: %w", err)
+}
+
 // ShowFile returns the content of path (relative to the top level) at
-// commit, and false when the commit has no such file.
-func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, bool, error) {
+// commit, nil when the commit has no such file.
+func ShowFile(ctx context.Context, dir, commit, path string) ([]byte, error) {
 	out, err := run(ctx, dir, "cat-file", "blob", commit+":"+path)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		}
 		if _, lerr := run(ctx, dir, "cat-file", "-e", commit+":"+path); lerr != nil {
-			return nil, false, nil
+			return nil, nil
 		}
-		return nil, false, err
+		return nil, err
 	}
-	return out, true, nil
+	return out, nil
 }

@@ -238,3 +238,76 @@ func read(t *testing.T, dir, name string) string {
 	}
 	return string(data)
 }
+
+// TestDetachedWorktree: a scratch worktree checks out one commit, moves
+// to another with nothing left over, and TreeIs says whether its files,
+// untracked ones too, are exactly a commit's.
+func TestDetachedWorktree(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "a.txt", "one\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "first")
+	first := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	write(t, dir, "a.txt", "two\n")
+	write(t, dir, "b.txt", "new\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "second")
+	second := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+
+	wt := filepath.Join(t.TempDir(), "scratch", "wt")
+	if err := AddDetachedWorktree(ctx, dir, wt, first); err != nil {
+		t.Fatal(err)
+	}
+	if same, err := TreeIs(ctx, wt, first); err != nil || !same {
+		t.Errorf("TreeIs(first) after the checkout: got %v, %v; want true", same, err)
+	}
+	// The second commit's files, written by hand, are its tree.
+	write(t, wt, "a.txt", "two\n")
+	write(t, wt, "b.txt", "new\n")
+	if same, err := TreeIs(ctx, wt, second); err != nil || !same {
+		t.Errorf("TreeIs(second) with its files: got %v, %v; want true", same, err)
+	}
+	write(t, wt, "c.txt", "stray\n")
+	if same, err := TreeIs(ctx, wt, second); err != nil || same {
+		t.Errorf("TreeIs(second) with an untracked file more: got %v, %v; want false", same, err)
+	}
+	if err := CheckoutDetached(ctx, wt, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "c.txt")); !os.IsNotExist(err) {
+		t.Errorf("c.txt after the checkout: %v, want it gone", err)
+	}
+	if same, err := TreeIs(ctx, wt, first); err != nil || !same {
+		t.Errorf("TreeIs(first) after moving back: got %v, %v; want true", same, err)
+	}
+	if _, err := TreeIs(ctx, wt, "no-such-commit"); err == nil {
+		t.Error("TreeIs(no such commit): no error")
+	}
+	if err := RemoveDetachedWorktree(ctx, dir, wt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Errorf("worktree after removal: %v, want it gone", err)
+	}
+	if got := git(t, dir, "worktree", "list", "--porcelain"); strings.Contains(got, wt) {
+		t.Errorf("git still lists the worktree:\n%s", got)
+	}
+}
+
+func TestShowFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	write(t, dir, "sub/a.txt", "one\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "first")
+	got, err := ShowFile(ctx, dir, "HEAD", "sub/a.txt")
+	if err != nil || string(got) != "one\n" {
+		t.Errorf("ShowFile(sub/a.txt): got %q, %v; want \"one\\n\"", got, err)
+	}
+	if got, err := ShowFile(ctx, dir, "HEAD", "sub/none.txt"); err != nil || got != nil {
+		t.Errorf("ShowFile(a missing file): got %q, %v; want nil, nil", got, err)
+	}
+}

@@ -169,16 +169,22 @@ type Adapter struct {
 	DeployedAt       string `json:"deployed_at"`
 }
 
+// adapterColumns are the columns of adapter_metadata scanAdapter reads.
+const adapterColumns = `id, stage_name, base_model, model_tag, version, active != 0, COALESCE(performance_notes, ''), deployed_at`
+
+func scanAdapter(s scanner) (Adapter, error) {
+	var a Adapter
+	err := s.Scan(&a.ID, &a.StageName, &a.BaseModel, &a.ModelTag, &a.Version, &a.Active, &a.PerformanceNotes, &a.DeployedAt)
+	return a, err
+}
+
 // AdapterForStage returns the active adapter of a stage, or nil when the
 // stage has none. When several are active the latest deployment wins, then
 // the highest version: re-deploying an older version is a rollback.
 func (k *KnowledgeBase) AdapterForStage(ctx context.Context, stageName string) (*Adapter, error) {
-	var a Adapter
-	err := k.db.QueryRowContext(ctx, `SELECT id, stage_name, base_model, model_tag, version, active != 0,
-			COALESCE(performance_notes, ''), deployed_at
-		FROM adapter_metadata WHERE stage_name = ? AND active = 1
-		ORDER BY julianday(deployed_at) DESC, deployed_at DESC, version DESC, id DESC LIMIT 1`, stageName).
-		Scan(&a.ID, &a.StageName, &a.BaseModel, &a.ModelTag, &a.Version, &a.Active, &a.PerformanceNotes, &a.DeployedAt)
+	a, err := scanAdapter(k.db.QueryRowContext(ctx, `SELECT `+adapterColumns+` FROM adapter_metadata
+		WHERE stage_name = ? AND active = 1
+		ORDER BY julianday(deployed_at) DESC, deployed_at DESC, version DESC, id DESC LIMIT 1`, stageName))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -205,11 +211,8 @@ func (k *KnowledgeBase) ActiveAdapterStages(ctx context.Context) ([]string, erro
 // then version (seed 001 §4.5): the deployment history `cra adapters
 // list` and rollback read.
 func (k *KnowledgeBase) Adapters(ctx context.Context) ([]Adapter, error) {
-	adapters, err := queryAll(ctx, k.db, func(s scanner) (Adapter, error) {
-		var a Adapter
-		return a, s.Scan(&a.ID, &a.StageName, &a.BaseModel, &a.ModelTag, &a.Version, &a.Active, &a.PerformanceNotes, &a.DeployedAt)
-	}, `SELECT id, stage_name, base_model, model_tag, version, active != 0, COALESCE(performance_notes, ''), deployed_at
-		FROM adapter_metadata ORDER BY stage_name, version, id`)
+	adapters, err := queryAll(ctx, k.db, scanAdapter,
+		`SELECT `+adapterColumns+` FROM adapter_metadata ORDER BY stage_name, version, id`)
 	if err != nil {
 		return nil, fmt.Errorf("query adapters: %w", err)
 	}

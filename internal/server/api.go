@@ -454,12 +454,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	t, resumed, err := s.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
-	if err != nil {
-		s.taskError(w, r, err)
-		return
-	}
-	_, folder, err := s.Board.Store.Get(r.Context(), t.ID)
+	t, folder, resumed, err := s.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
 	if err != nil {
 		s.taskError(w, r, err)
 		return

@@ -90,17 +90,7 @@ func Self(ctx context.Context) (Identity, error) {
 // fills in Run and TaskID: the processor knows them when it starts the
 // run, and a process's environment is not always readable.
 func Of(ctx context.Context, pid int) (Identity, error) {
-	if pid <= 0 {
-		return Identity{}, fmt.Errorf("process %d: not a process id", pid)
-	}
-	st, err := stat(ctx, pid)
-	if err == nil && st.Exited {
-		err = errNoProcess
-	}
-	if err != nil {
-		return Identity{}, fmt.Errorf("identify process %d: %w", pid, err)
-	}
-	return Identity{PID: pid, StartTime: st.StartTime}, nil
+	return identify(ctx, pid, false)
 }
 
 // OfChild returns the identity of pid, a child the caller started and has
@@ -109,10 +99,18 @@ func Of(ctx context.Context, pid int) (Identity, error) {
 // own (and Alive reports it gone). A quick agent exits before the
 // processor reads it; Of would refuse it and leave no run file.
 func OfChild(ctx context.Context, pid int) (Identity, error) {
+	return identify(ctx, pid, true)
+}
+
+// identify is Of, and OfChild when exited is allowed.
+func identify(ctx context.Context, pid int, exited bool) (Identity, error) {
 	if pid <= 0 {
 		return Identity{}, fmt.Errorf("process %d: not a process id", pid)
 	}
 	st, err := stat(ctx, pid)
+	if err == nil && st.Exited && !exited {
+		err = errNoProcess
+	}
 	if err != nil {
 		return Identity{}, fmt.Errorf("identify process %d: %w", pid, err)
 	}

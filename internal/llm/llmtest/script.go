@@ -43,7 +43,7 @@ func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("llmtest: unsupported: ! llmtest")
 	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: llmtest start|models|on|enqueue|default|requests|manage|blob|stop ...")
+		ts.Fatalf("usage: llmtest start|models|strict|on|on-model|enqueue|default|requests|manage|blob|digest|stop ...")
 	}
 	servers.Lock()
 	s := servers.m[ts]
