@@ -209,10 +209,26 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 	}
 	last := lastNonBlank(lines)
 	uses := usesBefore(lines, exercised)
+	using := func(b testBlock) bool { return uses[min(b.end, len(lines))] > uses[max(b.start, 1)-1] }
+	// A test exercising a primary definition is relevant. JS/TS tests so
+	// marked are shown in full, so there the rule must tell tests apart:
+	// not where most of them call it, as in a file named after the
+	// function it tests (test/res.send.js), whose first tests would fill
+	// the package by their order alone.
+	tests, users := 0, 0
+	for _, b := range blocks {
+		if !b.group {
+			tests++
+			if using(b) {
+				users++
+			}
+		}
+	}
+	telling := defined || 2*users <= tests
 	rel := make([]float64, len(blocks))
 	for i, b := range blocks {
 		r := symbolRelevance(symbolRow{name: b.name, start: b.start, end: b.end}, ft, wanted, tt, refLines)
-		if r < 1 && uses[min(b.end, len(lines))] > uses[max(b.start, 1)-1] {
+		if r < 1 && telling && using(b) {
 			r = 1 // it exercises a primary definition
 		}
 		rel[i] = r

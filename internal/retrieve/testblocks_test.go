@@ -315,3 +315,56 @@ func TestTestPiecesGapsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestTestPiecesExercisedEverywhere(t *testing.T) {
+	// A file named after the function it tests calls it in every test.
+	// Calling it tells the tests apart only where few do: here the tests
+	// shown in full are the ones holding the task's word, not the first
+	// ones in line order.
+	var b strings.Builder
+	b.WriteString("describe('.sendFile(path)', function () {\n")
+	for i := 0; i < 8; i++ {
+		title := fmt.Sprintf("should serve case %d", i)
+		if i == 5 {
+			title = "should 304 when etag matches"
+		}
+		fmt.Fprintf(&b, "  it('%s', function () {\n    res.sendFile('f%d')\n  })\n\n", title, i)
+	}
+	b.WriteString("})\n")
+	lines := splitLines(b.String())
+	blocks, _ := testBlocks("test/res.sendFile.js", lines, nil)
+	tt := newTaskTerms(map[string]float64{"etag": 2, "option": 1})
+	ft := scanTerms(lines, tt)
+	mk := func(kind, name, detail string, start, end int, prio float64) piece {
+		return piece{item: Item{Kind: kind, Name: name, StartLine: start, EndLine: end}, priority: prio}
+	}
+	full := func(ps []piece) []string {
+		var out []string
+		for _, p := range ps {
+			if p.item.Kind == "symbol" {
+				out = append(out, p.item.Name)
+			}
+		}
+		return out
+	}
+	ps := testPieces(blocks, false, lines, ft, map[string]bool{}, tt, nil, []string{"sendFile"}, 12, 1, mk)
+	if d := cmp.Diff([]string{"should 304 when etag matches"}, full(ps)); d != "" {
+		t.Errorf("every test calls sendFile: tests in full (-want +got):\n%s", d)
+	}
+	// Where only some tests call it, calling it is what tells them apart.
+	var c strings.Builder
+	for i := 0; i < 6; i++ {
+		call := "other()"
+		if i == 2 {
+			call = "res.sendFile('f')"
+		}
+		fmt.Fprintf(&c, "it('case %d', function () {\n  %s\n})\n\n", i, call)
+	}
+	lines = splitLines(c.String())
+	blocks, _ = testBlocks("test/res.js", lines, nil)
+	ft = scanTerms(lines, tt)
+	ps = testPieces(blocks, false, lines, ft, map[string]bool{}, tt, nil, []string{"sendFile"}, 12, 1, mk)
+	if d := cmp.Diff([]string{"case 2"}, full(ps)); d != "" {
+		t.Errorf("one test calls sendFile: tests in full (-want +got):\n%s", d)
+	}
+}
