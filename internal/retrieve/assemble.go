@@ -399,7 +399,15 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		decl := s.start
 		s.start = leadingComments(lines, s.start)
 		body := text(s.start, s.end)
-		rel := symbolRelevance(s, ft, wanted, tt, fileRefLines)
+		// A block comment above it (JSDoc: the API's documentation, with
+		// its examples) does not make it relevant: words it repeats from
+		// the task are about using the definition, not about its code. Line
+		// comments and decorators count.
+		judged := s
+		if strings.HasPrefix(strings.TrimSpace(text(s.start, s.start)), "/*") {
+			judged.start = decl
+		}
+		rel := symbolRelevance(judged, ft, wanted, tt, fileRefLines)
 		if a.Linked[c.Path][s.name] {
 			rel = math.Max(rel, 0.5)
 		}

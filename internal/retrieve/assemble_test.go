@@ -565,3 +565,43 @@ func Unrelated() int {
 		t.Errorf("symbol details by line: got %v, want Invoice.Reset (11) primary, Cart.Reset (5) and Unrelated (16) supporting", details)
 	}
 }
+
+func TestAssembleDocBlockNotRelevance(t *testing.T) {
+	// A JSDoc block above a method is the API's documentation: words it
+	// repeats from the task do not make the method the one to change. The
+	// method whose code holds them is.
+	var b strings.Builder
+	b.WriteString("export class Context {\n")
+	b.WriteString("  /**\n   * `.body()` returns the response. Set headers with `.header()`: the\n" +
+		"   * headers merge with the prepared ones on creation of the response.\n" +
+		"   * @example\n   * c.body('hi', 200, { 'X-Merge': 'headers' })\n   */\n" +
+		"  body(data) {\n    return this.respond(data)\n  }\n\n")
+	b.WriteString("  respond(data) {\n    const headers = this.prepared ? mergeHeaders(this.prepared) : newHeaders()\n" +
+		"    return new Response(data, { headers })\n  }\n\n")
+	for i := range 80 {
+		fmt.Fprintf(&b, "  step%d(value) {\n    return this.apply(value, %d)\n  }\n\n", i, i)
+	}
+	b.WriteString("}\n")
+	f := newFixture(t, map[string]string{"src/context.ts": b.String(), "src/other.ts": "export const x = 1\n"})
+	ctx := context.Background()
+	q := Analyze("skip Headers creation when there are no headers to merge")
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
+	a.WholeShare = 0 // its pieces, not the whole file
+	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 8192, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := map[string]string{}
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			if pf.Path == "src/context.ts" && it.Kind == "symbol" {
+				details[it.Name] = it.Detail
+			}
+		}
+	}
+	if details["respond"] == DetailTypeContext || details["body"] != DetailTypeContext {
+		t.Errorf("respond %q, body %q: want respond above type context, body (relevant by its doc block only) at type context",
+			details["respond"], details["body"])
+	}
+}
