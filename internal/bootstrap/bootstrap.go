@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,7 +116,8 @@ type Report struct {
 	Code CodeStats `json:"execute_code"`
 	// Failed counts the kept commits whose pairs could not be derived (a
 	// checkout or an index run that failed); Errors quotes the first. When
-	// every kept commit fails, Run fails and writes nothing.
+	// every kept commit fails, Run fails and writes nothing. A reused run
+	// reports its own failures, with its first error only.
 	Failed int      `json:"commits_failed"`
 	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
@@ -537,12 +539,17 @@ func (o *Options) reuse(ctx context.Context, rep *Report) (bool, error) {
 		for _, d := range rows {
 			rep.Pairs[d.Stage] = d.Examples
 		}
+		if n, first := planFailures(p.RawPlan); n > 0 {
+			rep.Failed, rep.Errors = n, []string{first}
+		}
 		return true, nil
 	}
 	return false, nil
 }
 
-// planText is the plan row's raw_plan: what the run drew, in words.
+// planText is the plan row's raw_plan: what the run drew, in words, and
+// the kept commits that failed with the first error, which a rerun that
+// reuses the run reads back (planFailures) to say whose pairs are missing.
 func planText(rep *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cra bootstrap %s at %.12s: %d commit(s) examined, %d kept; pairs:", rep.Repo, rep.Head, rep.Seen, rep.Kept)
@@ -550,7 +557,27 @@ func planText(rep *Report) string {
 		fmt.Fprintf(&b, " %s %d", s, rep.Pairs[s])
 	}
 	fmt.Fprintf(&b, "; execute_code reproduced %d of %d", rep.Code.Reproduced, rep.Code.Tried)
+	if rep.Failed > 0 {
+		fmt.Fprintf(&b, "; %d kept commit(s) failed, the first: %s", rep.Failed, rep.Errors[0])
+	}
 	return b.String()
+}
+
+var planFailuresRe = lazyre.New(`; execute_code reproduced \d+ of \d+; (\d+) kept commit\(s\) failed, the first: ((?s).*)$`)
+
+// planFailures reads back from a raw_plan planText wrote the kept commits
+// that failed and the first error; 0 when none did (or the run predates
+// their record).
+func planFailures(raw string) (int, string) {
+	m := planFailuresRe().FindStringSubmatch(raw)
+	if m == nil {
+		return 0, ""
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, ""
+	}
+	return n, m[2]
 }
 
 // newDatasetDir makes a new directory for a run's datasets under root,

@@ -629,3 +629,48 @@ func TestRunKeepsUsersWorktrees(t *testing.T) {
 		t.Errorf("the user's worktree record was pruned: %v", err)
 	}
 }
+
+// TestRunReusesPartlyFailedRun: a run where one kept commit failed (its
+// parent's checkout: a required smudge filter that fails) keeps the other
+// commits' pairs; the rerun that reuses it reports the failure again, with
+// the first error, so the user learns those pairs are missing; --force
+// derives them again once the cause is gone.
+func TestRunReusesPartlyFailedRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	writeFile(t, f.dir, ".git/info/attributes", "app/fmt.py filter=broken\n")
+	gittest.Run(t, f.dir, "config", "filter.broken.smudge", "false")
+	gittest.Run(t, f.dir, "config", "filter.broken.required", "true")
+	opts := testOptions(t, f.dir, t.TempDir())
+	rep, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removal := f.commits["Remove the formatting module, nobody calls show"]
+	if rep.Failed != 1 || len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0], removal[:12]+": ") {
+		t.Fatalf("first run: %d failed %q, want the removal %.12s", rep.Failed, rep.Errors, removal)
+	}
+
+	again, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Reused || again.PlanID != rep.PlanID {
+		t.Fatalf("rerun: reused %v plan %d, want plan %d reused", again.Reused, again.PlanID, rep.PlanID)
+	}
+	if again.Failed != rep.Failed || !slices.Equal(again.Errors, rep.Errors[:1]) {
+		t.Errorf("rerun: %d failed %q, want %d %q", again.Failed, again.Errors, rep.Failed, rep.Errors[:1])
+	}
+
+	// The cause gone, --force derives the missing commit's pairs.
+	gittest.Run(t, f.dir, "config", "--unset", "filter.broken.required")
+	gittest.Run(t, f.dir, "config", "filter.broken.smudge", "cat")
+	opts.Force = true
+	forced, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forced.Reused || forced.Failed != 0 || forced.Pairs[dataset.TaskAnalysis] != 4 {
+		t.Errorf("forced rerun: reused %v, %d failed, %d task analysis pairs; want derived, 0, 4", forced.Reused, forced.Failed, forced.Pairs[dataset.TaskAnalysis])
+	}
+}
