@@ -238,6 +238,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Duration = time.Since(start)
 		return rep, nil
 	}
+	// One bootstrap of a repository at a time, from the look for an
+	// earlier run to the record of this one: a second would take the
+	// first's worktree away, or, finding no run recorded yet, derive and
+	// record the same pairs again.
+	lk, err := opts.lock(top)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
 	if !opts.Force {
 		if found, err := opts.reuse(ctx, rep); err != nil || found {
 			rep.Duration = time.Since(start)
@@ -260,22 +269,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// visit derives the pairs of the kept commits, oldest first, each at its
-// parent in the scratch worktree, which it removes however it returns.
-func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
-	// One bootstrap of a repository at a time: a second would take the
-	// first's worktree away.
+// lock takes the scratch directory's lock, which the caller closes, or
+// fails with ErrBusy when another bootstrap of top holds it.
+func (o *Options) lock(top string) (*os.File, error) {
 	if err := os.MkdirAll(o.ScratchDir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	lk, ok, err := flock.TryLock(filepath.Join(o.ScratchDir, "bootstrap.lock"))
 	if err != nil {
-		return fmt.Errorf("lock the scratch directory: %w", err)
+		return nil, fmt.Errorf("lock the scratch directory: %w", err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
+		return nil, fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
 	}
-	defer lk.Close()
+	return lk, nil
+}
+
+// visit derives the pairs of the kept commits, oldest first, each at its
+// parent in the scratch worktree, which it removes however it returns.
+// The caller holds the lock.
+func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
 	wt := filepath.Join(o.ScratchDir, "worktree")
 	// Removed also when the add fails: a git killed in the middle of it
 	// (a cancellation) leaves the worktree registered, and locked.
@@ -432,6 +445,7 @@ func taskText(message string) string {
 // save writes the stages' datasets to a new directory and records them
 // with their plan in one transaction.
 func (o *Options) save(ctx context.Context, rep *Report, records map[string][]dataset.Record, start time.Time) error {
+	fmt.Fprintf(o.Progress, "writing the datasets in %s\n", o.DatasetsDir)
 	name, dir, err := newDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start)
 	if err != nil {
 		return err

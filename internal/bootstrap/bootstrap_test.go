@@ -674,3 +674,34 @@ func TestRunReusesPartlyFailedRun(t *testing.T) {
 		t.Errorf("forced rerun: reused %v, %d failed, %d task analysis pairs; want derived, 0, 4", forced.Reused, forced.Failed, forced.Pairs[dataset.TaskAnalysis])
 	}
 }
+
+// TestRunBusyWhileSaving: a second bootstrap started while the first
+// writes and records its datasets is refused, as during the derivation:
+// were the lock released before the save, the second would find no
+// recorded run to reuse, derive the same pairs and record them twice.
+func TestRunBusyWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	opts := testOptions(t, f.dir, t.TempDir())
+	second := opts
+	var secondErr error
+	started := false
+	opts.Progress = writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "writing the datasets") && !started {
+			started = true
+			_, secondErr = Run(ctx, second)
+		}
+	})
+	if _, err := Run(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !started {
+		t.Fatal("no progress line before the save")
+	}
+	if !errors.Is(secondErr, ErrBusy) {
+		t.Errorf("a bootstrap started during the save: got %v, want ErrBusy", secondErr)
+	}
+	if rows, _ := opts.Corpus.Datasets(ctx, ""); len(rows) != len(dataset.Stages) {
+		t.Errorf("%d dataset rows, want one run's %d", len(rows), len(dataset.Stages))
+	}
+}
