@@ -19,15 +19,20 @@
 //
 // The datasets go to a new directory of their own per run (internal/
 // dataset: one directory per stage, separated by base model,
-// deduplicated, split by commit date) and are recorded in the raw DB's
-// training_datasets, source synthetic, under one training_plans row that
-// records the repository and the filter. A rerun never rewrites an
-// earlier run's files, which an adapter may have been trained on.
+// deduplicated, split by commit date), written in a temporary directory
+// beside it and renamed into place once complete, and are recorded in
+// the raw DB's training_datasets, source synthetic, under one
+// training_plans row that records the repository and the filter. A rerun
+// never rewrites an earlier run's files, which an adapter may have been
+// trained on. One run of a repository at a time holds the scratch
+// directory's lock, from its look for an earlier run to its record.
 package bootstrap
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -247,6 +252,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer lk.Close()
+	if err := opts.removeLeftovers(); err != nil {
+		return nil, err
+	}
 	if !opts.Force {
 		if found, err := opts.reuse(ctx, rep); err != nil || found {
 			rep.Duration = time.Since(start)
@@ -443,25 +451,42 @@ func taskText(message string) string {
 }
 
 // save writes the stages' datasets to a new directory and records them
-// with their plan in one transaction.
+// with their plan in one transaction. The files are written in a
+// temporary directory beside the runs' directories, renamed into place
+// once complete: a run killed in the middle leaves no partial directory a
+// reader could take for a run's, only a temporary one the next run of
+// the repository removes (removeLeftovers).
 func (o *Options) save(ctx context.Context, rep *Report, records map[string][]dataset.Record, start time.Time) error {
 	fmt.Fprintf(o.Progress, "writing the datasets in %s\n", o.DatasetsDir)
-	name, dir, err := newDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start)
+	if err := os.MkdirAll(o.DatasetsDir, 0o755); err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	// The lock held, and the leftovers removed, the name is free.
+	tmp := filepath.Join(o.DatasetsDir, o.tempPrefix()+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once renamed
+	var sums []dataset.Summary
+	for _, stage := range dataset.Stages {
+		sum, err := dataset.Write(tmp, stage, records[stage], 0)
+		if err != nil {
+			return fmt.Errorf("write the %s dataset: %w", stage, err)
+		}
+		sums = append(sums, sum)
+	}
+	name, dir, err := placeDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start, tmp)
 	if err != nil {
 		return err
 	}
 	rep.Name, rep.Dir = name, dir
 	var rows []corpus.Dataset
-	for _, stage := range dataset.Stages {
-		sum, err := dataset.Write(dir, stage, records[stage], 0)
-		if err != nil {
-			os.RemoveAll(dir)
-			return fmt.Errorf("write the %s dataset: %w", stage, err)
-		}
-		rep.Datasets = append(rep.Datasets, DatasetReport{Stage: stage, BaseModel: dataset.BaseModel(stage), Path: sum.Dir,
+	for i, stage := range dataset.Stages {
+		sum, path := sums[i], dataset.Dir(dir, stage)
+		rep.Datasets = append(rep.Datasets, DatasetReport{Stage: stage, BaseModel: dataset.BaseModel(stage), Path: path,
 			Train: sum.Train, Valid: sum.Valid, Duplicates: sum.Duplicates})
 		rows = append(rows, corpus.Dataset{Stage: stage, BaseModel: dataset.BaseModel(stage), Source: corpus.SourceSynthetic,
-			Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
+			Path: path, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
 	}
 	rep.Duration = time.Since(start)
 	if o.Corpus == nil {
@@ -479,6 +504,46 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 		rep.Datasets[i].ID = ids[i]
 	}
 	return nil
+}
+
+// removeLeftovers removes the temporary directories of runs of the same
+// repository killed in the middle of their save: the caller holds the
+// lock, so no run of the repository is writing one. Other directories,
+// another repository's temporary ones included, stay.
+func (o *Options) removeLeftovers() error {
+	entries, err := os.ReadDir(o.DatasetsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	prefix := o.tempPrefix()
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(o.DatasetsDir, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("remove %s, which an interrupted cra bootstrap left: %w (remove it by hand)", p, err)
+		}
+	}
+	return nil
+}
+
+// tempPrefix begins the name of the temporary directory, beside the
+// runs' directories, in which a run writes its datasets before it renames
+// it into place: a dot (no run's directory has one), and a hash of the
+// scratch directory, whose lock the run holds. A run that finds one with
+// its own prefix while it holds the lock knows the run that made it was
+// killed, and removes it; another repository's may be a live run's.
+func (o *Options) tempPrefix() string {
+	dir, err := filepath.Abs(o.ScratchDir)
+	if err != nil {
+		dir = o.ScratchDir
+	}
+	h := sha256.Sum256([]byte(dir))
+	return ".bootstrap-" + hex.EncodeToString(h[:4]) + ".tmp-"
 }
 
 func sinceText(t time.Time) string {
@@ -594,13 +659,10 @@ func planFailures(raw string) (int, string) {
 	return n, m[2]
 }
 
-// newDatasetDir makes a new directory for a run's datasets under root,
-// named bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
-// second has it.
-func newDatasetDir(root, repo string, t time.Time) (string, string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", "", fmt.Errorf("datasets directory: %w", err)
-	}
+// placeDatasetDir renames tmp, a complete run's directory, into root as
+// bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
+// second has that name.
+func placeDatasetDir(root, repo string, t time.Time, tmp string) (string, string, error) {
 	base := "bootstrap-" + safeName(repo) + "-" + t.UTC().Format("20060102T150405Z")
 	for i := 1; ; i++ {
 		name := base
@@ -608,11 +670,18 @@ func newDatasetDir(root, repo string, t time.Time) (string, string, error) {
 			name = fmt.Sprintf("%s-%d", base, i)
 		}
 		dir := filepath.Join(root, name)
-		err := os.Mkdir(dir, 0o755)
+		// rename(2) replaces an empty directory: one of that name, empty
+		// or not, is another run's.
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("datasets directory: %w", err)
+		}
+		err := os.Rename(tmp, dir)
 		if err == nil {
 			return name, dir, nil
 		}
-		if !errors.Is(err, os.ErrExist) {
+		if !errors.Is(err, os.ErrExist) { // ENOTEMPTY included: a run of the same name placed since
 			return "", "", fmt.Errorf("datasets directory: %w", err)
 		}
 	}

@@ -705,3 +705,83 @@ func TestRunBusyWhileSaving(t *testing.T) {
 		t.Errorf("%d dataset rows, want one run's %d", len(rows), len(dataset.Stages))
 	}
 }
+
+// TestRunRemovesLeftoverTemp: the temporary directory a run killed in
+// the middle of its save left (complete files included, never renamed
+// into place nor recorded) is removed by the next run of the same
+// repository and never read as a dataset; another repository's, whose
+// run may be saving, and other directories stay.
+func TestRunRemovesLeftoverTemp(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	leftover := filepath.Join(opts.DatasetsDir, opts.tempPrefix()+"12345")
+	rec := dataset.Record{Example: dataset.Example{Messages: []dataset.Message{
+		{Role: "system", Content: "s"}, {Role: "user", Content: "u"}, {Role: "assistant", Content: "a"}}},
+		Meta: dataset.Meta{Stage: dataset.TaskAnalysis, Source: corpus.SourceSynthetic, Positive: true, Commit: "c", Date: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	if _, err := dataset.Write(leftover, dataset.TaskAnalysis, []dataset.Record{rec}, 0); err != nil {
+		t.Fatal(err)
+	}
+	other := opts
+	other.ScratchDir = filepath.Join(state, "other-scratch")
+	keep := []string{filepath.Join(opts.DatasetsDir, other.tempPrefix()+"67890"), filepath.Join(opts.DatasetsDir, "curated-scope-1")}
+	for _, k := range keep {
+		writeFile(t, k, "x", "y\n")
+	}
+
+	rep, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the leftover temporary directory is still there: %v", err)
+	}
+	for _, k := range keep {
+		if _, err := os.Stat(k); err != nil {
+			t.Errorf("%s, not this repository's leftover, was removed: %v", k, err)
+		}
+	}
+	rows, err := opts.Corpus.Datasets(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rows {
+		if !strings.HasPrefix(d.Path, rep.Dir+string(filepath.Separator)) {
+			t.Errorf("dataset %s is not under the run's directory %s", d.Path, rep.Dir)
+		}
+	}
+	if strings.HasPrefix(rep.Name, ".") {
+		t.Errorf("the run's directory %s is a temporary one", rep.Name)
+	}
+}
+
+// TestRunSaveFails: a save that fails midway (here the record, once the
+// files are written) leaves neither the run's directory nor its
+// temporary one.
+func TestRunSaveFails(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	db, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	opts.Corpus = corpus.New(db)
+	opts.Progress = writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "writing the datasets") {
+			db.Close()
+		}
+	})
+	if _, err := Run(ctx, opts); err == nil || !strings.Contains(err.Error(), "record the datasets") {
+		t.Fatalf("got %v, want the record's error", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(opts.DatasetsDir, "*")); len(m) != 0 {
+		t.Errorf("left by a failed save: %v", m)
+	}
+	if m, _ := filepath.Glob(filepath.Join(opts.DatasetsDir, ".*")); len(m) != 0 {
+		t.Errorf("left by a failed save: %v", m)
+	}
+}
