@@ -19,15 +19,20 @@
 //
 // The datasets go to a new directory of their own per run (internal/
 // dataset: one directory per stage, separated by base model,
-// deduplicated, split by commit date) and are recorded in the raw DB's
-// training_datasets, source synthetic, under one training_plans row that
-// records the repository and the filter. A rerun never rewrites an
-// earlier run's files, which an adapter may have been trained on.
+// deduplicated, split by commit date), written in a temporary directory
+// beside it and renamed into place once complete, and are recorded in
+// the raw DB's training_datasets, source synthetic, under one
+// training_plans row that records the repository and the filter. A rerun
+// never rewrites an earlier run's files, which an adapter may have been
+// trained on. One run of a repository at a time holds the scratch
+// directory's lock, from its look for an earlier run to its record.
 package bootstrap
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,7 +121,8 @@ type Report struct {
 	Code CodeStats `json:"execute_code"`
 	// Failed counts the kept commits whose pairs could not be derived (a
 	// checkout or an index run that failed); Errors quotes the first. When
-	// every kept commit fails, Run fails and writes nothing.
+	// every kept commit fails, Run fails and writes nothing. A reused run
+	// reports its own failures, with its first error only.
 	Failed int      `json:"commits_failed"`
 	Errors []string `json:"errors,omitempty"`
 	// Datasets are the stages' files and rows.
@@ -236,6 +243,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Duration = time.Since(start)
 		return rep, nil
 	}
+	// One bootstrap of a repository at a time, from the look for an
+	// earlier run to the record of this one: a second would take the
+	// first's worktree away, or, finding no run recorded yet, derive and
+	// record the same pairs again.
+	lk, err := opts.lock(top)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
+	if err := opts.removeLeftovers(); err != nil {
+		return nil, err
+	}
 	if !opts.Force {
 		if found, err := opts.reuse(ctx, rep); err != nil || found {
 			rep.Duration = time.Since(start)
@@ -258,22 +277,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return rep, nil
 }
 
-// visit derives the pairs of the kept commits, oldest first, each at its
-// parent in the scratch worktree, which it removes however it returns.
-func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
-	// One bootstrap of a repository at a time: a second would take the
-	// first's worktree away.
+// lock takes the scratch directory's lock, which the caller closes, or
+// fails with ErrBusy when another bootstrap of top holds it.
+func (o *Options) lock(top string) (*os.File, error) {
 	if err := os.MkdirAll(o.ScratchDir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	lk, ok, err := flock.TryLock(filepath.Join(o.ScratchDir, "bootstrap.lock"))
 	if err != nil {
-		return fmt.Errorf("lock the scratch directory: %w", err)
+		return nil, fmt.Errorf("lock the scratch directory: %w", err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
+		return nil, fmt.Errorf("%w: another cra bootstrap of %s is running (%s); wait for it", ErrBusy, top, o.ScratchDir)
 	}
-	defer lk.Close()
+	return lk, nil
+}
+
+// visit derives the pairs of the kept commits, oldest first, each at its
+// parent in the scratch worktree, which it removes however it returns.
+// The caller holds the lock.
+func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
 	wt := filepath.Join(o.ScratchDir, "worktree")
 	// Removed also when the add fails: a git killed in the middle of it
 	// (a cancellation) leaves the worktree registered, and locked.
@@ -428,24 +451,42 @@ func taskText(message string) string {
 }
 
 // save writes the stages' datasets to a new directory and records them
-// with their plan in one transaction.
+// with their plan in one transaction. The files are written in a
+// temporary directory beside the runs' directories, renamed into place
+// once complete: a run killed in the middle leaves no partial directory a
+// reader could take for a run's, only a temporary one the next run of
+// the repository removes (removeLeftovers).
 func (o *Options) save(ctx context.Context, rep *Report, records map[string][]dataset.Record, start time.Time) error {
-	name, dir, err := newDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start)
+	fmt.Fprintf(o.Progress, "writing the datasets in %s\n", o.DatasetsDir)
+	if err := os.MkdirAll(o.DatasetsDir, 0o755); err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	// The lock held, and the leftovers removed, the name is free.
+	tmp := filepath.Join(o.DatasetsDir, o.tempPrefix()+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once renamed
+	var sums []dataset.Summary
+	for _, stage := range dataset.Stages {
+		sum, err := dataset.Write(tmp, stage, records[stage], 0)
+		if err != nil {
+			return fmt.Errorf("write the %s dataset: %w", stage, err)
+		}
+		sums = append(sums, sum)
+	}
+	name, dir, err := placeDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start, tmp)
 	if err != nil {
 		return err
 	}
 	rep.Name, rep.Dir = name, dir
 	var rows []corpus.Dataset
-	for _, stage := range dataset.Stages {
-		sum, err := dataset.Write(dir, stage, records[stage], 0)
-		if err != nil {
-			os.RemoveAll(dir)
-			return fmt.Errorf("write the %s dataset: %w", stage, err)
-		}
-		rep.Datasets = append(rep.Datasets, DatasetReport{Stage: stage, BaseModel: dataset.BaseModel(stage), Path: sum.Dir,
+	for i, stage := range dataset.Stages {
+		sum, path := sums[i], dataset.Dir(dir, stage)
+		rep.Datasets = append(rep.Datasets, DatasetReport{Stage: stage, BaseModel: dataset.BaseModel(stage), Path: path,
 			Train: sum.Train, Valid: sum.Valid, Duplicates: sum.Duplicates})
 		rows = append(rows, corpus.Dataset{Stage: stage, BaseModel: dataset.BaseModel(stage), Source: corpus.SourceSynthetic,
-			Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
+			Path: path, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
 	}
 	rep.Duration = time.Since(start)
 	if o.Corpus == nil {
@@ -463,6 +504,46 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 		rep.Datasets[i].ID = ids[i]
 	}
 	return nil
+}
+
+// removeLeftovers removes the temporary directories of runs of the same
+// repository killed in the middle of their save: the caller holds the
+// lock, so no run of the repository is writing one. Other directories,
+// another repository's temporary ones included, stay.
+func (o *Options) removeLeftovers() error {
+	entries, err := os.ReadDir(o.DatasetsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	prefix := o.tempPrefix()
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(o.DatasetsDir, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("remove %s, which an interrupted cra bootstrap left: %w (remove it by hand)", p, err)
+		}
+	}
+	return nil
+}
+
+// tempPrefix begins the name of the temporary directory, beside the
+// runs' directories, in which a run writes its datasets before it renames
+// it into place: a dot (no run's directory has one), and a hash of the
+// scratch directory, whose lock the run holds. A run that finds one with
+// its own prefix while it holds the lock knows the run that made it was
+// killed, and removes it; another repository's may be a live run's.
+func (o *Options) tempPrefix() string {
+	dir, err := filepath.Abs(o.ScratchDir)
+	if err != nil {
+		dir = o.ScratchDir
+	}
+	h := sha256.Sum256([]byte(dir))
+	return ".bootstrap-" + hex.EncodeToString(h[:4]) + ".tmp-"
 }
 
 func sinceText(t time.Time) string {
@@ -537,12 +618,17 @@ func (o *Options) reuse(ctx context.Context, rep *Report) (bool, error) {
 		for _, d := range rows {
 			rep.Pairs[d.Stage] = d.Examples
 		}
+		if n, first := planFailures(p.RawPlan); n > 0 {
+			rep.Failed, rep.Errors = n, []string{first}
+		}
 		return true, nil
 	}
 	return false, nil
 }
 
-// planText is the plan row's raw_plan: what the run drew, in words.
+// planText is the plan row's raw_plan: what the run drew, in words, and
+// the kept commits that failed with the first error, which a rerun that
+// reuses the run reads back (planFailures) to say whose pairs are missing.
 func planText(rep *Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cra bootstrap %s at %.12s: %d commit(s) examined, %d kept; pairs:", rep.Repo, rep.Head, rep.Seen, rep.Kept)
@@ -550,16 +636,33 @@ func planText(rep *Report) string {
 		fmt.Fprintf(&b, " %s %d", s, rep.Pairs[s])
 	}
 	fmt.Fprintf(&b, "; execute_code reproduced %d of %d", rep.Code.Reproduced, rep.Code.Tried)
+	if rep.Failed > 0 {
+		fmt.Fprintf(&b, "; %d kept commit(s) failed, the first: %s", rep.Failed, rep.Errors[0])
+	}
 	return b.String()
 }
 
-// newDatasetDir makes a new directory for a run's datasets under root,
-// named bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
-// second has it.
-func newDatasetDir(root, repo string, t time.Time) (string, string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", "", fmt.Errorf("datasets directory: %w", err)
+var planFailuresRe = lazyre.New(`; execute_code reproduced \d+ of \d+; (\d+) kept commit\(s\) failed, the first: ((?s).*)$`)
+
+// planFailures reads back from a raw_plan planText wrote the kept commits
+// that failed and the first error; 0 when none did (or the run predates
+// their record).
+func planFailures(raw string) (int, string) {
+	m := planFailuresRe().FindStringSubmatch(raw)
+	if m == nil {
+		return 0, ""
 	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, ""
+	}
+	return n, m[2]
+}
+
+// placeDatasetDir renames tmp, a complete run's directory, into root as
+// bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
+// second has that name.
+func placeDatasetDir(root, repo string, t time.Time, tmp string) (string, string, error) {
 	base := "bootstrap-" + safeName(repo) + "-" + t.UTC().Format("20060102T150405Z")
 	for i := 1; ; i++ {
 		name := base
@@ -567,11 +670,18 @@ func newDatasetDir(root, repo string, t time.Time) (string, string, error) {
 			name = fmt.Sprintf("%s-%d", base, i)
 		}
 		dir := filepath.Join(root, name)
-		err := os.Mkdir(dir, 0o755)
+		// rename(2) replaces an empty directory: one of that name, empty
+		// or not, is another run's.
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("datasets directory: %w", err)
+		}
+		err := os.Rename(tmp, dir)
 		if err == nil {
 			return name, dir, nil
 		}
-		if !errors.Is(err, os.ErrExist) {
+		if !errors.Is(err, os.ErrExist) { // ENOTEMPTY included: a run of the same name placed since
 			return "", "", fmt.Errorf("datasets directory: %w", err)
 		}
 	}

@@ -629,3 +629,159 @@ func TestRunKeepsUsersWorktrees(t *testing.T) {
 		t.Errorf("the user's worktree record was pruned: %v", err)
 	}
 }
+
+// TestRunReusesPartlyFailedRun: a run where one kept commit failed (its
+// parent's checkout: a required smudge filter that fails) keeps the other
+// commits' pairs; the rerun that reuses it reports the failure again, with
+// the first error, so the user learns those pairs are missing; --force
+// derives them again once the cause is gone.
+func TestRunReusesPartlyFailedRun(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	writeFile(t, f.dir, ".git/info/attributes", "app/fmt.py filter=broken\n")
+	gittest.Run(t, f.dir, "config", "filter.broken.smudge", "false")
+	gittest.Run(t, f.dir, "config", "filter.broken.required", "true")
+	opts := testOptions(t, f.dir, t.TempDir())
+	rep, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removal := f.commits["Remove the formatting module, nobody calls show"]
+	if rep.Failed != 1 || len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0], removal[:12]+": ") {
+		t.Fatalf("first run: %d failed %q, want the removal %.12s", rep.Failed, rep.Errors, removal)
+	}
+
+	again, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Reused || again.PlanID != rep.PlanID {
+		t.Fatalf("rerun: reused %v plan %d, want plan %d reused", again.Reused, again.PlanID, rep.PlanID)
+	}
+	if again.Failed != rep.Failed || !slices.Equal(again.Errors, rep.Errors[:1]) {
+		t.Errorf("rerun: %d failed %q, want %d %q", again.Failed, again.Errors, rep.Failed, rep.Errors[:1])
+	}
+
+	// The cause gone, --force derives the missing commit's pairs.
+	gittest.Run(t, f.dir, "config", "--unset", "filter.broken.required")
+	gittest.Run(t, f.dir, "config", "filter.broken.smudge", "cat")
+	opts.Force = true
+	forced, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forced.Reused || forced.Failed != 0 || forced.Pairs[dataset.TaskAnalysis] != 4 {
+		t.Errorf("forced rerun: reused %v, %d failed, %d task analysis pairs; want derived, 0, 4", forced.Reused, forced.Failed, forced.Pairs[dataset.TaskAnalysis])
+	}
+}
+
+// TestRunBusyWhileSaving: a second bootstrap started while the first
+// writes and records its datasets is refused, as during the derivation:
+// were the lock released before the save, the second would find no
+// recorded run to reuse, derive the same pairs and record them twice.
+func TestRunBusyWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	opts := testOptions(t, f.dir, t.TempDir())
+	second := opts
+	var secondErr error
+	started := false
+	opts.Progress = writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "writing the datasets") && !started {
+			started = true
+			_, secondErr = Run(ctx, second)
+		}
+	})
+	if _, err := Run(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !started {
+		t.Fatal("no progress line before the save")
+	}
+	if !errors.Is(secondErr, ErrBusy) {
+		t.Errorf("a bootstrap started during the save: got %v, want ErrBusy", secondErr)
+	}
+	if rows, _ := opts.Corpus.Datasets(ctx, ""); len(rows) != len(dataset.Stages) {
+		t.Errorf("%d dataset rows, want one run's %d", len(rows), len(dataset.Stages))
+	}
+}
+
+// TestRunRemovesLeftoverTemp: the temporary directory a run killed in
+// the middle of its save left (complete files included, never renamed
+// into place nor recorded) is removed by the next run of the same
+// repository and never read as a dataset; another repository's, whose
+// run may be saving, and other directories stay.
+func TestRunRemovesLeftoverTemp(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	leftover := filepath.Join(opts.DatasetsDir, opts.tempPrefix()+"12345")
+	rec := dataset.Record{Example: dataset.Example{Messages: []dataset.Message{
+		{Role: "system", Content: "s"}, {Role: "user", Content: "u"}, {Role: "assistant", Content: "a"}}},
+		Meta: dataset.Meta{Stage: dataset.TaskAnalysis, Source: corpus.SourceSynthetic, Positive: true, Commit: "c", Date: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	if _, err := dataset.Write(leftover, dataset.TaskAnalysis, []dataset.Record{rec}, 0); err != nil {
+		t.Fatal(err)
+	}
+	other := opts
+	other.ScratchDir = filepath.Join(state, "other-scratch")
+	keep := []string{filepath.Join(opts.DatasetsDir, other.tempPrefix()+"67890"), filepath.Join(opts.DatasetsDir, "curated-scope-1")}
+	for _, k := range keep {
+		writeFile(t, k, "x", "y\n")
+	}
+
+	rep, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the leftover temporary directory is still there: %v", err)
+	}
+	for _, k := range keep {
+		if _, err := os.Stat(k); err != nil {
+			t.Errorf("%s, not this repository's leftover, was removed: %v", k, err)
+		}
+	}
+	rows, err := opts.Corpus.Datasets(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range rows {
+		if !strings.HasPrefix(d.Path, rep.Dir+string(filepath.Separator)) {
+			t.Errorf("dataset %s is not under the run's directory %s", d.Path, rep.Dir)
+		}
+	}
+	if strings.HasPrefix(rep.Name, ".") {
+		t.Errorf("the run's directory %s is a temporary one", rep.Name)
+	}
+}
+
+// TestRunSaveFails: a save that fails midway (here the record, once the
+// files are written) leaves neither the run's directory nor its
+// temporary one.
+func TestRunSaveFails(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	db, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	opts.Corpus = corpus.New(db)
+	opts.Progress = writerFunc(func(p []byte) {
+		if strings.HasPrefix(string(p), "writing the datasets") {
+			db.Close()
+		}
+	})
+	if _, err := Run(ctx, opts); err == nil || !strings.Contains(err.Error(), "record the datasets") {
+		t.Fatalf("got %v, want the record's error", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(opts.DatasetsDir, "*")); len(m) != 0 {
+		t.Errorf("left by a failed save: %v", m)
+	}
+	if m, _ := filepath.Glob(filepath.Join(opts.DatasetsDir, ".*")); len(m) != 0 {
+		t.Errorf("left by a failed save: %v", m)
+	}
+}

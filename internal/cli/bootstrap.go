@@ -71,7 +71,9 @@ Each run writes a dataset directory of its own; an earlier run's files,
 which an adapter may have been trained on, are never rewritten. A run
 whose repository HEAD, bounds, filter and budget are an earlier run's
 writes nothing and reports that run's datasets, so the same pairs are
-never recorded twice (--force derives them again). The newest commits
+never recorded twice (--force derives them again); when kept commits
+failed in that run, it says how many and quotes the first: their pairs are
+missing until, the cause fixed, --force derives them. The newest commits
 form each stage's validation split.
 
 Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
@@ -210,6 +212,12 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 	}
 	if rep.Reused {
 		fmt.Fprintf(d.out, "already bootstrapped from the same commits with the same settings: nothing written (--force derives the pairs again)\n")
+		if rep.Failed > 0 {
+			// The run reused lacks these commits' pairs: a failure that
+			// has since gone (a smudge filter, a full disk) calls for
+			// --force, which the reuse would otherwise hide.
+			fmt.Fprintf(d.out, "%d kept commit(s) failed in that run and have no pairs (fix the cause, then --force derives them); the first: %s\n", rep.Failed, rep.Errors[0])
+		}
 	} else {
 		printBootstrapPairs(d, rep)
 	}
