@@ -470,3 +470,47 @@ func TestRegisterRecordFails(t *testing.T) {
 		t.Errorf("retry: got tag %s, want %s", got, want)
 	}
 }
+
+// TestEvaluateBaselineIsNotTheAdapter checks that an evaluation never
+// compares an adapter with itself: a [models.overrides] entry naming the
+// adapter is passed over for the baseline, and a role model naming it is
+// refused with the fix.
+func TestEvaluateBaselineIsNotTheAdapter(t *testing.T) {
+	s, ws := newWorkspace(t)
+	ctx := context.Background()
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	tag := register(t, ws, dataset.Scope, ds, "lora")
+	s.On(llmtest.Model(tag), llmtest.Text(goodScope))
+	s.On(llmtest.Model("thinker:4b"), llmtest.Text(badScope))
+
+	ws.Config.Models.Overrides = map[string]string{dataset.Scope: tag}
+	ev, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Baseline.Model != "thinker:4b" || ev.Baseline.Source != "role" {
+		t.Errorf("baseline with an override naming the adapter: got %s (%s), want thinker:4b (role)", ev.Baseline.Model, ev.Baseline.Source)
+	}
+	if !ev.Better || ev.Adapter.Score <= ev.Baseline.Score {
+		t.Errorf("got %s, want the adapter to beat the role's model", ev.Summary())
+	}
+	// The gate compares against the same baseline, so the evaluation holds.
+	act, err := adapter.Activate(ctx, ws, tag, false)
+	if err != nil {
+		t.Fatalf("activate after the evaluation: %v", err)
+	}
+	if act.Overridden != "" {
+		t.Errorf("overridden: got %q, want none: the override names the adapter itself", act.Overridden)
+	}
+
+	ws.Config.Models.Overrides = nil
+	ws.Config.Models.Reasoning = tag
+	calls := len(s.ChatRequests())
+	if _, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "itself") || !strings.Contains(err.Error(), "models.reasoning") {
+		t.Errorf("role model naming the adapter: got %v, want a refusal naming models.reasoning", err)
+	}
+	if n := len(s.ChatRequests()) - calls; n != 0 {
+		t.Errorf("%d model calls for a refused evaluation, want none", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -113,7 +114,8 @@ type Activation struct {
 	// Forced is set when the evaluation gate was passed over.
 	Forced bool
 	// Overridden names the [models.overrides] tag that keeps serving the
-	// stage, "" when there is none: an override comes before an adapter.
+	// stage, "" when there is none or it names the adapter: an override
+	// comes before an adapter.
 	Overridden string
 }
 
@@ -140,7 +142,9 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 		return nil, err
 	}
 	if ws.Config != nil && ws.Config.Models != nil {
-		act.Overridden = ws.Config.Models.Overrides[rec.Stage]
+		if o := ws.Config.Models.Overrides[rec.Stage]; !sameModel(o, tag) {
+			act.Overridden = o
+		}
 	}
 	notes := ""
 	if ev, err := parseEval(rec); err == nil && ev != nil {
@@ -380,7 +384,11 @@ func registered(ctx context.Context, ws *workspace.Workspace, tag string) (*corp
 
 // Baseline is the model the adapter's stage runs on without the adapter:
 // what the router resolves (an override, another active adapter, the
-// role's model) when rec's tag is not active.
+// role's model) when rec's tag is not active and no override names it.
+// An override naming the adapter already serves the stage with it, so it
+// is passed over like the active adapter: the baseline is never the
+// adapter, which an evaluation would compare with itself. A role model
+// naming the adapter leaves nothing to compare against and is an error.
 func Baseline(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRecord) (llm.ModelConfig, error) {
 	var src llm.AdapterSource
 	k, _, err := ws.Index(ctx)
@@ -390,9 +398,28 @@ func Baseline(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRe
 	case !errors.Is(err, workspace.ErrNotIndexed):
 		return llm.ModelConfig{}, err
 	}
-	r := llm.NewRouter(ws.Config, src)
+	cfg := ws.Config
+	if cfg != nil && cfg.Models != nil && sameModel(cfg.Models.Overrides[rec.Stage], rec.ModelTag) {
+		c, ms := *cfg, *cfg.Models
+		ms.Overrides = maps.Clone(ms.Overrides)
+		delete(ms.Overrides, rec.Stage)
+		c.Models = &ms
+		cfg = &c
+	}
+	r := llm.NewRouter(cfg, src)
 	r.Logger = ws.Logger()
-	return r.Resolve(ctx, llm.Role(rec.BaseModel), rec.Stage)
+	m, err := r.Resolve(ctx, llm.Role(rec.BaseModel), rec.Stage)
+	if err == nil && sameModel(m.Model, rec.ModelTag) {
+		return llm.ModelConfig{}, fmt.Errorf("the %s model (models.%s in .clean_room/config.toml) is adapter %s itself, so stage %s has no model without it to compare against: "+
+			"set models.%s to the model the adapter was created from, then run again", rec.BaseModel, rec.BaseModel, rec.ModelTag, rec.Stage, rec.BaseModel)
+	}
+	return m, err
+}
+
+// sameModel reports whether two Ollama model names name one model: a
+// name without a tag is the ":latest" one.
+func sameModel(a, b string) bool {
+	return a != "" && b != "" && (llm.HasModel([]string{a}, b) || llm.HasModel([]string{b}, a))
 }
 
 // without is an adapter source that does not see one tag.
