@@ -187,7 +187,8 @@ type Registered struct {
 // Register creates the adapter's Ollama model FROM the configured base
 // model and records it in adapter_registry, inactive: Activate deploys
 // it. Nothing is recorded when Ollama refuses the model. The tag never
-// names a model the server has: Ollama's create would replace it.
+// names a model the server has: Ollama's create would replace it. Only
+// ctx bounds the create, which pulls a base model the server lacks first.
 func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions) (*Registered, error) {
 	if err := dataset.CheckStage(opts.Stage); err != nil {
 		return nil, err
@@ -253,6 +254,11 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 		return nil, fmt.Errorf("the server has a model named %s already, which creating the adapter under that tag would replace: pass another --tag, or leave it out for a new one", tag)
 	}
 	dep, err := llm.CreateAdapterModel(ctx, from, tag, file, opts.Progress)
+	if err != nil && ctx.Err() != nil {
+		// The server may finish a create whose client went away.
+		return nil, fmt.Errorf("register adapter %s: interrupted (%w) before the server had created it, and nothing was recorded: "+
+			"if 'ollama list' shows %s, remove it with 'ollama rm %s', then register the adapter again", tag, ctx.Err(), tag, tag)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("register adapter %s: %w", tag, err)
 	}

@@ -514,3 +514,38 @@ func TestEvaluateBaselineIsNotTheAdapter(t *testing.T) {
 		t.Errorf("%d model calls for a refused evaluation, want none", n)
 	}
 }
+
+// TestRegisterWaitsForThePull registers an adapter FROM a base model the
+// server must pull first, which takes longer than models.timeout: the
+// create is bounded by the caller alone. A register given up during the
+// pull records nothing and says what to check.
+func TestRegisterWaitsForThePull(t *testing.T) {
+	s, ws := newWorkspace(t)
+	s.SetModels("coder:3b")
+	s.SetPullable(time.Second, "thinker:4b")
+	ws.Config.Models.Timeout = "200ms"
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	var progress []string
+	reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning,
+		Path: path, Progress: func(s string) { progress = append(progress, s) }})
+	if err != nil {
+		t.Fatalf("register with a pull longer than models.timeout: %v", err)
+	}
+	if reg.Adapter.ModelTag != "thinker:4b-scope-v1" || len(progress) == 0 || progress[0] != "pulling manifest" {
+		t.Errorf("got %s after %q, want thinker:4b-scope-v1 after the pull", reg.Adapter.ModelTag, progress)
+	}
+
+	s.SetPullable(time.Hour, "coder:3b-big")
+	ws.Config.Models.Coding = "coder:3b-big"
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.ExecuteCode, BaseModel: dataset.Coding,
+		Path: path, Progress: func(string) { cancel() }})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "ollama rm coder:3b-big-execute_code-v1") {
+		t.Errorf("register interrupted during the pull: got %v, want an interruption naming the cleanup", err)
+	}
+	entries, err := adapter.List(context.Background(), ws)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("after the interrupted register: got %+v, %v; want only the first adapter", entries, err)
+	}
+}
