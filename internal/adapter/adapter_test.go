@@ -549,3 +549,43 @@ func TestRegisterWaitsForThePull(t *testing.T) {
 		t.Errorf("after the interrupted register: got %+v, %v; want only the first adapter", entries, err)
 	}
 }
+
+// TestRegisterConcurrently runs two registers of one stage at once, each
+// slow in its create: both succeed, under different default tags, and the
+// server keeps both models.
+func TestRegisterConcurrently(t *testing.T) {
+	s, ws := newWorkspace(t)
+	s.SetModels("coder:3b")
+	s.SetPullable(300*time.Millisecond, "thinker:4b")
+	var tags [2]string
+	var errs [2]error
+	done := make(chan int)
+	for i := range tags {
+		path := filepath.Join(t.TempDir(), "adapter.gguf")
+		write(t, path, "GGUF scope lora "+string(rune('a'+i)))
+		go func() {
+			defer func() { done <- i }()
+			reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
+			if errs[i] = err; err == nil {
+				tags[i] = reg.Adapter.ModelTag
+			}
+		}()
+	}
+	<-done
+	<-done
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("register %d: %v", i, err)
+		}
+	}
+	if tags[0] == tags[1] {
+		t.Errorf("both registers chose %s, want two tags", tags[0])
+	}
+	entries, err := adapter.List(context.Background(), ws)
+	if err != nil || len(entries) != 2 || entries[0].Tag == entries[1].Tag {
+		t.Errorf("registry: got %+v, %v; want two adapters with their own tags", entries, err)
+	}
+	if created := s.Created(); len(created) != 2 || created[0].Model == created[1].Model {
+		t.Errorf("creates: got %+v, want two models", created)
+	}
+}
