@@ -11,7 +11,9 @@
 //     adapter_metadata (§4.5, §16.3), which the model router reads
 //     (override → active adapter → role). One adapter per stage is
 //     active; Activate refuses an adapter whose evaluation did not beat
-//     the model it replaces, unless forced.
+//     the model it replaces, unless forced;
+//   - Restore gives a new index back the active adapters the registry
+//     records as deployed.
 //
 // The adapter_metadata writes take the index lock and open the curated
 // database read-write for the write alone, as the indexer does.

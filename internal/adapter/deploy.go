@@ -201,6 +201,71 @@ func deploy(ctx context.Context, tx *sql.Tx, rec corpus.AdapterRecord, notes, no
 	return err
 }
 
+// Restore gives a new index back the active adapters it lost. The
+// curated adapter_metadata holds which adapter serves each stage, and a
+// new index starts without it ('cra index --rebuild' sets a damaged one
+// aside, or the file was removed); the raw adapter_registry records the
+// same deployments (Activate, Deactivate and Rollback write both), so
+// each adapter it marks deployed whose tag the index has no row for is
+// made active again, unless its stage has another active adapter. An
+// adapter the index knows was deactivated there and stays so. The earlier
+// versions' deployments, which Rollback reads, are not in the registry and
+// are not restored. It returns the adapters restored, none when the
+// repository is not indexed.
+func Restore(ctx context.Context, ws *workspace.Workspace) ([]corpus.AdapterRecord, error) {
+	if !workspace.HasState(ws.Root) {
+		return nil, nil
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := raw.Adapters(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("read adapter_registry: %w", err)
+	}
+	var deployed []corpus.AdapterRecord
+	for _, r := range recs {
+		if r.Deployed {
+			deployed = append(deployed, r)
+		}
+	}
+	if len(deployed) == 0 {
+		return nil, nil
+	}
+	if _, _, err := ws.Index(ctx); errors.Is(err, workspace.ErrNotIndexed) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var restored []corpus.AdapterRecord
+	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
+		for _, r := range deployed {
+			var known, active int
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM adapter_metadata WHERE model_tag = ?),
+				(SELECT COUNT(*) FROM adapter_metadata WHERE stage_name = ? AND active = 1)`, r.ModelTag, r.Stage).Scan(&known, &active); err != nil {
+				return err
+			}
+			if known > 0 || active > 0 {
+				continue
+			}
+			notes := "restored from adapter_registry into a new index"
+			if ev, err := parseEval(r); err == nil && ev != nil {
+				notes += "; " + ev.Summary()
+			}
+			if err := deploy(ctx, tx, r, notes, now); err != nil {
+				return err
+			}
+			restored = append(restored, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore the active adapters: %w", err)
+	}
+	return restored, nil
+}
+
 // gate is Activate's evaluation check.
 func gate(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRecord) error {
 	ev, err := parseEval(rec)
