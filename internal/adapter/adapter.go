@@ -11,7 +11,9 @@
 //     adapter_metadata (§4.5, §16.3), which the model router reads
 //     (override → active adapter → role). One adapter per stage is
 //     active; Activate refuses an adapter whose evaluation did not beat
-//     the model it replaces, unless forced.
+//     the model it replaces, unless forced;
+//   - Restore gives a new index back the active adapters the registry
+//     records as deployed.
 //
 // The adapter_metadata writes take the index lock and open the curated
 // database read-write for the write alone, as the indexer does.
@@ -29,6 +31,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -174,6 +177,9 @@ type RegisterOptions struct {
 	DatasetID int64
 	// Progress gets the statuses the server streams; nil discards them.
 	Progress func(string)
+	// Waiting, when not nil, is called once before Register waits for
+	// another register of the repository to finish.
+	Waiting func()
 }
 
 // Registered is what Register did.
@@ -187,7 +193,10 @@ type Registered struct {
 // Register creates the adapter's Ollama model FROM the configured base
 // model and records it in adapter_registry, inactive: Activate deploys
 // it. Nothing is recorded when Ollama refuses the model. The tag never
-// names a model the server has: Ollama's create would replace it.
+// names a model the server has: Ollama's create would replace it. Only
+// ctx bounds the create, which pulls a base model the server lacks first.
+// The registers of a repository take turns (registerLock) from choosing
+// the tag to recording it, so that two at once never choose one tag.
 func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions) (*Registered, error) {
 	if err := dataset.CheckStage(opts.Stage); err != nil {
 		return nil, err
@@ -219,6 +228,11 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if err != nil {
 		return nil, err
 	}
+	lk, err := lockRegister(ctx, ws.StateDir, opts.Waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
 	existing, err := raw.Adapters(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("read adapter_registry: %w", err)
@@ -253,6 +267,11 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 		return nil, fmt.Errorf("the server has a model named %s already, which creating the adapter under that tag would replace: pass another --tag, or leave it out for a new one", tag)
 	}
 	dep, err := llm.CreateAdapterModel(ctx, from, tag, file, opts.Progress)
+	if err != nil && ctx.Err() != nil {
+		// The server may finish a create whose client went away.
+		return nil, fmt.Errorf("register adapter %s: interrupted (%w) before the server had created it, and nothing was recorded: "+
+			"if 'ollama list' shows %s, remove it with 'ollama rm %s', then register the adapter again", tag, ctx.Err(), tag, tag)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("register adapter %s: %w", tag, err)
 	}
@@ -264,6 +283,28 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 		return nil, err
 	}
 	return &Registered{Adapter: rec, From: from, File: file, Deployment: dep}, nil
+}
+
+// registerLock is the file in the state directory whose flock(2) a
+// Register holds from choosing its tag until it is recorded.
+const registerLock = "adapters.lock"
+
+// lockRegister takes the register lock of stateDir, waiting for another
+// register until ctx ends; waiting, when not nil, is called before the
+// wait. Closing the returned file releases the lock.
+func lockRegister(ctx context.Context, stateDir string, waiting func()) (*os.File, error) {
+	path := filepath.Join(stateDir, registerLock)
+	f, ok, err := flock.TryLock(path)
+	if err == nil && !ok {
+		if waiting != nil {
+			waiting()
+		}
+		f, err = flock.Lock(ctx, path, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the adapter registry: %w", err)
+	}
+	return f, nil
 }
 
 // DefaultTag is the tag Register gives an adapter: the base model's tag

@@ -470,3 +470,122 @@ func TestRegisterRecordFails(t *testing.T) {
 		t.Errorf("retry: got tag %s, want %s", got, want)
 	}
 }
+
+// TestEvaluateBaselineIsNotTheAdapter checks that an evaluation never
+// compares an adapter with itself: a [models.overrides] entry naming the
+// adapter is passed over for the baseline, and a role model naming it is
+// refused with the fix.
+func TestEvaluateBaselineIsNotTheAdapter(t *testing.T) {
+	s, ws := newWorkspace(t)
+	ctx := context.Background()
+	ds := recordDataset(t, ws, dataset.Scope, scopeRecords())
+	tag := register(t, ws, dataset.Scope, ds, "lora")
+	s.On(llmtest.Model(tag), llmtest.Text(goodScope))
+	s.On(llmtest.Model("thinker:4b"), llmtest.Text(badScope))
+
+	ws.Config.Models.Overrides = map[string]string{dataset.Scope: tag}
+	ev, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Baseline.Model != "thinker:4b" || ev.Baseline.Source != "role" {
+		t.Errorf("baseline with an override naming the adapter: got %s (%s), want thinker:4b (role)", ev.Baseline.Model, ev.Baseline.Source)
+	}
+	if !ev.Better || ev.Adapter.Score <= ev.Baseline.Score {
+		t.Errorf("got %s, want the adapter to beat the role's model", ev.Summary())
+	}
+	// The gate compares against the same baseline, so the evaluation holds.
+	act, err := adapter.Activate(ctx, ws, tag, false)
+	if err != nil {
+		t.Fatalf("activate after the evaluation: %v", err)
+	}
+	if act.Overridden != "" {
+		t.Errorf("overridden: got %q, want none: the override names the adapter itself", act.Overridden)
+	}
+
+	ws.Config.Models.Overrides = nil
+	ws.Config.Models.Reasoning = tag
+	calls := len(s.ChatRequests())
+	if _, err := adapter.Evaluate(ctx, ws, tag, adapter.EvalOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "itself") || !strings.Contains(err.Error(), "models.reasoning") {
+		t.Errorf("role model naming the adapter: got %v, want a refusal naming models.reasoning", err)
+	}
+	if n := len(s.ChatRequests()) - calls; n != 0 {
+		t.Errorf("%d model calls for a refused evaluation, want none", n)
+	}
+}
+
+// TestRegisterWaitsForThePull registers an adapter FROM a base model the
+// server must pull first, which takes longer than models.timeout: the
+// create is bounded by the caller alone. A register given up during the
+// pull records nothing and says what to check.
+func TestRegisterWaitsForThePull(t *testing.T) {
+	s, ws := newWorkspace(t)
+	s.SetModels("coder:3b")
+	s.SetPullable(time.Second, "thinker:4b")
+	ws.Config.Models.Timeout = "200ms"
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora")
+	var progress []string
+	reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning,
+		Path: path, Progress: func(s string) { progress = append(progress, s) }})
+	if err != nil {
+		t.Fatalf("register with a pull longer than models.timeout: %v", err)
+	}
+	if reg.Adapter.ModelTag != "thinker:4b-scope-v1" || len(progress) == 0 || progress[0] != "pulling manifest" {
+		t.Errorf("got %s after %q, want thinker:4b-scope-v1 after the pull", reg.Adapter.ModelTag, progress)
+	}
+
+	s.SetPullable(time.Hour, "coder:3b-big")
+	ws.Config.Models.Coding = "coder:3b-big"
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: dataset.ExecuteCode, BaseModel: dataset.Coding,
+		Path: path, Progress: func(string) { cancel() }})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") || !strings.Contains(err.Error(), "ollama rm coder:3b-big-execute_code-v1") {
+		t.Errorf("register interrupted during the pull: got %v, want an interruption naming the cleanup", err)
+	}
+	entries, err := adapter.List(context.Background(), ws)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("after the interrupted register: got %+v, %v; want only the first adapter", entries, err)
+	}
+}
+
+// TestRegisterConcurrently runs two registers of one stage at once, each
+// slow in its create: both succeed, under different default tags, and the
+// server keeps both models.
+func TestRegisterConcurrently(t *testing.T) {
+	s, ws := newWorkspace(t)
+	s.SetModels("coder:3b")
+	s.SetPullable(300*time.Millisecond, "thinker:4b")
+	var tags [2]string
+	var errs [2]error
+	done := make(chan int)
+	for i := range tags {
+		path := filepath.Join(t.TempDir(), "adapter.gguf")
+		write(t, path, "GGUF scope lora "+string(rune('a'+i)))
+		go func() {
+			defer func() { done <- i }()
+			reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
+			if errs[i] = err; err == nil {
+				tags[i] = reg.Adapter.ModelTag
+			}
+		}()
+	}
+	<-done
+	<-done
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("register %d: %v", i, err)
+		}
+	}
+	if tags[0] == tags[1] {
+		t.Errorf("both registers chose %s, want two tags", tags[0])
+	}
+	entries, err := adapter.List(context.Background(), ws)
+	if err != nil || len(entries) != 2 || entries[0].Tag == entries[1].Tag {
+		t.Errorf("registry: got %+v, %v; want two adapters with their own tags", entries, err)
+	}
+	if created := s.Created(); len(created) != 2 || created[0].Model == created[1].Model {
+		t.Errorf("creates: got %+v, want two models", created)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -113,7 +114,8 @@ type Activation struct {
 	// Forced is set when the evaluation gate was passed over.
 	Forced bool
 	// Overridden names the [models.overrides] tag that keeps serving the
-	// stage, "" when there is none: an override comes before an adapter.
+	// stage, "" when there is none or it names the adapter: an override
+	// comes before an adapter.
 	Overridden string
 }
 
@@ -140,7 +142,9 @@ func Activate(ctx context.Context, ws *workspace.Workspace, tag string, force bo
 		return nil, err
 	}
 	if ws.Config != nil && ws.Config.Models != nil {
-		act.Overridden = ws.Config.Models.Overrides[rec.Stage]
+		if o := ws.Config.Models.Overrides[rec.Stage]; !sameModel(o, tag) {
+			act.Overridden = o
+		}
 	}
 	notes := ""
 	if ev, err := parseEval(rec); err == nil && ev != nil {
@@ -195,6 +199,71 @@ func deploy(ctx context.Context, tx *sql.Tx, rec corpus.AdapterRecord, notes, no
 	_, err = tx.ExecContext(ctx, `INSERT INTO adapter_metadata (stage_name, base_model, model_tag, version, active, performance_notes, deployed_at)
 		VALUES (?, ?, ?, ?, 1, NULLIF(?, ''), ?)`, rec.Stage, rec.BaseModel, rec.ModelTag, rec.Version, notes, now)
 	return err
+}
+
+// Restore gives a new index back the active adapters it lost. The
+// curated adapter_metadata holds which adapter serves each stage, and a
+// new index starts without it ('cra index --rebuild' sets a damaged one
+// aside, or the file was removed); the raw adapter_registry records the
+// same deployments (Activate, Deactivate and Rollback write both), so
+// each adapter it marks deployed whose tag the index has no row for is
+// made active again, unless its stage has another active adapter. An
+// adapter the index knows was deactivated there and stays so. The earlier
+// versions' deployments, which Rollback reads, are not in the registry and
+// are not restored. It returns the adapters restored, none when the
+// repository is not indexed.
+func Restore(ctx context.Context, ws *workspace.Workspace) ([]corpus.AdapterRecord, error) {
+	if !workspace.HasState(ws.Root) {
+		return nil, nil
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := raw.Adapters(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("read adapter_registry: %w", err)
+	}
+	var deployed []corpus.AdapterRecord
+	for _, r := range recs {
+		if r.Deployed {
+			deployed = append(deployed, r)
+		}
+	}
+	if len(deployed) == 0 {
+		return nil, nil
+	}
+	if _, _, err := ws.Index(ctx); errors.Is(err, workspace.ErrNotIndexed) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var restored []corpus.AdapterRecord
+	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
+		for _, r := range deployed {
+			var known, active int
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM adapter_metadata WHERE model_tag = ?),
+				(SELECT COUNT(*) FROM adapter_metadata WHERE stage_name = ? AND active = 1)`, r.ModelTag, r.Stage).Scan(&known, &active); err != nil {
+				return err
+			}
+			if known > 0 || active > 0 {
+				continue
+			}
+			notes := "restored from adapter_registry into a new index"
+			if ev, err := parseEval(r); err == nil && ev != nil {
+				notes += "; " + ev.Summary()
+			}
+			if err := deploy(ctx, tx, r, notes, now); err != nil {
+				return err
+			}
+			restored = append(restored, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore the active adapters: %w", err)
+	}
+	return restored, nil
 }
 
 // gate is Activate's evaluation check.
@@ -380,7 +449,11 @@ func registered(ctx context.Context, ws *workspace.Workspace, tag string) (*corp
 
 // Baseline is the model the adapter's stage runs on without the adapter:
 // what the router resolves (an override, another active adapter, the
-// role's model) when rec's tag is not active.
+// role's model) when rec's tag is not active and no override names it.
+// An override naming the adapter already serves the stage with it, so it
+// is passed over like the active adapter: the baseline is never the
+// adapter, which an evaluation would compare with itself. A role model
+// naming the adapter leaves nothing to compare against and is an error.
 func Baseline(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRecord) (llm.ModelConfig, error) {
 	var src llm.AdapterSource
 	k, _, err := ws.Index(ctx)
@@ -390,9 +463,28 @@ func Baseline(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRe
 	case !errors.Is(err, workspace.ErrNotIndexed):
 		return llm.ModelConfig{}, err
 	}
-	r := llm.NewRouter(ws.Config, src)
+	cfg := ws.Config
+	if cfg != nil && cfg.Models != nil && sameModel(cfg.Models.Overrides[rec.Stage], rec.ModelTag) {
+		c, ms := *cfg, *cfg.Models
+		ms.Overrides = maps.Clone(ms.Overrides)
+		delete(ms.Overrides, rec.Stage)
+		c.Models = &ms
+		cfg = &c
+	}
+	r := llm.NewRouter(cfg, src)
 	r.Logger = ws.Logger()
-	return r.Resolve(ctx, llm.Role(rec.BaseModel), rec.Stage)
+	m, err := r.Resolve(ctx, llm.Role(rec.BaseModel), rec.Stage)
+	if err == nil && sameModel(m.Model, rec.ModelTag) {
+		return llm.ModelConfig{}, fmt.Errorf("the %s model (models.%s in .clean_room/config.toml) is adapter %s itself, so stage %s has no model without it to compare against: "+
+			"set models.%s to the model the adapter was created from, then run again", rec.BaseModel, rec.BaseModel, rec.ModelTag, rec.Stage, rec.BaseModel)
+	}
+	return m, err
+}
+
+// sameModel reports whether two Ollama model names name one model: a
+// name without a tag is the ":latest" one.
+func sameModel(a, b string) bool {
+	return a != "" && b != "" && (llm.HasModel([]string{a}, b) || llm.HasModel([]string{b}, a))
 }
 
 // without is an adapter source that does not see one tag.

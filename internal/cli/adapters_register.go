@@ -77,7 +77,10 @@ func adaptersRegisterRun(ctx context.Context, d *deps, opts *adaptersRegisterOpt
 		progress = nil
 	}
 	reg, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: opts.stage, BaseModel: opts.baseModel, Path: opts.path,
-		Tag: opts.tag, DatasetID: opts.datasetID, Progress: progress})
+		Tag: opts.tag, DatasetID: opts.datasetID, Progress: progress,
+		Waiting: func() {
+			fmt.Fprintln(d.errOut, "waiting for another 'cra adapters register' of this repository to finish…")
+		}})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/adapter"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -138,12 +140,31 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		return fmt.Errorf("index %s: %w", repo, err)
 	}
 	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), summaryLine(res))
+	restoreAdapters(ctx, d, repo)
 	if opts.json {
 		return encodeJSON(d.out, res)
 	}
 	fmt.Fprintln(d.out, summaryLine(res))
 	printDetails(d, res, opts.verbose)
 	return nil
+}
+
+// restoreAdapters gives a new index back the active adapters raw.sqlite
+// records (adapter.Restore), and says which. A failure is a warning: the
+// index itself was built.
+func restoreAdapters(ctx context.Context, d *deps, repo string) {
+	var restored []corpus.AdapterRecord
+	ws, err := workspace.Open(ctx, repo, workspace.Options{Exact: true, NoConfig: true, Logger: d.logger})
+	if err == nil {
+		defer ws.Close()
+		restored, err = adapter.Restore(ctx, ws)
+	}
+	if err != nil {
+		fmt.Fprintf(d.errOut, "warning: %v: 'cra adapters list' shows the adapters, and 'cra adapters activate TAG' makes one active again\n", err)
+	}
+	for _, a := range restored {
+		fmt.Fprintf(d.errOut, "restored active adapter %s for stage %s from raw.sqlite\n", a.ModelTag, a.Stage)
+	}
 }
 
 // noteSubdirectory says so when a first index of repo starts inside a

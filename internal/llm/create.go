@@ -146,7 +146,9 @@ func (e *localError) Unwrap() error { return e.err }
 
 // Create creates a model (POST /api/create), in one attempt: a create
 // that failed is for the user to look at, not to repeat. progress gets
-// each status line the server streams.
+// each status line the server streams. Only ctx bounds it, not
+// models.timeout: Ollama first pulls a base model it lacks, gigabytes
+// that can take far longer than any reply.
 func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(string)) error {
 	key, err := apiKey(o.model)
 	if err != nil {
@@ -158,12 +160,7 @@ func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress fu
 		base = http.DefaultTransport
 	}
 	hc := &http.Client{Transport: &recordingTransport{base: base, ex: ex, apiKey: key}}
-	actx, cancel := ctx, context.CancelFunc(func() {})
-	if o.Retry.Timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, o.Retry.Timeout)
-	}
-	defer cancel()
-	err = api.NewClient(o.base, hc).Create(actx, req, func(p api.ProgressResponse) error {
+	err = api.NewClient(o.base, hc).Create(ctx, req, func(p api.ProgressResponse) error {
 		if progress != nil && p.Status != "" {
 			progress(p.Status)
 		}

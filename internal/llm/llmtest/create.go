@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // This file is Ollama's model management as cra uses it to deploy a LoRA
@@ -56,6 +57,23 @@ func (s *Server) Blob(digest string) ([]byte, bool) {
 	defer s.mu.Unlock()
 	b, ok := s.blobs[normalDigest(digest)]
 	return bytes.Clone(b), ok
+}
+
+// SetPullable makes the named models ones the server lacks but can pull,
+// as Ollama pulls a missing base from its registry before a create FROM
+// it: such a create streams "pulling manifest", holds back for d (a
+// multi-GB download), then lists the model and goes on. The wait ends
+// early when the client goes away or the server closes; the model is then
+// not pulled.
+func (s *Server) SetPullable(d time.Duration, names ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pullable == nil {
+		s.pullable = map[string]time.Duration{}
+	}
+	for _, n := range names {
+		s.pullable[fullName(n)] = d
+	}
 }
 
 // Created returns the create requests that succeeded, in order.
@@ -124,7 +142,7 @@ func (s *Server) serveBlob(w http.ResponseWriter, req Request) {
 // serveCreate answers POST /api/create: it checks the request the way
 // Ollama does, then streams the statuses of a create (or, with "stream":
 // false, answers the last one) and lists the new model.
-func (s *Server) serveCreate(w http.ResponseWriter, req Request) {
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req Request) {
 	if len(req.Body) == 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "missing request body"})
 		return
@@ -148,8 +166,14 @@ func (s *Server) serveCreate(w http.ResponseWriter, req Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid model name"})
 		return
 	}
-	statuses, status, errMsg := s.create(cr, name)
 	stream := cr.Stream == nil || *cr.Stream
+	enc := json.NewEncoder(w)
+	pulled, ok := s.pull(w, r, enc, cr.From, stream)
+	if !ok {
+		return
+	}
+	statuses, status, errMsg := s.create(cr, name)
+	statuses = append(pulled, statuses...)
 	if errMsg != "" && (!stream || len(statuses) == 0) {
 		writeJSON(w, status, map[string]string{"error": errMsg})
 		return
@@ -159,8 +183,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, req Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for _, st := range statuses {
+	for _, st := range statuses[len(pulled):] {
 		enc.Encode(map[string]string{"status": st})
 		flush(w)
 	}
@@ -169,6 +192,46 @@ func (s *Server) serveCreate(w http.ResponseWriter, req Request) {
 		return
 	}
 	enc.Encode(map[string]string{"status": "success"})
+}
+
+// pull pulls the base model from when the server lacks it and it is
+// pullable (SetPullable), streaming its statuses when stream is set. It
+// returns the statuses already sent, and false when the client went away
+// or the server closed during the pull.
+func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder, from string, stream bool) ([]string, bool) {
+	s.mu.Lock()
+	d, pullable := s.pullable[fullName(from)]
+	pullable = pullable && from != "" && !s.hasModel(from)
+	s.mu.Unlock()
+	if !pullable {
+		return nil, true
+	}
+	statuses := []string{"pulling manifest"}
+	if stream {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		enc.Encode(map[string]string{"status": statuses[0]})
+		flush(w)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return nil, false
+	case <-s.closing:
+		return nil, false
+	}
+	s.mu.Lock()
+	if !s.hasModel(from) {
+		s.models = append(s.models, fullName(from))
+	}
+	s.mu.Unlock()
+	statuses = append(statuses, "verifying sha256 digest")
+	if stream {
+		enc.Encode(map[string]string{"status": statuses[1]})
+		flush(w)
+	}
+	return statuses, true
 }
 
 // create checks a create request and, when it is good, lists the model.

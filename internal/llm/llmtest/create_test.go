@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 )
@@ -122,6 +123,46 @@ func TestCreate(t *testing.T) {
 	}
 	if n := len(s.Created()); n != 2 {
 		t.Errorf("failed creates were recorded as created: %d", n)
+	}
+}
+
+// TestCreatePullsBase: a create FROM a pullable base the server lacks
+// streams the pull first, then creates, and lists both models; a client
+// that goes away during the pull leaves the base unpulled.
+func TestCreatePullsBase(t *testing.T) {
+	s := NewServer(t)
+	s.SetPullable(10*time.Millisecond, "qwen3:4b")
+	s.SetPullable(time.Hour, "big:70b")
+	c := ollamaClient(t, s)
+	var got []string
+	err := c.Create(context.Background(), &api.CreateRequest{Model: "plain:1", From: "qwen3:4b"},
+		func(p api.ProgressResponse) error { got = append(got, p.Status); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 3 || got[0] != "pulling manifest" || got[len(got)-1] != "success" {
+		t.Errorf("streamed statuses: got %q, want the pull's first and success last", got)
+	}
+	list, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range list.Models {
+		names = append(names, m.Name)
+	}
+	if !slices.Contains(names, "qwen3:4b") || !slices.Contains(names, "plain:1") {
+		t.Errorf("/api/tags after the pull: got %v, want the base and the new model", names)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	err = c.Create(ctx, &api.CreateRequest{Model: "huge:1", From: "big:70b"},
+		func(p api.ProgressResponse) error { cancel(); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("create given up during the pull: got %v, want context.Canceled", err)
+	}
+	if len(s.Created()) != 1 {
+		t.Errorf("recorded creates: got %+v, want only the first", s.Created())
 	}
 }
 

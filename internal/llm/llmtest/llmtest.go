@@ -163,6 +163,7 @@ type Server struct {
 	requests []Request
 	blobs    map[string][]byte // digest "sha256:<hex>" → content
 	created  []CreateRequest
+	pullable map[string]time.Duration // full model name → how long its pull takes
 	strict   bool
 }
 
@@ -335,7 +336,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case (r.Method == http.MethodHead || r.Method == http.MethodPost) && strings.HasPrefix(req.Path, "/api/blobs/"):
 		s.serveBlob(w, req)
 	case r.Method == http.MethodPost && req.Path == "/api/create":
-		s.serveCreate(w, req)
+		s.serveCreate(w, r, req)
 	case r.Method == http.MethodPost && req.Chat():
 		if decodeErr != nil {
 			s.writeError(w, req, Status(http.StatusBadRequest, "llmtest: cannot decode the request: "+decodeErr.Error()))
