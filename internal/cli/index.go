@@ -140,7 +140,12 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		return fmt.Errorf("index %s: %w", repo, err)
 	}
 	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), summaryLine(res))
-	restoreAdapters(ctx, d, repo)
+	if res.Added > 0 && res.Changed+res.Unchanged+res.Deleted == 0 {
+		// Every file new: a new index, which starts without the active
+		// adapters. An index kept up to date still has them, and the
+		// common no-change run opens nothing more.
+		restoreAdapters(ctx, d, repo)
+	}
 	if opts.json {
 		return encodeJSON(d.out, res)
 	}
