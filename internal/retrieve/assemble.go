@@ -156,6 +156,17 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 	covered := make([][]Item, len(pkg.Files))
 	costs := make([][]int, len(pkg.Files))
 	for _, p := range pieces {
+		if p.item.Kind == "snippet" {
+			// A snippet touching an included body shows the lines it does
+			// not: the place after a test shown in full.
+			it, clipped := unshown(covered[p.file], p.item)
+			if clipped {
+				if strings.TrimSpace(it.Text) == "" {
+					continue
+				}
+				p.item, p.cost = it, EstimateTokens(renderItem(it, fenceLang(pkg.Files[p.file].Path)))
+			}
+		}
 		cost := p.cost
 		if !fileCharged[p.file] {
 			cost += EstimateTokens(renderFileHeader(pkg.Files[p.file]))
@@ -270,6 +281,36 @@ func overlaps(have []Item, it Item) bool {
 		}
 	}
 	return false
+}
+
+// unshown trims a snippet to the lines no included body or whole file
+// shows, when one covers its first or its last lines (a gap between two
+// tests starts on the last line of the test before it). clipped is false
+// when nothing was cut; a snippet inside a body is left to overlaps.
+func unshown(have []Item, it Item) (out Item, clipped bool) {
+	lo, hi := it.StartLine, it.EndLine
+	for _, h := range have {
+		if h.Kind != "symbol" && h.Kind != "file" || h.EndLine < lo || h.StartLine > hi {
+			continue
+		}
+		switch {
+		case h.StartLine <= lo && h.EndLine < hi:
+			lo = h.EndLine + 1
+		case h.StartLine > lo && h.EndLine >= hi:
+			hi = h.StartLine - 1
+		}
+	}
+	if lo == it.StartLine && hi == it.EndLine {
+		return it, false
+	}
+	if lines := strings.SplitAfter(it.Text, "\n"); lo <= hi && hi-it.StartLine < len(lines) {
+		it.Text = strings.Join(lines[lo-it.StartLine:hi-it.StartLine+1], "")
+	} else {
+		it.Text = ""
+	}
+	it.StartLine, it.EndLine = lo, hi
+	it.Tokens = EstimateTokens(it.Text)
+	return it, true
 }
 
 // replaces reports whether the new item it makes the included item h

@@ -605,3 +605,88 @@ func TestAssembleDocBlockNotRelevance(t *testing.T) {
 			details["respond"], details["body"])
 	}
 }
+
+func TestUnshown(t *testing.T) {
+	body := Item{Kind: "symbol", StartLine: 10, EndLine: 20}
+	snip := func(start, end int) Item {
+		var b strings.Builder
+		for n := start; n <= end; n++ {
+			if n == 21 {
+				b.WriteString("\n") // a blank line between two tests
+				continue
+			}
+			fmt.Fprintf(&b, "line %d\n", n)
+		}
+		return Item{Kind: "snippet", StartLine: start, EndLine: end, Text: b.String()}
+	}
+	tests := []struct {
+		name       string
+		have       []Item
+		it         Item
+		start, end int
+		text       string
+		clipped    bool
+	}{
+		{"after a body: the lines below it", []Item{body}, snip(20, 22), 21, 22, "\nline 22\n", true},
+		{"before a body: the lines above it", []Item{body}, snip(7, 11), 7, 9, "line 7\nline 8\nline 9\n", true},
+		{"inside a body: left to overlaps", []Item{body}, snip(12, 14), 12, 14, "line 12\nline 13\nline 14\n", false},
+		{"next to a signature: kept whole", []Item{{Kind: "signature", StartLine: 20, EndLine: 20}}, snip(20, 22), 20, 22, "line 20\n\nline 22\n", false},
+		{"apart", []Item{body}, snip(30, 31), 30, 31, "line 30\nline 31\n", false},
+	}
+	for _, tc := range tests {
+		got, clipped := unshown(tc.have, tc.it)
+		if got.StartLine != tc.start || got.EndLine != tc.end || got.Text != tc.text || clipped != tc.clipped {
+			t.Errorf("%s: got %d-%d %q (clipped %v), want %d-%d %q (clipped %v)", tc.name,
+				got.StartLine, got.EndLine, got.Text, clipped, tc.start, tc.end, tc.text, tc.clipped)
+		}
+		if clipped && got.Tokens != EstimateTokens(got.Text) {
+			t.Errorf("%s: tokens %d, want the clipped text's %d", tc.name, got.Tokens, EstimateTokens(got.Text))
+		}
+	}
+}
+
+func TestAssembleGapAfterIncludedTest(t *testing.T) {
+	// The place after a test shown in full is where its sibling goes: the
+	// gap snippet that starts on the test's last line shows the lines
+	// below it instead of being dropped as already shown.
+	var b strings.Builder
+	b.WriteString("import pytest\n\n\n")
+	for i := range 120 {
+		fmt.Fprintf(&b, "def test_case_%d():\n    assert run(%d) == %d\n\n\n", i, i, i)
+	}
+	b.WriteString("def test_wildcard_match():\n    assert match_wildcard('*') == 'all'\n    assert match_wildcard('a*') == 'a'\n\n\n")
+	b.WriteString("def test_after():\n    assert run(99) == 99\n")
+	src := b.String()
+	lines := splitLines(src)
+	after := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "def test_after") {
+			after = i + 1
+		}
+	}
+	f := newFixture(t, map[string]string{"tests/test_match.py": src, "pkg/other.py": "def unrelated():\n    return 1\n"})
+	ctx := context.Background()
+	q := Analyze("match_wildcard returns the wrong value for a wildcard")
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
+	a.WholeShare = 0
+	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 500, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	body, gap := false, false
+	for _, pf := range pkg.Files {
+		if pf.Path != "tests/test_match.py" {
+			continue
+		}
+		for _, it := range pf.Items {
+			shown = append(shown, fmt.Sprintf("%s %s %d-%d", it.Kind, it.Name, it.StartLine, it.EndLine))
+			body = body || it.Kind == "symbol" && it.Name == "test_wildcard_match"
+			gap = gap || it.Kind == "snippet" && it.StartLine < after && it.EndLine >= after-1
+		}
+	}
+	if !body || !gap {
+		t.Errorf("items %v: want test_wildcard_match in full and the lines after it up to line %d", shown, after)
+	}
+}
