@@ -309,8 +309,14 @@ func testPieces(blocks []testBlock, defined bool, lines []string, ft fileTerms, 
 			prio = weight * 0.6
 		}
 		end := groupEnd
-		if parent < 0 {
+		switch {
+		case parent < 0:
 			end = min(last, lastKid.end+maxGapLines)
+		case groupEnd == lastKid.end:
+			// A group that ends with its last test (a Python class, whose
+			// scope is its indentation): a test appended to it goes below,
+			// before the next non-blank line.
+			end = nextNonBlank(lines, groupEnd, min(last, groupEnd+maxGapLines))
 		}
 		if end >= lastKid.end {
 			gap("end of "+groupName(blocks, parent), lastKid.end, end, prio)
@@ -330,6 +336,17 @@ const gapBudget = 640
 // a package of avail tokens: a small package keeps room for other
 // files' headers and bodies.
 func gapsFor(avail int) int { return max(4, avail/gapBudget) }
+
+// nextNonBlank returns the first line after n that is not blank, or to
+// when there is none up to it.
+func nextNonBlank(lines []string, n, to int) int {
+	for l := n + 1; l < to; l++ {
+		if strings.TrimSpace(lines[l-1]) != "" {
+			return l
+		}
+	}
+	return max(n, to)
+}
 
 func groupName(blocks []testBlock, i int) string {
 	if i < 0 {

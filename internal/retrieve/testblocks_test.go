@@ -368,3 +368,36 @@ func TestTestPiecesExercisedEverywhere(t *testing.T) {
 		t.Errorf("one test calls sendFile: tests in full (-want +got):\n%s", d)
 	}
 }
+
+func TestTestPiecesPythonClassEnd(t *testing.T) {
+	// A Python class ends with its last test: a test appended to the class
+	// goes below it, so the class's end shows the lines up to the next
+	// non-blank one (the next class), where the new test is written.
+	src := "class TestPager:\n" +
+		"    def test_echo(self):\n        pager('x')\n\n" +
+		"    def test_color(self):\n        pager('y')\n\n\n" +
+		"class TestOther:\n    def test_other(self):\n        other()\n"
+	lines := splitLines(src)
+	syms := []symbolRow{
+		{name: "TestPager", kind: "class", start: 1, end: 6},
+		{name: "test_echo", kind: "method", start: 2, end: 3, parent: 1},
+		{name: "test_color", kind: "method", start: 5, end: 6, parent: 1},
+		{name: "TestOther", kind: "class", start: 9, end: 11},
+		{name: "test_other", kind: "method", start: 10, end: 11, parent: 4},
+	}
+	blocks, defined := testBlocks("tests/test_pager.py", lines, syms)
+	tt := newTaskTerms(map[string]float64{"pager": 2})
+	ft := scanTerms(lines, tt)
+	mk := func(kind, name, detail string, start, end int, prio float64) piece {
+		return piece{item: Item{Kind: kind, Name: name, StartLine: start, EndLine: end}, priority: prio}
+	}
+	var got [2]int
+	for _, p := range testPieces(blocks, defined, lines, ft, map[string]bool{}, tt, nil, nil, 12, 1, mk) {
+		if p.item.Name == "end of TestPager" {
+			got = [2]int{p.item.StartLine, p.item.EndLine}
+		}
+	}
+	if got != [2]int{6, 9} {
+		t.Errorf("end of TestPager: lines %d-%d, want 6-9 (its last line to the next class)", got[0], got[1])
+	}
+}
