@@ -475,7 +475,7 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 		}
 		sums = append(sums, sum)
 	}
-	name, dir, err := placeDatasetDir(o.DatasetsDir, filepath.Base(rep.Repo), start, tmp)
+	name, dir, err := dataset.Place(o.DatasetsDir, "bootstrap-"+safeName(filepath.Base(rep.Repo))+"-"+start.UTC().Format("20060102T150405Z"), tmp)
 	if err != nil {
 		return err
 	}
@@ -657,34 +657,6 @@ func planFailures(raw string) (int, string) {
 		return 0, ""
 	}
 	return n, m[2]
-}
-
-// placeDatasetDir renames tmp, a complete run's directory, into root as
-// bootstrap-<repo>-<UTC time>, with a suffix when a run of the same
-// second has that name.
-func placeDatasetDir(root, repo string, t time.Time, tmp string) (string, string, error) {
-	base := "bootstrap-" + safeName(repo) + "-" + t.UTC().Format("20060102T150405Z")
-	for i := 1; ; i++ {
-		name := base
-		if i > 1 {
-			name = fmt.Sprintf("%s-%d", base, i)
-		}
-		dir := filepath.Join(root, name)
-		// rename(2) replaces an empty directory: one of that name, empty
-		// or not, is another run's.
-		if _, err := os.Lstat(dir); err == nil {
-			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", "", fmt.Errorf("datasets directory: %w", err)
-		}
-		err := os.Rename(tmp, dir)
-		if err == nil {
-			return name, dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) { // ENOTEMPTY included: a run of the same name placed since
-			return "", "", fmt.Errorf("datasets directory: %w", err)
-		}
-	}
 }
 
 // safeName keeps letters, digits, '-', '_' and '.' of a name.

@@ -34,8 +34,8 @@ prompt, reply. With mix_synthetic the stage's newest bootstrapped dataset
 is mixed in, up to synthetic_share.
 
 The dataset is written to .clean_room/training/datasets/plan-<id>-<time>/
-(train.jsonl and valid.jsonl, newest examples for validation) and recorded
-in training_datasets; train on it with 'cra train --dataset ID'. A plan file
+(train.jsonl and valid.jsonl, newest examples for validation), which
+appears only once complete, and recorded in training_datasets; train on it with 'cra train --dataset ID'. A plan file
 with a bad key or value is refused before anything is written.`,
 		Example: `  cra curate-data --plan .clean_room/training/plans/plan-1.toml
   cra curate-data --plan plan-1.toml --json`,

@@ -301,6 +301,35 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 	return sum, nil
 }
 
+// Place renames tmp, a run's complete directory of datasets written
+// beside root's runs, into root as name, or name-2, name-3… when a run
+// has that name, and returns the name and the directory. A run that
+// writes its datasets in a temporary directory and places it only once
+// complete leaves no partial directory a reader could take for a run's
+// when it is killed in the middle; an existing directory, even an empty
+// one, which rename(2) would replace, is never replaced.
+func Place(root, name, tmp string) (string, string, error) {
+	for i := 1; ; i++ {
+		n := name
+		if i > 1 {
+			n = fmt.Sprintf("%s-%d", name, i)
+		}
+		dir := filepath.Join(root, n)
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("datasets directory: %w", err)
+		}
+		err := os.Rename(tmp, dir)
+		if err == nil {
+			return n, dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) { // ENOTEMPTY included: a run of the same name placed since
+			return "", "", fmt.Errorf("datasets directory: %w", err)
+		}
+	}
+}
+
 // Split names a split of a stage's directory.
 type Split string
 

@@ -155,3 +155,34 @@ func TestReadNamesTheBrokenLine(t *testing.T) {
 		t.Error("an unknown split was read")
 	}
 }
+
+// TestPlace: a complete run's temporary directory is renamed into place
+// under the name given, with a suffix when a directory, even an empty
+// one, has it; that directory is left as it was.
+func TestPlace(t *testing.T) {
+	root := t.TempDir()
+	taken := filepath.Join(root, "plan-1-20240306T000000Z")
+	if err := os.Mkdir(taken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(root, ".tmp-1")
+	if _, err := Write(tmp, Scope, []Record{rec(Scope, "a", 1, true)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	name, dir, err := Place(root, "plan-1-20240306T000000Z", tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "plan-1-20240306T000000Z-2"; name != want || dir != filepath.Join(root, want) {
+		t.Errorf("got %s at %s, want %s", name, dir, want)
+	}
+	if recs, err := Read(Dir(dir, Scope), Train); err != nil || len(recs) != 1 {
+		t.Errorf("the placed directory's train split: got %d records, %v; want 1", len(recs), err)
+	}
+	if entries, err := os.ReadDir(taken); err != nil || len(entries) != 0 {
+		t.Errorf("the directory that had the name: got %v, %v; want it empty, as it was", entries, err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the temporary directory is still there: %v", err)
+	}
+}

@@ -9,12 +9,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/flock"
 )
 
 // Curated is what Curate wrote and recorded.
@@ -58,6 +60,13 @@ var ErrNoExamples = errors.New("no example matches the plan")
 // the call exactly as the model saw it: its system prompt, its prompt and
 // the reply as logged, the format of inference. Nothing is written when
 // nothing matches (ErrNoExamples) or the plan's row is missing.
+//
+// The dataset is written in a hidden temporary directory beside the
+// datasets' and renamed into place once complete, then recorded: a run
+// killed in the middle leaves no partial plan-* directory a reader could
+// take for a dataset, only a temporary one the next run removes. One run
+// at a time writes, under the training directory's curate.lock; another
+// waits for it.
 func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.Time) (*Curated, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
@@ -132,21 +141,28 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, fmt.Errorf("%w: no call of stage %s in a successful run%s%s; run more tasks ('cra solve', 'cra plan'), or edit the plan (include_negatives, mix_synthetic with 'cra bootstrap' data)",
 			ErrNoExamples, p.Stage, map[bool]string{true: " with included retrieval decisions (with_decisions)"}[withDecisions], skippedNote(out.Skipped))
 	}
-	// A directory of its own: a dataset recorded earlier is never
-	// replaced, even by one curated in the same second.
-	name := fmt.Sprintf("plan-%d-%s", p.ID, now.UTC().Format("20060102T150405Z"))
-	root := filepath.Join(l.Datasets(), name)
-	for n := 2; ; n++ {
-		if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		root = filepath.Join(l.Datasets(), fmt.Sprintf("%s-%d", name, n))
+	if err := os.MkdirAll(l.Datasets(), 0o755); err != nil {
+		return nil, fmt.Errorf("datasets directory: %w", err)
 	}
-	sum, err := dataset.Write(root, p.Stage, recs, p.Data.ValidShare)
+	// One run at a time writes: a temporary directory found while the
+	// lock is held is a killed run's, never a live one's.
+	lk, err := flock.Lock(ctx, filepath.Join(l.Root, curateLock), true)
+	if err != nil {
+		return nil, fmt.Errorf("lock the datasets directory: %w", err)
+	}
+	defer lk.Close()
+	if err := removeLeftovers(l.Datasets()); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(l.Datasets(), tempPrefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("datasets directory: %w", err)
+	}
+	defer os.RemoveAll(tmp) // nothing left once placed
+	sum, err := dataset.Write(tmp, p.Stage, recs, p.Data.ValidShare)
 	if err != nil {
 		return nil, err
 	}
-	out.Summary, out.Dir = sum, sum.Dir
 	if sum.Duplicates > 0 {
 		out.Skipped[SkipDuplicate] += sum.Duplicates
 	}
@@ -154,12 +170,19 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	// hyperparameters from it.
 	planText, err := p.Encode()
 	if err == nil {
-		err = atomicfile.Write(filepath.Join(root, PlanSnapshot), planText, 0o644)
+		err = atomicfile.Write(filepath.Join(tmp, PlanSnapshot), planText, 0o644)
 	}
 	if err != nil {
-		os.RemoveAll(root)
 		return nil, fmt.Errorf("write dataset: %w", err)
 	}
+	// A directory of its own: a dataset recorded earlier is never
+	// replaced, even by one curated in the same second.
+	_, root, err := dataset.Place(l.Datasets(), fmt.Sprintf("plan-%d-%s", p.ID, now.UTC().Format("20060102T150405Z")), tmp)
+	if err != nil {
+		return nil, err
+	}
+	sum.Dir = dataset.Dir(root, p.Stage)
+	out.Summary, out.Dir = sum, sum.Dir
 	out.DatasetID, err = c.RecordDataset(ctx, corpus.Dataset{PlanID: p.ID, Stage: p.Stage, BaseModel: p.BaseModel, Source: corpus.SourceLogged,
 		Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive, Negative: sum.Negative})
 	if err != nil {
@@ -168,6 +191,36 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, err
 	}
 	return out, nil
+}
+
+// curateLock, in the training directory, is held by the run that writes
+// a dataset, from its removal of the leftovers to its record.
+const curateLock = "curate.lock"
+
+// tempPrefix begins the name of the temporary directory, beside the
+// datasets' directories, in which a run writes its dataset before it
+// places it (dataset.Place): a dot, which no dataset's directory has,
+// and a name no other writer of the directory (bootstrap) uses.
+const tempPrefix = ".curate.tmp-"
+
+// removeLeftovers removes the temporary directories of runs killed while
+// writing theirs: the caller holds curateLock, so no run is writing one.
+// Other directories, bootstrap's temporary ones included, stay.
+func removeLeftovers(root string) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("datasets directory: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("remove %s, which an interrupted cra curate-data left: %w (remove it by hand)", p, err)
+		}
+	}
+	return nil
 }
 
 // shareLimit is how many examples may join n others and stay at most

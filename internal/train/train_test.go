@@ -763,3 +763,54 @@ func TestCurateLeavesOut(t *testing.T) {
 		t.Errorf("everything left out: got %v", err)
 	}
 }
+
+// TestCurateRemovesLeftoverTemp: the temporary directory of a run killed
+// while writing (complete files included, never placed nor recorded) is
+// removed by the next run and never recorded as a dataset; bootstrap's
+// temporary directories, whose run may be writing, stay.
+func TestCurateRemovesLeftoverTemp(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	logRun(t, c, "A", "implement", true, dataset.Scope)
+	leftover := filepath.Join(l.Datasets(), tempPrefix+"12345")
+	if _, err := dataset.Write(leftover, dataset.Scope, []dataset.Record{{Example: dataset.Chat("s", "u", "a"),
+		Meta: dataset.Meta{Stage: dataset.Scope, Source: corpus.SourceLogged, Positive: true, Date: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	boot := filepath.Join(l.Datasets(), ".bootstrap-0a1b2c3d.tmp-67890")
+	if err := os.MkdirAll(boot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the leftover temporary directory is still there: %v", err)
+	}
+	if _, err := os.Stat(boot); err != nil {
+		t.Errorf("bootstrap's temporary directory was removed: %v", err)
+	}
+	if res.Summary.Examples() != 1 {
+		t.Errorf("got %d examples, want the logged call alone", res.Summary.Examples())
+	}
+	rows, err := c.Datasets(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Path != res.Dir || strings.Contains(res.Dir, tempPrefix) {
+		t.Errorf("recorded: got %+v, want the run's dataset alone, placed", rows)
+	}
+	if m, _ := filepath.Glob(filepath.Join(l.Datasets(), tempPrefix+"*")); len(m) != 0 {
+		t.Errorf("left by the run: %v", m)
+	}
+}

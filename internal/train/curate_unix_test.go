@@ -1,0 +1,144 @@
+//go:build unix
+
+package train
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// curateChildEnv names the state directory TestCurateChild curates in;
+// unset, that test is skipped.
+const curateChildEnv = "CRA_TEST_CURATE_CHILD"
+
+// TestCurateChild is the child process of TestCurateKilled: it curates
+// the plan of the state directory curateChildEnv names.
+func TestCurateChild(t *testing.T) {
+	dir := os.Getenv(curateChildEnv)
+	if dir == "" {
+		t.Skip("the child process of TestCurateKilled")
+	}
+	ctx := context.Background()
+	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := ReadPlan(filepath.Join(dir, "plan.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Curate(ctx, corpus.New(db), Layout{Root: filepath.Join(dir, "training")}, p, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCurateKilled: a curate-data killed (SIGKILL) in the middle of its
+// write leaves no partial plan-* directory, only a hidden temporary one;
+// the next run removes it, and records and reports its own dataset alone.
+func TestCurateKilled(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := corpus.New(db)
+	logRun(t, c, "A", "implement", true, dataset.Scope)
+	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.toml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Layout{Root: filepath.Join(dir, "training")}
+
+	// A write transaction held here stops the child at its record, its
+	// files written.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCurateChild$")
+	cmd.Env = append(os.Environ(), curateChildEnv+"="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Killed as soon as it writes anything, in the middle of its write.
+	for {
+		if entries, _ := os.ReadDir(l.Datasets()); len(entries) > 0 {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the child ended (%v) before it wrote anything", err)
+		default:
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	// Any plan-* directory is whole: the child, had it gone on, would
+	// have recorded it as it is.
+	runs, _ := filepath.Glob(filepath.Join(l.Datasets(), "plan-*"))
+	for _, d := range runs {
+		for _, f := range []string{PlanSnapshot, filepath.Join(dataset.BaseModel(p.Stage), p.Stage, dataset.TrainFile)} {
+			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+				t.Errorf("the killed run left %s without %s, which looks like a finished run's: %v", d, f, err)
+			}
+		}
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(l.Datasets(), tempPrefix+"*"))
+
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range leftovers {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the killed run's %s is still there: %v", d, err)
+		}
+	}
+	want := filepath.Join(l.Datasets(), "plan-"+strconv.FormatInt(planID, 10)+"-20240306T000000Z")
+	if !strings.HasPrefix(res.Dir, want+string(filepath.Separator)) {
+		t.Errorf("got the dataset at %s, want it under %s", res.Dir, want)
+	}
+	rows, err := c.Datasets(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].ID != res.DatasetID || rows[0].Path != res.Dir {
+		t.Errorf("recorded: got %+v, want the one dataset at %s", rows, res.Dir)
+	}
+}
