@@ -50,16 +50,9 @@ type Entry struct {
 // the index (none active when the repository is not indexed), then the
 // adapter_metadata rows the registry lacks.
 func List(ctx context.Context, ws *workspace.Workspace) ([]Entry, error) {
-	if !workspace.HasState(ws.Root) {
-		return nil, nil // nothing registered, and a listing makes no .clean_room/
-	}
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := raw.Adapters(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("read adapter_registry: %w", err)
+	recs, ok, err := registry(ctx, ws)
+	if !ok || err != nil {
+		return nil, err // without state nothing is registered, and a listing makes no .clean_room/
 	}
 	var meta []kb.Adapter
 	k, _, err := ws.Index(ctx)
@@ -104,6 +97,22 @@ func List(ctx context.Context, ws *workspace.Workspace) ([]Entry, error) {
 			Active: m.Active, DeployedAt: m.DeployedAt, Notes: m.PerformanceNotes})
 	}
 	return out, nil
+}
+
+// registry returns raw.sqlite's adapter_registry, oldest first; ok is
+// false when the repository has no state, which it does not create.
+func registry(ctx context.Context, ws *workspace.Workspace) (recs []corpus.AdapterRecord, ok bool, err error) {
+	if !workspace.HasState(ws.Root) {
+		return nil, false, nil
+	}
+	raw, err := ws.Corpus(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if recs, err = raw.Adapters(ctx, ""); err != nil {
+		return nil, false, fmt.Errorf("read adapter_registry: %w", err)
+	}
+	return recs, true, nil
 }
 
 // Activation is what Activate did.
@@ -213,16 +222,9 @@ func deploy(ctx context.Context, tx *sql.Tx, rec corpus.AdapterRecord, notes, no
 // are not restored. It returns the adapters restored, none when the
 // repository is not indexed.
 func Restore(ctx context.Context, ws *workspace.Workspace) ([]corpus.AdapterRecord, error) {
-	if !workspace.HasState(ws.Root) {
-		return nil, nil
-	}
-	raw, err := ws.Corpus(ctx)
-	if err != nil {
+	recs, ok, err := registry(ctx, ws)
+	if !ok || err != nil {
 		return nil, err
-	}
-	recs, err := raw.Adapters(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("read adapter_registry: %w", err)
 	}
 	var deployed []corpus.AdapterRecord
 	for _, r := range recs {
