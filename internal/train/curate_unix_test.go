@@ -57,14 +57,8 @@ func TestCurateKilled(t *testing.T) {
 	defer db.Close()
 	c := corpus.New(db)
 	logRun(t, c, "A", "implement", true, dataset.Scope)
-	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := recordedPlan(t, c)
+	planID := p.ID
 	text, err := p.Encode()
 	if err != nil {
 		t.Fatal(err)

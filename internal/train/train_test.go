@@ -409,14 +409,7 @@ func TestCurate(t *testing.T) {
 	logRun(t, c, "C.r1", "implement", false, dataset.Scope)
 	logRun(t, c, "R", "retrieve", true, dataset.Scope) // no outcome: neither
 	syn := bootstrapped(t, c, l.Root, dataset.Scope, 4)
-	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := recordedPlan(t, c)
 	p.Data.MaxNegativeShare = 1.0 / 3 // one negative for two positives
 	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
 	if err != nil {
@@ -446,7 +439,7 @@ func TestCurate(t *testing.T) {
 		}
 	}
 	d, err := c.Dataset(ctx, res.DatasetID)
-	if err != nil || d.PlanID != planID || d.Source != corpus.SourceLogged || d.Path != res.Dir || d.Examples != 6 || d.Positive != 5 || d.Negative != 1 {
+	if err != nil || d.PlanID != p.ID || d.Source != corpus.SourceLogged || d.Path != res.Dir || d.Examples != 6 || d.Positive != 5 || d.Negative != 1 {
 		t.Errorf("row: %+v, %v", d, err)
 	}
 
@@ -661,14 +654,7 @@ func TestCurateDuplicates(t *testing.T) {
 		Path: sum.Dir, Examples: sum.Examples(), Positive: sum.Positive}); err != nil {
 		t.Fatal(err)
 	}
-	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := recordedPlan(t, c)
 	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -782,14 +768,7 @@ func TestCurateRemovesLeftoverTemp(t *testing.T) {
 	if err := os.MkdirAll(boot, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	planID, err := c.RecordPlan(ctx, corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(planID, 10), 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := recordedPlan(t, c)
 	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
@@ -813,4 +792,19 @@ func TestCurateRemovesLeftoverTemp(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(l.Datasets(), tempPrefix+"*")); len(m) != 0 {
 		t.Errorf("left by the run: %v", m)
 	}
+}
+
+// recordedPlan records a training plan for the scope stage and returns
+// goodPlan under its id, as train-plan writes it.
+func recordedPlan(t *testing.T, c *corpus.Corpus) *Plan {
+	t.Helper()
+	id, err := c.RecordPlan(context.Background(), corpus.Plan{TaskID: "tp", TargetStage: "scope", BaseModel: "reasoning", DataCriteria: "{}", RawPlan: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePlan("p.toml", []byte(strings.Replace(goodPlan, "id = 1", "id = "+strconv.FormatInt(id, 10), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
