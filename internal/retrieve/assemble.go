@@ -176,23 +176,46 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 		}
 		// A body replaces the signatures and snippets it contains, a
 		// snippet the signatures: their budget is refunded.
+		// A body also cuts a snippet it partly shows to the lines it does
+		// not (the place after a test, included before the test's body).
 		refund := 0
+		var cut map[int]Item
 		for i, h := range covered[p.file] {
-			if replaces(p.item, h) {
+			switch {
+			case replaces(p.item, h):
 				refund += costs[p.file][i]
+			case h.Kind == "snippet" && (p.item.Kind == "symbol" || p.item.Kind == "file"):
+				c, clipped := unshown([]Item{p.item}, h)
+				if !clipped {
+					continue
+				}
+				if cut == nil {
+					cut = map[int]Item{}
+				}
+				cut[i] = c
+				refund += costs[p.file][i]
+				if strings.TrimSpace(c.Text) != "" {
+					refund -= EstimateTokens(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
+				}
 			}
 		}
 		if used+cost-refund > avail {
 			pkg.Trimmed = append(pkg.Trimmed, fmt.Sprintf("%s:%d-%d %s %s", pkg.Files[p.file].Path, p.item.StartLine, p.item.EndLine, p.item.Kind, p.item.Name))
 			continue
 		}
-		if refund > 0 {
+		if refund != 0 || cut != nil {
 			keptItems, keptCosts := covered[p.file][:0], costs[p.file][:0]
 			for i, h := range covered[p.file] {
-				if replaces(p.item, h) {
+				hc := costs[p.file][i]
+				if c, ok := cut[i]; ok {
+					if strings.TrimSpace(c.Text) == "" {
+						continue
+					}
+					h, hc = c, EstimateTokens(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
+				} else if replaces(p.item, h) {
 					continue
 				}
-				keptItems, keptCosts = append(keptItems, h), append(keptCosts, costs[p.file][i])
+				keptItems, keptCosts = append(keptItems, h), append(keptCosts, hc)
 			}
 			covered[p.file], costs[p.file] = keptItems, keptCosts
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -233,10 +235,26 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&goPad, "// Helper%d wraps text.\nfunc Helper%d(s string) string {\n%s\treturn s\n}\n\n", i, i, strings.Repeat("\ts = strings.ToLower(s)\n", 5))
 	}
+	var pyTests, jsTests strings.Builder
+	pyTests.WriteString("import pytest\nfrom pad import pad_text\n\n\n")
+	jsTests.WriteString("const { padText } = require('../pad')\n\n")
+	for g := 0; g < 6; g++ {
+		fmt.Fprintf(&pyTests, "class TestPad%d:\n", g)
+		fmt.Fprintf(&jsTests, "describe('padText %d', () => {\n", g)
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&pyTests, "    def test_pad_%d_%d(self):\n        assert pad_text('%d') == '%d'\n\n", g, i, i, i)
+			fmt.Fprintf(&jsTests, "  it('pads %d wide', () => {\n    expect(padText('%d')).toBe('%d')\n  })\n\n", i, i, i)
+		}
+		pyTests.WriteString("\n")
+		jsTests.WriteString("})\n\n")
+	}
 	fixtures := []struct {
 		f     *fixture
 		tasks []string
 	}{
+		{newFixture(t, map[string]string{"pad.py": "def pad_text(s):\n    return s\n", "tests/test_pad.py": pyTests.String(),
+			"pad.js": "exports.padText = (s) => s\n", "test/pad.test.js": jsTests.String()}),
+			[]string{"pad_text pads 3 wide", "padText 2 wide", "pads wide text"}},
 		{newFixture(t, bigShop()...), []string{"`format_table` pads columns wrong", "pager leaks", "helper_3 helper_40 strip text", "README shop", "x"}},
 		{newFixture(t, map[string]string{"pad.py": commented.String(), "README.md": "pad\n"}), []string{"helper_7 pads text", "strip text first, then fill", "textwrap padding", "`helper_0` textwrap fill"}},
 		{newFixture(t, map[string]string{"pad.go": goPad.String(), "go.mod": "module pad\n"}), []string{"Helper7 wraps text wrong", "Pad trims text", "lower case strings"}},
@@ -262,6 +280,19 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 			t.Fatalf("budget %+v (available %d): rendered %d tokens, counted %d", b, b.Available(), got, pkg.Tokens)
 		}
 		for _, pf := range pkg.Files {
+			src, err := os.ReadFile(filepath.Join(f.root, pf.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(src), "\n")
+			for _, it := range pf.Items {
+				// What an item shows is its lines, verbatim (a signature
+				// is the index's text of its line).
+				if it.Kind != "signature" && it.Text != strings.Join(lines[it.StartLine-1:it.EndLine], "") {
+					t.Fatalf("%q, budget %d: %s %s %d-%d shows %q, not its lines", q.Text, b.Available(), pf.Path,
+						it.Kind, it.StartLine, it.EndLine, it.Text)
+				}
+			}
 			for j := 1; j < len(pf.Items); j++ {
 				if prev, it := pf.Items[j-1], pf.Items[j]; it.StartLine <= prev.EndLine {
 					t.Fatalf("%q, budget %d: %s items overlap: %s %d-%d and %s %d-%d", q.Text, b.Available(), pf.Path,
@@ -655,7 +686,7 @@ func TestAssembleGapAfterIncludedTest(t *testing.T) {
 		fmt.Fprintf(&b, "def test_case_%d():\n    assert run(%d) == %d\n\n\n", i, i, i)
 	}
 	b.WriteString("def test_wildcard_match():\n    assert match_wildcard('*') == 'all'\n    assert match_wildcard('a*') == 'a'\n\n\n")
-	b.WriteString("def test_after():\n    assert run(99) == 99\n")
+	b.WriteString("def test_after():\n" + strings.Repeat("    assert run(99) == 99\n", 60)) // too long to show in full
 	src := b.String()
 	lines := splitLines(src)
 	after := 0
