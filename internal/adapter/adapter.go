@@ -22,6 +22,8 @@ package adapter
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -177,8 +179,9 @@ type RegisterOptions struct {
 	DatasetID int64
 	// Progress gets the statuses the server streams; nil discards them.
 	Progress func(string)
-	// Waiting, when not nil, is called once before Register waits for
-	// another register of the repository to finish.
+	// Waiting, when not nil, is called before Register waits for another
+	// register to finish: of the repository, or on the same Ollama
+	// server from any repository of this user.
 	Waiting func()
 }
 
@@ -233,6 +236,15 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 		return nil, err
 	}
 	defer lk.Close()
+	if from.Provider == llm.ProviderOllama {
+		// The server's models are shared by every repository that uses
+		// it: registers of two repositories take turns too.
+		slk, err := lockServer(ctx, from.BaseURL, opts.Waiting)
+		if err != nil {
+			return nil, err
+		}
+		defer slk.Close()
+	}
 	existing, err := raw.Adapters(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("read adapter_registry: %w", err)
@@ -293,7 +305,35 @@ const registerLock = "adapters.lock"
 // register until ctx ends; waiting, when not nil, is called before the
 // wait. Closing the returned file releases the lock.
 func lockRegister(ctx context.Context, stateDir string, waiting func()) (*os.File, error) {
-	path := filepath.Join(stateDir, registerLock)
+	f, err := lockWaiting(ctx, filepath.Join(stateDir, registerLock), waiting)
+	if err != nil {
+		return nil, fmt.Errorf("lock the adapter registry: %w", err)
+	}
+	return f, nil
+}
+
+// lockServer takes the register lock of the Ollama server at baseURL, a
+// file of the user's in the system's temporary directory named after
+// the URL, after the repository's (always in that order): registers of
+// any repository on one machine take turns on one server from choosing
+// the tag until the model is created and recorded.
+func lockServer(ctx context.Context, baseURL string, waiting func()) (*os.File, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cra-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("lock the server's adapter tags: %w (set TMPDIR to a writable directory)", err)
+	}
+	sum := sha256.Sum256([]byte(strings.TrimRight(baseURL, "/")))
+	path := filepath.Join(dir, "register-"+hex.EncodeToString(sum[:8])+".lock")
+	f, err := lockWaiting(ctx, path, waiting)
+	if err != nil {
+		return nil, fmt.Errorf("lock the server's adapter tags (%s): %w", path, err)
+	}
+	return f, nil
+}
+
+// lockWaiting takes an exclusive flock on path, calling waiting (when not
+// nil) before it waits for the holder, until ctx ends.
+func lockWaiting(ctx context.Context, path string, waiting func()) (*os.File, error) {
 	f, ok, err := flock.TryLock(path)
 	if err == nil && !ok {
 		if waiting != nil {
@@ -301,10 +341,7 @@ func lockRegister(ctx context.Context, stateDir string, waiting func()) (*os.Fil
 		}
 		f, err = flock.Lock(ctx, path, true)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lock the adapter registry: %w", err)
-	}
-	return f, nil
+	return f, err
 }
 
 // DefaultTag is the tag Register gives an adapter: the base model's tag

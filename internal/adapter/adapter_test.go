@@ -36,6 +36,12 @@ func newWorkspace(t *testing.T) (*llmtest.Server, *workspace.Workspace) {
 	t.Helper()
 	s := llmtest.NewServer(t)
 	s.SetModels("coder:3b", "thinker:4b")
+	return s, workspaceOn(t, s)
+}
+
+// workspaceOn is an indexed repository whose models are s's.
+func workspaceOn(t *testing.T, s *llmtest.Server) *workspace.Workspace {
+	t.Helper()
 	repo := t.TempDir()
 	write(t, filepath.Join(repo, "shop", "pager.py"), "def page(text):\n    return text\n")
 	window := 8192
@@ -59,7 +65,7 @@ func newWorkspace(t *testing.T) (*llmtest.Server, *workspace.Workspace) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	return s, ws
+	return ws
 }
 
 // recordDataset writes recs with dataset.Write (half of them valid) and
@@ -555,6 +561,26 @@ func TestRegisterWaitsForThePull(t *testing.T) {
 // server keeps both models.
 func TestRegisterConcurrently(t *testing.T) {
 	s, ws := newWorkspace(t)
+	registerConcurrently(t, s, [2]*workspace.Workspace{ws, ws})
+	entries, err := adapter.List(context.Background(), ws)
+	if err != nil || len(entries) != 2 || entries[0].Tag == entries[1].Tag {
+		t.Errorf("registry: got %+v, %v; want two adapters with their own tags", entries, err)
+	}
+}
+
+func TestRegisterConcurrentlyTwoRepositories(t *testing.T) {
+	// Two repositories on one server: each registry is its own, the
+	// server's models are shared, and Ollama's create replaces a model
+	// of the same name.
+	s, a := newWorkspace(t)
+	registerConcurrently(t, s, [2]*workspace.Workspace{a, workspaceOn(t, s)})
+}
+
+// registerConcurrently registers an adapter in each workspace at once,
+// while the server pulls the base model, and checks that they got two
+// tags and the server two models.
+func registerConcurrently(t *testing.T, s *llmtest.Server, wss [2]*workspace.Workspace) {
+	t.Helper()
 	s.SetModels("coder:3b")
 	s.SetPullable(300*time.Millisecond, "thinker:4b")
 	var tags [2]string
@@ -565,7 +591,7 @@ func TestRegisterConcurrently(t *testing.T) {
 		write(t, path, "GGUF scope lora "+string(rune('a'+i)))
 		go func() {
 			defer func() { done <- i }()
-			reg, err := adapter.Register(context.Background(), ws, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
+			reg, err := adapter.Register(context.Background(), wss[i], adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path})
 			if errs[i] = err; err == nil {
 				tags[i] = reg.Adapter.ModelTag
 			}
@@ -580,10 +606,6 @@ func TestRegisterConcurrently(t *testing.T) {
 	}
 	if tags[0] == tags[1] {
 		t.Errorf("both registers chose %s, want two tags", tags[0])
-	}
-	entries, err := adapter.List(context.Background(), ws)
-	if err != nil || len(entries) != 2 || entries[0].Tag == entries[1].Tag {
-		t.Errorf("registry: got %+v, %v; want two adapters with their own tags", entries, err)
 	}
 	if created := s.Created(); len(created) != 2 || created[0].Model == created[1].Model {
 		t.Errorf("creates: got %+v, want two models", created)

@@ -79,7 +79,7 @@ func adaptersRegisterRun(ctx context.Context, d *deps, opts *adaptersRegisterOpt
 	reg, err := adapter.Register(ctx, ws, adapter.RegisterOptions{Stage: opts.stage, BaseModel: opts.baseModel, Path: opts.path,
 		Tag: opts.tag, DatasetID: opts.datasetID, Progress: progress,
 		Waiting: func() {
-			fmt.Fprintln(d.errOut, "waiting for another 'cra adapters register' of this repository to finish…")
+			fmt.Fprintln(d.errOut, "waiting for another 'cra adapters register' (of this repository, or on the same server) to finish…")
 		}})
 	if err != nil {
 		return err
