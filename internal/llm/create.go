@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ollama/ollama/api"
 )
@@ -33,7 +34,7 @@ type Deployment struct {
 // it (HEAD /api/blobs/:digest, then POST), then creates tag FROM
 // base.Model with the adapter (POST /api/create). base is the resolved
 // coding or reasoning model whose server receives it. progress, when not
-// nil, gets each status the server streams.
+// nil, gets each status the server streams, once where it repeats.
 func CreateAdapterModel(ctx context.Context, base ModelConfig, tag, path string, progress func(string)) (Deployment, error) {
 	if base.Provider != ProviderOllama {
 		return Deployment{}, fmt.Errorf("%w: %s is an OpenAI-compatible server, which cannot create a model from a LoRA; serve the %s model from Ollama (models.provider = \"ollama\") to deploy adapters",
@@ -60,6 +61,10 @@ func CreateAdapterModel(ctx context.Context, base ModelConfig, tag, path string,
 	}
 	err = o.Create(ctx, &api.CreateRequest{Model: tag, From: base.Model, Adapters: map[string]string{filepath.Base(path): digest}},
 		func(status string) {
+			// A pull repeats its status with every chunk: each once.
+			if n := len(dep.Statuses); n > 0 && dep.Statuses[n-1] == status {
+				return
+			}
 			dep.Statuses = append(dep.Statuses, status)
 			if progress != nil {
 				progress(status)
@@ -137,6 +142,10 @@ func (o *Ollama) CreateBlob(ctx context.Context, digest string, open func() (io.
 	return err
 }
 
+// errStalled is the cause with which Create gives up a create that
+// streams nothing for models.timeout.
+var errStalled = errors.New("stalled")
+
 // localError is a failure on this side of an attempt (the file would not
 // open): not the server's, and not retried.
 type localError struct{ err error }
@@ -146,9 +155,12 @@ func (e *localError) Unwrap() error { return e.err }
 
 // Create creates a model (POST /api/create), in one attempt: a create
 // that failed is for the user to look at, not to repeat. progress gets
-// each status line the server streams. Only ctx bounds it, not
-// models.timeout: Ollama first pulls a base model it lacks, gigabytes
-// that can take far longer than any reply.
+// each status line the server streams. models.timeout does not bound the
+// whole create: Ollama first pulls a base model it lacks, gigabytes that
+// can take far longer than any reply. It bounds the silence instead: a
+// pull streams its progress all the time, and a create that streams
+// nothing for that long has stalled (a register left running unattended
+// would otherwise wait for ever, holding its locks).
 func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(string)) error {
 	key, err := apiKey(o.model)
 	if err != nil {
@@ -160,7 +172,17 @@ func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress fu
 		base = http.DefaultTransport
 	}
 	hc := &http.Client{Transport: &recordingTransport{base: base, ex: ex, apiKey: key}}
-	err = api.NewClient(o.base, hc).Create(ctx, req, func(p api.ProgressResponse) error {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var idle *time.Timer
+	if o.model.Timeout > 0 {
+		idle = time.AfterFunc(o.model.Timeout, func() { cancel(errStalled) })
+		defer idle.Stop()
+	}
+	err = api.NewClient(o.base, hc).Create(cctx, req, func(p api.ProgressResponse) error {
+		if idle != nil {
+			idle.Reset(o.model.Timeout)
+		}
 		if progress != nil && p.Status != "" {
 			progress(p.Status)
 		}
@@ -168,6 +190,11 @@ func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress fu
 	})
 	if err == nil {
 		return nil
+	}
+	if errors.Is(context.Cause(cctx), errStalled) && ctx.Err() == nil {
+		return &CallError{Model: o.model, Attempts: 1, Unavailable: true,
+			Err: fmt.Errorf("create model %s: the server sent nothing for %s (models.timeout) and seems stalled: "+
+				"run 'ollama pull %s' to watch the base model's download, or raise models.timeout, then try again", req.Model, o.model.Timeout, req.From)}
 	}
 	sent, status, _, _ := ex.snapshot()
 	ce := &CallError{Model: o.model, Attempts: 1, Err: fmt.Errorf("create model %s: %s", req.Model, ollamaMessage(err))}

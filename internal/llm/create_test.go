@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 )
@@ -83,5 +84,46 @@ func TestCreateAdapterModelErrors(t *testing.T) {
 
 	if _, err := CreateAdapterModel(ctx, m, "x", filepath.Join(t.TempDir(), "none.gguf"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: got %v", err)
+	}
+}
+
+// TestCreateAdapterModelPull: a create that pulls its base streams the
+// download's progress, each status once, and may take longer than
+// models.timeout; one that streams nothing for models.timeout has
+// stalled and gives up, saying so.
+func TestCreateAdapterModelPull(t *testing.T) {
+	s := llmtest.NewServer(t)
+	s.SetPullable(300*time.Millisecond, "thinker:4b")
+	m := testModel(ProviderOllama, s)
+	m.Model = "thinker:4b"
+	m.Timeout = 100 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	if err := os.WriteFile(path, []byte("GGUF\x03\x00\x00\x00 lora"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var progress []string
+	dep, err := CreateAdapterModel(ctx, m, "thinker:4b-scope-v1", path, func(s string) { progress = append(progress, s) })
+	if err != nil {
+		t.Fatalf("a pull three times models.timeout, streaming its progress: %v", err)
+	}
+	if !slices.Equal(progress, dep.Statuses) || slices.Index(progress, "pulling thinker:4b") < 0 || progress[len(progress)-1] != "success" {
+		t.Errorf("statuses: got %q", progress)
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i] == progress[i-1] {
+			t.Errorf("status %q repeated: %q", progress[i], progress)
+		}
+	}
+
+	s.SetPullable(time.Hour, "coder:3b")
+	s.SetPullStalls(true)
+	m.Model = "coder:3b"
+	_, err = CreateAdapterModel(ctx, m, "coder:3b-execute_code-v1", path, nil)
+	if err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "ollama pull coder:3b") {
+		t.Errorf("a pull that streams nothing: got %v, want a stall naming 'ollama pull coder:3b'", err)
+	}
+	if len(s.Created()) != 1 {
+		t.Errorf("creates: got %+v, want the first only", s.Created())
 	}
 }

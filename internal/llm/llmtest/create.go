@@ -61,10 +61,11 @@ func (s *Server) Blob(digest string) ([]byte, bool) {
 
 // SetPullable makes the named models ones the server lacks but can pull,
 // as Ollama pulls a missing base from its registry before a create FROM
-// it: such a create streams "pulling manifest", holds back for d (a
-// multi-GB download), then lists the model and goes on. The wait ends
-// early when the client goes away or the server closes; the model is then
-// not pulled.
+// it: such a create streams "pulling manifest", then the download's
+// progress every pullTick for d (a multi-GB download; nothing, after
+// SetPullStalls), then lists the model and goes on. The wait ends early
+// when the client goes away or the server closes; the model is then not
+// pulled.
 func (s *Server) SetPullable(d time.Duration, names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,6 +76,18 @@ func (s *Server) SetPullable(d time.Duration, names ...string) {
 		s.pullable[fullName(n)] = d
 	}
 }
+
+// SetPullStalls makes the pulls of SetPullable silent after their first
+// line, as a download that stalls is.
+func (s *Server) SetPullStalls(stalls bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pullStalls = stalls
+}
+
+// pullTick is how often a pull streams its progress, as Ollama's does
+// many times a second.
+const pullTick = 20 * time.Millisecond
 
 // Created returns the create requests that succeeded, in order.
 func (s *Server) Created() []CreateRequest {
@@ -202,6 +215,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder,
 	s.mu.Lock()
 	d, pullable := s.pullable[fullName(from)]
 	pullable = pullable && from != "" && !s.hasModel(from)
+	stalls := s.pullStalls
 	s.mu.Unlock()
 	if !pullable {
 		return nil, true
@@ -214,12 +228,23 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder,
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
-		return nil, false
-	case <-s.closing:
-		return nil, false
+	tick := time.NewTicker(pullTick)
+	defer tick.Stop()
+	for done, completed := false, int64(0); !done; {
+		select {
+		case <-t.C:
+			done = true
+		case <-tick.C:
+			if stream && !stalls {
+				completed += 1 << 20
+				enc.Encode(map[string]any{"status": "pulling " + fullName(from), "digest": "sha256:0", "total": int64(1) << 32, "completed": completed})
+				flush(w)
+			}
+		case <-r.Context().Done():
+			return nil, false
+		case <-s.closing:
+			return nil, false
+		}
 	}
 	s.mu.Lock()
 	if !s.hasModel(from) {

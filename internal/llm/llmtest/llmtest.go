@@ -155,16 +155,17 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	rules    []*rule
-	queue    []Reply
-	fallback *Reply
-	models   []string
-	requests []Request
-	blobs    map[string][]byte // digest "sha256:<hex>" → content
-	created  []CreateRequest
-	pullable map[string]time.Duration // full model name → how long its pull takes
-	strict   bool
+	mu         sync.Mutex
+	rules      []*rule
+	queue      []Reply
+	fallback   *Reply
+	models     []string
+	requests   []Request
+	blobs      map[string][]byte // digest "sha256:<hex>" → content
+	created    []CreateRequest
+	pullable   map[string]time.Duration // full model name → how long its pull takes
+	pullStalls bool                     // pulls stream nothing after their first line (SetPullStalls)
+	strict     bool
 }
 
 // NewServer starts a server that tb closes at cleanup.
