@@ -81,7 +81,7 @@ No configuration is needed; [index] history_depth and max_commit_files in
 	f.BoolVar(&opts.json, "json", false, "print the run summary as JSON")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "list every skipped file and warning")
 	f.IntVar(&depth, "history-depth", 0, fmt.Sprintf("commits of git history to mine, newest first (default %d; 0 disables)", index.DefaultHistoryDepth))
-	f.BoolVar(&opts.rebuild, "rebuild", false, "set the index aside (as curated.sqlite.damaged) and build it anew: the fix for a damaged index")
+	f.BoolVar(&opts.rebuild, "rebuild", false, "set the index aside (as curated.sqlite.damaged) and build it anew: the fix for a damaged index; the active adapters raw.sqlite records come back")
 	f.BoolVar(&opts.lineStats, "line-stats", false, "also mine insertions/deletions per commit (slower: git computes every diff)")
 	f.IntVar(&maxFiles, "max-commit-files", 0, fmt.Sprintf("leave commits touching more files out of co-change (default %d)", index.DefaultMaxCommitFiles))
 	return cmd
@@ -140,12 +140,10 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		return fmt.Errorf("index %s: %w", repo, err)
 	}
 	world.NoteEvent(ctx, d.errOut, stateDir, world.SourceIndex, filepath.Base(repo), summaryLine(res))
-	if res.Added > 0 && res.Changed+res.Unchanged+res.Deleted == 0 {
-		// Every file new: a new index, which starts without the active
-		// adapters. An index kept up to date still has them, and the
-		// common no-change run opens nothing more.
-		restoreAdapters(ctx, d, repo)
-	}
+	// Every run, not only a new index's: a restore that failed (or was
+	// interrupted) is tried again by the next. It costs a query of
+	// raw.sqlite when nothing is to restore (about 4 ms on django).
+	restoreAdapters(ctx, d, repo)
 	if opts.json {
 		return encodeJSON(d.out, res)
 	}
@@ -156,7 +154,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 
 // restoreAdapters gives a new index back the active adapters raw.sqlite
 // records (adapter.Restore), and says which. A failure is a warning: the
-// index itself was built.
+// index itself was built, and the next run tries again.
 func restoreAdapters(ctx context.Context, d *deps, repo string) {
 	var restored []corpus.AdapterRecord
 	ws, err := workspace.Open(ctx, repo, workspace.Options{Exact: true, NoConfig: true, Logger: d.logger})
@@ -165,7 +163,7 @@ func restoreAdapters(ctx context.Context, d *deps, repo string) {
 		restored, err = adapter.Restore(ctx, ws)
 	}
 	if err != nil {
-		fmt.Fprintf(d.errOut, "warning: %v: 'cra adapters list' shows the adapters, and 'cra adapters activate TAG' makes one active again\n", err)
+		fmt.Fprintf(d.errOut, "warning: %v (the next 'cra index' tries again)\n", err)
 	}
 	for _, a := range restored {
 		fmt.Fprintf(d.errOut, "restored active adapter %s for stage %s from raw.sqlite\n", a.ModelTag, a.Stage)
