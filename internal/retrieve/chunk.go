@@ -74,7 +74,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 			hitLines = append(hitLines, l)
 		}
 		sort.Ints(hitLines)
-		for _, sp := range spans[s.f.id] {
+		for _, sp := range slices.Concat(spans[s.f.id], testChunks(s.f, lines)) {
 			start, end := max(sp[0], 1), min(sp[1], len(lines))
 			if start > end {
 				continue
@@ -120,6 +120,24 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 		s.add("chunk", v/best, "")
 	}
 	return nil
+}
+
+// testChunks returns the spans of a JS/TS test file's test cases. Its
+// tests are calls (describe/it/test), which the index does not define, so
+// without them the file's best chunk would be a helper function, or none:
+// test/req.fresh.js, whose cases are all about freshness, had no chunk at
+// all. Groups are left out; their cases stand for them.
+func testChunks(f *rankFile, lines []string) [][2]int {
+	if !isJS(f.lang) || !isTest(f.path) {
+		return nil
+	}
+	var out [][2]int
+	for _, b := range jsTestBlocks(lines) {
+		if !b.group {
+			out = append(out, [2]int{b.start, b.end})
+		}
+	}
+	return out
 }
 
 // definitionSpans returns the line spans of the definitions of the

@@ -70,3 +70,36 @@ func TestRankChunkSignalMissingFile(t *testing.T) {
 		t.Fatalf("got %v, want candidates without a chunk signal", c)
 	}
 }
+
+// TestRankChunkSignalJSTests: a JS test file's cases are calls the index
+// does not define, so they are chunks of their own: test/req.fresh.js,
+// whose one case about revalidation sits among thirty others and which
+// defines nothing the task's words are in, had no chunk at all.
+func TestRankChunkSignalJSTests(t *testing.T) {
+	var cases strings.Builder
+	cases.WriteString("var get = require('supertest')\n\ndescribe('req', function () {\n  describe('.fresh', function () {\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&cases, "    it('should handle header %d', function (done) {\n      get(app, '/%d').expect(200, done)\n    })\n\n", i, i)
+	}
+	cases.WriteString("    it('should revalidate a conditional request with an etag', function (done) {\n" +
+		"      get(app, '/').set('If-None-Match', etag).expect(304, done)\n    })\n  })\n})\n")
+	f := newFixture(t, map[string]string{
+		"test/req.fresh.js": cases.String(),
+		"test/support.js":   "function noop () {}\n\nfunction app () { return noop }\n\nmodule.exports = app\n",
+		"lib/view.js":       "function render (name) {\n  return name\n}\n\nmodule.exports = render\n",
+	})
+	r := NewRanker(f.kb, f.repoID)
+	r.Root = f.root
+	c, err := r.Rank(context.Background(), Analyze("revalidate a conditional request by its etag"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := candidatesByPath(c)
+	fresh, ok := byPath["test/req.fresh.js"]
+	if !ok || fresh.Signals["chunk"] != 1 {
+		t.Fatalf("test/req.fresh.js: got %v, want the chunk signal 1 from its revalidation case", fresh.Signals)
+	}
+	if len(testChunks(&rankFile{path: "lib/view.js", lang: "javascript"}, []string{"it('x', function () {", "})"})) != 0 {
+		t.Error("a source file's it() calls are chunks; want only a test file's")
+	}
+}
