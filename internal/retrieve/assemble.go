@@ -398,6 +398,9 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		excludes = excludes || d == DetailExcluded
 	}
 	small := EstimateTokens(whole) <= a.WholeFileTokens && !excludes
+	// Leading imports the index defines (JS's `var x = require('x')`)
+	// are the file's header, not an item each.
+	syms = afterImports(lines, syms)
 	if _, ok := lang.Detect(c.Path); ok && !small {
 		// What no definition covers, by its top-level statements.
 		from := headerLines + 1
@@ -576,6 +579,28 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 
 // headerLines caps the header item of a file with definitions.
 const headerLines = 40
+
+// afterImports drops the definitions that open a file within its first
+// headerLines lines and are imports: a CommonJS `const x = require('x')`
+// is a variable to the index, but its line is part of the header that
+// lists what the file uses.
+func afterImports(lines []string, syms []symbolRow) []symbolRow {
+	k := 0
+	for k < len(syms) && syms[k].end <= headerLines && syms[k].end-syms[k].start < 4 && importLine(lines, syms[k].start) {
+		k++
+	}
+	return syms[k:]
+}
+
+// importLine reports whether line n (1-based) imports a module.
+func importLine(lines []string, n int) bool {
+	if n < 1 || n > len(lines) {
+		return false
+	}
+	l := strings.TrimSpace(lines[n-1])
+	return strings.HasPrefix(l, "import ") || strings.Contains(l, "require(") &&
+		(strings.HasPrefix(l, "var ") || strings.HasPrefix(l, "const ") || strings.HasPrefix(l, "let "))
+}
 
 // hits reports whether lines start-end touch any of the spans.
 func hits(spans [][2]int, start, end int) bool {

@@ -721,3 +721,39 @@ func TestAssembleGapAfterIncludedTest(t *testing.T) {
 		t.Errorf("items %v: want test_wildcard_match in full and the lines after it up to line %d", shown, after)
 	}
 }
+
+// TestAssembleRequiresInHeader: the CommonJS requires that open a file are
+// variables to the index; they go in the file's header, one item, so a
+// task about the modules a file uses sees all of them.
+func TestAssembleRequiresInHeader(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("/*!\n * shop\n */\n\n'use strict';\n\n")
+	for _, m := range []string{"content-type", "etag", "mime-types", "proxy-addr", "qs", "querystring"} {
+		fmt.Fprintf(&b, "var %s = require('%s');\n", strings.ReplaceAll(m, "-", ""), m)
+	}
+	b.WriteString("const { Buffer } = require('buffer');\n\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "exports.step%d = function step%d (value) {\n  return Buffer.from(value + %d)\n}\n\n", i, i, i)
+	}
+	f := newFixture(t, map[string]string{"lib/utils.js": b.String(), "lib/other.js": "exports.x = 1\n"})
+	ctx := context.Background()
+	q := Analyze("use the node: protocol for the builtin module buffer")
+	cands, _ := NewRanker(f.kb, f.repoID).Rank(ctx, q, 10)
+	a := NewAssembler(f.kb, f.repoID, f.root)
+	a.WholeShare = 0
+	pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: 4096, ReservedTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			if pf.Path == "lib/utils.js" && it.StartLine <= 13 {
+				got = append(got, fmt.Sprintf("%s %d-%d", it.Kind, it.StartLine, it.EndLine))
+			}
+		}
+	}
+	if want := []string{"header 1-14"}; !slices.Equal(got, want) {
+		t.Errorf("items in the first 13 lines of lib/utils.js: got %v, want %v", got, want)
+	}
+}
