@@ -74,7 +74,7 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 			hitLines = append(hitLines, l)
 		}
 		sort.Ints(hitLines)
-		for _, sp := range slices.Concat(spans[s.f.id], testChunks(s.f, lines)) {
+		for _, sp := range fileChunks(s.f, lines, spans[s.f.id]) {
 			start, end := max(sp[0], 1), min(sp[1], len(lines))
 			if start > end {
 				continue
@@ -120,6 +120,29 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 		s.add("chunk", v/best, "")
 	}
 	return nil
+}
+
+// fileChunks returns the spans a file's chunks cover: its definitions,
+// its tests (testChunks), and the top-level code no definition covers
+// (layoutBlocks: setup.py's call of setup, a script's body, a module of
+// assignments), which is the whole file when it defines nothing.
+func fileChunks(f *rankFile, lines []string, defs [][2]int) [][2]int {
+	out := slices.Concat(defs, testChunks(f, lines))
+	syms := make([]symbolRow, len(defs))
+	for i, d := range defs {
+		syms[i] = symbolRow{start: d[0], end: d[1]}
+	}
+	from := headerLines + 1
+	if len(defs) > 0 {
+		from = min(from, defs[0][0])
+	}
+	for _, b := range layoutBlocks(lines, syms, from) {
+		out = append(out, [2]int{b.start, b.end})
+	}
+	if len(out) == 0 && len(lines) > 0 {
+		out = append(out, [2]int{1, len(lines)})
+	}
+	return out
 }
 
 // testChunks returns the spans of a JS/TS test file's test cases. Its

@@ -103,3 +103,33 @@ func TestRankChunkSignalJSTests(t *testing.T) {
 		t.Error("a source file's it() calls are chunks; want only a test file's")
 	}
 }
+
+// TestRankChunkSignalTopLevelCode: what a file does outside its
+// definitions (setup.py's call of setup, a script's body) is a chunk too,
+// and a file that defines nothing is one chunk.
+func TestRankChunkSignalTopLevelCode(t *testing.T) {
+	var classifiers strings.Builder
+	for _, v := range []string{"3.8", "3.9", "3.10", "3.11"} {
+		fmt.Fprintf(&classifiers, "        \"Programming Language :: Python :: %s\",\n", v)
+	}
+	f := newFixture(t, map[string]string{
+		"setup.py": "import re\nfrom setuptools import setup\n\n\ndef read(fname):\n    with open(fname) as fp:\n        return fp.read()\n\n\n" +
+			"setup(\n    name=\"shop\",\n    version=\"1.0\",\n    long_description=read(\"README.rst\"),\n    classifiers=[\n" + classifiers.String() +
+			"    ],\n    python_requires=\">=3.8\",\n)\n",
+		"run.py":      "import sys\n\nprint(\"supported interpreters\", sys.version)\nsys.exit(0)\n",
+		"shop/fmt.py": "\"\"\"Formatting.\"\"\"\n\n\ndef pad(text):\n    \"\"\"Pad text.\"\"\"\n    return text\n",
+	})
+	r := NewRanker(f.kb, f.repoID)
+	r.Root = f.root
+	c, err := r.Rank(context.Background(), Analyze("Support Python 3.12 in the classifiers and supported interpreters"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := candidatesByPath(c)
+	if got := byPath["setup.py"].Signals["chunk"]; got == 0 {
+		t.Errorf("setup.py: got no chunk signal, want one from its call of setup (signals %v)", byPath["setup.py"].Signals)
+	}
+	if got := byPath["run.py"].Signals["chunk"]; got == 0 {
+		t.Errorf("run.py, which defines nothing: got no chunk signal, want the whole file as one (signals %v)", byPath["run.py"].Signals)
+	}
+}
