@@ -124,8 +124,11 @@ func (r *Ranker) chunkSignal(ctx context.Context, qterms []termDF, nFiles int, a
 
 // fileChunks returns the spans a file's chunks cover: its definitions,
 // its tests (testChunks), and the top-level code no definition covers
-// (layoutBlocks: setup.py's call of setup, a script's body, a module of
-// assignments), which is the whole file when it defines nothing.
+// (layoutStatements: setup.py's call of setup, a script's body, the
+// assignments of a module), which is the whole file when it defines
+// nothing. A statement that does not hold the task's words scores
+// nothing, so unlike the assembler's pieces the statements are taken
+// whatever share of the file they hold.
 func fileChunks(f *rankFile, lines []string, defs [][2]int) [][2]int {
 	out := slices.Concat(defs, testChunks(f, lines))
 	syms := make([]symbolRow, len(defs))
@@ -136,7 +139,7 @@ func fileChunks(f *rankFile, lines []string, defs [][2]int) [][2]int {
 	if len(defs) > 0 {
 		from = min(from, defs[0][0])
 	}
-	for _, b := range layoutBlocks(lines, syms, from) {
+	for _, b := range layoutStatements(lines, syms, from) {
 		out = append(out, [2]int{b.start, b.end})
 	}
 	if len(out) == 0 && len(lines) > 0 {

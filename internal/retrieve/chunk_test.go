@@ -133,3 +133,25 @@ func TestRankChunkSignalTopLevelCode(t *testing.T) {
 		t.Errorf("run.py, which defines nothing: got no chunk signal, want the whole file as one (signals %v)", byPath["run.py"].Signals)
 	}
 }
+
+// TestRankChunkSignalStatementsInDefinedFile: a module mostly made of
+// definitions still has chunks for the statements between them, however
+// small their share: lib/request.js's getters are calls of defineGetter.
+func TestRankChunkSignalStatementsInDefinedFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("'use strict'\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "/**\n * Step %d.\n */\n\nfunction step%d (value) {\n  var out = value + %d\n  out = out * 2\n  return out\n}\n\n", i, i, i)
+	}
+	b.WriteString("defineGetter(req, 'hostname', () => {\n  var host = this.get('X-Forwarded-Host')\n  host = host.trimRight()\n  return host\n})\n")
+	f := newFixture(t, map[string]string{"lib/request.js": b.String(), "lib/view.js": "function render (name) {\n  return name\n}\n"})
+	r := NewRanker(f.kb, f.repoID)
+	r.Root = f.root
+	c, err := r.Rank(context.Background(), Analyze("replace the deprecated trimRight of the forwarded host"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := candidatesByPath(c)["lib/request.js"].Signals["chunk"]; got != 1 {
+		t.Errorf("lib/request.js: got chunk signal %v, want 1 from its getter's statement", got)
+	}
+}

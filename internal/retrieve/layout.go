@@ -27,6 +27,20 @@ var assignedRe = lazyre.New(`^(?:export\s+)?(?:(?:var|let|const)\s+)?([A-Za-z_$]
 // named by what they assign when they assign. Lines before from are the
 // file's header (its imports), which the header item shows.
 func layoutBlocks(lines []string, syms []symbolRow, from int) []symbolRow {
+	out := layoutStatements(lines, syms, from)
+	n := 0
+	for _, b := range out {
+		n += b.end - b.start + 1
+	}
+	if n*layoutShare < len(lines) {
+		return nil // the definitions cover the file: its statements add noise
+	}
+	return out
+}
+
+// layoutStatements returns the blocks layoutBlocks offers, whatever share
+// of the file they hold.
+func layoutStatements(lines []string, syms []symbolRow, from int) []symbolRow {
 	covered := make([]bool, len(lines)+2)
 	for l := 1; l < from && l <= len(lines); l++ {
 		covered[l] = true
@@ -67,13 +81,6 @@ func layoutBlocks(lines []string, syms []symbolRow, from int) []symbolRow {
 		}
 	}
 	flush()
-	n := 0
-	for _, b := range out {
-		n += b.end - b.start + 1
-	}
-	if n*layoutShare < len(lines) {
-		return nil // the definitions cover the file: its statements add noise
-	}
 	return out
 }
 
