@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -153,14 +154,49 @@ type localError struct{ err error }
 func (e *localError) Error() string { return e.err.Error() }
 func (e *localError) Unwrap() error { return e.err }
 
+// progressWatch tells a create's progress from its repetition. Ollama
+// streams a pull's line many times a second whether or not bytes arrive
+// (and retries a stalled part for ever), so a line alone is no sign of
+// life: a new status or digest, or more bytes completed, is.
+type progressWatch struct {
+	status, digest string
+	completed      int64
+}
+
+// What a progress line says of the create (progressWatch.see).
+const (
+	progressSame     = iota // nothing new: the silence goes on
+	progressAdvanced        // a new status or digest, or more bytes
+	progressLocal           // verifying the download: disk work that says nothing until it ends
+)
+
+func (w *progressWatch) see(p api.ProgressResponse) int {
+	advanced := p.Status != w.status || p.Digest != w.digest || p.Completed > w.completed
+	if p.Digest != w.digest {
+		w.completed = p.Completed // another layer counts from its own start
+	} else {
+		w.completed = max(w.completed, p.Completed) // a retried part counts again from lower
+	}
+	w.status, w.digest = p.Status, p.Digest
+	switch {
+	case !advanced:
+		return progressSame
+	case strings.HasPrefix(p.Status, "verifying"):
+		return progressLocal
+	}
+	return progressAdvanced
+}
+
 // Create creates a model (POST /api/create), in one attempt: a create
 // that failed is for the user to look at, not to repeat. progress gets
 // each status line the server streams. models.timeout does not bound the
 // whole create: Ollama first pulls a base model it lacks, gigabytes that
 // can take far longer than any reply. It bounds the silence instead: a
 // pull streams its progress all the time, and a create that streams
-// nothing for that long has stalled (a register left running unattended
-// would otherwise wait for ever, holding its locks).
+// nothing new for that long has stalled (a register left running
+// unattended would otherwise wait for ever, holding its locks): the same
+// line again is nothing new (progressWatch), and the local check of a
+// download's digest is not bounded.
 func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(string)) error {
 	key, err := apiKey(o.model)
 	if err != nil {
@@ -179,9 +215,15 @@ func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress fu
 		idle = time.AfterFunc(o.model.Timeout, func() { cancel(errStalled) })
 		defer idle.Stop()
 	}
+	var watch progressWatch
 	err = api.NewClient(o.base, hc).Create(cctx, req, func(p api.ProgressResponse) error {
 		if idle != nil {
-			idle.Reset(o.model.Timeout)
+			switch watch.see(p) {
+			case progressAdvanced:
+				idle.Reset(o.model.Timeout)
+			case progressLocal:
+				idle.Stop()
+			}
 		}
 		if progress != nil && p.Status != "" {
 			progress(p.Status)

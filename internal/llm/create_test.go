@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/ollama/ollama/api"
 )
 
 // TestCreateAdapterModel deploys an adapter on the fake Ollama: HEAD
@@ -116,14 +117,43 @@ func TestCreateAdapterModelPull(t *testing.T) {
 		}
 	}
 
+	// A stalled pull streams the same line many times a second, as
+	// Ollama's does: a line is no sign of life, new bytes are.
 	s.SetPullable(time.Hour, "coder:3b")
 	s.SetPullStalls(true)
 	m.Model = "coder:3b"
-	_, err = CreateAdapterModel(ctx, m, "coder:3b-execute_code-v1", path, nil)
+	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = CreateAdapterModel(bounded, m, "coder:3b-execute_code-v1", path, nil)
 	if err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "ollama pull coder:3b") {
-		t.Errorf("a pull that streams nothing: got %v, want a stall naming 'ollama pull coder:3b'", err)
+		t.Errorf("a pull that streams no new bytes: got %v, want a stall naming 'ollama pull coder:3b'", err)
 	}
 	if len(s.Created()) != 1 {
 		t.Errorf("creates: got %+v, want the first only", s.Created())
+	}
+}
+
+func TestProgressWatch(t *testing.T) {
+	var w progressWatch
+	steps := []struct {
+		p    api.ProgressResponse
+		want int
+	}{
+		{api.ProgressResponse{Status: "pulling manifest"}, progressAdvanced},
+		{api.ProgressResponse{Status: "pulling abc", Digest: "sha256:abc", Total: 100, Completed: 10}, progressAdvanced},
+		{api.ProgressResponse{Status: "pulling abc", Digest: "sha256:abc", Total: 100, Completed: 10}, progressSame},
+		{api.ProgressResponse{Status: "pulling abc", Digest: "sha256:abc", Total: 100, Completed: 40}, progressAdvanced},
+		{api.ProgressResponse{Status: "pulling abc", Digest: "sha256:abc", Total: 100, Completed: 30}, progressSame}, // a part retried
+		{api.ProgressResponse{Status: "pulling def", Digest: "sha256:def", Total: 50}, progressAdvanced},
+		{api.ProgressResponse{Status: "pulling def", Digest: "sha256:def", Total: 50, Completed: 5}, progressAdvanced},
+		{api.ProgressResponse{Status: "verifying sha256 digest"}, progressLocal},
+		{api.ProgressResponse{Status: "verifying sha256 digest"}, progressSame},
+		{api.ProgressResponse{Status: "writing manifest"}, progressAdvanced},
+		{api.ProgressResponse{Status: "success"}, progressAdvanced},
+	}
+	for i, st := range steps {
+		if got := w.see(st.p); got != st.want {
+			t.Errorf("step %d (%+v): got %d, want %d", i, st.p, got, st.want)
+		}
 	}
 }

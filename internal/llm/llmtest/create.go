@@ -62,8 +62,8 @@ func (s *Server) Blob(digest string) ([]byte, bool) {
 // SetPullable makes the named models ones the server lacks but can pull,
 // as Ollama pulls a missing base from its registry before a create FROM
 // it: such a create streams "pulling manifest", then the download's
-// progress every pullTick for d (a multi-GB download; nothing, after
-// SetPullStalls), then lists the model and goes on. The wait ends early
+// progress every pullTick for d (a multi-GB download; the same line
+// again and again, after SetPullStalls), then lists the model and goes on. The wait ends early
 // when the client goes away or the server closes; the model is then not
 // pulled.
 func (s *Server) SetPullable(d time.Duration, names ...string) {
@@ -77,8 +77,9 @@ func (s *Server) SetPullable(d time.Duration, names ...string) {
 	}
 }
 
-// SetPullStalls makes the pulls of SetPullable silent after their first
-// line, as a download that stalls is.
+// SetPullStalls makes the pulls of SetPullable stall: they go on
+// streaming their progress line every pullTick, as Ollama's do, but the
+// bytes completed no longer grow.
 func (s *Server) SetPullStalls(stalls bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,8 +236,10 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder,
 		case <-t.C:
 			done = true
 		case <-tick.C:
-			if stream && !stalls {
-				completed += 1 << 20
+			if stream {
+				if !stalls || completed == 0 {
+					completed += 1 << 20
+				}
 				enc.Encode(map[string]any{"status": "pulling " + fullName(from), "digest": "sha256:0", "total": int64(1) << 32, "completed": completed})
 				flush(w)
 			}
