@@ -611,3 +611,68 @@ func registerConcurrently(t *testing.T, s *llmtest.Server, wss [2]*workspace.Wor
 		t.Errorf("creates: got %+v, want two models", created)
 	}
 }
+
+// newIndex closes ws, replaces its index by a new one, as an index removed
+// by hand is, and opens the repository again.
+func newIndex(t *testing.T, ws *workspace.Workspace) *workspace.Workspace {
+	t.Helper()
+	ctx := context.Background()
+	root, state := ws.Root, ws.StateDir
+	ws.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(state, "curated.sqlite"+suffix))
+	}
+	if _, err := index.NewBuilderIn(state).Run(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	ws2, err := workspace.Open(ctx, root, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws2.Close() })
+	return ws2
+}
+
+// TestDeactivateBeforeRestore: on a new index that the restore has not
+// given the adapter back yet, deactivating clears raw.sqlite's mark, so
+// the next 'cra index' does not turn the stage's adapter back on.
+func TestDeactivateBeforeRestore(t *testing.T) {
+	_, ws := newWorkspace(t)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "scope lora")
+	if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+		t.Fatal(err)
+	}
+	ws = newIndex(t, ws)
+	if err := adapter.Deactivate(ctx, ws, tag); err != nil {
+		t.Fatalf("deactivate before the restore: %v", err)
+	}
+	if restored, err := adapter.Restore(ctx, ws); err != nil || len(restored) != 0 {
+		t.Errorf("restore after the deactivation: got %v, %v, want nothing restored", restored, err)
+	}
+	if err := adapter.Deactivate(ctx, ws, tag); err == nil || !strings.Contains(err.Error(), "is not active") {
+		t.Errorf("deactivating it again: got %v, want 'is not active'", err)
+	}
+}
+
+// TestRestoreNothingTakesNoLock: with the active adapters in the index
+// already, a restore has nothing to do and does not wait for the index's
+// write lock (held here as a long 'cra index' holds it).
+func TestRestoreNothingTakesNoLock(t *testing.T) {
+	_, ws := newWorkspace(t)
+	ctx := context.Background()
+	tag := register(t, ws, dataset.Scope, 0, "scope lora")
+	if _, err := adapter.Activate(ctx, ws, tag, true); err != nil {
+		t.Fatal(err)
+	}
+	lk, err := index.Lock(ctx, ws.StateDir, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	bounded, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if restored, err := adapter.Restore(bounded, ws); err != nil || len(restored) != 0 {
+		t.Errorf("got %v, %v, want nothing restored and no wait for the index lock", restored, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,10 +236,27 @@ func Restore(ctx context.Context, ws *workspace.Workspace) ([]corpus.AdapterReco
 	if len(deployed) == 0 {
 		return nil, nil
 	}
-	if _, _, err := ws.Index(ctx); errors.Is(err, workspace.ErrNotIndexed) {
+	k, _, err := ws.Index(ctx)
+	if errors.Is(err, workspace.ErrNotIndexed) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
+	}
+	// What the index lacks, read first: the index's write lock is taken
+	// only when there is something to restore, so a 'cra index' never
+	// waits for another's build just to find it has nothing to do.
+	have, err := k.Adapters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known, active := map[string]bool{}, map[string]bool{}
+	for _, a := range have {
+		known[a.ModelTag] = true
+		active[a.StageName] = active[a.StageName] || a.Active
+	}
+	deployed = slices.DeleteFunc(deployed, func(r corpus.AdapterRecord) bool { return known[r.ModelTag] || active[r.Stage] })
+	if len(deployed) == 0 {
+		return nil, nil
 	}
 	var restored []corpus.AdapterRecord
 	err = writeIndex(ctx, ws, func(tx *sql.Tx, now string) error {
@@ -297,14 +315,14 @@ func Deactivate(ctx context.Context, ws *workspace.Workspace, tag string) error 
 	if _, _, err := ws.Index(ctx); err != nil {
 		return err
 	}
+	inIndex := true
 	err := writeIndex(ctx, ws, func(tx *sql.Tx, _ string) error {
 		res, err := tx.ExecContext(ctx, `UPDATE adapter_metadata SET active = 0 WHERE model_tag = ? AND active = 1`, tag)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("adapter %s is not active: 'cra adapters list' shows the active ones", tag)
-		}
+		n, _ := res.RowsAffected()
+		inIndex = n > 0
 		return nil
 	})
 	if err != nil {
@@ -314,7 +332,14 @@ func Deactivate(ctx context.Context, ws *workspace.Workspace, tag string) error 
 	if err != nil {
 		return err
 	}
-	if rec, err := raw.AdapterByTag(ctx, tag); err == nil {
+	rec, err := raw.AdapterByTag(ctx, tag)
+	// A new index whose restore has not run yet does not have it active,
+	// but raw.sqlite still marks it deployed, and the next 'cra index'
+	// would restore it: deactivating it is clearing that mark.
+	if !inIndex && (err != nil || !rec.Deployed) {
+		return fmt.Errorf("deactivate adapter %s: adapter %s is not active: 'cra adapters list' shows the active ones", tag, tag)
+	}
+	if err == nil && rec.Deployed {
 		return raw.SetAdapterDeployed(ctx, rec.ID, false)
 	}
 	return nil
