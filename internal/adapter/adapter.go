@@ -27,6 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,17 +320,53 @@ func lockRegister(ctx context.Context, stateDir string, waiting func()) (*os.Fil
 // any repository on one machine take turns on one server from choosing
 // the tag until the model is created and recorded.
 func lockServer(ctx context.Context, baseURL string, waiting func()) (*os.File, error) {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cra-%d", os.Getuid()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("lock the server's adapter tags: %w (set TMPDIR to a writable directory)", err)
+	dir, err := privateDir(filepath.Join(os.TempDir(), fmt.Sprintf("cra-%d", os.Getuid())))
+	if err != nil {
+		return nil, fmt.Errorf("lock the server's adapter tags: %w", err)
 	}
-	sum := sha256.Sum256([]byte(strings.TrimRight(baseURL, "/")))
+	sum := sha256.Sum256([]byte(serverKey(baseURL)))
 	path := filepath.Join(dir, "register-"+hex.EncodeToString(sum[:8])+".lock")
 	f, err := lockWaiting(ctx, path, waiting)
 	if err != nil {
 		return nil, fmt.Errorf("lock the server's adapter tags (%s): %w", path, err)
 	}
 	return f, nil
+}
+
+// serverKey names the server at baseURL however it is spelled: scheme
+// and host in lower case, the scheme's port when none is given, and every
+// loopback name (localhost, 127.0.0.0/8, ::1, 0.0.0.0) as one, since
+// http://localhost:11434 and http://127.0.0.1:11434/ are one Ollama.
+func serverKey(baseURL string) string {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || u.Host == "" {
+		return strings.TrimRight(baseURL, "/")
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) {
+		host = "loopback"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + strings.TrimRight(u.EscapedPath(), "/")
+}
+
+// privateDir makes dir, or checks the one there, as a directory of this
+// user's that no one else can write: in a shared temporary directory
+// another user could otherwise make it first and hold its locks.
+func privateDir(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("%w (set TMPDIR to a writable directory)", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 || !ownedByMe(fi) {
+		return "", fmt.Errorf("%s is not a directory only you can write (mode %v): remove it, or set TMPDIR to another directory", dir, fi.Mode())
+	}
+	return dir, nil
 }
 
 // lockWaiting takes an exclusive flock on path, calling waiting (when not

@@ -34,6 +34,7 @@ func write(t *testing.T, path, content string) {
 // repository configured for it.
 func newWorkspace(t *testing.T) (*llmtest.Server, *workspace.Workspace) {
 	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir()) // the servers' register locks: the test's own
 	s := llmtest.NewServer(t)
 	s.SetModels("coder:3b", "thinker:4b")
 	return s, workspaceOn(t, s)
@@ -574,6 +575,18 @@ func TestRegisterConcurrentlyTwoRepositories(t *testing.T) {
 	// of the same name.
 	s, a := newWorkspace(t)
 	registerConcurrently(t, s, [2]*workspace.Workspace{a, workspaceOn(t, s)})
+}
+
+// TestRegisterConcurrentlyServerSpellings: two repositories that name
+// one server differently (127.0.0.1 and localhost) still take turns.
+func TestRegisterConcurrentlyServerSpellings(t *testing.T) {
+	s, a := newWorkspace(t)
+	b := workspaceOn(t, s)
+	b.Config.Models.BaseURL = strings.Replace(s.OllamaURL(), "127.0.0.1", "localhost", 1) + "/"
+	if b.Config.Models.BaseURL == s.OllamaURL()+"/" {
+		t.Fatalf("the fake server's URL %s names no 127.0.0.1 to spell otherwise", s.OllamaURL())
+	}
+	registerConcurrently(t, s, [2]*workspace.Workspace{a, b})
 }
 
 // registerConcurrently registers an adapter in each workspace at once,
