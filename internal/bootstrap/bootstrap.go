@@ -239,14 +239,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	slices.Reverse(kept)
 	rep.Kept = len(kept)
 	fmt.Fprintf(opts.Progress, "%d commit(s) examined, %d kept\n", rep.Seen, rep.Kept)
-	if len(kept) == 0 {
-		rep.Duration = time.Since(start)
-		return rep, nil
-	}
 	// One bootstrap of a repository at a time, from the look for an
 	// earlier run to the record of this one: a second would take the
 	// first's worktree away, or, finding no run recorded yet, derive and
-	// record the same pairs again.
+	// record the same pairs again. A killed run's leftovers go even when
+	// this run keeps no commit.
 	lk, err := opts.lock(top)
 	if err != nil {
 		return nil, err
@@ -254,6 +251,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer lk.Close()
 	if err := opts.removeLeftovers(); err != nil {
 		return nil, err
+	}
+	if len(kept) == 0 {
+		rep.Duration = time.Since(start)
+		return rep, nil
 	}
 	if !opts.Force {
 		if found, err := opts.reuse(ctx, rep); err != nil || found {

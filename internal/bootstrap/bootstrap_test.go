@@ -785,3 +785,20 @@ func TestRunSaveFails(t *testing.T) {
 		t.Errorf("left by a failed save: %v", m)
 	}
 }
+
+// TestRunRemovesLeftoverTempKeepingNothing: a run that keeps no commit
+// still removes what a killed run of the repository left.
+func TestRunRemovesLeftoverTempKeepingNothing(t *testing.T) {
+	f := newFixture(t)
+	opts := testOptions(t, f.dir, t.TempDir())
+	leftover := filepath.Join(opts.DatasetsDir, opts.tempPrefix()+"12345")
+	writeFile(t, leftover, "x", "y\n")
+	opts.Since = time.Now().Add(24 * time.Hour) // no commit is that new
+	rep, err := Run(context.Background(), opts)
+	if err != nil || rep.Kept != 0 {
+		t.Fatalf("got %+v, %v, want a run that keeps nothing", rep, err)
+	}
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed run's %s is still there: %v", filepath.Base(leftover), err)
+	}
+}

@@ -137,15 +137,12 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		out.Synthetic, out.SyntheticFrom = len(syn), from
 		recs = append(recs, syn...)
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: no call of stage %s in a successful run%s%s; run more tasks ('cra solve', 'cra plan'), or edit the plan (include_negatives, mix_synthetic with 'cra bootstrap' data)",
-			ErrNoExamples, p.Stage, map[bool]string{true: " with included retrieval decisions (with_decisions)"}[withDecisions], skippedNote(out.Skipped))
-	}
 	if err := os.MkdirAll(l.Datasets(), 0o755); err != nil {
 		return nil, fmt.Errorf("datasets directory: %w", err)
 	}
 	// One run at a time writes: a temporary directory found while the
-	// lock is held is a killed run's, never a live one's.
+	// lock is held is a killed run's, never a live one's. It goes even
+	// when this run has nothing to write.
 	lk, err := flock.Lock(ctx, filepath.Join(l.Root, curateLock), true)
 	if err != nil {
 		return nil, fmt.Errorf("lock the datasets directory: %w", err)
@@ -153,6 +150,10 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	defer lk.Close()
 	if err := removeLeftovers(l.Datasets()); err != nil {
 		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: no call of stage %s in a successful run%s%s; run more tasks ('cra solve', 'cra plan'), or edit the plan (include_negatives, mix_synthetic with 'cra bootstrap' data)",
+			ErrNoExamples, p.Stage, map[bool]string{true: " with included retrieval decisions (with_decisions)"}[withDecisions], skippedNote(out.Skipped))
 	}
 	tmp := filepath.Join(l.Datasets(), tempPrefix+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(tmp, 0o755); err != nil {

@@ -754,6 +754,24 @@ func TestCurateLeavesOut(t *testing.T) {
 // while writing (complete files included, never placed nor recorded) is
 // removed by the next run and never recorded as a dataset; bootstrap's
 // temporary directories, whose run may be writing, stay.
+// TestCurateRemovesLeftoverTempSelectingNothing: a run whose plan selects
+// nothing still removes what a killed run left.
+func TestCurateRemovesLeftoverTempSelectingNothing(t *testing.T) {
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	leftover := filepath.Join(l.Datasets(), tempPrefix+"12345")
+	if err := os.MkdirAll(leftover, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := recordedPlan(t, c)
+	if _, err := Curate(context.Background(), c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC)); !errors.Is(err, ErrNoExamples) {
+		t.Fatalf("got %v, want ErrNoExamples from an empty log", err)
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the killed run's temporary directory is still there: %v", err)
+	}
+}
+
 func TestCurateRemovesLeftoverTemp(t *testing.T) {
 	ctx := context.Background()
 	c := openCorpus(t)
