@@ -49,9 +49,37 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: make the rename durable
-		d.Close()
+	SyncDir(dir) // best effort: make the rename durable
+	return nil
+}
+
+// WriteNew writes data to path, a new file in a directory that is not in
+// place yet (a temporary one, renamed into place once complete), and
+// fsyncs it, so that the rename that publishes the directory never
+// publishes an empty or partial file after a crash.
+func WriteNew(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// SyncDir fsyncs the directory dir, best effort, so that the entries
+// created or renamed in it outlive a crash.
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }

@@ -29,3 +29,23 @@ func TestWrite(t *testing.T) {
 		t.Error("writing over a directory: got no error")
 	}
 }
+
+func TestWriteNew(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "train.jsonl")
+	if err := WriteNew(p, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "{}\n" {
+		t.Errorf("got %q, %v, want the data", b, err)
+	}
+	// A new file only: a file already there is an error, not replaced.
+	if err := WriteNew(p, []byte("other\n"), 0o644); err == nil {
+		t.Error("a second write of the same path: got no error")
+	}
+	if b, _ := os.ReadFile(p); string(b) != "{}\n" {
+		t.Errorf("the file was replaced: %q", b)
+	}
+	SyncDir(dir)
+	SyncDir(filepath.Join(dir, "missing")) // best effort: no panic, no error
+}

@@ -33,6 +33,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
 // The stages a dataset trains (seed 001 §3.4). They are the router's
@@ -272,14 +274,17 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 		return Summary{}, fmt.Errorf("write dataset: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	// Synced before the renames that publish them: a row recorded after
+	// them must never name a directory of empty files after a crash.
 	for i, name := range []string{TrainFile, ValidFile, RejectedFile, TrainMetaFile, ValidMetaFile, RejectedMetaFile} {
-		if err := os.WriteFile(filepath.Join(tmp, name), files[i].Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteNew(filepath.Join(tmp, name), files[i].Bytes(), 0o644); err != nil {
 			return Summary{}, fmt.Errorf("write dataset: %w", err)
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("write dataset: %w", err)
 	}
+	atomicfile.SyncDir(tmp)
 	// Replace the old directory: move it aside, move the new one in, and
 	// only then remove the old one, so a failure leaves one of them whole.
 	old := ""
@@ -295,6 +300,7 @@ func Write(root, stage string, recs []Record, validShare float64) (Summary, erro
 		}
 		return Summary{}, fmt.Errorf("write dataset: %w", err)
 	}
+	atomicfile.SyncDir(filepath.Dir(sum.Dir))
 	if old != "" {
 		os.RemoveAll(old)
 	}
@@ -322,6 +328,7 @@ func Place(root, name, tmp string) (string, string, error) {
 		}
 		err := os.Rename(tmp, dir)
 		if err == nil {
+			atomicfile.SyncDir(root) // before the caller records it
 			return n, dir, nil
 		}
 		if !errors.Is(err, os.ErrExist) { // ENOTEMPTY included: a run of the same name placed since
