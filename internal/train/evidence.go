@@ -105,9 +105,12 @@ func Gather(ctx context.Context, c *corpus.Corpus, source string, stages []strin
 	if err != nil {
 		return nil, fmt.Errorf("read the raw database: %w", err)
 	}
-	for _, d := range ds {
-		if d.Source == corpus.SourceSynthetic {
-			e.Synthetic[d.Stage] += d.Examples
+	// A stage's newest bootstrapped dataset, the one curate-data mixes in:
+	// a rerun (--force, other settings) replaces an earlier run's pairs
+	// rather than adding to them, which would count them twice.
+	for _, d := range ds { // newest first
+		if _, seen := e.Synthetic[d.Stage]; d.Source == corpus.SourceSynthetic && !seen {
+			e.Synthetic[d.Stage] = d.Examples
 		}
 	}
 	switch source {

@@ -157,6 +157,28 @@ func TestGatherWeakest(t *testing.T) {
 	}
 }
 
+// TestGatherSyntheticRerun: a stage bootstrapped twice (a rerun with
+// --force derives the same pairs again) counts its newest dataset, the
+// one curate-data mixes in, not both.
+func TestGatherSyntheticRerun(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	bootstrapped(t, c, t.TempDir(), dataset.Scope, 3)
+	bootstrapped(t, c, t.TempDir(), dataset.Scope, 4)
+	e, err := Gather(ctx, c, corpus.SourceSynthetic, AnalysisStages, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Synthetic[dataset.Scope]; got != 4 {
+		t.Errorf("scope examples: got %d, want the newest run's 4", got)
+	}
+	if _, from, err := synthetic(ctx, c, dataset.Scope); err != nil || from == 0 {
+		t.Fatalf("synthetic: %v", err)
+	} else if ds, _ := c.Datasets(ctx, dataset.Scope); ds[0].ID != from || ds[0].Examples != 4 {
+		t.Errorf("curate-data mixes dataset %d; want the newest, which Gather counted", from)
+	}
+}
+
 func TestGatherSynthetic(t *testing.T) {
 	ctx := context.Background()
 	c := openCorpus(t)
