@@ -249,7 +249,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer lk.Close()
-	if err := opts.removeLeftovers(); err != nil {
+	if err := opts.removeLeftovers(ctx); err != nil {
 		return nil, err
 	}
 	if len(kept) == 0 {
@@ -476,6 +476,9 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 		}
 		sums = append(sums, sum)
 	}
+	if err := dataset.MarkPending(tmp, o.tempPrefix()); err != nil {
+		return err
+	}
 	name, dir, err := dataset.Place(o.DatasetsDir, "bootstrap-"+safeName(filepath.Base(rep.Repo))+"-"+start.UTC().Format("20060102T150405Z"), tmp)
 	if err != nil {
 		return err
@@ -491,6 +494,7 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 	}
 	rep.Duration = time.Since(start)
 	if o.Corpus == nil {
+		dataset.Settle(dir) // nothing to record it in
 		return nil
 	}
 	plan := corpus.Plan{TaskID: o.TaskID, TargetStage: "all", BaseModel: "all", Source: corpus.SourceSynthetic,
@@ -500,6 +504,7 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 		os.RemoveAll(dir)
 		return fmt.Errorf("record the datasets: %w", err)
 	}
+	dataset.Settle(dir)
 	rep.PlanID = planID
 	for i := range rep.Datasets {
 		rep.Datasets[i].ID = ids[i]
@@ -507,11 +512,27 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 	return nil
 }
 
-// removeLeftovers removes the temporary directories of runs of the same
-// repository killed in the middle of their save: the caller holds the
-// lock, so no run of the repository is writing one. Other directories,
-// another repository's temporary ones included, stay.
-func (o *Options) removeLeftovers() error {
+// removeLeftovers removes what runs of the same repository killed in the
+// middle of their save left: their temporary directories, and the
+// directories they placed but never recorded (dataset.RemoveUnrecorded,
+// by the temporary directories' prefix, which names the repository's
+// scratch directory). The caller holds the lock, so no run of the
+// repository is writing one. Other directories, another repository's
+// included, stay.
+func (o *Options) removeLeftovers(ctx context.Context) error {
+	if o.Corpus != nil {
+		rows, err := o.Corpus.Datasets(ctx, "")
+		if err != nil {
+			return fmt.Errorf("read the earlier datasets: %w", err)
+		}
+		recorded := map[string]bool{}
+		for _, d := range rows {
+			recorded[dataset.RunName(d.Path)] = true
+		}
+		if err := dataset.RemoveUnrecorded(o.DatasetsDir, o.tempPrefix(), func(name string) bool { return recorded[name] }); err != nil {
+			return err
+		}
+	}
 	entries, err := os.ReadDir(o.DatasetsDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

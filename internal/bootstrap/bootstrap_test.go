@@ -802,3 +802,35 @@ func TestRunRemovesLeftoverTempKeepingNothing(t *testing.T) {
 		t.Errorf("the killed run's %s is still there: %v", filepath.Base(leftover), err)
 	}
 }
+
+// TestRunRemovesUnrecordedRun: a run killed after it placed its
+// directory and before its record leaves it marked pending with the
+// repository's prefix; the next run of the repository removes it, leaves
+// another repository's alone, and records its own without the mark.
+func TestRunRemovesUnrecordedRun(t *testing.T) {
+	f := newFixture(t)
+	state := t.TempDir()
+	opts := testOptions(t, f.dir, state)
+	other := opts
+	other.ScratchDir = filepath.Join(state, "other-scratch")
+	placed := map[string]string{}
+	for name, owner := range map[string]string{"bootstrap-repo-20240101T000000Z": opts.tempPrefix(), "bootstrap-repo-20240102T000000Z": other.tempPrefix()} {
+		dir := filepath.Join(opts.DatasetsDir, name)
+		writeFile(t, dir, dataset.PendingFile, owner+"\n")
+		writeFile(t, filepath.Join(dir, "reasoning", "scope"), dataset.TrainFile, "{}\n")
+		placed[owner] = dir
+	}
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(placed[opts.tempPrefix()]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("this repository's unrecorded run is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(placed[other.tempPrefix()], "reasoning", "scope", dataset.TrainFile)); err != nil {
+		t.Errorf("another repository's run was touched: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(rep.Dir, dataset.PendingFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the recorded run %s keeps its pending mark: %v", rep.Dir, err)
+	}
+}

@@ -186,3 +186,51 @@ func TestPlace(t *testing.T) {
 		t.Errorf("the temporary directory is still there: %v", err)
 	}
 }
+
+func TestRemoveUnrecorded(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name, owner string) string {
+		t.Helper()
+		tmp := filepath.Join(root, ".tmp-"+name)
+		if err := os.MkdirAll(filepath.Join(tmp, "reasoning", "scope"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := MarkPending(tmp, owner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, dir, err := Place(root, name, tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	orphan := mk("plan-1", "curate")          // placed, never recorded
+	recorded := mk("plan-2", "curate")        // recorded, killed before its Settle
+	older := mk("plan-3", "")                 // an older cra's, unmarked
+	other := mk("bootstrap-app-1", "another") // another writer's
+	if err := RemoveUnrecorded(root, "curate", func(name string) bool { return name == "plan-2" }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("the unrecorded run is still there: %v", err)
+	}
+	for _, d := range []string{recorded, older, other} {
+		if _, err := os.Stat(filepath.Join(d, "reasoning", "scope")); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(d), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(recorded, PendingFile)); !os.IsNotExist(err) {
+		t.Errorf("the recorded run keeps its pending mark: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, PendingFile)); err != nil {
+		t.Errorf("another writer's pending mark was touched: %v", err)
+	}
+	if got := RunName(Dir(recorded, Scope)); got != "plan-2" {
+		t.Errorf("RunName: got %q, want plan-2", got)
+	}
+	if err := RemoveUnrecorded(filepath.Join(root, "missing"), "curate", func(string) bool { return false }); err != nil {
+		t.Errorf("a datasets directory not made yet: %v", err)
+	}
+}

@@ -148,7 +148,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		return nil, fmt.Errorf("lock the datasets directory: %w", err)
 	}
 	defer lk.Close()
-	if err := removeLeftovers(l.Datasets()); err != nil {
+	if err := removeLeftovers(ctx, c, l.Datasets()); err != nil {
 		return nil, err
 	}
 	if len(recs) == 0 {
@@ -173,6 +173,9 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	if err == nil {
 		err = atomicfile.Write(filepath.Join(tmp, PlanSnapshot), planText, 0o644)
 	}
+	if err == nil {
+		err = dataset.MarkPending(tmp, pendingOwner)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("write dataset: %w", err)
 	}
@@ -191,6 +194,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		os.RemoveAll(root)
 		return nil, err
 	}
+	dataset.Settle(root)
 	return out, nil
 }
 
@@ -204,10 +208,27 @@ const curateLock = "curate.lock"
 // and a name no other writer of the directory (bootstrap) uses.
 const tempPrefix = ".curate.tmp-"
 
-// removeLeftovers removes the temporary directories of runs killed while
-// writing theirs: the caller holds curateLock, so no run is writing one.
-// Other directories, bootstrap's temporary ones included, stay.
-func removeLeftovers(root string) error {
+// pendingOwner names curate-data in the dataset.PendingFile of a run's
+// directory it placed and has not recorded yet.
+const pendingOwner = "cra curate-data"
+
+// removeLeftovers removes what runs killed while writing their dataset
+// left: their temporary directories, and the directories they placed but
+// never recorded (dataset.RemoveUnrecorded). The caller holds curateLock,
+// so no run is between the two. Other directories, bootstrap's included,
+// stay.
+func removeLeftovers(ctx context.Context, c *corpus.Corpus, root string) error {
+	rows, err := c.Datasets(ctx, "")
+	if err != nil {
+		return fmt.Errorf("read the datasets: %w", err)
+	}
+	recorded := map[string]bool{}
+	for _, d := range rows {
+		recorded[dataset.RunName(d.Path)] = true
+	}
+	if err := dataset.RemoveUnrecorded(root, pendingOwner, func(name string) bool { return recorded[name] }); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return fmt.Errorf("datasets directory: %w", err)

@@ -136,3 +136,73 @@ func TestCurateKilled(t *testing.T) {
 		t.Errorf("recorded: got %+v, want the one dataset at %s", rows, res.Dir)
 	}
 }
+
+// TestCurateKilledAtRecord: a run killed after it placed its directory
+// and before its record (here blocked by a write transaction) leaves a
+// complete directory no row names; the next run removes it, and what it
+// records itself carries no pending mark.
+func TestCurateKilledAtRecord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := corpus.New(db)
+	logRun(t, c, "A", "implement", true, dataset.Scope)
+	p := recordedPlan(t, c)
+	text, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.toml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Layout{Root: filepath.Join(dir, "training")}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCurateChild$")
+	cmd.Env = append(os.Environ(), curateChildEnv+"="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var placed []string
+	for len(placed) == 0 { // placed, and blocked at its record
+		placed, _ = filepath.Glob(filepath.Join(l.Datasets(), "plan-*"))
+		select {
+		case err := <-exited:
+			t.Fatalf("the child ended (%v) before it placed its directory", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range placed {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s, placed by the killed run and never recorded, is still there: %v", filepath.Base(d), err)
+		}
+	}
+	run := filepath.Dir(filepath.Dir(res.Dir))
+	if _, err := os.Stat(filepath.Join(run, dataset.PendingFile)); !os.IsNotExist(err) {
+		t.Errorf("the recorded run %s keeps its pending mark: %v", filepath.Base(run), err)
+	}
+}
