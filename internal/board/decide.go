@@ -71,17 +71,20 @@ func (b *Board) Decide(ctx context.Context, d Decision) (*Task, Folder, error) {
 	return t, to, nil
 }
 
-// put writes t into to, moving its file there from from first: a crash in
-// between leaves the file where the log puts it (Rebuild finds it there),
-// with its old fields.
+// put writes t's new fields into its file where it is, in from, and then
+// moves the file to to: a crash in between leaves the new fields in the
+// old folder, which Rebuild, following the log, moves. (Moving first
+// left a file in the log's folder with its old fields, which Rebuild
+// takes as repaired: an answered task back in pending with
+// processor_auto_requeue false, which no processor picks.)
 func (b *Board) put(ctx context.Context, t *Task, from, to Folder) error {
+	if err := b.Store.Put(ctx, t, from); err != nil {
+		return fmt.Errorf("task %s: the world log has it in %s but its file was not updated (run 'cra task rebuild'): %w", t.ID, to, err)
+	}
 	if from != to {
 		if err := b.Store.Move(ctx, t.ID, from, to); err != nil {
 			return fmt.Errorf("task %s: the world log has it in %s but its file did not move (run 'cra task rebuild'): %w", t.ID, to, err)
 		}
-	}
-	if err := b.Store.Put(ctx, t, to); err != nil {
-		return fmt.Errorf("task %s: the world log has it in %s but its file was not updated (run 'cra task rebuild'): %w", t.ID, to, err)
 	}
 	return nil
 }
