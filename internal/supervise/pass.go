@@ -117,9 +117,7 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		}
 	}
 	p.gone = gone
-	if actions, err = p.onlyBoardRestarts(ctx, actions); err != nil {
-		return nil, err
-	}
+	actions = p.onlyBoardRestarts(ctx, actions)
 	e := &Executor{
 		Restart: func(ctx context.Context, r Restart, event string) error {
 			return p.Board.RestartRun(ctx, r.ID, r.Run, event, "restarted by Level 1: "+r.Reason)
@@ -222,7 +220,7 @@ func RecentRestarts(ctx context.Context, l *world.Log, since time.Time) (map[str
 // onlyBoardRestarts turns the restart of an agent that is not a board
 // task (a 'cra solve' whose process died) into a failure that says so:
 // only the board can start a run again.
-func (p *Pass) onlyBoardRestarts(ctx context.Context, actions []Action) ([]Action, error) {
+func (p *Pass) onlyBoardRestarts(ctx context.Context, actions []Action) []Action {
 	for i, a := range actions {
 		r, ok := a.(Restart)
 		if !ok {
@@ -230,14 +228,17 @@ func (p *Pass) onlyBoardRestarts(ctx context.Context, actions []Action) ([]Actio
 		}
 		onBoard, err := p.onBoard(ctx, r.ID)
 		if err != nil {
-			return nil, err
+			// One task file that cannot be read (a hand edit broke its
+			// YAML) stops its own restart, which fails on it and says so,
+			// not every other action of the pass.
+			continue
 		}
 		if !onBoard {
 			actions[i] = Fail{ID: r.ID, Reason: "run died: " + r.Detail,
 				Need: "it is not a board task, so nothing restarts it: look at what it left (its branch cra/" + r.ID + "), then run it again"}
 		}
 	}
-	return actions, nil
+	return actions
 }
 
 func (p *Pass) onBoard(ctx context.Context, id string) (bool, error) {
