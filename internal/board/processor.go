@@ -465,26 +465,37 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 		return o, err
 	}
 	defer unlock()
-	t, folder, err := b.Store.Get(ctx, o.ID)
-	if err != nil {
-		return o, fmt.Errorf("record run %d of task %s: %w", o.Run, o.ID, err)
-	}
 	a, _, err := b.Log.Lookup(ctx, o.ID)
 	if err != nil {
 		return o, err
 	}
-	if t.Runs != o.Run {
+	superseded := func(run int, folder Folder) (*Outcome, error) {
 		// Another run began meanwhile (a person requeued the task while
 		// this one ran, and 'cra task run' started the next): the file
 		// and the log are that run's now. This one is only reported.
-		o.Folder, o.Finish = folder, fmt.Sprintf("superseded: run %d of task %s began while run %d ran; its output is in %s", t.Runs, o.ID, o.Run, o.LogPath)
+		o.Folder, o.Finish = folder, fmt.Sprintf("superseded: run %d of task %s began while run %d ran; its output is in %s", run, o.ID, o.Run, o.LogPath)
 		return o, nil
+	}
+	// The log first, before the file is read: a file that cannot be read
+	// (a hand edit broke it) must not leave the run active in the log for
+	// ever, which no one could then finish.
+	if n, ok := supervise.ParseRun(a.Output); a.Status == world.StatusActive && ok && n != o.Run {
+		_, folder, _ := b.Store.Get(ctx, o.ID)
+		return superseded(n, folder)
 	}
 	if a.Status == world.StatusActive {
 		if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
 			return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
 		}
-	} else if f, ok := folderOfAgent(a); ok {
+	}
+	t, folder, err := b.Store.Get(ctx, o.ID)
+	if err != nil {
+		return o, fmt.Errorf("task %s: run %d finished in the world log but its file cannot be read (fix it, then run 'cra task rebuild'): %w", o.ID, o.Run, err)
+	}
+	if t.Runs != o.Run {
+		return superseded(t.Runs, folder)
+	}
+	if f, ok := folderOfAgent(a); ok && a.Status != world.StatusActive {
 		// The log moved on while the run ended: Level 2 stopped a stale
 		// run and logged its retry first. The run's results are kept and
 		// the file follows the log.
