@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -96,5 +97,38 @@ func TestLevel1OverTheBoard(t *testing.T) {
 	}
 	if got, f, _ := b.Store.Get(ctx, task.ID); f != FailedBlocked || got.ProcessorAutoRequeue {
 		t.Fatalf("past the start limit: task in %s (auto requeue %v), want failed-blocked", f, got.ProcessorAutoRequeue)
+	}
+}
+
+// TestLevel1LeavesHeldRunsStarting: a run the daemon's processor is
+// still starting (a worktree of a large repository, here a slow knowledge
+// load) past the start grace is not restarted, and its agent, once it
+// starts, is not killed as an orphan.
+func TestLevel1LeavesHeldRunsStarting(t *testing.T) {
+	ctx := context.Background()
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
+	task := addWith(t, p.Board, "work", "work", nil)
+	release := make(chan struct{})
+	p.Knowledge = func(ctx context.Context, _ string) (string, error) { <-release; return "", nil }
+	done := make(chan *Outcome, 1)
+	go func() { o, _ := p.Run(ctx, task.ID); done <- o }()
+	waitFor(t, func() bool { a, _, _ := p.Board.Log.Lookup(ctx, task.ID); return a.Status == world.StatusActive })
+	pass := &supervise.Pass{Log: p.Board.Log, Board: p.Board, StateDir: p.StateDir, Held: p.Holds,
+		Now: func() time.Time { return time.Now().Add(time.Minute) }} // past the start grace
+	if _, err := pass.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	o := <-done
+	if o == nil || o.Folder != Completed {
+		t.Errorf("the run: got %+v, want it completed", o)
+	}
+	if f := folderOn(t, s, task.ID); f != Completed {
+		t.Errorf("the task is in %s, want completed", f)
+	}
+	for _, l := range logLines(t, p.Board, task.ID) {
+		if strings.Contains(l, "restarted") {
+			t.Errorf("a run still being started was restarted: %s", l)
+		}
 	}
 }

@@ -174,6 +174,15 @@ func (p *Processor) Running() int {
 	return len(p.running)
 }
 
+// Holds reports whether this processor holds a run of task id: from its
+// claim, through the run's start and its agent's exit, to the record of
+// how it ended (supervise.Pass.Held).
+func (p *Processor) Holds(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running[id]
+}
+
 // started is a run whose active entry is written and whose file is in
 // in-progress.
 type started struct {

@@ -274,7 +274,11 @@ func (d *Daemon) supervise(ctx context.Context) {
 }
 
 func (d *Daemon) pass() *supervise.Pass {
-	return &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
+	p := &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
+	if d.Processor != nil {
+		p.Held = d.Processor.Holds // its runs, from claim to finish, are its own
+	}
+	return p
 }
 
 // takeOver is the daemon's first pass, before its processor starts: it

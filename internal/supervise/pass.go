@@ -45,6 +45,13 @@ type Pass struct {
 	// waiting for those runs, so nothing would record how they end. They
 	// are stopped, logged, and restarted by the same pass.
 	TakeOver bool
+	// Held, when set, reports whether this process holds the run of task
+	// id: the daemon's processor, between claiming a task and logging how
+	// its run ended. Such a run is never restarted, failed or killed by
+	// the pass, however long its start (a worktree of a large repository)
+	// or its wrap-up (the commit, the diff) takes: the processor logs how
+	// it ends.
+	Held func(id string) bool
 
 	// gone holds when this pass first found each task's recorded run gone
 	// while its starter lived (Input.GoneSince), across the Runs of one
@@ -104,8 +111,14 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 			starters[a.ID] = true
 		}
 	}
+	held := map[string]bool{}
+	for _, a := range active {
+		if p.Held != nil && p.Held(a.ID) {
+			held[a.ID] = true
+		}
+	}
 	actions := Reconcile(Input{Active: active, Runs: obs.Runs, Procs: obs.Procs, Restarts: restarts,
-		StarterAlive: starters, GoneSince: p.gone, Now: t, Policy: policy})
+		StarterAlive: starters, Held: held, GoneSince: p.gone, Now: t, Policy: policy})
 	gone := map[string]time.Time{}
 	for _, a := range actions {
 		if w, ok := a.(Wait); ok && w.Finishing {

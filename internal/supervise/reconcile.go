@@ -74,6 +74,10 @@ type Input struct {
 	// StarterAlive holds, by task id, whether the process that started
 	// the recorded run is alive (Identity.StarterAlive).
 	StarterAlive map[string]bool
+	// Held holds the active agents whose run the deciding process holds
+	// itself (Pass.Held): they are left alone, and so are their
+	// processes of the log's run.
+	Held map[string]bool
 	// GoneSince holds, by task id, when an earlier pass first found the
 	// recorded run gone while its starter lived (the Waits with Finishing
 	// set); a task absent was first found so now.
@@ -223,7 +227,7 @@ func Reconcile(in Input) []Action {
 			detail = fmt.Sprintf("task %s is not active in the log", pr.TaskID)
 		case a.Run != 0 && pr.Run != a.Run:
 			detail = fmt.Sprintf("run %d is stale: the log's active run is %d", pr.Run, a.Run)
-		case live[a.ID] || starting(a):
+		case live[a.ID] || starting(a) || in.Held[a.ID]:
 			continue
 		default:
 			detail = fmt.Sprintf("run %d's recorded process is gone", pr.Run)
@@ -242,6 +246,11 @@ func Reconcile(in Input) []Action {
 
 	for _, a := range in.Active {
 		if live[a.ID] {
+			continue
+		}
+		if in.Held[a.ID] {
+			actions = append(actions, Wait{ID: a.ID, Until: in.Now,
+				Reason: fmt.Sprintf("run %d is held by this process, which is starting it or recording how it ended", a.Run)})
 			continue
 		}
 		if starting(a) {
