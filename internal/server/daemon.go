@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
@@ -129,7 +130,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return &AlreadyRunningError{Info: info}
 	}
 	defer lk.Close()
-	token, made := d.Token, false
+	token, made := strings.TrimSpace(d.Token), false
+	if token != "" && len(token) < minTokenLen {
+		// The only guard of an API open to the network: a short one is
+		// guessed.
+		return fmt.Errorf("the token given ($CRA_SERVE_TOKEN) has %d characters: use %d or more (e.g. $(openssl rand -hex 32)), or unset it and cra makes one", len(token), minTokenLen)
+	}
 	if !Loopback(host) && token == "" {
 		if token, made, err = LoadToken(d.StateDir); err != nil {
 			return err
@@ -187,6 +193,9 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	srv := &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		// A kept-alive connection idle that long is closed: one request
+		// (a refused one too) must not hold a connection for ever.
+		IdleTimeout: time.Minute,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -107,7 +107,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/cleanup", s.startCleanup)
 	mux.HandleFunc("GET /api/log", s.logLines)
 	mux.HandleFunc("GET /api/events", s.events)
-	mux.Handle("/", s.page())
+	// GET only: another method on an API path gets the mux's 405 with
+	// its Allow header, not "no such API endpoint".
+	mux.Handle("GET /", s.page())
 	return s.headers(s.host(s.auth(s.sameOrigin(s.limit(mux)))))
 }
 
