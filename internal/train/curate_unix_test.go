@@ -22,12 +22,12 @@ import (
 // unset, that test is skipped.
 const curateChildEnv = "CRA_TEST_CURATE_CHILD"
 
-// TestCurateChild is the child process of TestCurateKilled: it curates
+// TestCurateChild is the child process of killedCurate: it curates
 // the plan of the state directory curateChildEnv names.
 func TestCurateChild(t *testing.T) {
 	dir := os.Getenv(curateChildEnv)
 	if dir == "" {
-		t.Skip("the child process of TestCurateKilled")
+		t.Skip("the child process of killedCurate")
 	}
 	ctx := context.Background()
 	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
@@ -44,21 +44,24 @@ func TestCurateChild(t *testing.T) {
 	}
 }
 
-// TestCurateKilled: a curate-data killed (SIGKILL) in the middle of its
-// write leaves no partial plan-* directory, only a hidden temporary one;
-// the next run removes it, and records and reports its own dataset alone.
-func TestCurateKilled(t *testing.T) {
+// killedCurate runs TestCurateChild over a raw database holding one
+// logged run and its plan, while a write transaction held here stops the
+// child at its record, its files written, and kills it (SIGKILL) as soon
+// as written says the datasets directory shows what the test is after.
+// It returns the corpus, the layout and the plan, the transaction rolled
+// back.
+func killedCurate(t *testing.T, written func(l Layout) bool) (*corpus.Corpus, Layout, *Plan) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	c := corpus.New(db)
 	logRun(t, c, "A", "implement", true, dataset.Scope)
 	p := recordedPlan(t, c)
-	planID := p.ID
 	text, err := p.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +70,6 @@ func TestCurateKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := Layout{Root: filepath.Join(dir, "training")}
-
-	// A write transaction held here stops the child at its record, its
-	// files written.
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -85,14 +85,10 @@ func TestCurateKilled(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	// Killed as soon as it writes anything, in the middle of its write.
-	for {
-		if entries, _ := os.ReadDir(l.Datasets()); len(entries) > 0 {
-			break
-		}
+	for !written(l) {
 		select {
 		case err := <-exited:
-			t.Fatalf("the child ended (%v) before it wrote anything", err)
+			t.Fatalf("the child ended (%v) before it wrote what the test waits for", err)
 		default:
 		}
 	}
@@ -103,6 +99,20 @@ func TestCurateKilled(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
+	return c, l, p
+}
+
+// TestCurateKilled: a curate-data killed (SIGKILL) in the middle of its
+// write leaves no partial plan-* directory, only a hidden temporary one;
+// the next run removes it, and records and reports its own dataset alone.
+func TestCurateKilled(t *testing.T) {
+	ctx := context.Background()
+	// Killed as soon as it writes anything, in the middle of its write.
+	c, l, p := killedCurate(t, func(l Layout) bool {
+		entries, _ := os.ReadDir(l.Datasets())
+		return len(entries) > 0
+	})
+	planID := p.ID
 	// Any plan-* directory is whole: the child, had it gone on, would
 	// have recorded it as it is.
 	runs, _ := filepath.Glob(filepath.Join(l.Datasets(), "plan-*"))
@@ -143,54 +153,11 @@ func TestCurateKilled(t *testing.T) {
 // records itself carries no pending mark.
 func TestCurateKilledAtRecord(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c := corpus.New(db)
-	logRun(t, c, "A", "implement", true, dataset.Scope)
-	p := recordedPlan(t, c)
-	text, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "plan.toml"), text, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l := Layout{Root: filepath.Join(dir, "training")}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCurateChild$")
-	cmd.Env = append(os.Environ(), curateChildEnv+"="+dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	var placed []string
-	for len(placed) == 0 { // placed, and blocked at its record
+	c, l, p := killedCurate(t, func(l Layout) bool { // placed, and blocked at its record
 		placed, _ = filepath.Glob(filepath.Join(l.Datasets(), "plan-*"))
-		select {
-		case err := <-exited:
-			t.Fatalf("the child ended (%v) before it placed its directory", err)
-		case <-time.After(time.Millisecond):
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+		return len(placed) > 0
+	})
 
 	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
 	if err != nil {
