@@ -513,44 +513,22 @@ func (o *Options) save(ctx context.Context, rep *Report, records map[string][]da
 }
 
 // removeLeftovers removes what runs of the same repository killed in the
-// middle of their save left: their temporary directories, and the
-// directories they placed but never recorded (dataset.RemoveUnrecorded,
-// by the temporary directories' prefix, which names the repository's
-// scratch directory). The caller holds the lock, so no run of the
-// repository is writing one. Other directories, another repository's
-// included, stay.
+// middle of their save left (dataset.RemoveLeftovers, by the temporary
+// directories' prefix, which names the repository's scratch directory).
+// The caller holds the lock, so no run of the repository is writing one.
+// Other directories, another repository's included, stay.
 func (o *Options) removeLeftovers(ctx context.Context) error {
+	var recorded []string // without a corpus no run is recorded
 	if o.Corpus != nil {
 		rows, err := o.Corpus.Datasets(ctx, "")
 		if err != nil {
 			return fmt.Errorf("read the earlier datasets: %w", err)
 		}
-		recorded := map[string]bool{}
 		for _, d := range rows {
-			recorded[dataset.RunName(d.Path)] = true
-		}
-		if err := dataset.RemoveUnrecorded(o.DatasetsDir, o.tempPrefix(), func(name string) bool { return recorded[name] }); err != nil {
-			return err
+			recorded = append(recorded, d.Path)
 		}
 	}
-	entries, err := os.ReadDir(o.DatasetsDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("datasets directory: %w", err)
-	}
-	prefix := o.tempPrefix()
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
-			continue
-		}
-		p := filepath.Join(o.DatasetsDir, e.Name())
-		if err := os.RemoveAll(p); err != nil {
-			return fmt.Errorf("remove %s, which an interrupted cra bootstrap left: %w (remove it by hand)", p, err)
-		}
-	}
-	return nil
+	return dataset.RemoveLeftovers(o.DatasetsDir, o.tempPrefix(), "cra bootstrap", recorded)
 }
 
 // tempPrefix begins the name of the temporary directory, beside the

@@ -340,13 +340,14 @@ func Place(root, name, tmp string) (string, string, error) {
 // PendingFile, in a run's directory of datasets, says that the run placed
 // it (Place) and has not recorded it yet: a run killed between the two
 // leaves a complete directory that no row names, which the next run of
-// the same writer removes (RemoveUnrecorded). It holds the writer's name.
+// the same writer removes (RemoveLeftovers). It holds the writer's
+// temporary prefix.
 const PendingFile = ".pending"
 
-// MarkPending writes PendingFile, naming owner, into tmp, the run's
-// temporary directory, before it is placed.
-func MarkPending(tmp, owner string) error {
-	if err := atomicfile.WriteNew(filepath.Join(tmp, PendingFile), []byte(owner+"\n"), 0o644); err != nil {
+// MarkPending writes PendingFile, naming the writer by its temporary
+// prefix, into tmp, the run's temporary directory, before it is placed.
+func MarkPending(tmp, prefix string) error {
+	if err := atomicfile.WriteNew(filepath.Join(tmp, PendingFile), []byte(prefix+"\n"), 0o644); err != nil {
 		return fmt.Errorf("datasets directory: %w", err)
 	}
 	return nil
@@ -354,21 +355,24 @@ func MarkPending(tmp, owner string) error {
 
 // Settle removes the PendingFile of dir, a placed run's directory, once
 // its datasets are recorded. Best effort: a marker left behind is removed
-// by the next RemoveUnrecorded, which finds the run recorded.
+// by the next RemoveLeftovers, which finds the run recorded.
 func Settle(dir string) { os.Remove(filepath.Join(dir, PendingFile)) }
 
-// RunName is the name of the run directory that holds path, a stage's
+// runName is the name of the run directory that holds path, a stage's
 // directory of a run (Dir): what a row's path and a directory of root
 // have in common wherever the repository has moved since.
-func RunName(path string) string { return filepath.Base(filepath.Dir(filepath.Dir(path))) }
+func runName(path string) string { return filepath.Base(filepath.Dir(filepath.Dir(path))) }
 
-// RemoveUnrecorded removes the directories of root that owner placed but
-// never recorded: those whose PendingFile names owner and whose name
-// recorded does not know. A directory that recorded knows only loses its
-// marker; one without a marker, or another owner's, is left alone. The
-// caller holds the lock under which owner places and records, so no run
-// of owner is between the two.
-func RemoveUnrecorded(root, owner string, recorded func(name string) bool) error {
+// RemoveLeftovers removes what the runs of one writer (its temporary
+// directories begin with prefix; writer names it in errors) left when
+// they were killed in the middle of their save: their temporary
+// directories, and the directories they placed but never recorded, whose
+// PendingFile names prefix and whose name is that of none of recorded,
+// the stage directories the rows name. A directory a row names only
+// loses its marker; one without a marker, or another writer's, is left
+// alone. The caller holds the lock under which the writer writes, places
+// and records, so no run of it is in the middle of its save.
+func RemoveLeftovers(root, prefix, writer string, recorded []string) error {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -376,21 +380,27 @@ func RemoveUnrecorded(root, owner string, recorded func(name string) bool) error
 	if err != nil {
 		return fmt.Errorf("datasets directory: %w", err)
 	}
+	runs := make(map[string]bool, len(recorded))
+	for _, p := range recorded {
+		runs[runName(p)] = true
+	}
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, PendingFile))
-		if err != nil || strings.TrimSpace(string(b)) != owner {
-			continue
-		}
-		if recorded(e.Name()) {
-			Settle(dir)
-			continue
+		if !strings.HasPrefix(e.Name(), prefix) {
+			b, err := os.ReadFile(filepath.Join(dir, PendingFile))
+			if err != nil || strings.TrimSpace(string(b)) != prefix {
+				continue
+			}
+			if runs[e.Name()] {
+				Settle(dir)
+				continue
+			}
 		}
 		if err := os.RemoveAll(dir); err != nil {
-			return fmt.Errorf("remove %s, which an interrupted run placed but never recorded: %w (remove it by hand)", dir, err)
+			return fmt.Errorf("remove %s, which an interrupted %s left: %w (remove it by hand)", dir, writer, err)
 		}
 	}
 	return nil

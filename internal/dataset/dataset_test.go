@@ -187,7 +187,7 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-func TestRemoveUnrecorded(t *testing.T) {
+func TestRemoveLeftovers(t *testing.T) {
 	root := t.TempDir()
 	mk := func(name, owner string) string {
 		t.Helper()
@@ -210,7 +210,7 @@ func TestRemoveUnrecorded(t *testing.T) {
 	recorded := mk("plan-2", "curate")        // recorded, killed before its Settle
 	older := mk("plan-3", "")                 // an older cra's, unmarked
 	other := mk("bootstrap-app-1", "another") // another writer's
-	if err := RemoveUnrecorded(root, "curate", func(name string) bool { return name == "plan-2" }); err != nil {
+	if err := RemoveLeftovers(root, "curate", "cra curate-data", []string{Dir(recorded, Scope)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
@@ -227,10 +227,10 @@ func TestRemoveUnrecorded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(other, PendingFile)); err != nil {
 		t.Errorf("another writer's pending mark was touched: %v", err)
 	}
-	if got := RunName(Dir(recorded, Scope)); got != "plan-2" {
-		t.Errorf("RunName: got %q, want plan-2", got)
+	if got := runName(Dir(recorded, Scope)); got != "plan-2" {
+		t.Errorf("runName: got %q, want plan-2", got)
 	}
-	if err := RemoveUnrecorded(filepath.Join(root, "missing"), "curate", func(string) bool { return false }); err != nil {
+	if err := RemoveLeftovers(filepath.Join(root, "missing"), "curate", "cra curate-data", nil); err != nil {
 		t.Errorf("a datasets directory not made yet: %v", err)
 	}
 }

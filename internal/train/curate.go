@@ -174,7 +174,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 		err = atomicfile.Write(filepath.Join(tmp, PlanSnapshot), planText, 0o644)
 	}
 	if err == nil {
-		err = dataset.MarkPending(tmp, pendingOwner)
+		err = dataset.MarkPending(tmp, tempPrefix)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write dataset: %w", err)
@@ -208,41 +208,20 @@ const curateLock = "curate.lock"
 // and a name no other writer of the directory (bootstrap) uses.
 const tempPrefix = ".curate.tmp-"
 
-// pendingOwner names curate-data in the dataset.PendingFile of a run's
-// directory it placed and has not recorded yet.
-const pendingOwner = "cra curate-data"
-
-// removeLeftovers removes what runs killed while writing their dataset
-// left: their temporary directories, and the directories they placed but
-// never recorded (dataset.RemoveUnrecorded). The caller holds curateLock,
-// so no run is between the two. Other directories, bootstrap's included,
-// stay.
+// removeLeftovers removes what runs killed in the middle of writing their
+// dataset left (dataset.RemoveLeftovers). The caller holds curateLock, so
+// no run is in the middle of its own. Other directories, bootstrap's
+// included, stay.
 func removeLeftovers(ctx context.Context, c *corpus.Corpus, root string) error {
 	rows, err := c.Datasets(ctx, "")
 	if err != nil {
 		return fmt.Errorf("read the datasets: %w", err)
 	}
-	recorded := map[string]bool{}
-	for _, d := range rows {
-		recorded[dataset.RunName(d.Path)] = true
+	recorded := make([]string, len(rows))
+	for i, d := range rows {
+		recorded[i] = d.Path
 	}
-	if err := dataset.RemoveUnrecorded(root, pendingOwner, func(name string) bool { return recorded[name] }); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return fmt.Errorf("datasets directory: %w", err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), tempPrefix) {
-			continue
-		}
-		p := filepath.Join(root, e.Name())
-		if err := os.RemoveAll(p); err != nil {
-			return fmt.Errorf("remove %s, which an interrupted cra curate-data left: %w (remove it by hand)", p, err)
-		}
-	}
-	return nil
+	return dataset.RemoveLeftovers(root, tempPrefix, "cra curate-data", recorded)
 }
 
 // shareLimit is how many examples may join n others and stay at most
