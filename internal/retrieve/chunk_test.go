@@ -88,12 +88,7 @@ func TestRankChunkSignalJSTests(t *testing.T) {
 		"test/support.js":   "function noop () {}\n\nfunction app () { return noop }\n\nmodule.exports = app\n",
 		"lib/view.js":       "function render (name) {\n  return name\n}\n\nmodule.exports = render\n",
 	})
-	r := NewRanker(f.kb, f.repoID)
-	r.Root = f.root
-	c, err := r.Rank(context.Background(), Analyze("revalidate a conditional request by its etag"), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := f.rankReading(t, "revalidate a conditional request by its etag")
 	byPath := candidatesByPath(c)
 	fresh, ok := byPath["test/req.fresh.js"]
 	if !ok || fresh.Signals["chunk"] != 1 {
@@ -119,12 +114,7 @@ func TestRankChunkSignalTopLevelCode(t *testing.T) {
 		"run.py":      "import sys\n\nprint(\"supported interpreters\", sys.version)\nsys.exit(0)\n",
 		"shop/fmt.py": "\"\"\"Formatting.\"\"\"\n\n\ndef pad(text):\n    \"\"\"Pad text.\"\"\"\n    return text\n",
 	})
-	r := NewRanker(f.kb, f.repoID)
-	r.Root = f.root
-	c, err := r.Rank(context.Background(), Analyze("Support Python 3.12 in the classifiers and supported interpreters"), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := f.rankReading(t, "Support Python 3.12 in the classifiers and supported interpreters")
 	byPath := candidatesByPath(c)
 	if got := byPath["setup.py"].Signals["chunk"]; got == 0 {
 		t.Errorf("setup.py: got no chunk signal, want one from its call of setup (signals %v)", byPath["setup.py"].Signals)
@@ -145,13 +135,21 @@ func TestRankChunkSignalStatementsInDefinedFile(t *testing.T) {
 	}
 	b.WriteString("defineGetter(req, 'hostname', () => {\n  var host = this.get('X-Forwarded-Host')\n  host = host.trimRight()\n  return host\n})\n")
 	f := newFixture(t, map[string]string{"lib/request.js": b.String(), "lib/view.js": "function render (name) {\n  return name\n}\n"})
-	r := NewRanker(f.kb, f.repoID)
-	r.Root = f.root
-	c, err := r.Rank(context.Background(), Analyze("replace the deprecated trimRight of the forwarded host"), 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := f.rankReading(t, "replace the deprecated trimRight of the forwarded host")
 	if got := candidatesByPath(c)["lib/request.js"].Signals["chunk"]; got != 1 {
 		t.Errorf("lib/request.js: got chunk signal %v, want 1 from its getter's statement", got)
 	}
+}
+
+// rankReading ranks the files for task as cra retrieve does, reading the
+// checkout for the chunk signal.
+func (f *fixture) rankReading(t *testing.T, task string) []Candidate {
+	t.Helper()
+	r := NewRanker(f.kb, f.repoID)
+	r.Root = f.root
+	c, err := r.Rank(context.Background(), Analyze(task), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
