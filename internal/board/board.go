@@ -276,6 +276,11 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	if why != "" {
 		text += ": " + why
 	}
+	// From its first line on, a move is made whole: a caller that gives up
+	// (a client that hangs up, Ctrl-C) while the log's lock is busy must
+	// not leave the move logged without its lifecycle entry and the file
+	// where it was.
+	ctx = context.WithoutCancel(ctx)
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, text); err != nil {
 		return nil, fmt.Errorf("log the move: %w", err)
 	}

@@ -129,6 +129,10 @@ func (b *Board) Answer(ctx context.Context, id, text string) (*Task, Folder, boo
 	if a.Status == world.StatusVerified {
 		return nil, "", false, &AnswerError{ID: id, Status: a.Status}
 	}
+	// From its first line on, an answer is made whole: a caller that gives
+	// up (a client that hangs up, Ctrl-C) while the log's lock is busy must
+	// not leave the answer logged without its retry.
+	ctx = context.WithoutCancel(ctx)
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, text); err != nil {
 		return nil, "", false, fmt.Errorf("log the answer: %w", err)
 	}

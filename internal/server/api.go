@@ -454,10 +454,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	// Not the request's context: a client that hangs up while the log's
-	// lock is busy must not leave the answer half written (its event
-	// logged, its retry not).
-	t, folder, resumed, err := s.Board.Answer(context.WithoutCancel(r.Context()), r.PathValue("id"), in.Text)
+	t, folder, resumed, err := s.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -507,10 +504,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder, why string) {
-	// Not the request's context: a client that hangs up while the log's
-	// lock is busy must not leave the move half done (its event logged,
-	// its lifecycle entry and the file's move not).
-	t, err := s.Board.Move(context.WithoutCancel(r.Context()), r.PathValue("id"), to, strings.TrimSpace(why))
+	t, err := s.Board.Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
 	if err != nil {
 		s.taskError(w, r, err)
 		return
