@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
@@ -183,7 +184,8 @@ type RegisterOptions struct {
 	Progress func(string)
 	// Waiting, when not nil, is called before Register waits for another
 	// register to finish: of the repository, or on the same Ollama
-	// server from any repository of this user.
+	// server from any repository of this user; once, however many
+	// turns it waits for.
 	Waiting func()
 }
 
@@ -233,7 +235,11 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRegister(ctx, ws.StateDir, opts.Waiting)
+	waiting := opts.Waiting
+	if waiting != nil {
+		waiting = sync.OnceFunc(waiting) // the repository's turn, then the server's: one wait to the user
+	}
+	lk, err := lockRegister(ctx, ws.StateDir, waiting)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +247,7 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	if from.Provider == llm.ProviderOllama {
 		// The server's models are shared by every repository that uses
 		// it: registers of two repositories take turns too.
-		slk, err := lockServer(ctx, from.BaseURL, opts.Waiting)
+		slk, err := lockServer(ctx, from.BaseURL, waiting)
 		if err != nil {
 			return nil, err
 		}

@@ -3,9 +3,12 @@ package adapter_test
 import (
 	"context"
 	"errors"
+	"github.com/cra-dev/cra/internal/flock"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -587,6 +590,57 @@ func TestRegisterConcurrentlyServerSpellings(t *testing.T) {
 		t.Fatalf("the fake server's URL %s names no 127.0.0.1 to spell otherwise", s.OllamaURL())
 	}
 	registerConcurrently(t, s, [2]*workspace.Workspace{a, b})
+}
+
+// TestRegisterWaitsOnce: a register that finds its repository's lock
+// taken, and then the server's, says it is waiting once, not once per lock.
+func TestRegisterWaitsOnce(t *testing.T) {
+	s, a := newWorkspace(t)
+	b := workspaceOn(t, s)
+	s.SetModels("coder:3b")
+	s.SetPullable(time.Second, "thinker:4b")
+	ctx := context.Background()
+
+	// b's register holds the server's lock through its pull.
+	pulling := make(chan struct{})
+	var once sync.Once
+	bDone := make(chan error, 1)
+	pathB := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, pathB, "GGUF scope lora b")
+	go func() {
+		_, err := adapter.Register(ctx, b, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: pathB,
+			Progress: func(string) { once.Do(func() { close(pulling) }) }})
+		bDone <- err
+	}()
+	<-pulling
+
+	// a's repository lock is held by another register of a's.
+	held, err := flock.Lock(ctx, filepath.Join(a.StateDir, "adapters.lock"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits atomic.Int32
+	path := filepath.Join(t.TempDir(), "adapter.gguf")
+	write(t, path, "GGUF scope lora a")
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := adapter.Register(ctx, a, adapter.RegisterOptions{Stage: dataset.Scope, BaseModel: dataset.Reasoning, Path: path,
+			Waiting: func() {
+				if waits.Add(1) == 1 {
+					held.Close() // the repository's turn comes; the server's is b's still
+				}
+			}})
+		aDone <- err
+	}()
+	if err := <-bDone; err != nil {
+		t.Fatalf("register b: %v", err)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatalf("register a: %v", err)
+	}
+	if n := waits.Load(); n != 1 {
+		t.Errorf("waiting said %d times, want once", n)
+	}
 }
 
 // registerConcurrently registers an adapter in each workspace at once,
