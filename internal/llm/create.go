@@ -35,7 +35,8 @@ type Deployment struct {
 // it (HEAD /api/blobs/:digest, then POST), then creates tag FROM
 // base.Model with the adapter (POST /api/create). base is the resolved
 // coding or reasoning model whose server receives it. progress, when not
-// nil, gets each status the server streams, once where it repeats.
+// nil, gets each status the server streams, once where it repeats, and a
+// download's share at every tenth.
 func CreateAdapterModel(ctx context.Context, base ModelConfig, tag, path string, progress func(string)) (Deployment, error) {
 	if base.Provider != ProviderOllama {
 		return Deployment{}, fmt.Errorf("%w: %s is an OpenAI-compatible server, which cannot create a model from a LoRA; serve the %s model from Ollama (models.provider = \"ollama\") to deploy adapters",
@@ -60,18 +61,45 @@ func CreateAdapterModel(ctx context.Context, base ModelConfig, tag, path string,
 		}
 		dep.Uploaded = true
 	}
+	last := ""
 	err = o.Create(ctx, &api.CreateRequest{Model: tag, From: base.Model, Adapters: map[string]string{filepath.Base(path): digest}},
-		func(status string) {
-			// A pull repeats its status with every chunk: each once.
-			if n := len(dep.Statuses); n > 0 && dep.Statuses[n-1] == status {
-				return
+		func(p api.ProgressResponse) {
+			// A pull repeats its status with every chunk: each once,
+			// and a download's share at every tenth.
+			if n := len(dep.Statuses); n == 0 || dep.Statuses[n-1] != p.Status {
+				dep.Statuses = append(dep.Statuses, p.Status)
 			}
-			dep.Statuses = append(dep.Statuses, status)
-			if progress != nil {
-				progress(status)
+			if line := progressLine(p); progress != nil && line != last {
+				last = line
+				progress(line)
 			}
 		})
 	return dep, err
+}
+
+// progressLine is what a person watching a create reads of a progress
+// line: its status, and for a download how far it is, in tenths so that a
+// line is new only when the download moved by a tenth ("pulling
+// qwen3:4b 30% (1.4 GB of 4.7 GB)").
+func progressLine(p api.ProgressResponse) string {
+	if p.Total <= 0 || p.Completed < 0 {
+		return p.Status
+	}
+	tenth := min(p.Completed*10/p.Total, 10)
+	return fmt.Sprintf("%s %d%% (%s of %s)", p.Status, tenth*10, size(tenth*p.Total/10), size(p.Total))
+}
+
+// size writes n bytes in the decimal unit Ollama's own client shows.
+func size(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fGB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fMB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fkB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // FileDigest returns the digest Ollama names a file's content by:
@@ -189,7 +217,7 @@ func (w *progressWatch) see(p api.ProgressResponse) int {
 
 // Create creates a model (POST /api/create), in one attempt: a create
 // that failed is for the user to look at, not to repeat. progress gets
-// each status line the server streams. models.timeout does not bound the
+// each progress line the server streams. models.timeout does not bound the
 // whole create: Ollama first pulls a base model it lacks, gigabytes that
 // can take far longer than any reply. It bounds the silence instead: a
 // pull streams its progress all the time, and a create that streams
@@ -197,7 +225,7 @@ func (w *progressWatch) see(p api.ProgressResponse) int {
 // unattended would otherwise wait for ever, holding its locks): the same
 // line again is nothing new (progressWatch), and the local check of a
 // download's digest is not bounded.
-func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(string)) error {
+func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress func(api.ProgressResponse)) error {
 	key, err := apiKey(o.model)
 	if err != nil {
 		return &CallError{Model: o.model, Unavailable: true, Err: err}
@@ -226,7 +254,7 @@ func (o *Ollama) Create(ctx context.Context, req *api.CreateRequest, progress fu
 			}
 		}
 		if progress != nil && p.Status != "" {
-			progress(p.Status)
+			progress(p)
 		}
 		return nil
 	})

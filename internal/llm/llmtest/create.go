@@ -231,6 +231,8 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder,
 	defer t.Stop()
 	tick := time.NewTicker(pullTick)
 	defer tick.Stop()
+	// The download is as big as d lets it finish: a tick's worth a tick.
+	total := int64(d/pullTick+1) << 20
 	for done, completed := false, int64(0); !done; {
 		select {
 		case <-t.C:
@@ -240,7 +242,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, enc *json.Encoder,
 				if !stalls || completed == 0 {
 					completed += 1 << 20
 				}
-				enc.Encode(map[string]any{"status": "pulling " + fullName(from), "digest": "sha256:0", "total": int64(1) << 32, "completed": completed})
+				enc.Encode(map[string]any{"status": "pulling " + fullName(from), "digest": "sha256:0", "total": total, "completed": completed})
 				flush(w)
 			}
 		case <-r.Context().Done():
