@@ -262,6 +262,11 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	if s.prompt.Directives, err = b.pendingDirectives(ctx, id); err != nil {
 		return nil, err
 	}
+	// The claim first: another process's Level 1 leaves the run to this
+	// one until its identity is recorded, however long the start takes.
+	if err := p.writeClaim(ctx, id, s.run); err != nil {
+		return nil, err
+	}
 	e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
 	if err != nil {
 		return nil, fmt.Errorf("log the run's start: %w", err)
@@ -276,6 +281,23 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 		return nil, fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err)
 	}
 	return s, nil
+}
+
+// writeClaim writes the claim of task id's run: this process starts it
+// (supervise.ClaimFile).
+func (p *Processor) writeClaim(ctx context.Context, id string, run int) error {
+	path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id)
+	if err != nil {
+		return err
+	}
+	c, err := supervise.Claim(ctx, id, run)
+	if err == nil {
+		err = c.Save(path)
+	}
+	if err != nil {
+		return fmt.Errorf("claim the run of task %s: %w", id, err)
+	}
+	return nil
 }
 
 // ran is what execute learned of a run.
@@ -401,7 +423,9 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 			// the run only once this process is gone.
 			ident.StarterPID, ident.StarterStart = self.PID, self.StartTime
 		}
-		idErr = ident.Save(path)
+		if idErr = ident.Save(path); idErr == nil {
+			os.Remove(filepath.Join(filepath.Dir(path), supervise.ClaimFileName)) // the identity says it all now
+		}
 	}
 	if idErr != nil {
 		p.Logger.Warn("run identity not saved", "task", s.task.ID, "run", s.run, "err", idErr)

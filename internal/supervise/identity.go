@@ -150,6 +150,49 @@ func RunFile(runsDir, taskID string) (string, error) {
 	return filepath.Join(runsDir, taskID, RunFileName), nil
 }
 
+// ClaimFileName is the name of a run's claim in its run directory,
+// .clean_room/runs/<task_id>/starting.json: the process that starts run N
+// writes it before it logs the run active, since the run's own identity
+// (run.json) exists only once its process does, after the worktree, the
+// knowledge and the prompt. Until then the claim tells another process's
+// pass (a daemon's Level 1 beside a 'cra task run') that the run has a
+// live starter, however long the start takes.
+const ClaimFileName = "starting.json"
+
+// ClaimFile returns the path of task taskID's claim under runsDir.
+func ClaimFile(runsDir, taskID string) (string, error) {
+	path, err := RunFile(runsDir, taskID)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(path), ClaimFileName), nil
+}
+
+// Claim is a run's starter before the run has a process: an Identity
+// whose PID and StartTime are 0.
+func Claim(ctx context.Context, taskID string, run int) (Identity, error) {
+	self, err := Self(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{TaskID: taskID, Run: run, StarterPID: self.PID, StarterStart: self.StartTime}, nil
+}
+
+// LoadClaim reads a claim saved by Save. A missing file is an error for
+// which errors.Is(err, fs.ErrNotExist) holds; a malformed one is an error
+// that names the file.
+func LoadClaim(path string) (Identity, error) {
+	id, err := decodeIdentity(path)
+	if err != nil {
+		return Identity{}, err
+	}
+	if id.PID != 0 || id.StarterPID <= 0 || id.TaskID == "" || id.Run < 0 {
+		return Identity{}, fmt.Errorf("load run claim %s: malformed: needs a starter's pid, a task id and no pid, got pid %d starter %d task %q run %d",
+			path, id.PID, id.StarterPID, id.TaskID, id.Run)
+	}
+	return id, nil
+}
+
 // Save writes the identity to path, whole or not at all (DESIGN.md
 // principle 5), creating its directory when missing.
 func (id Identity) Save(path string) error {
@@ -164,6 +207,18 @@ func (id Identity) Save(path string) error {
 // for which errors.Is(err, fs.ErrNotExist) holds; a malformed one (torn,
 // edited by hand, from another program) is an error that names the file.
 func LoadIdentity(path string) (Identity, error) {
+	id, err := decodeIdentity(path)
+	if err != nil {
+		return Identity{}, err
+	}
+	if id.PID <= 0 || id.TaskID == "" || id.Run < 0 {
+		return Identity{}, fmt.Errorf("load run identity %s: malformed: needs a positive pid and a task id, got pid %d task %q run %d", path, id.PID, id.TaskID, id.Run)
+	}
+	return id, nil
+}
+
+// decodeIdentity reads the one JSON object of an identity or claim file.
+func decodeIdentity(path string) (Identity, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Identity{}, fmt.Errorf("load run identity: %w", err)
@@ -175,9 +230,6 @@ func LoadIdentity(path string) (Identity, error) {
 	}
 	if dec.More() {
 		return Identity{}, fmt.Errorf("load run identity %s: malformed: data after the object", path)
-	}
-	if id.PID <= 0 || id.TaskID == "" || id.Run < 0 {
-		return Identity{}, fmt.Errorf("load run identity %s: malformed: needs a positive pid and a task id, got pid %d task %q run %d", path, id.PID, id.TaskID, id.Run)
 	}
 	return id, nil
 }

@@ -14,14 +14,18 @@ import (
 type Observation struct {
 	Runs  map[string]Identity
 	Procs []Process
+	// Claims are the active agents' claims (LoadClaim), whatever their
+	// run and starter.
+	Claims map[string]Identity
 	// Problems are the run files that could not be read, each error
 	// naming its file. Their tasks have no recorded run, so a pass
 	// restarts them; a person should still hear of the file.
 	Problems []error
 }
 
-// Observe reads, for the active agents, their recorded identities under
-// runsDir (.clean_room/runs) and the live tagged processes (Scan). A
+// Observe reads, for the active agents, their recorded identities and
+// claims under runsDir (.clean_room/runs) and the live tagged processes
+// (Scan). A
 // recorded run that is alive but missing from the scan, because its
 // environment could not be read, is added to Procs from its identity, so
 // that a live run is never taken for a dead one.
@@ -30,7 +34,7 @@ func Observe(ctx context.Context, runsDir string, active []Active) (Observation,
 	if err != nil {
 		return Observation{}, err
 	}
-	o := Observation{Runs: map[string]Identity{}, Procs: procs}
+	o := Observation{Runs: map[string]Identity{}, Procs: procs, Claims: map[string]Identity{}}
 	seen := make(map[Identity]bool, len(procs))
 	for _, p := range procs {
 		seen[Identity{PID: p.PID, StartTime: p.StartTime}] = true
@@ -40,6 +44,13 @@ func Observe(ctx context.Context, runsDir string, active []Active) (Observation,
 		if err != nil {
 			o.Problems = append(o.Problems, err)
 			continue
+		}
+		claim, err := LoadClaim(filepath.Join(filepath.Dir(path), ClaimFileName))
+		switch {
+		case err == nil:
+			o.Claims[a.ID] = claim
+		case !errors.Is(err, fs.ErrNotExist):
+			o.Problems = append(o.Problems, err)
 		}
 		id, err := LoadIdentity(path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -111,6 +111,12 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 			starters[a.ID] = true
 		}
 	}
+	claims := map[string]Identity{}
+	for _, a := range active {
+		if c, ok := obs.Claims[a.ID]; ok && c.Run == a.Run && c.StarterAlive(ctx) {
+			claims[a.ID] = c
+		}
+	}
 	held := map[string]bool{}
 	for _, a := range active {
 		if p.Held != nil && p.Held(a.ID) {
@@ -118,7 +124,7 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		}
 	}
 	actions := Reconcile(Input{Active: active, Runs: obs.Runs, Procs: obs.Procs, Restarts: restarts,
-		StarterAlive: starters, Held: held, GoneSince: p.gone, Now: t, Policy: policy})
+		StarterAlive: starters, Held: held, Claims: claims, GoneSince: p.gone, Now: t, Policy: policy})
 	gone := map[string]time.Time{}
 	for _, a := range actions {
 		if w, ok := a.(Wait); ok && w.Finishing {

@@ -3,6 +3,7 @@ package supervise
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -304,5 +305,70 @@ func TestPassLeavesAnEndedRunToItsLiveStarter(t *testing.T) {
 	}
 	if b.tasks[id] != "pending" || len(b.called) != 1 || b.called[0] != "requeue "+id {
 		t.Errorf("31 s on: task in %s, board called %v; want one restart", b.tasks[id], b.called)
+	}
+}
+
+// TestPassClaims: a run whose starter claimed it and is alive waits for
+// it, past the start grace; a claim whose starter died (a 'cra task run'
+// killed before its agent started) is restarted; a malformed claim is
+// reported and counts as none.
+func TestPassClaims(t *testing.T) {
+	ctx := context.Background()
+	stateDir, l, b := passFixture(t)
+	runs := filepath.Join(stateDir, "runs")
+	starter := startChild(t)
+	self, err := Self(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := [3]string{}
+	for i := range ids {
+		ids[i] = uniqueTask(t)
+		b.tasks[ids[i]] = "in-progress"
+		if _, err := l.Agent(ctx, world.StatusStart, ids[i], "fix the sum", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Agent(ctx, world.StatusActive, ids[i], "run 1: echo", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claims := []Identity{
+		{TaskID: ids[0], Run: 1, StarterPID: self.PID, StarterStart: self.StartTime},
+		{TaskID: ids[1], Run: 1, StarterPID: starter.pid, StarterStart: starter.start},
+	}
+	for _, c := range claims {
+		path, err := ClaimFile(runs, c.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Save(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad, _ := ClaimFile(runs, ids[2])
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"task_id":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	starter.exit(t)
+
+	var out bytes.Buffer
+	p := &Pass{Log: l, Board: b, StateDir: stateDir, Only: onlyChildren(starter), Out: &out,
+		Now: func() time.Time { return time.Now().Add(time.Minute) }} // past the start grace
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.tasks[ids[0]] != "in-progress" {
+		t.Errorf("a run its live starter claimed: task in %s, want it left in-progress", b.tasks[ids[0]])
+	}
+	for _, id := range ids[1:] {
+		if b.tasks[id] != "pending" {
+			t.Errorf("task %s: in %s, want it restarted", id, b.tasks[id])
+		}
+	}
+	if !strings.Contains(out.String(), "load run identity "+bad+": malformed") {
+		t.Errorf("output: got %q, want a warning naming the malformed claim", out.String())
 	}
 }

@@ -78,6 +78,11 @@ type Input struct {
 	// itself (Pass.Held): they are left alone, and so are their
 	// processes of the log's run.
 	Held map[string]bool
+	// Claims holds, by task id, the claims (LoadClaim of ClaimFile) whose
+	// starter is alive: a claim of the log's run, which has no identity
+	// yet, is left to its starter like a held run, however long it
+	// starts.
+	Claims map[string]Identity
 	// GoneSince holds, by task id, when an earlier pass first found the
 	// recorded run gone while its starter lived (the Waits with Finishing
 	// set); a task absent was first found so now.
@@ -216,6 +221,13 @@ func Reconcile(in Input) []Action {
 	starting := func(a Active) bool {
 		return !recorded[a.ID] && in.Now.Before(a.Since.Add(p.StartGrace))
 	}
+	// claimed: the active agents whose run a live process is starting.
+	claimed := map[string]Identity{}
+	for _, a := range in.Active {
+		if c, ok := in.Claims[a.ID]; ok && !recorded[a.ID] && c.TaskID == a.ID && a.Run != 0 && c.Run == a.Run {
+			claimed[a.ID] = c
+		}
+	}
 
 	var orphans []Kill
 	orphan := map[int]bool{}
@@ -227,7 +239,7 @@ func Reconcile(in Input) []Action {
 			detail = fmt.Sprintf("task %s is not active in the log", pr.TaskID)
 		case a.Run != 0 && pr.Run != a.Run:
 			detail = fmt.Sprintf("run %d is stale: the log's active run is %d", pr.Run, a.Run)
-		case live[a.ID] || starting(a) || in.Held[a.ID]:
+		case live[a.ID] || starting(a) || in.Held[a.ID] || claimed[a.ID] != Identity{}:
 			continue
 		default:
 			detail = fmt.Sprintf("run %d's recorded process is gone", pr.Run)
@@ -251,6 +263,11 @@ func Reconcile(in Input) []Action {
 		if in.Held[a.ID] {
 			actions = append(actions, Wait{ID: a.ID, Until: in.Now,
 				Reason: fmt.Sprintf("run %d is held by this process, which is starting it or recording how it ended", a.Run)})
+			continue
+		}
+		if c, ok := claimed[a.ID]; ok {
+			actions = append(actions, Wait{ID: a.ID, Until: in.Now,
+				Reason: fmt.Sprintf("run %d is starting: process %d claimed it and is alive", a.Run, c.StarterPID)})
 			continue
 		}
 		if starting(a) {

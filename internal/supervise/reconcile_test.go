@@ -58,6 +58,9 @@ func TestReconcile(t *testing.T) {
 	ident := func(pid int, start int64, task string, run int) Identity {
 		return Identity{PID: pid, StartTime: start, TaskID: task, Run: run}
 	}
+	claim := func(task string, run int) Identity {
+		return Identity{TaskID: task, Run: run, StarterPID: 77, StarterStart: 9}
+	}
 	need := "find why its agent keeps dying (its output is in .clean_room/runs/T-1/), fix the cause, then answer it to retry: cra answer T-1 '…'"
 	for _, tc := range []struct {
 		name string
@@ -91,6 +94,17 @@ func TestReconcile(t *testing.T) {
 				Procs: []Process{proc(300, 300, 4, "T-1", 1)}, Now: now},
 			want: []Action{Kill{PID: 300, StartTime: 4, PGID: 300, TaskID: "T-1", Run: 1, Reason: "orphan", Detail: "run 1 is stale: the log's active run is 2"},
 				Wait{ID: "T-1", Until: now, Reason: "run 2 is held by this process, which is starting it or recording how it ended"}}},
+		{name: "a run another live process claimed is left to it while it starts, its agent too",
+			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}}, Claims: map[string]Identity{"T-1": claim("T-1", 2)},
+				Procs: []Process{proc(200, 200, 5, "T-1", 2)}, Now: now},
+			want: []Action{Wait{ID: "T-1", Until: now, Reason: "run 2 is starting: process 77 claimed it and is alive"}}},
+		{name: "a claim of an earlier run is no claim of the log's",
+			in:   Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}}, Claims: map[string]Identity{"T-1": claim("T-1", 1)}, Now: now},
+			want: []Action{Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2 has no recorded process"}}},
+		{name: "once the run's identity is recorded, its claim says nothing",
+			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}}, Claims: map[string]Identity{"T-1": claim("T-1", 2)},
+				Runs: map[string]Identity{"T-1": ident(200, 5, "T-1", 2)}, Now: now},
+			want: []Action{Restart{ID: "T-1", Run: 2, Reason: "not running", Detail: "run 2, pid 200, has exited"}}},
 		{name: "a stale run is killed, the active one kept",
 			in: Input{Active: []Active{{ID: "T-1", Run: 2, Since: long}},
 				Runs:  map[string]Identity{"T-1": ident(200, 5, "T-1", 2)},
