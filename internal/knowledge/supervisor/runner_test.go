@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +387,37 @@ func TestApplyItemKeepsOtherRules(t *testing.T) {
 	}
 	if d, _, err := st.store.Read(p); err != nil || d.Rules != "Something else entirely." {
 		t.Errorf("the lesson's rules: %+v %v, want them kept", d, err)
+	}
+}
+
+// TestCollapsedDuplicateIsNoWork: a planned task that cleanup collapsed
+// into another is neither an aborted task (no urgency, no design due) nor
+// open work that keeps its milestone from completing: its work is the
+// kept task's.
+func TestCollapsedDuplicateIsNoWork(t *testing.T) {
+	ctx := context.Background()
+	r, _ := newTestRunner(t, nil)
+	inM := func(d *board.Task) { d.Milestone = "m" }
+	keep := addTask(t, r, "Develop ambient AI solutions", inM)
+	dup := addTask(t, r, "Developing ambient AI solutions", inM)
+	if _, err := r.Board.Collapse(ctx, keep.ID, "Develop ambient AI solutions", []string{dup.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Urgency != 0 {
+		t.Errorf("urgency %.1f after a cleanup collapse, want 0 (a collapsed duplicate is no aborted task)", st.Urgency)
+	}
+	verdict(t, r, keep.ID, 1, review.Finalize)
+	if err := r.Board.Store.Move(ctx, keep.ID, board.Pending, board.CompletedFinalized); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = r.Status(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Polish || !slices.Equal(st.Milestones, []string{"m"}) {
+		t.Errorf("polish %v, milestones complete %v; want polish and [m]: the collapsed duplicate kept milestone m open", st.Polish, st.Milestones)
 	}
 }

@@ -53,8 +53,8 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 			}
 		case e.Kind != world.KindAgent:
 		case e.Status == world.StatusRetry || e.Status == world.StatusVerified || e.Status == world.StatusFailed:
-			if strings.HasPrefix(e.Output, personMove) || strings.HasPrefix(e.Output, DroppedPrefix) {
-				return nil
+			if strings.HasPrefix(e.Output, personMove) || board.WaitsForNoOne(e.Output) {
+				return nil // a person's move, a dropped directive, a collapsed duplicate: no agent's outcome
 			}
 			if e.Status == world.StatusRetry {
 				retries[e.ID]++
@@ -95,7 +95,8 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 	return out, nil
 }
 
-// boardView is what the supervisors read of the board at once.
+// boardView is what the supervisors read of the board at once, without
+// the duplicates cleanup collapsed.
 type boardView struct {
 	all        []*board.Task
 	folder     map[string]board.Folder
@@ -116,6 +117,16 @@ func readBoard(ctx context.Context, b *board.Board) (*boardView, error) {
 			continue
 		}
 		t := l.Task
+		if l.Folder == board.FailedBlocked {
+			// A duplicate cleanup collapsed: its work is the kept task's.
+			a, known, err := b.Log.Lookup(ctx, t.ID)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := board.IsCollapsed(a); known && ok {
+				continue
+			}
+		}
 		v.all = append(v.all, t)
 		v.folder[t.ID] = l.Folder
 		if l.Folder == board.Pending {
