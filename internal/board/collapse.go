@@ -90,8 +90,9 @@ type Collapsed struct {
 // the duplicates pending, for the next cleanup.
 //
 // Every id must be a task in pending/ whose latest log entry is start or
-// retry (else ErrNotPending, or ErrNotFound), keep must not be among
-// drops, and drops must not be empty; nothing is written otherwise.
+// retry (else ErrNotPending, or ErrNotFound), of the kept task's kind,
+// type and milestone (sameWork), keep must not be among drops, and drops
+// must not be empty; nothing is written otherwise.
 //
 // shown is what the caller read of each task before it decided (cleanup
 // shows the texts to a model, a call that can take minutes): when shown
@@ -135,6 +136,11 @@ func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []st
 		}
 		if err := unchanged(dropped[i], shown); err != nil {
 			return nil, err
+		}
+	}
+	for _, d := range dropped {
+		if err := sameWork(kept, d); err != nil {
+			return nil, fmt.Errorf("collapse %s into %s: %w", d.ID, keep, err)
 		}
 	}
 	all, err := b.Store.List(ctx, "")
@@ -255,6 +261,27 @@ func (b *Board) Collapse(ctx context.Context, keep, canonical string, drops []st
 		res.Dropped = append(res.Dropped, d)
 	}
 	return res, nil
+}
+
+// sameWork checks that drop may live on in keep: the same kind, type and
+// milestone. A planned task in a cleanup directive would go when the
+// directive is aged or capped, and one in another milestone would let
+// its own milestone complete without it.
+func sameWork(keep, drop *Task) error {
+	what := func(t *Task) string {
+		s := string(t.Kind)
+		if t.Type != "" {
+			s = t.Type + " " + s
+		}
+		if t.Milestone != "" {
+			s += " of milestone " + t.Milestone
+		}
+		return s
+	}
+	if keep.Kind != drop.Kind || keep.Type != drop.Type || keep.Milestone != drop.Milestone {
+		return fmt.Errorf("not duplicates: %s is a %s, %s a %s, and only tasks of one kind, type and milestone collapse", drop.ID, what(drop), keep.ID, what(keep))
+	}
+	return nil
 }
 
 // Shown is what a caller read of a task before deciding on it, for

@@ -118,6 +118,20 @@ func TestCollapseRefuses(t *testing.T) {
 	if _, err := b.Move(ctx, done.ID, FailedBlocked, "by hand"); err != nil {
 		t.Fatal(err)
 	}
+	with := func(title string, edit func(*Task)) *Task {
+		task := NewTask(title)
+		task.Need = "tests pass"
+		edit(task)
+		got, err := b.Add(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	cleanup := with("standardise errors", func(d *Task) { d.Kind, d.Type = KindDirective, DirectiveCleanup })
+	functional := with("standardise errors", func(d *Task) { d.Kind, d.Type = KindDirective, DirectiveFunctional })
+	m1 := with("standardise errors", func(d *Task) { d.Milestone = "m1" })
+	m2 := with("standardise errors", func(d *Task) { d.Milestone = "m2" })
 	before := countLines(t, b)
 	for _, tc := range []struct {
 		name      string
@@ -136,6 +150,12 @@ func TestCollapseRefuses(t *testing.T) {
 		{"keep not pending", done.ID, "x", []string{c.ID}, ErrNotPending, ""},
 		{"empty title", a.ID, "  ", []string{c.ID}, nil, "field title"},
 		{"two lines", a.ID, "x\ny", []string{c.ID}, nil, "field title"},
+		// The cap and aging drop cleanup directives: planned work
+		// collapsed into one would go with it, unasked.
+		{"planned task into a directive", cleanup.ID, "x", []string{m1.ID}, nil, "not duplicates"},
+		{"directive into a planned task", m1.ID, "x", []string{cleanup.ID}, nil, "not duplicates"},
+		{"functional into cleanup directive", cleanup.ID, "x", []string{functional.ID}, nil, "not duplicates"},
+		{"planned tasks of two milestones", m1.ID, "x", []string{m2.ID}, nil, "not duplicates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := b.Collapse(ctx, tc.keep, tc.canonical, tc.drops, nil)
@@ -144,7 +164,7 @@ func TestCollapseRefuses(t *testing.T) {
 			}
 		})
 	}
-	if after := countLines(t, b); after != before || folderOn(t, s, c.ID) != Pending {
+	if after := countLines(t, b); after != before || folderOn(t, s, c.ID) != Pending || folderOn(t, s, m1.ID) != Pending {
 		t.Errorf("a refused collapse wrote: %d log lines before, %d after", before, after)
 	}
 }
