@@ -160,3 +160,27 @@ func FuzzParse(f *testing.F) {
 		_ = setStatusText(text, Deprecated, "entry")
 	})
 }
+
+// TestPutKeepsDeprecation: a person deprecated a supervisor's document;
+// the supervisor's next rewrite of its rules does not bring it back into
+// the prompts as provisional.
+func TestPutKeepsDeprecation(t *testing.T) {
+	root := t.TempDir()
+	s := &Store{Root: root}
+	if _, err := s.Put(CodeStyle, "conventions/errors.md", &Doc{Title: "Errors", Rules: "1. Panic on every error."}, "t-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetStatus("conventions/errors.md", Deprecated, "person", "wrong: we never panic"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Put(CodeStyle, "conventions/errors.md", &Doc{Title: "Errors", Rules: "1. Panic on every error, with context."}, "t-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Status != Deprecated {
+		t.Errorf("after the rewrite: status %q, want it deprecated still", w.Status)
+	}
+	if sec, err := Load(root, "errors panic", MaxTokens); err != nil || sec != nil && len(sec.Docs) != 0 {
+		t.Errorf("the deprecated document is in the prompts again: %+v, %v", sec, err)
+	}
+}

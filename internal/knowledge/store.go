@@ -229,7 +229,9 @@ type Written struct {
 // Put writes document rel as supervisor by, after task afterTask, in
 // seed 003's format: d's title, rules, examples, rationale and review
 // flag. A new document is provisional; an update keeps the status unless
-// its rules change, which makes it provisional again. The changelog
+// its rules change, which makes it provisional again, but a deprecated
+// document stays deprecated: only a person deprecates, and only a person
+// takes it back ('cra knowledge promote'). The changelog
 // carries over with an entry for this change. The write is refused
 // (nothing written) outside the supervisor's folders (ErrOutside), for a
 // bad path (ErrBadPath), over a person's document (ErrPersonDoc), and
@@ -275,8 +277,8 @@ func (s *Store) Put(by Supervisor, rel string, d *Doc, afterTask string) (Writte
 			w.Status = old.EffectiveStatus()
 			return w, nil
 		}
-		if !slices.Contains(changed, "rules") && old.Status.Valid() {
-			next.Status = old.Status
+		if !slices.Contains(changed, "rules") && old.Status.Valid() || old.Status == Deprecated {
+			next.Status = old.Status // a person deprecated it: no rewrite brings it back
 		}
 		next.Extra, next.Changelog = old.Extra, old.Changelog
 		w.Change = strings.Join(changed, ", ") + " changed"
