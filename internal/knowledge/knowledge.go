@@ -147,8 +147,8 @@ func Load(repo, task string, maxTokens int) (*Section, error) {
 }
 
 // deprecated reports whether a knowledge document says it no longer
-// applies (seed 003: "_Status: deprecated_").
+// applies: its status line, above its first section (seed 003:
+// "_Status: deprecated_"), not a rule that speaks of deprecation.
 func deprecated(text string) bool {
-	head := strings.ToLower(text[:min(len(text), 600)])
-	return strings.Contains(head, "status: deprecated")
+	return Parse(text).Status == Deprecated
 }

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -54,5 +55,26 @@ func TestLoad(t *testing.T) {
 	}
 	if !cmp.Equal(k.Docs, []string{"conventions/style.md"}) || !cmp.Equal(k.Skipped, []string{"design/a.md"}) || !strings.Contains(k.Text, "… (cut to fit: read docs/knowledge/conventions/style.md)") || k.Tokens > 100 {
 		t.Errorf("got %+v\n%s", k, k.Text)
+	}
+}
+
+// TestLoadRuleMentioningDeprecated: a document is deprecated by its status
+// line, not by a rule that speaks of deprecation.
+func TestLoadRuleMentioningDeprecated(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, Dir, "conventions", "api.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := "# API fields\n\n_Status: established_\n\n## Rules\n1. Never delete a field: set `status: deprecated` on it in openapi.yaml.\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := Load(root, "remove the old api field", MaxTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec == nil || len(sec.Docs) != 1 {
+		t.Errorf("an established convention that mentions deprecation: got %+v, want it in the prompt", sec)
 	}
 }
