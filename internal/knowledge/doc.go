@@ -111,7 +111,9 @@ func Parse(text string) *Doc {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		switch {
-		case strings.HasPrefix(t, "## "):
+		case strings.HasPrefix(l, "## "):
+			// At the line's start only: Render indents examples, whose
+			// lines may be Markdown headings of their own.
 			flush()
 			heading, body = strings.TrimPrefix(t, "## "), nil
 			continue

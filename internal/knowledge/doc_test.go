@@ -36,6 +36,14 @@ func TestParseRender(t *testing.T) {
 	if s := Parse("# X\n_Status: deprecated_\n_Needs user review: yes_\n"); s.Status != Deprecated || !s.NeedsReview {
 		t.Errorf("got %+v", s)
 	}
+
+	// An example may hold a Markdown heading: indented, it is the
+	// example's line, not a section of the document.
+	ex := &Doc{Title: "READMEs", Status: Provisional, Rules: "1. Every package README has a Usage section.",
+		Good: "# pkg\n## Usage\ngo run ./cmd/pkg", Bad: "# pkg\nSee the code."}
+	if diff := cmp.Diff(ex, Parse(ex.Render())); diff != "" {
+		t.Errorf("round trip of an example with a heading (-want +got):\n%s", diff)
+	}
 }
 
 func TestCanWrite(t *testing.T) {
