@@ -139,3 +139,50 @@ func TestCheckWithoutModel(t *testing.T) {
 		t.Errorf("not asked again after %s: %+v", RetryAfter, rep.Runs)
 	}
 }
+
+// TestCheckBacksOff: a small model that never writes the schema is asked
+// again after RetryAfter, then after twice as long each time, up to
+// MaxRetryAfter, not every RetryAfter for ever.
+func TestCheckBacksOff(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	srv.SetDefault(llmtest.Text("Sure! Here are my findings: the code looks fine."))
+	r, state := newTestRunner(t, nil)
+	cfgText := fmt.Sprintf("[models]\nreasoning = \"small:1b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", srv.OllamaURL())
+	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	start := time.Now()
+	now := start
+	r.Now = func() time.Time { return now }
+	task := addTask(t, r, "work", nil)
+	verdict(t, r, task.ID, 1, review.Requeue)
+	// The daemon checks every 30 s; a simulated day of checks a minute apart.
+	var tries []time.Duration
+	for ; now.Sub(start) < 24*time.Hour; now = now.Add(time.Minute) {
+		rep, err := r.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Runs) > 0 {
+			tries = append(tries, now.Sub(start))
+		}
+	}
+	// 0, 10 m, 30 m, 70 m, 150 m, 310 m, 630 m, then every 6 h.
+	want := []time.Duration{0, 10 * time.Minute, 30 * time.Minute, 70 * time.Minute, 150 * time.Minute, 310 * time.Minute, 630 * time.Minute, 990 * time.Minute, 1350 * time.Minute}
+	if len(tries) != len(want) {
+		t.Fatalf("tries at %v, want %v", tries, want)
+	}
+	for i := range want {
+		if d := tries[i] - want[i]; d < 0 || d > 2*time.Minute {
+			t.Errorf("try %d at %v, want %v (the wait doubling from %v to %v)", i, tries[i], want[i], RetryAfter, MaxRetryAfter)
+		}
+	}
+}

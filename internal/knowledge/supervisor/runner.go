@@ -225,10 +225,11 @@ func (r *Runner) Check(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 	rep.Urgency, rep.Due = st.due()
-	// A supervisor whose last try was skipped or discarded waits
-	// RetryAfter: a model that is down is not asked every check.
+	// A supervisor whose last try was skipped or discarded waits: a
+	// model that is down, or that never writes the schema, is not asked
+	// every check (retryWait).
 	for s := range rep.Due {
-		if rec := st.lastTry(s); rec != nil && !rec.Ran() && r.now().Sub(rec.Started) < RetryAfter {
+		if rec, failed := st.lastTry(s); rec != nil && !rec.Ran() && r.now().Sub(rec.Started) < retryWait(failed) {
 			delete(rep.Due, s)
 		}
 	}
@@ -287,17 +288,38 @@ func (r *Runner) Run(ctx context.Context, only []knowledge.Supervisor) (*Report,
 }
 
 // RetryAfter is how long Check leaves a supervisor alone after a try
-// that was skipped (no model) or discarded (malformed twice).
-const RetryAfter = 10 * time.Minute
+// that was skipped (no model) or discarded (malformed twice); each such
+// try in a row doubles it, up to MaxRetryAfter.
+const (
+	RetryAfter    = 10 * time.Minute
+	MaxRetryAfter = 6 * time.Hour
+)
 
-// lastTry is s's latest record, run or not.
-func (st *state) lastTry(s knowledge.Supervisor) *Record {
-	for i := len(st.recs) - 1; i >= 0; i-- {
-		if st.recs[i].Supervisor == s {
-			return &st.recs[i]
-		}
+// retryWait is the wait after failed tries in a row (at least one).
+func retryWait(failed int) time.Duration {
+	w := RetryAfter
+	for i := 1; i < failed && w < MaxRetryAfter; i++ {
+		w *= 2
 	}
-	return nil
+	return min(w, MaxRetryAfter)
+}
+
+// lastTry is s's latest record, run or not, and how many of s's latest
+// records in a row did not run.
+func (st *state) lastTry(s knowledge.Supervisor) (last *Record, failed int) {
+	for i := len(st.recs) - 1; i >= 0; i-- {
+		if st.recs[i].Supervisor != s {
+			continue
+		}
+		if last == nil {
+			last = &st.recs[i]
+		}
+		if st.recs[i].Ran() {
+			break
+		}
+		failed++
+	}
+	return last, failed
 }
 
 // CheckEvery is how often Loop checks the triggers.
