@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,8 +137,20 @@ func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) e
 	if err != nil {
 		return err
 	}
+	if len(rep.Runs) == 0 {
+		return fmt.Errorf("no supervisor ran: [supervisors] in .clean_room/config.toml disables them all; name the ones to run anyway with --only (%s), or enable them", strings.Join(supervisorNames(), ", "))
+	}
+	// A run the model skipped or whose reply was discarded is a failure
+	// to report, as 'cra cleanup' reports a failed call.
+	failed := slices.ContainsFunc(rep.Runs, func(rec supervisor.Record) bool { return !rec.Ran() })
 	if opts.json {
-		return encodeJSON(d.out, rep)
+		if err := encodeJSON(d.out, rep); err != nil {
+			return err
+		}
+		if failed {
+			return silentError{code: exitFailure}
+		}
+		return nil
 	}
 	for _, rec := range rep.Runs {
 		for _, w := range rec.Written {
@@ -152,7 +165,20 @@ func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) e
 			fmt.Fprintf(d.out, "  directive %s\n", id)
 		}
 	}
+	if failed {
+		fmt.Fprintln(d.errOut, "cra: a supervisor did not run (see above) and changed nothing: check the model with 'cra doctor', then run 'cra supervisors run' again")
+		return silentError{code: exitFailure}
+	}
 	return nil
+}
+
+// supervisorNames are the supervisors' names, for messages.
+func supervisorNames() []string {
+	var names []string
+	for _, s := range knowledge.Supervisors() {
+		names = append(names, string(s))
+	}
+	return names
 }
 
 func newSupervisorsStatusCmd(d *deps, runF func(context.Context, *deps, *supervisorsOptions) error) *cobra.Command {
