@@ -27,6 +27,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -411,7 +412,8 @@ func indexText(wm, today string) string {
 
 // addTodos adds a pending task for each TODOS line that matches no task
 // (pending, in progress, finished, or verified or blocked within
-// RecentDays), at most MaxNewTasks.
+// RecentDays) and no line before it, at most MaxNewTasks. A task is
+// matched by one line, the one most like it.
 func (p *pass) addTodos(ctx context.Context, todos []Todo) {
 	listed, err := p.d.Board.Store.List(ctx, "")
 	if err != nil {
@@ -427,17 +429,40 @@ func (p *pass) addTodos(ctx context.Context, todos []Todo) {
 		}
 		existing = append(existing, known{l.ID, l.Task.Title})
 	}
-	for _, td := range todos {
+	// Each task is the match of one line, its most similar: the rewrite
+	// gives every task back, so a line near a task that another line
+	// gives back better ("signup" beside "login") is work of its own.
+	type pair struct {
+		line, task int
+		score      float64
+	}
+	var pairs []pair
+	for i, td := range todos {
+		for j, k := range existing {
+			if Matches(td.Text, k.title) {
+				pairs = append(pairs, pair{i, j, Similarity(td.Text, k.title)})
+			}
+		}
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
+	matched := make([]string, len(todos))
+	taken := make([]bool, len(existing))
+	for _, pr := range pairs {
+		if matched[pr.line] == "" && !taken[pr.task] {
+			matched[pr.line], taken[pr.task] = existing[pr.task].id, true
+		}
+	}
+	var added []known
+	for i, td := range todos {
 		line := "-" + td.Priority + ": " + td.Text
 		if td.Priority == PriorityDone {
 			p.rep.Ignored = append(p.rep.Ignored, Ignored{Line: line, Reason: "done"})
 			continue
 		}
-		match := ""
-		for _, k := range existing {
-			if Matches(td.Text, k.title) {
-				match = k.id
-				break
+		match := matched[i]
+		for _, k := range added {
+			if match == "" && Matches(td.Text, k.title) {
+				match = k.id // a line again, of a task this pass added
 			}
 		}
 		if match != "" {
@@ -454,13 +479,13 @@ func (p *pass) addTodos(ctx context.Context, todos []Todo) {
 		}
 		t.Priority = boardPriority(td.Priority)
 		t.Source = Source
-		added, err := p.d.Board.Add(ctx, t)
+		a, err := p.d.Board.Add(ctx, t)
 		if err != nil {
 			p.rep.Ignored = append(p.rep.Ignored, Ignored{Line: line, Reason: err.Error()})
 			continue
 		}
-		existing = append(existing, known{added.ID, added.Title})
-		p.rep.Added = append(p.rep.Added, Added{ID: added.ID, Priority: added.Priority, Title: added.Title})
+		added = append(added, known{a.ID, a.Title})
+		p.rep.Added = append(p.rep.Added, Added{ID: a.ID, Priority: a.Priority, Title: a.Title})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -372,5 +373,37 @@ func TestRunWhilePolled(t *testing.T) {
 	wg.Wait()
 	if Running(f.deps.StateDir) {
 		t.Error("Running after every pass ended")
+	}
+}
+
+// TestRunTodoMatchesOneTask: the rewritten TODOS give every task back,
+// and a new line like an existing one ("signup" beside "login") is new
+// work: each task is matched by its best line only, so a near line of
+// another intent is added.
+func TestRunTodoMatchesOneTask(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "Fix the login page crash", "Add a --json flag to cra task list")
+	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text(`<WORLD_MODEL>
+## Project
+- cra is a coding agent
+</WORLD_MODEL>
+<TODOS>
+-HIGH: Fix the signup page crash
+-HIGH: Fix the login page crash
+-MEDIUM: Add a --json flag to cra task list
+-MEDIUM: Add a --json flag to cra task show
+-MEDIUM: Add the --json flag to cra task show
+</TODOS>`))
+	f.srv.On(llmtest.Contains("id | bucket | type | content"), llmtest.Text("NONE"))
+	rep, err := Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []string
+	for _, a := range rep.Added {
+		added = append(added, a.Title)
+	}
+	if want := []string{"Fix the signup page crash", "Add a --json flag to cra task show"}; !slices.Equal(added, want) {
+		t.Errorf("added %q, want %q; ignored %+v", added, want, rep.Ignored)
 	}
 }
