@@ -164,14 +164,17 @@ func CleanWorldModel(text string) (string, int) {
 	seen := map[string]bool{}
 	keep := func(lines []string) []string {
 		var out []string
-		for _, l := range lines {
+		for i, l := range lines {
 			if strings.TrimSpace(l) == "" {
 				if len(out) > 0 && out[len(out)-1] != "" {
 					out = append(out, "")
 				}
 				continue
 			}
-			if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			// A table's header and separator rows are its form, which
+			// another table may share, not facts.
+			form := tableSeparator(l) || i+1 < len(lines) && tableSeparator(lines[i+1])
+			if !strings.HasPrefix(strings.TrimSpace(l), "#") && !form {
 				key := normLine(l)
 				if seen[key] {
 					removed++
@@ -198,6 +201,22 @@ func CleanWorldModel(text string) (string, int) {
 		b.WriteString("\n")
 	}
 	return strings.TrimSpace(b.String()), removed
+}
+
+// tableSeparator reports whether l is a Markdown table's delimiter row:
+// cells of dashes, with colons for alignment ("|---|:---:|").
+func tableSeparator(l string) bool {
+	l = strings.TrimSpace(l)
+	if !strings.Contains(l, "-") || !strings.Contains(l, "|") {
+		return false
+	}
+	for _, cell := range strings.Split(strings.Trim(l, "|"), "|") {
+		c := strings.Trim(strings.TrimSpace(cell), ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // normLine is a line's form for duplicate detection.

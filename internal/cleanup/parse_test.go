@@ -180,3 +180,34 @@ func idPattern(id string) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
 	})
 }
+
+// TestCleanWorldModelTables: two tables may share a header and their
+// separator rows; only a repeated fact is a duplicate.
+func TestCleanWorldModelTables(t *testing.T) {
+	in := `## Documents
+| path | status |
+|---|---|
+| conventions/errors.md | established |
+
+## Decisions
+| path | status |
+| --- | :---: |
+| design/storage.md | provisional |
+| design/storage.md | provisional |
+- SQLite over Postgres
+- SQLite over Postgres.`
+	want := `## Documents
+| path | status |
+|---|---|
+| conventions/errors.md | established |
+
+## Decisions
+| path | status |
+| --- | :---: |
+| design/storage.md | provisional |
+- SQLite over Postgres`
+	got, n := CleanWorldModel(in)
+	if got != want || n != 2 {
+		t.Errorf("got %d removed:\n%s\nwant 2 removed:\n%s", n, got, want)
+	}
+}
