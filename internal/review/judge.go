@@ -67,7 +67,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			rv.Note.fit()
 		}
 	}
-	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed, rv.Fallback != "")
+	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed || rv.Fallback != "" || len(rv.Lowered) > 0)
 	rv.Action = Decide(rv.After, Thresholds{Completion: set.CompletionThreshold, Failure: set.FailureThreshold}, rv.Need)
 	d := board.Decision{ID: t.ID, From: folder, Runs: t.Runs}
 	switch rv.Action {
@@ -80,7 +80,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			d.Output = "needs a person: " + clipRunes(rv.Note.Remaining, 200)
 			d.Need = rv.Need
 		} else {
-			d.Output = fmt.Sprintf("blocked: %d runs in a row failed or could not be judged: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
+			d.Output = fmt.Sprintf("blocked: %d runs in a row failed, could not be judged or claimed a completion the evidence refuted: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
 			d.Need = fmt.Sprintf("read the note (cra task show %s), fix the cause or tell the agent how: cra answer %s '…'", t.ID, t.ID)
 		}
 	default:

@@ -495,6 +495,32 @@ func TestSilentRunsReachAPerson(t *testing.T) {
 	}
 }
 
+// TestRefutedClaimsReachAPerson: an agent that says it is done while the
+// tests fail, run after run, has its claim lowered each time and each time
+// counted as an error: the task reaches failure_threshold and a person
+// instead of cycling for ever.
+func TestRefutedClaimsReachAPerson(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[validation]\ntest = \"echo FAIL TestX; exit 1\"\n\n[recycler]\ncompletion_threshold = 2\nfailure_threshold = 2\n\n[agents.a]\ncommand = \"date >> out.txt; echo all done, tests pass\"\n")
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	task := f.add(t, "make tests pass", "a")
+	var last *Review
+	for i := range 2 {
+		if _, err := f.proc.Run(ctx, task.ID); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		rep, err := f.rec.Tick(ctx)
+		if err != nil || rep.Review == nil {
+			t.Fatalf("tick %d: %+v, %v", i+1, rep, err)
+		}
+		last = rep.Review
+	}
+	if last.Model != FullComplete || len(last.Lowered) == 0 || last.Action != Block || f.folder(t, task.ID) != board.FailedBlocked {
+		t.Errorf("after two claims refuted by failing validation (failure_threshold 2): model %s, lowered %q, %s, streaks %+v, in %s; want blocked",
+			last.Model, last.Lowered, last.Action, last.After, f.folder(t, task.ID))
+	}
+}
+
 // A run that ends on its own before Level 2's signal is left to the
 // processor and the recycler: no restart is logged, nothing is requeued.
 func TestLevel2LeavesARunThatEnded(t *testing.T) {

@@ -43,20 +43,23 @@ func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []
 //     error (else one more);
 //   - a failed task without output: failure streak +1, completion reset.
 //
-// cra reads "error" as anything that kept the review from judging the
-// work: a run that failed (non-zero exit, killed, timed out) adds one to
-// the failure streak whatever the model said, since the exit status is
-// evidence and the model may not raise it; and so does a review that fell
-// back to the conservative note (the model failed, or the run left no
-// output), which earns no completion. Every review thus moves a streak,
-// and a task whose runs always fail, or that nothing can judge, reaches
+// cra reads "error" (erred) as anything that kept the review from judging
+// the work, or the work from standing: a run that failed (non-zero exit,
+// killed, timed out) adds one to the failure streak whatever the model
+// said, since the exit status is evidence and the model may not raise it;
+// so does a review that fell back to the conservative note (the model
+// failed, or the run left no output), which earns no completion; and so
+// does a completion claim the evidence refuted (Gate lowered it: the
+// tests fail, the diff is empty). Every review thus moves a streak, and a
+// task whose runs always fail, that nothing can judge, or whose agent
+// claims a completion the evidence keeps refuting reaches
 // failure_threshold and a person instead of cycling for ever.
-func NextStreaks(s Streaks, c Classification, runFailed, fallback bool) Streaks {
+func NextStreaks(s Streaks, c Classification, erred bool) Streaks {
 	var next Streaks
-	if c == FullComplete && !runFailed && !fallback {
+	if c == FullComplete && !erred {
 		next.Completion = s.Completion + 1
 	}
-	if runFailed || fallback {
+	if erred {
 		next.Failure = s.Failure + 1
 	}
 	return next

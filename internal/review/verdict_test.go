@@ -9,28 +9,25 @@ import (
 func TestNextStreaks(t *testing.T) {
 	start := Streaks{Completion: 2, Failure: 3}
 	tests := []struct {
-		name      string
-		c         Classification
-		runFailed bool
-		fallback  bool
-		want      Streaks
+		name  string
+		c     Classification
+		erred bool
+		want  Streaks
 	}{
 		// Seed 004 step 5, rule by rule.
-		{"full_complete adds a completion and resets failures", FullComplete, false, false, Streaks{3, 0}},
-		{"significant_progress resets both", SignificantProgress, false, false, Streaks{0, 0}},
-		{"some_progress resets both", SomeProgress, false, false, Streaks{0, 0}},
-		{"uncertain without an error resets both", Uncertain, false, false, Streaks{0, 0}},
-		{"uncertain after a failed run keeps counting failures", Uncertain, true, false, Streaks{0, 4}},
-		{"a failed run without output adds a failure", Uncertain, true, true, Streaks{0, 4}},
-		// cra's reading of "error".
-		{"a dead model earns no completion and counts as an error", Uncertain, false, true, Streaks{0, 4}},
-		{"progress on a failed run is still a failure", SignificantProgress, true, false, Streaks{0, 4}},
-		{"a failed run never counts as a completion", FullComplete, true, false, Streaks{0, 4}},
-		{"a fallback never counts as a completion", FullComplete, false, true, Streaks{0, 4}},
+		{"full_complete adds a completion and resets failures", FullComplete, false, Streaks{3, 0}},
+		{"significant_progress resets both", SignificantProgress, false, Streaks{0, 0}},
+		{"some_progress resets both", SomeProgress, false, Streaks{0, 0}},
+		{"uncertain without an error resets both", Uncertain, false, Streaks{0, 0}},
+		{"uncertain after an error keeps counting failures", Uncertain, true, Streaks{0, 4}},
+		// cra's reading of "error": a failed run, a fallback, a refuted claim.
+		{"progress after an error is still a failure", SignificantProgress, true, Streaks{0, 4}},
+		{"a refuted claim, lowered to some_progress, is a failure", SomeProgress, true, Streaks{0, 4}},
+		{"an error never counts as a completion", FullComplete, true, Streaks{0, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NextStreaks(start, tc.c, tc.runFailed, tc.fallback); got != tc.want {
+			if got := NextStreaks(start, tc.c, tc.erred); got != tc.want {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
