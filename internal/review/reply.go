@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/llm"
 )
 
@@ -318,13 +319,28 @@ func cutColon(s string) (string, bool) {
 	return strings.CutPrefix(s, "\uff1a")
 }
 
+// isNone reports whether a need line says that nobody is needed, the
+// ways small models say it: "none", "None required.", "none, the agent
+// can go on", "No person needed", "Not needed", or the prompt's template
+// echoed ("<none, or one line: …>"). A line that goes on with words of
+// its own ("None of the keys are set: …", "Not installed: …") is a need.
 func isNone(s string) bool {
-	switch token(s) {
-	case "", "none", "n/a", "na", "no", "nothing", "null":
+	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "*_`<>\"'. \t"))
+	t = strings.Join(strings.Fields(t), " ")
+	switch t {
+	case "", "none", "n/a", "na", "no", "nothing", "null", "nil", "nobody", "no one":
 		return true
 	}
-	return false
+	return noneThen().MatchString(t) || noPersonNeeded().MatchString(t)
 }
+
+var (
+	// noneThen: "none" and a clause mark or "required"/"needed".
+	noneThen = lazyre.New(`^(none|n/a|nobody|no one)(\s*[,;:(–—-]|\s+(is\s+|are\s+)?(required|needed|necessary)\b)`)
+	// noPersonNeeded: a short "no … needed" or "not needed", alone or
+	// before a clause mark.
+	noPersonNeeded = lazyre.New(`^(no|not)\b[a-z' -]{0,40}?\b(needed|required|necessary)\s*([,;:(–—-]|$)`)
+)
 
 // unfence removes one code fence around the whole reply.
 func unfence(s string) string {

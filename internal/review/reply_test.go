@@ -2,6 +2,7 @@ package review
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -130,4 +131,23 @@ func FuzzParseReply(f *testing.F) {
 			t.Fatalf("round trip changed the note:\n%+v\n%+v", r.Note, again.Note)
 		}
 	})
+}
+
+// TestParseReplyNeed: the ways a small model says nobody is needed are
+// no need, and a real need, however it begins, is one.
+func TestParseReplyNeed(t *testing.T) {
+	none := []string{"none", "None.", "N/A", "nothing", "None required.", "none needed", "No person needed", "None - the agent can continue",
+		"none, the agent can go on", "Not needed", "no human input required", "nobody",
+		"<none, or one line: what a person must do before an agent can go on>"} // the prompt's template echoed
+	needs := []string{"give the agent a GITHUB_TOKEN", "None of the API keys are set: a person must add GITHUB_TOKEN",
+		"Not installed: a person must install Docker", "no GITHUB_TOKEN in the environment: set one", "Nothing works until a person sets GITHUB_TOKEN"}
+	for _, need := range append(none, needs...) {
+		r, err := ParseReply("classification: some_progress\ncriteria: unclear\nneed: " + need + "\nnote:\n" + goodNote)
+		if err != nil {
+			t.Fatalf("need %q: %v", need, err)
+		}
+		if want := !slices.Contains(none, need); (r.Need != "") != want {
+			t.Errorf("need %q: got Need %q, want a need: %v", need, r.Need, want)
+		}
+	}
 }
