@@ -43,6 +43,15 @@ func TestParse(t *testing.T) {
 			in:   "<think>\na.txt\n<<<<<<< SEARCH\n</think>\nb.txt\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n",
 			want: []Block{{Path: "b.txt", Search: "x\n", Replace: "y\n", Line: 6}},
 		},
+		{
+			// Code about a reasoning model's tags is code: only the
+			// thinking that leads the reply is left out.
+			name: "think tags in code",
+			in: "<think>hm</think>\nllm/strip.go\n```go\n<<<<<<< SEARCH\nfunc strip(s string) string {\n=======\nfunc strip(s string) string {\n\ti := strings.Index(s, \"<think>\")\n" +
+				"\tj := strings.Index(s, \"</think>\")\n>>>>>>> REPLACE\n```\n",
+			want: []Block{{Path: "llm/strip.go", Search: "func strip(s string) string {\n", Line: 4,
+				Replace: "func strip(s string) string {\n\ti := strings.Index(s, \"<think>\")\n\tj := strings.Index(s, \"</think>\")\n"}},
+		},
 		{name: "no blocks", in: "I would change the sign.", want: nil},
 		{name: "no path", in: "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n", wantErr: "line 2: no file path before <<<<<<< SEARCH"},
 		{name: "no divider", in: "a.go\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n", wantErr: "line 4: the block that starts at line 2 has no ======= line"},

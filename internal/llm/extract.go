@@ -67,19 +67,25 @@ func ExtractJSON(reply string) (json.RawMessage, error) {
 
 // StripThink blanks the <think>…</think> blocks reasoning models put
 // before their answer, keeping their line breaks so that line numbers
-// still point into the reply; an unclosed one is left alone.
+// still point into the reply; an unclosed one is left alone. Only the
+// blocks that lead the reply are thinking: a tag further on belongs to
+// the answer (code that handles a reasoning model's output, a JSON
+// string that quotes one).
 func StripThink(s string) string {
+	at := 0
 	for {
-		i := strings.Index(s, "<think>")
-		if i < 0 {
+		rest := strings.TrimLeft(s[at:], " \t\r\n")
+		if !strings.HasPrefix(rest, "<think>") {
 			return s
 		}
+		i := len(s) - len(rest)
 		j := strings.Index(s[i:], "</think>")
 		if j < 0 {
 			return s
 		}
 		end := i + j + len("</think>")
 		s = s[:i] + strings.Repeat("\n", strings.Count(s[i:end], "\n")) + s[end:]
+		at = i
 	}
 }
 

@@ -161,3 +161,17 @@ func addTrailingCommas(s string) string {
 	}
 	return b.String()
 }
+
+func TestStripThink(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"<think>a\nb</think>\nanswer", "\n\nanswer"},
+		{"\n <think>a</think><think>b\n</think>answer", "\n \nanswer"},
+		{"<think>cut off", "<think>cut off"},
+		{"answer: s[strings.Index(s, \"<think>\"):strings.Index(s, \"</think>\")]", "answer: s[strings.Index(s, \"<think>\"):strings.Index(s, \"</think>\")]"},
+		{"<think>x</think>code with <think>\n</think> in it", "code with <think>\n</think> in it"},
+	} {
+		if got := StripThink(tc.in); got != tc.want {
+			t.Errorf("StripThink(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
