@@ -599,7 +599,10 @@ func ApplyText(content string, b Block) (string, Result) {
 		return content, Result{Status: StatusFailed, Message: name + " already exists: an empty SEARCH only creates new files; to change this one, SEARCH for the lines to replace"}
 	}
 	ms, rung := find(t.lines, search)
-	if !allBlank(repl) && !hasElision(repl) {
+	// REPLACE in the file says the block was applied only where it was not
+	// there before: for a SEARCH that matches nothing, a REPLACE made of
+	// SEARCH's own lines (a deletion) was in the file all along.
+	if !allBlank(repl) && !hasElision(repl) && (len(ms) > 0 || !keptFrom(repl, search)) {
 		if rm, _ := find(t.lines, repl); len(rm) == 1 {
 			within := true
 			for _, m := range ms {
@@ -624,6 +627,26 @@ func ApplyText(content string, b Block) (string, Result) {
 	return content, Result{Status: StatusFailed, Message: noMatch("SEARCH", name, t.lines, search)}
 }
 
+// keptFrom reports whether every non-blank line of repl is a line of
+// search, in order, whitespace aside: a block that only deletes.
+func keptFrom(repl, search []string) bool {
+	i := 0
+	for _, r := range repl {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		for i < len(search) && strings.TrimSpace(search[i]) != r {
+			i++
+		}
+		if i == len(search) {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
 func sameText(a, b string) bool {
 	return strings.TrimRight(strings.ReplaceAll(a, "\r\n", "\n"), " \t\n") == strings.TrimRight(b, " \t\n")
 }
@@ -639,6 +662,7 @@ func applyElision(t fileText, content, name string, search, repl []string) (stri
 	}
 	lines := t.lines
 	applied := false
+	already := -1 // the first piece taken for already applied
 	for k := range sp {
 		s, r := sp[k], rp[k]
 		if allBlank(s) {
@@ -656,14 +680,24 @@ func applyElision(t fileText, content, name string, search, repl []string) (stri
 		case len(ms) > 1:
 			return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, ambiguous("it", name, ms))}
 		default:
-			if rm, _ := find(lines, r); len(rm) == 1 && !allBlank(r) {
-				continue // this piece is already applied
+			if rm, _ := find(lines, r); len(rm) == 1 && !allBlank(r) && !keptFrom(r, s) {
+				if already < 0 {
+					already = k
+				}
+				continue // this piece is already applied, if the others are
 			}
 			return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, noMatch("it", name, lines, s))}
 		}
 	}
 	if !applied {
 		return content, Result{Status: StatusAlreadyApplied, Rung: RungElision}
+	}
+	if already >= 0 {
+		// A block applies whole: pieces applied now beside one "already
+		// there" mean that piece's REPLACE was found elsewhere, and its
+		// SEARCH matched nothing.
+		return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s",
+			already+1, noMatch("it", name, t.lines, sp[already]))}
 	}
 	t.lines = lines
 	return t.join(), Result{Status: StatusApplied, Rung: RungElision}

@@ -90,6 +90,21 @@ func TestApplyText(t *testing.T) {
 			status: StatusAlreadyApplied,
 		},
 		{
+			// REPLACE was in the file before any edit: its presence says
+			// nothing of this block, whose SEARCH the model mis-copied.
+			name: "a mis-copied deletion is not already applied", content: "import os\nimport sys\nimport pdb\n\nprint(os.name)\n",
+			search: "import sys\nimport pbd\n", replace: "import sys\n",
+			status: StatusFailed, msg: []string{"SEARCH matches nothing in calc.go. Did you mean"},
+		},
+		{
+			// A block applies whole or not at all: one piece done and
+			// another "already there" (a REPLACE piece found elsewhere) is
+			// a piece that matched nothing.
+			name: "elision: a mis-copied piece fails the block", content: "def f(x):\n    y = x * 2\n    log(y)\n    return y\n\ndef g():\n    return y + 1\n",
+			search: "def f(x):\n...\n    return  y\n", replace: "def f(x, k):\n...\n    return y + 1\n",
+			status: StatusFailed, msg: []string{"piece 2 of SEARCH", "it matches nothing in calc.go"},
+		},
+		{
 			name: "delete lines", content: "a\nb\nc\n", search: "b\n", replace: "",
 			want: "a\nc\n", status: StatusApplied, rung: RungExact,
 		},
