@@ -195,9 +195,11 @@ func joinLines(lines []string) string {
 // calc.go:.
 func pathOfLine(t string) string {
 	s := strings.TrimSpace(strings.TrimLeft(t, "#"))
+	// "File: b.py", and in bold: "**File: b.py**", "**File:** `b.py`".
+	s = strings.TrimSpace(strings.TrimLeft(s, "*_"))
 	for _, p := range []string{"file:", "filename:", "path:"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
-			s = strings.TrimSpace(s[len(p):])
+			s = strings.TrimSpace(strings.TrimLeft(s[len(p):], "*_"))
 		}
 	}
 	s = strings.Trim(s, "`*\"'")

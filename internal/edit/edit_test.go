@@ -52,6 +52,12 @@ func TestParse(t *testing.T) {
 			want: []Block{{Path: "llm/strip.go", Search: "func strip(s string) string {\n", Line: 4,
 				Replace: "func strip(s string) string {\n\ti := strings.Index(s, \"<think>\")\n\tj := strings.Index(s, \"</think>\")\n"}},
 		},
+		{
+			name: "bold file prefixes",
+			in: "**File: a.py**\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n\n" +
+				"**File:** `b.py`\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport sys\n>>>>>>> REPLACE\n```\n",
+			want: []Block{{Path: "a.py", Search: "x = 1\n", Replace: "x = 2\n", Line: 3}, {Path: "b.py", Search: "import os\n", Replace: "import sys\n", Line: 12}},
+		},
 		{name: "no blocks", in: "I would change the sign.", want: nil},
 		{name: "no path", in: "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n", wantErr: "line 2: no file path before <<<<<<< SEARCH"},
 		{name: "no divider", in: "a.go\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n", wantErr: "line 4: the block that starts at line 2 has no ======= line"},
