@@ -389,14 +389,21 @@ type fileText struct {
 	lines   []string
 	crlf    bool // lines end in "\r\n"
 	finalNL bool // the last line ends in a newline
+	bom     bool // the file starts with a UTF-8 byte order mark, kept apart from line 1
 }
 
+// utf8BOM is the byte order mark Windows editors put first in UTF-8
+// files; no model copies it into a SEARCH.
+const utf8BOM = "\ufeff"
+
 func splitText(s string) fileText {
+	bom := strings.HasPrefix(s, utf8BOM)
+	s = strings.TrimPrefix(s, utf8BOM)
 	if s == "" {
-		return fileText{}
+		return fileText{bom: bom}
 	}
 	n := strings.Count(s, "\n")
-	t := fileText{crlf: n > 0 && strings.Count(s, "\r\n")*2 >= n, finalNL: strings.HasSuffix(s, "\n")}
+	t := fileText{crlf: n > 0 && strings.Count(s, "\r\n")*2 >= n, finalNL: strings.HasSuffix(s, "\n"), bom: bom}
 	body := strings.TrimSuffix(s, "\n")
 	if t.crlf {
 		body = strings.TrimSuffix(body, "\r")
@@ -421,6 +428,9 @@ func (t fileText) join() string {
 	s := strings.Join(t.lines, eol)
 	if t.finalNL {
 		s += eol
+	}
+	if t.bom {
+		s = utf8BOM + s
 	}
 	return s
 }

@@ -113,6 +113,11 @@ func TestApplyText(t *testing.T) {
 			want: "a\r\nB\r\nB2\r\nc\r\n", status: StatusApplied, rung: RungExact,
 		},
 		{
+			name: "a byte order mark is no part of line 1", content: "\ufeffusing System;\r\n\r\nnamespace App\r\n{\r\n}\r\n",
+			search: "using System;\n", replace: "using System;\nusing System.IO;\n",
+			want: "\ufeffusing System;\r\nusing System.IO;\r\n\r\nnamespace App\r\n{\r\n}\r\n", status: StatusApplied, rung: RungExact,
+		},
+		{
 			name: "no final newline kept", content: "a\nb", search: "b\n", replace: "c\n",
 			want: "a\nc", status: StatusApplied, rung: RungExact,
 		},
