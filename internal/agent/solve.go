@@ -167,7 +167,7 @@ func (s *Solver) Solve(ctx context.Context, in Input) (*TaskResult, error) {
 			// A block's own failure is a result; an error here is about the
 			// worktree itself (gone, its file system full or read-only), and
 			// no retry would mend it.
-			blocks, err := s.Worktree.Apply(reply.Edits)
+			blocks, err := s.Worktree.Apply(ctx, reply.Edits)
 			if err != nil {
 				a.Blocks = blocks
 				return res, s.stop(ctx, res, &a, fmt.Errorf("attempt %d: %w", n, err))

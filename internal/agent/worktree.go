@@ -98,10 +98,46 @@ func NewWorktree(ctx context.Context, repo, stateDir, taskID string) (*Worktree,
 }
 
 // Apply applies edit blocks under Root and remembers the files changed.
-func (w *Worktree) Apply(blocks []edit.Block) ([]edit.Result, error) {
-	res, changed, err := edit.Apply(w.Root, blocks)
+// A block on a file git ignores and does not track (.env, build output,
+// a log) fails with a message for the model: the edits end as a commit
+// on the run's branch, and git adds no ignored file.
+func (w *Worktree) Apply(ctx context.Context, blocks []edit.Block) ([]edit.Result, error) {
+	refused := map[int]edit.Result{}
+	var rest []edit.Block
+	var at []int // rest's block numbers in blocks
+	for i, b := range blocks {
+		if edit.ValidPath(b.Path) == nil {
+			// git's refusal of a path (beyond a symlink, outside the
+			// tree) is edit.Apply's to report, per block.
+			ignored, err := gitx.Ignored(ctx, w.Root, b.Path)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("apply edits: %w", ctx.Err())
+			}
+			if err == nil && ignored {
+				refused[i] = edit.Result{Block: i + 1, Path: b.Path, Status: edit.StatusFailed,
+					Message: b.Path + " is ignored by git (.gitignore, .git/info/exclude): the run's work is a commit, which leaves it out; change the files git tracks instead"}
+				continue
+			}
+		}
+		rest = append(rest, b)
+		at = append(at, i+1)
+	}
+	applied, changed, err := edit.Apply(w.Root, rest)
 	for _, f := range changed {
 		w.touched[f] = true
+	}
+	res := make([]edit.Result, 0, len(blocks))
+	for i := range blocks {
+		if r, ok := refused[i]; ok {
+			res = append(res, r)
+			continue
+		}
+		if len(applied) > 0 {
+			r := applied[0]
+			applied = applied[1:]
+			r.Block = at[r.Block-1]
+			res = append(res, r)
+		}
 	}
 	return res, err
 }

@@ -83,7 +83,7 @@ func TestWorktreeRun(t *testing.T) {
 	if !strings.Contains(notes, "branch cra/t1 exists: using cra/t1-2") || !strings.Contains(notes, "1 uncommitted change(s) are not in it") {
 		t.Errorf("notes: %s", notes)
 	}
-	res, err := w.Apply([]edit.Block{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"}})
+	res, err := w.Apply(context.Background(), []edit.Block{{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"}})
 	if err != nil || !res[0].OK() {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -147,7 +147,7 @@ func TestWorktreeFinishPolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tc.edit {
-			w.Apply([]edit.Block{{Path: "new.txt", Replace: "x\n"}})
+			w.Apply(context.Background(), []edit.Block{{Path: "new.txt", Replace: "x\n"}})
 		}
 		o, err := w.Finish(ctx, tc.success, tc.keep, "m")
 		if err != nil {
@@ -158,5 +158,41 @@ func TestWorktreeFinishPolicies(t *testing.T) {
 		if o.Kept != tc.kept || (statErr == nil) != tc.kept || o.BranchDeleted != tc.deleted || exists == tc.deleted || o.Committed != tc.edit {
 			t.Errorf("%+v: got %+v, dir exists %v, branch exists %v", tc, o, statErr == nil, exists)
 		}
+	}
+}
+
+// TestWorktreeApplyIgnored: a block creating a file git ignores fails
+// with a message for the model, the other blocks apply, and the diff and
+// the commit go on with them.
+func TestWorktreeApplyIgnored(t *testing.T) {
+	ctx := context.Background()
+	repo, state := newRepo(t)
+	writeFile(t, repo, ".gitignore", "*.local\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "ignore")
+	w, err := NewWorktree(ctx, repo, state, "ign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Apply(ctx, []edit.Block{
+		{Path: "settings.local", Replace: "x = 1\n"},
+		{Path: "calc/calc.go", Search: "\treturn a - b\n", Replace: "\treturn a + b\n"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Block != 1 || res[0].Status != edit.StatusFailed || !strings.Contains(res[0].Message, "settings.local is ignored by git") ||
+		res[1].Block != 2 || !res[1].OK() {
+		t.Fatalf("results: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(w.Root, "settings.local")); !os.IsNotExist(err) {
+		t.Errorf("the ignored file was written: %v", err)
+	}
+	diff, err := w.Diff(ctx)
+	if err != nil || !strings.Contains(diff, "+\treturn a + b") {
+		t.Fatalf("diff: %v\n%s", err, diff)
+	}
+	if o, err := w.Finish(ctx, true, "never", "fix Add"); err != nil || !o.Committed {
+		t.Errorf("finish: %+v, %v", o, err)
 	}
 }

@@ -1,6 +1,7 @@
 package gitx
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,6 +99,27 @@ func AddWorktree(ctx context.Context, repo, path, branch string) (*Worktree, err
 		return nil, fmt.Errorf("%w (making branch %s at %.12s in %s)", err, branch, head, path)
 	}
 	return &Worktree{Repo: repo, Path: path, Branch: branch, Base: head}, nil
+}
+
+// Ignored reports whether git ignores path (relative to dir, in a work
+// tree): a file not tracked that .gitignore, .git/info/exclude or the
+// user's excludes file matches, which 'git add' refuses. A tracked file
+// is never ignored.
+func Ignored(ctx context.Context, dir, path string) (bool, error) {
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "check-ignore", "-q", "--", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return false, nil
+	case ctx.Err() != nil:
+		return false, ctx.Err()
+	}
+	return false, fmt.Errorf("git check-ignore %s: %s", path, strings.TrimSpace(stderr.String()+" "+err.Error()))
 }
 
 // Stage adds the given paths (relative to the worktree's top level) to
