@@ -136,6 +136,9 @@ type WeakenedTest struct {
 	Path    string `json:"path"`
 	Removed int    `json:"assertions_removed"`
 	Added   int    `json:"assertions_added"`
+	// SkipsAdded is how many more tests the file skips than before
+	// (t.Skip, @pytest.mark.skip, it.skip, .only); 0 or less: none.
+	SkipsAdded int `json:"skips_added,omitempty"`
 }
 
 // maxTestPatches bounds the test files whose patches are read.
@@ -269,8 +272,8 @@ func (e *Evidence) collectDiff(ctx context.Context, in Input) error {
 			if err != nil {
 				return fmt.Errorf("read the diff of %s: %w", f.Path, err)
 			}
-			if removed, added := countAssertions(patch); removed > added {
-				e.WeakenedTests = append(e.WeakenedTests, WeakenedTest{Path: f.Path, Removed: removed, Added: added})
+			if c := countAssertions(patch, isJS(f.Path)); c.weakened() {
+				e.WeakenedTests = append(e.WeakenedTests, WeakenedTest{Path: f.Path, Removed: c.removed, Added: c.added, SkipsAdded: c.skipsAdd - c.skipsRemoved})
 			}
 		}
 	}

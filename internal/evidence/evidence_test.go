@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -379,5 +380,31 @@ func TestEvidenceJSON(t *testing.T) {
 	run, _ := m["run"].(map[string]any)
 	if run["exit_code"] != 0.0 || run["timed_out"] != false || run["run_failed"] != false {
 		t.Errorf("run: got %#v", run)
+	}
+}
+
+// TestCollectSkippedTests: skipping a failing test is the classic way to
+// make validation pass without the work; it stands against full_complete
+// like a removed assertion.
+func TestCollectSkippedTests(t *testing.T) {
+	for _, tc := range []struct{ path, content string }{
+		{"calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tt.Skip(\"flaky, later\")\n\tif Add(1, 2) != 3 {\n\t\tt.Error(\"bad\")\n\t}\n}\n"},
+		{"tests/test_calc.py", "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip(reason=\"later\")\ndef test_add():\n    assert add(1, 2) == 3\n    assert add(0, 0) == 0\n\n\ndef test_sub():\n    pass\n"},
+		{"web/sum.test.js", "test.skip('adds', () => {\n  expect(1 + 2).toBe(3);\n});\n"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			f := newFixture(t)
+			write(t, f.wt, "calc.py", "def add(a, b):\n    return a - b\n")
+			write(t, f.wt, tc.path, tc.content)
+			f.commit(t, "done")
+			e, err := Collect(context.Background(), Input{Repo: f.repo, Branch: branch, Worktree: f.wt, ExitCode: exit(0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "tests skipped in " + tc.path + ": 1 more skip(s) or .only"
+			if b := e.Blockers(false); !slices.Contains(b, want) {
+				t.Errorf("blockers %q, want %q (weakened %+v)", b, want, e.WeakenedTests)
+			}
+		})
 	}
 }

@@ -94,11 +94,35 @@ func isAssertion(line string) bool {
 	return assertion.MatchString(l)
 }
 
-// countAssertions counts the assertion lines a unified diff removes and
-// adds. Only lines inside hunks count: a file header (--- a/x, +++ b/x)
-// is not a removed or an added line, even when a removed line's text
-// starts with "--".
-func countAssertions(patch string) (removed, added int) {
+// skip matches a line that skips a test, or marks it as expected to
+// fail: Go's t.Skip…, Python's pytest and unittest markers and calls.
+var skip = regexp.MustCompile(`\b(?:t|b|f|tb)\.Skip(?:f|Now)?\(` +
+	`|@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail)\(` +
+	`|@unittest\.(?:skip|skipIf|skipUnless|expectedFailure)\b|\bself\.skipTest\(`)
+
+// skipJS matches a JavaScript or TypeScript line that skips tests:
+// it.skip, xit, and .only or fit, which skip every other test.
+var skipJS = regexp.MustCompile(`\b(?:it|test|describe|context|suite)\.(?:skip|only)\b` +
+	`|(?:^|[^.\w$])(?:xit|xtest|xdescribe|fit|fdescribe)\s*\(`)
+
+// diffCounts are the assertion and skip lines a test file's diff removes
+// and adds.
+type diffCounts struct {
+	removed, added         int // assertions
+	skipsRemoved, skipsAdd int
+}
+
+// weakened reports whether the diff takes more checking away than it
+// adds: assertions removed, or tests skipped.
+func (c diffCounts) weakened() bool { return c.removed > c.added || c.skipsAdd > c.skipsRemoved }
+
+// countAssertions counts the assertion and skip lines a unified diff of a
+// test file removes and adds (js: the file is JavaScript or TypeScript).
+// Only lines inside hunks count: a file header (--- a/x, +++ b/x) is not
+// a removed or an added line, even when a removed line's text starts with
+// "--".
+func countAssertions(patch string, js bool) diffCounts {
+	var c diffCounts
 	inHunk := false
 	for _, l := range strings.Split(patch, "\n") {
 		switch {
@@ -109,13 +133,32 @@ func countAssertions(patch string) (removed, added int) {
 		case !inHunk || l == "":
 		case l[0] == '-':
 			if isAssertion(l[1:]) {
-				removed++
+				c.removed++
+			}
+			if isSkip(l[1:], js) {
+				c.skipsRemoved++
 			}
 		case l[0] == '+':
 			if isAssertion(l[1:]) {
-				added++
+				c.added++
+			}
+			if isSkip(l[1:], js) {
+				c.skipsAdd++
 			}
 		}
 	}
-	return removed, added
+	return c
 }
+
+// isSkip reports whether one line of test code skips a test; a comment
+// does not.
+func isSkip(line string, js bool) bool {
+	l := strings.TrimSpace(line)
+	if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "/*") || strings.HasPrefix(l, "*") {
+		return false
+	}
+	return skip.MatchString(l) || js && skipJS.MatchString(l)
+}
+
+// isJS reports whether a path is a JavaScript or TypeScript file.
+func isJS(p string) bool { return jsExts[path.Ext(p)] }

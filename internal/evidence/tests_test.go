@@ -167,10 +167,44 @@ diff --git a/b_test.go b/b_test.go
 		{"no hunks", "diff --git a/x_test.go b/x_test.go\nsimilarity index 100%\nrename from x_test.go\nrename to y_test.go\n", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			removed, added := countAssertions(tc.patch)
-			if removed != tc.removed || added != tc.added {
-				t.Errorf("got removed %d added %d, want removed %d added %d", removed, added, tc.removed, tc.added)
+			c := countAssertions(tc.patch, false)
+			if c.removed != tc.removed || c.added != tc.added {
+				t.Errorf("got removed %d added %d, want removed %d added %d", c.removed, c.added, tc.removed, tc.added)
 			}
 		})
+	}
+}
+
+func TestIsSkip(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		js   bool
+		want bool
+	}{
+		{"	t.Skip(\"flaky\")", false, true},
+		{"	t.Skipf(\"no %s\", x)", false, true},
+		{"@pytest.mark.skip(reason='later')", false, true},
+		{"@pytest.mark.skipif(sys.platform == 'win32', reason='x')", false, true},
+		{"@pytest.mark.xfail", false, true},
+		{"        pytest.skip('no network')", false, true},
+		{"@unittest.skip('broken')", false, true},
+		{"        self.skipTest('later')", false, true},
+		{"test.skip('sums', () => {", true, true},
+		{"  it.skip('sums', () => {", true, true},
+		{"describe.only('sum', () => {", true, true},
+		{"  xit('sums', () => {", true, true},
+		{"  fit('sums', () => {", true, true},
+		// Not skips.
+		{"    model.fit(x, y)", false, false},
+		{"  model.fit(x, y)", true, false},
+		{"  it('skips nothing', () => {", true, false},
+		{"  xit('sums', () => {", false, false},
+		{"	// t.Skip(\"later\")", false, false},
+		{"# @pytest.mark.skip", false, false},
+		{"  t.SkipNow_helper := 1", false, false},
+	} {
+		if got := isSkip(tc.line, tc.js); got != tc.want {
+			t.Errorf("isSkip(%q, js %v) = %v, want %v", tc.line, tc.js, got, tc.want)
+		}
 	}
 }

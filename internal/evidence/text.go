@@ -63,7 +63,12 @@ func (e *Evidence) Blockers(noChangeExpected bool) []string {
 		out = append(out, "test file(s) deleted: "+names(e.DeletedTests, maxTextNames))
 	}
 	for _, w := range e.WeakenedTests {
-		out = append(out, fmt.Sprintf("assertions removed from %s: %d removed, %d added", w.Path, w.Removed, w.Added))
+		if w.Removed > w.Added {
+			out = append(out, fmt.Sprintf("assertions removed from %s: %d removed, %d added", w.Path, w.Removed, w.Added))
+		}
+		if w.SkipsAdded > 0 {
+			out = append(out, fmt.Sprintf("tests skipped in %s: %d more skip(s) or .only", w.Path, w.SkipsAdded))
+		}
 	}
 	return out
 }
@@ -143,7 +148,11 @@ func (e *Evidence) Text() string {
 	if len(e.WeakenedTests) > 0 {
 		var weak []string
 		for _, w := range e.WeakenedTests {
-			weak = append(weak, fmt.Sprintf("%s (%d assertion line(s) removed, %d added)", quoteName(w.Path), w.Removed, w.Added))
+			what := fmt.Sprintf("%d assertion line(s) removed, %d added", w.Removed, w.Added)
+			if w.SkipsAdded > 0 {
+				what += fmt.Sprintf(", %d more skip(s)", w.SkipsAdded)
+			}
+			weak = append(weak, fmt.Sprintf("%s (%s)", quoteName(w.Path), what))
 		}
 		add("weakened tests: %s", fitList(weak, maxTextLine-len("weakened tests: ")))
 	}
