@@ -1,14 +1,21 @@
 package review
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/jsonl"
 	"github.com/cra-dev/cra/internal/notify"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -42,16 +49,45 @@ const notifyLock = "notify.lock"
 // The outputs the recycler starts a needs-you failure with.
 const needsPerson = "needs a person: "
 
+// notifyPending is the file of the notifications not told yet: the
+// ones just read from the log, and those whose notifier failed, with
+// when to try again.
+const notifyPending = "notify-pending.jsonl"
+
+// pendingNotice is a line of notifyPending.
+type pendingNotice struct {
+	notify.Event
+	Attempts int       `json:"attempts,omitempty"`
+	Next     time.Time `json:"next,omitempty"` // not before; zero: now
+}
+
+// Retries of a notification whose notifier failed: after 30 s, doubling
+// up to about 2 hours, until NotifyGiveUp after the ending, then it is
+// reported as given up.
+const (
+	notifyRetry  = 30 * time.Second
+	NotifyGiveUp = 24 * time.Hour
+)
+
 // Notify tells a person, through [notify] command and webhook, of each
 // task ending logged since the last call: verified, blocked, or waiting
 // for a person (needs-you). A person's own moves are not told back. A
-// notifier that fails is reported in rep and never holds anything up.
-// The first call in a repository starts at the log's end: what ended
-// before notifications were set up is not told.
+// notifier that fails is reported in rep and never holds anything up;
+// its notification is tried again, after 30 s and then twice as long
+// each time up to about 2 hours, for NotifyGiveUp (a webhook down, a network blip): the
+// endings read from the log are kept in notify-pending.jsonl before the
+// log's marker moves past them, and leave it once told or given up. The
+// first call in a repository starts at the log's end: what ended before
+// notifications were set up is not told.
 func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) error {
 	has, err := r.notifyReady(ctx)
 	if err != nil || !has {
 		return err
+	}
+	set := cfg.NotifySettings()
+	n := &notify.Notifier{Command: set.Command, Webhook: set.Webhook, Timeout: set.Timeout}
+	if set.TokenEnv != "" {
+		n.Token = os.Getenv(set.TokenEnv)
 	}
 	// One reader of the marker at a time: the daemon's loop and a 'cra
 	// recycle --once' must not both read the same lines and both tell
@@ -61,55 +97,106 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 	if err != nil || !ok {
 		return err
 	}
-	var events []notify.Event
+	defer lk.Close()
+	pendingPath := filepath.Join(r.StateDir, notifyPending)
 	_, err = r.Board.Log.Check(ctx, NotifyMarker, func(rec *world.Record) error {
-		e := rec.Entry
-		if rec.Err != nil || e.Kind != world.KindAgent || strings.HasPrefix(e.Output, "moved by a person") {
+		ev, ok := noticeOf(rec)
+		if !ok || !n.Configured() {
 			return nil
 		}
-		ev := notify.Event{TaskID: e.ID, Need: e.Need, Time: e.Time}
-		switch e.Status {
-		case world.StatusVerified:
-			ev.Status, ev.Event = "verified", "verified"
-		case world.StatusFailed:
-			if board.WaitsForNoOne(e.Output) {
-				return nil // a collapsed duplicate, a dropped directive
-			}
-			ev.Status, ev.Event = "failed", "blocked"
-			if strings.HasPrefix(e.Output, needsPerson) {
-				ev.Event = "needs-you"
-			}
-		default:
-			return nil
-		}
-		events = append(events, ev)
-		return nil
+		// Kept before the marker moves on: a crash in between tells it
+		// twice rather than never.
+		return jsonl.Append(pendingPath, pendingNotice{Event: ev})
 	})
-	lk.Close()
-	if err != nil || len(events) == 0 {
+	if err != nil {
 		return err
 	}
-	set := cfg.NotifySettings()
-	n := &notify.Notifier{Command: set.Command, Webhook: set.Webhook, Timeout: set.Timeout}
-	if set.TokenEnv != "" {
-		n.Token = os.Getenv(set.TokenEnv)
+	pending, _, err := jsonl.Read[pendingNotice](pendingPath, nil)
+	if err != nil || len(pending) == 0 {
+		return err
 	}
-	if !n.Configured() {
-		return nil
-	}
-	for _, ev := range events {
+	now := r.now()
+	var left []pendingNotice
+	for _, p := range pending {
+		if !n.Configured() {
+			break // notifications were turned off: nobody to tell
+		}
+		if now.Before(p.Next) {
+			left = append(left, p)
+			continue
+		}
+		ev := p.Event
 		ev.Title = ev.TaskID
 		if t, _, err := r.Board.Store.Get(ctx, ev.TaskID); err == nil {
 			ev.Title = t.Title
 		}
 		no := Notice{Event: ev}
-		if err := n.Notify(ctx, ev); err != nil {
-			no.Err = err.Error()
-			r.warn(rep, "notify %s %s: %v", ev.Event, ev.TaskID, err)
-		} else {
+		err := n.Notify(ctx, ev)
+		switch {
+		case err == nil:
 			r.say("notified: %s %s", ev.Event, ev.TaskID)
+		case ctx.Err() != nil:
+			left = append(left, p) // not a failure of the notifier's
+			no.Err = err.Error()
+		case now.Sub(ev.Time) >= NotifyGiveUp:
+			no.Err = err.Error()
+			r.warn(rep, "notify %s %s: %v; given up after %d tries since %s", ev.Event, ev.TaskID, err, p.Attempts+1, ev.Time.Format(time.RFC3339))
+		default:
+			no.Err = err.Error()
+			p.Attempts++
+			p.Next = now.Add(notifyRetry << min(p.Attempts-1, 8)) // at most about 2 h apart
+			left = append(left, p)
+			r.warn(rep, "notify %s %s: %v; tried again from %s", ev.Event, ev.TaskID, err, p.Next.Format(time.RFC3339))
 		}
 		rep.Notified = append(rep.Notified, no)
+	}
+	return writePending(pendingPath, left)
+}
+
+// noticeOf is the notification of a log record, if it is a task ending
+// a person hears of.
+func noticeOf(rec *world.Record) (notify.Event, bool) {
+	e := rec.Entry
+	if rec.Err != nil || e.Kind != world.KindAgent || strings.HasPrefix(e.Output, "moved by a person") {
+		return notify.Event{}, false
+	}
+	ev := notify.Event{TaskID: e.ID, Need: e.Need, Time: e.Time}
+	switch e.Status {
+	case world.StatusVerified:
+		ev.Status, ev.Event = "verified", "verified"
+	case world.StatusFailed:
+		if board.WaitsForNoOne(e.Output) {
+			return notify.Event{}, false // a collapsed duplicate, a dropped directive
+		}
+		ev.Status, ev.Event = "failed", "blocked"
+		if strings.HasPrefix(e.Output, needsPerson) {
+			ev.Event = "needs-you"
+		}
+	default:
+		return notify.Event{}, false
+	}
+	return ev, true
+}
+
+// writePending replaces the pending notifications by left, whole or not
+// at all; none left removes the file.
+func writePending(path string, left []pendingNotice) error {
+	if len(left) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("notifications: %w", err)
+		}
+		return nil
+	}
+	var b bytes.Buffer
+	for _, p := range left {
+		line, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("notifications: %w", err)
 	}
 	return nil
 }

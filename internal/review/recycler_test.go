@@ -650,3 +650,69 @@ func TestNotifyOneReaderAtATime(t *testing.T) {
 		t.Errorf("told %q, want one blocked line", got)
 	}
 }
+
+// TestNotifyRetries: a notification whose notifier fails (a webhook down)
+// is tried again after 30 s, and told once when the notifier is back; it
+// is given up a day after the ending.
+func TestNotifyRetries(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out, up := filepath.Join(dir, "told"), filepath.Join(dir, "up")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'test -f %s || exit 1; echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\n", up, out))
+	now := time.Now()
+	f.rec.Now = func() time.Time { return now }
+	task := f.add(t, "blocked", "")
+	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker
+		t.Fatal(err)
+	}
+	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || len(rep.Notified) != 1 || rep.Notified[0].Err == "" {
+		t.Fatalf("the notifier down: %+v, %v; want one failed notification", rep.Notified, err)
+	}
+	if err := os.WriteFile(up, nil, 0o644); err != nil { // it is back
+		t.Fatal(err)
+	}
+	if rep, err := f.rec.Tick(ctx); err != nil || len(rep.Notified) != 0 {
+		t.Fatalf("at once: %+v, %v; want the retry to wait", rep.Notified, err)
+	}
+	now = now.Add(31 * time.Second)
+	for range 2 {
+		if _, err := f.rec.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, _ := os.ReadFile(out); string(data) != "blocked "+task.ID+"\n" {
+		t.Errorf("told %q once the notifier was back, want the blocked task once", data)
+	}
+	if _, err := os.Stat(filepath.Join(f.state, notifyPending)); !os.IsNotExist(err) {
+		t.Errorf("the pending file is left after everything was told: %v", err)
+	}
+
+	// Down for good: tried with growing waits, given up after a day.
+	os.Remove(up)
+	other := f.add(t, "blocked too", "")
+	if err := f.board.Block(ctx, other.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	tries := 0
+	var last *Report
+	for range 200 {
+		rep, err := f.rec.Tick(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tries += len(rep.Notified)
+		last = rep
+		if _, err := os.Stat(filepath.Join(f.state, notifyPending)); os.IsNotExist(err) {
+			break
+		}
+		now = now.Add(10 * time.Minute)
+	}
+	if tries < 5 || tries > 25 || !strings.Contains(strings.Join(last.Warnings, "\n"), "given up") {
+		_, serr := os.Stat(filepath.Join(f.state, notifyPending))
+		t.Errorf("%d tries, last %+v, pending %v; want a handful, then given up", tries, last, serr)
+	}
+}
