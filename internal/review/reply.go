@@ -267,6 +267,10 @@ func parseNote(lines []string) (Note, error) {
 // and the text after it on the same line.
 func heading(line string) (int, string, bool) {
 	s := strings.TrimLeft(strings.TrimSpace(line), "#*_->• \t")
+	// A numbered list: "1. What was accomplished: …", "2) **Current status**".
+	if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')') {
+		s = strings.TrimLeft(s[i+1:], "#*_->• \t")
+	}
 	for k, name := range sectionNames {
 		if len(s) < len(name) || !strings.EqualFold(s[:len(name)], name) {
 			continue
@@ -274,6 +278,11 @@ func heading(line string) (int, string, bool) {
 		rest := strings.TrimLeft(s[len(name):], "*_ \t")
 		after, ok := cutColon(rest)
 		if !ok {
+			// A heading line without a colon ("## Current status",
+			// "**Current status**") is the name alone.
+			if strings.Trim(rest, "*_#` \t") == "" {
+				return k, "", true
+			}
 			continue
 		}
 		rest = strings.TrimLeft(after, "*_ \t")

@@ -151,3 +151,28 @@ func TestParseReplyNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestParseReplyNoteLayouts: the layouts small models give the five
+// sections (headings without colons, bold names, a numbered list) are
+// the sections; a line that only begins with a section's name is text.
+func TestParseReplyNoteLayouts(t *testing.T) {
+	head := "classification: full_complete\ncriteria: met\nneed: none\nnote:\n"
+	for name, note := range map[string]string{
+		"markdown headings": "## What was accomplished\nadded the flag\n\n## Current status\ntests pass\n\n## Remaining issues or limitations\nnone\n\n## Suggested next actions\nnone\n\n## Validation evidence\ngo test ./... ok\n",
+		"numbered sections": "1. What was accomplished: added the flag\n2. Current status: tests pass\n3. Remaining issues or limitations: none\n4. Suggested next actions: none\n5) Validation evidence: go test ./... ok\n",
+		"bold headings":     "**What was accomplished**\nadded the flag\n**Current status**\ntests pass\n**Remaining issues or limitations**\nnone\n**Suggested next actions**\nnone\n**Validation evidence**\ngo test ./... ok\n",
+	} {
+		r, err := ParseReply(head + note)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if r.Note.Accomplished != "added the flag" || r.Note.Status != "tests pass" || r.Note.Evidence != "go test ./... ok" {
+			t.Errorf("%s: got %+v", name, r.Note)
+		}
+	}
+	note := "What was accomplished: added the flag\nCurrent status: tests pass\nCurrent status is green everywhere\nRemaining issues or limitations: none\nSuggested next actions: none\nValidation evidence: ok\n"
+	if r, err := ParseReply(head + note); err != nil || r.Note.Status != "tests pass\nCurrent status is green everywhere" {
+		t.Errorf("a line beginning with a section's name: got %+v, %v; want it in the text", r.Note, err)
+	}
+}
