@@ -40,6 +40,14 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	} else {
 		rv.Blockers = []string{"the evidence could not be collected: " + evText}
 	}
+	// A person may have answered while the run went or waited for this
+	// review: the model sees the answer, and the next run reads it.
+	history, err := r.Board.History(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	var since board.Prompt
+	since.FromLog(history)
 	var reply Reply
 	switch strings.TrimSpace(res.Output) {
 	case "":
@@ -47,7 +55,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	default:
 		subject := Subject{Title: t.Title, Description: t.Description, Need: t.Need, NoChange: t.NoChange,
 			Run: t.Runs, Folder: string(folder), Finish: r.finishLine(ctx, t.ID), Evidence: evText,
-			Blockers: rv.Blockers, PreviousNote: t.Notes, OutputTail: res.Output, OutputHead: r.outputHead(t, res)}
+			Blockers: rv.Blockers, PreviousNote: t.Notes, Answers: since.Answers, OutputTail: res.Output, OutputHead: r.outputHead(t, res)}
 		var calls int
 		reply, calls, err = r.ask(ctx, cfg, subject, board.RunTaskID(t.ID, t.Runs))
 		rv.Calls = calls
@@ -66,6 +74,15 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			rv.Note.Remaining = strings.TrimSpace("Not complete, whatever the run claimed: " + strings.Join(rv.Lowered, "; ") + ".\n" + rv.Note.Remaining)
 			rv.Note.fit()
 		}
+	}
+	if rv.Need != "" && len(since.Answers) > 0 {
+		// What the model would ask a person for, a person has answered
+		// meanwhile: the next run has the answer, and no one is asked
+		// twice.
+		rv.Note.Remaining = strings.TrimSpace(fmt.Sprintf("Asked of a person (%s), who answered: %s.\n%s",
+			clipRunes(rv.Need, 200), clipRunes(since.Answers[len(since.Answers)-1], 300), rv.Note.Remaining))
+		rv.Note.fit()
+		rv.Need = ""
 	}
 	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed || rv.Fallback != "" || len(rv.Lowered) > 0)
 	rv.Action = Decide(rv.After, Thresholds{Completion: set.CompletionThreshold, Failure: set.FailureThreshold}, rv.Need)

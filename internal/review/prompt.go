@@ -52,6 +52,10 @@ type Subject struct {
 	Blockers []string
 	// PreviousNote is the note the run started from.
 	PreviousNote string
+	// Answers are what a person answered since the run started (cra
+	// answer while it ran or waited for this review); the next run reads
+	// them.
+	Answers []string
 	// OutputHead and OutputTail are the first and last of the run's
 	// output (they may overlap for a short run: give the whole output as
 	// OutputTail and leave OutputHead empty).
@@ -86,6 +90,12 @@ func Prompt(s Subject) llm.Request {
 	}
 	if s.PreviousNote != "" {
 		fmt.Fprintf(&b, "\nPREVIOUS NOTE:\n%s\n", clipText(s.PreviousNote, 1500))
+	}
+	if len(s.Answers) > 0 {
+		b.WriteString("\nA PERSON ANSWERED since the run started (the next run reads it; do not ask for it again):\n")
+		for _, a := range s.Answers[max(0, len(s.Answers)-3):] {
+			fmt.Fprintf(&b, "- %s\n", clipText(a, 600))
+		}
 	}
 	const outHeader = "\nRUN OUTPUT:\n"
 	const gap = "\n[… output cut here …]\n"

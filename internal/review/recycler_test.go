@@ -716,3 +716,37 @@ func TestNotifyRetries(t *testing.T) {
 		t.Errorf("%d tries, last %+v, pending %v; want a handful, then given up", tries, last, serr)
 	}
 }
+
+// TestAnswerBeforeReview: a person answers a task whose run failed while
+// it waits for its review. The review shows the model the answer, and a
+// need the answer meets does not block the task: it goes back to pending,
+// and its next run reads the answer.
+func TestAnswerBeforeReview(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[agents.ask]\ncommand = \"echo which API should I use, v1 or v2?; exit 1\"\n")
+	task := f.add(t, "port the client", "ask")
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.folder(t, task.ID); got != board.Failed {
+		t.Fatalf("setup: in %s", got)
+	}
+	if _, _, resumed, err := f.board.Answer(ctx, task.ID, "use the v2 API"); err != nil || resumed {
+		t.Fatalf("answer: resumed %v, %v", resumed, err)
+	}
+	f.srv.SetDefault(llmtest.Text(strings.Replace(strings.Replace(completeReply, "need: none", "need: decide whether to use API v1 or v2", 1),
+		"classification: full_complete", "classification: some_progress", 1)))
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	if p := f.srv.ChatRequests()[0].Prompt(); !strings.Contains(p, "A PERSON ANSWERED") || !strings.Contains(p, "use the v2 API") {
+		t.Errorf("the review's prompt lacks the person's answer:\n%s", p)
+	}
+	if rep.Review.Action != Requeue || rep.Review.Need != "" || f.folder(t, task.ID) != board.Pending {
+		t.Errorf("review %s, need %q, task in %s; want it back in pending for its next run", rep.Review.Action, rep.Review.Need, f.folder(t, task.ID))
+	}
+	if !strings.Contains(rep.Review.Note.Remaining, "who answered: use the v2 API") {
+		t.Errorf("the note's remaining issues: %q", rep.Review.Note.Remaining)
+	}
+}
