@@ -88,6 +88,7 @@ func NewWorktree(ctx context.Context, repo, stateDir, taskID string) (*Worktree,
 		}
 		w.Git = g
 		w.Root = filepath.Join(g.Path, filepath.FromSlash(prefix))
+		w.Notes = append(w.Notes, gitx.Missing(ctx, top, g.Path, prefix)...)
 		if st, err := gitx.Status(ctx, repo); err == nil && len(st) > 0 {
 			w.Notes = append(w.Notes, fmt.Sprintf("the worktree starts from HEAD (%.12s): your %d uncommitted change(s) are not in it, nor in the context the model sees", g.Base, len(st)))
 		}

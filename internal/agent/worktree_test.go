@@ -196,3 +196,32 @@ func TestWorktreeApplyIgnored(t *testing.T) {
 		t.Errorf("finish: %+v, %v", o, err)
 	}
 }
+
+// TestWorktreeNotesWhatItLacks: a worktree has neither the checkout's
+// ignored dependencies nor its submodules, and says so: a validation
+// command that needs them fails there, whatever the edits.
+func TestWorktreeNotesWhatItLacks(t *testing.T) {
+	ctx := context.Background()
+	lib := t.TempDir()
+	git(t, lib, "init", "-q")
+	writeFile(t, lib, "lib.sh", "echo lib\n")
+	git(t, lib, "add", "-A")
+	git(t, lib, "commit", "-qm", "lib")
+	repo, state := newRepo(t)
+	writeFile(t, repo, ".gitignore", "node_modules/\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "ignore deps")
+	git(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+	git(t, repo, "commit", "-qm", "submodule")
+	writeFile(t, repo, "node_modules/.bin/jest", "#!/bin/sh\necho PASS\n")
+	w, err := NewWorktree(ctx, repo, state, "deps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(w.Notes, "\n")
+	for _, want := range []string{"node_modules is in your checkout but not in the worktree", "submodule vendor/lib is not checked out in the worktree"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

@@ -328,6 +328,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 	o.Branch, o.Worktree = wt.Branch, wt.Path
 	work := filepath.Join(wt.Path, filepath.FromSlash(prefix))
+	missing := gitx.Missing(ctx, top, wt.Path, prefix)
 
 	task := s.prompt.TaskText()
 	if p.Knowledge != nil {
@@ -366,6 +367,9 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	out, err := newCapture(o.LogPath)
 	if err != nil {
 		return nil, err
+	}
+	for _, note := range missing {
+		fmt.Fprintf(out, "cra: %s\n", note) // for the person and the reviewer reading the output
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil

@@ -559,3 +559,25 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRunNotesWhatTheWorktreeLacks: a run's log begins with what its
+// worktree lacks that the checkout has (ignored dependencies), for the
+// person and the reviewer reading why its tests could not run.
+func TestRunNotesWhatTheWorktreeLacks(t *testing.T) {
+	p, _, repo := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
+	if err := os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := addWith(t, p.Board, "work", "work", nil)
+	o, err := p.Run(context.Background(), task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(o.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "cra: node_modules is in your checkout but not in the worktree") || !strings.Contains(string(data), "working\n") {
+		t.Errorf("run log:\n%s", data)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -120,6 +121,48 @@ func Ignored(ctx context.Context, dir, path string) (bool, error) {
 		return false, ctx.Err()
 	}
 	return false, fmt.Errorf("git check-ignore %s: %s", path, strings.TrimSpace(stderr.String()+" "+err.Error()))
+}
+
+// dependencyDirs are the directories of installed dependencies that
+// projects keep out of git and their tests need.
+var dependencyDirs = []string{"node_modules", ".venv", "venv"}
+
+// Missing says what a worktree at wt lacks that the user's checkout at
+// userTop has and validation may need, one note each: git checks out
+// neither ignored files (node_modules, a virtualenv; at the top level or
+// in prefix, the directory cra works in) nor submodules. Nothing is
+// copied or linked: an agent's commit must not take a link along, and the
+// notes name the fix.
+func Missing(ctx context.Context, userTop, wt, prefix string) []string {
+	var notes []string
+	dirs := []string{""}
+	if prefix = strings.Trim(prefix, "/"); prefix != "" {
+		dirs = append(dirs, prefix)
+	}
+	for _, d := range dirs {
+		for _, name := range dependencyDirs {
+			rel := path.Join(d, name)
+			if fi, err := os.Stat(filepath.Join(userTop, filepath.FromSlash(rel))); err != nil || !fi.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(wt, filepath.FromSlash(rel))); err == nil {
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%s is in your checkout but not in the worktree (git leaves ignored files out): a validation command that needs it fails there; install it first in [validation] (e.g. test = \"npm ci && npm test\")", rel))
+		}
+	}
+	out, err := run(ctx, wt, "submodule", "status")
+	if err != nil {
+		return notes
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "-") {
+			if f := strings.Fields(l[1:]); len(f) >= 2 {
+				notes = append(notes, fmt.Sprintf("submodule %s is not checked out in the worktree: a validation command that needs it fails there; run 'git -C %s submodule update --init %s', or do so in [validation]", f[1], wt, f[1]))
+			}
+		}
+	}
+	return notes
 }
 
 // Stage adds the given paths (relative to the worktree's top level) to
