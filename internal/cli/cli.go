@@ -133,7 +133,9 @@ Start with:
 		SilenceUsage:  true,
 		Version:       version,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{err: textAsFlag(c.CommandPath(), err), cmd: c.CommandPath()}
+	})
 	root.AddCommand(
 		newInitCmd(d, nil),
 	)
@@ -171,4 +173,19 @@ func wrapArgs(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		wrapArgs(sub)
 	}
+}
+
+// textAsFlag adds the fix to a flag error that text starting with '-'
+// caused ("cra answer t-1 '-1 is fine'": unknown shorthand flag '1' in
+// -1 is fine): such text goes after --.
+func textAsFlag(path string, err error) error {
+	msg := err.Error()
+	_, arg, ok := strings.Cut(msg, " in -")
+	if !ok || !strings.HasPrefix(msg, "unknown shorthand flag") {
+		return err
+	}
+	if !strings.ContainsAny(arg, " \t") && (arg == "" || arg[0] < '0' || arg[0] > '9') {
+		return err // a mistyped flag, not text
+	}
+	return fmt.Errorf("%w: text that starts with '-' goes after --, e.g. %s … -- '-%s'", err, path, arg)
 }
