@@ -95,10 +95,10 @@ func TestCreateAdapterModelErrors(t *testing.T) {
 // stalled and gives up, saying so.
 func TestCreateAdapterModelPull(t *testing.T) {
 	s := llmtest.NewServer(t)
-	s.SetPullable(300*time.Millisecond, "thinker:4b")
+	s.SetPullable(time.Second, "thinker:4b")
 	m := testModel(ProviderOllama, s)
 	m.Model = "thinker:4b"
-	m.Timeout = 100 * time.Millisecond
+	m.Timeout = 300 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "adapter.gguf")
 	if err := os.WriteFile(path, []byte("GGUF\x03\x00\x00\x00 lora"), 0o644); err != nil {
 		t.Fatal(err)
