@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
@@ -61,6 +62,11 @@ type Recycler struct {
 	skipped  map[string]time.Time // tasks not eligible, with their file's time
 	skipFor  string               // the enabled_for those were judged under
 	lastTick time.Time            // the last review tick, for Loop
+
+	// notifyApart: Loop sends the notifications from a goroutine of
+	// their own, so that a notifier that hangs holds no review up.
+	notifyApart atomic.Bool
+	sayMu       sync.Mutex
 }
 
 // Report is what one tick did.
@@ -91,6 +97,8 @@ func (r *Recycler) now() time.Time {
 
 func (r *Recycler) say(format string, args ...any) {
 	if r.Out != nil {
+		r.sayMu.Lock()
+		defer r.sayMu.Unlock()
 		fmt.Fprintf(r.Out, format+"\n", args...)
 	}
 }
@@ -122,7 +130,7 @@ func (r *Recycler) config(rep *Report) (*config.Config, error) {
 }
 
 // Tick does one round: resume answered tasks, Level 2, one review,
-// notifications. An error is one the tick could not work around (the
+// notifications (which Loop sends apart). An error is one the tick could not work around (the
 // board or the log unreadable); a task that cannot be decided is a
 // warning, and stays where it was (seed 004, Failure Handling).
 func (r *Recycler) Tick(ctx context.Context) (*Report, error) {
@@ -153,6 +161,9 @@ func (r *Recycler) Tick(ctx context.Context) (*Report, error) {
 			return rep, err
 		}
 	}
+	if r.notifyApart.Load() {
+		return rep, nil
+	}
 	if err := r.Notify(ctx, cfg, rep); err != nil {
 		return rep, err
 	}
@@ -165,9 +176,23 @@ const QuickEvery = 2 * time.Second
 
 // Loop runs Tick every recycler.interval_seconds (read on each tick)
 // until ctx ends, and every QuickEvery in between resumes the tasks a
-// person answered and sends notifications. A tick's error is reported on
-// Out and the loop goes on.
+// person answered. Notifications go every QuickEvery too, from a
+// goroutine of their own: a webhook that hangs for its timeout, once per
+// ending, holds no review, no Level 2 and no answer up. A tick's error is
+// reported on Out and the loop goes on.
 func (r *Recycler) Loop(ctx context.Context) error {
+	// What the first tick ends is told too.
+	if _, err := r.notifyReady(ctx); err != nil && ctx.Err() == nil {
+		r.say("warning: recycler: %v", err)
+	}
+	r.notifyApart.Store(true)
+	defer r.notifyApart.Store(false)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.notifyLoop(ctx)
+	}()
+	defer func() { <-done }()
 	t := time.NewTicker(QuickEvery)
 	defer t.Stop()
 	for {
@@ -194,15 +219,28 @@ func (r *Recycler) Loop(ctx context.Context) error {
 
 // quick is the work of Loop between ticks.
 func (r *Recycler) quick(ctx context.Context) error {
-	rep := &Report{}
-	cfg, err := r.config(rep)
-	if err != nil {
-		return err
+	return r.resumeAnswered(ctx, &Report{})
+}
+
+// notifyLoop sends the notifications every QuickEvery until ctx ends.
+func (r *Recycler) notifyLoop(ctx context.Context) {
+	t := time.NewTicker(QuickEvery)
+	defer t.Stop()
+	for {
+		rep := &Report{}
+		cfg, err := r.config(rep)
+		if err == nil {
+			err = r.Notify(ctx, cfg, rep)
+		}
+		if err != nil && ctx.Err() == nil {
+			r.say("warning: notify: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
-	if err := r.resumeAnswered(ctx, rep); err != nil {
-		return err
-	}
-	return r.Notify(ctx, cfg, rep)
 }
 
 // resumeAnswered sends back to pending every task the log has failed with

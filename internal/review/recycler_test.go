@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -748,5 +749,61 @@ func TestAnswerBeforeReview(t *testing.T) {
 	}
 	if !strings.Contains(rep.Review.Note.Remaining, "who answered: use the v2 API") {
 		t.Errorf("the note's remaining issues: %q", rep.Review.Note.Remaining)
+	}
+}
+
+// TestLoopNotifiesApart: a notifier that hangs (a blackholed webhook)
+// holds the daemon's reviews up not at all: Loop sends notifications from
+// a goroutine of their own.
+func TestLoopNotifiesApart(t *testing.T) {
+	dir := t.TempDir()
+	release, hanging := filepath.Join(dir, "release"), filepath.Join(dir, "hanging")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'touch %s; while [ ! -f %s ]; do sleep 0.05; done'\ntimeout = \"10m\"\n\n[agents.a]\ncommand = \"echo all done\"\n", hanging, release))
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	var mu sync.Mutex
+	now := time.Now()
+	f.rec.Now = func() time.Time { // every round of the loop a tick
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(10 * time.Minute)
+		return now
+	}
+	if _, err := f.rec.Tick(context.Background()); err != nil { // sets the marker
+		t.Fatal(err)
+	}
+	blocked := f.add(t, "blocked", "")
+	if err := f.board.Block(context.Background(), blocked.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.rec.Loop(ctx) }()
+	defer func() {
+		os.WriteFile(release, nil, 0o644)
+		cancel()
+		<-done
+	}()
+	// (Bounds for a hang, not measures of speed.)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(hanging); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the notifier never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The notifier hangs on the blocked task until released; a run that
+	// ends meanwhile is reviewed.
+	task := f.add(t, "finish it", "a")
+	if _, err := f.proc.Run(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	for f.folder(t, task.ID) == board.Completed {
+		if time.Now().After(deadline) {
+			t.Fatal("the run was not reviewed while the notifier hung")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
