@@ -364,6 +364,24 @@ const MaxRetriesLimit = 20
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// OverrideStages are the stages [models.overrides] may name: the
+// pipeline's (seed 001 §16), enrichment's and the supervisors'.
+var OverrideStages = []string{"task_analysis", "scope", "precision", "execute_plan", "execute_code", "enrichment", "code_style", "design", "internaliser"}
+
+// hasUserInfo reports whether an http(s) URL carries a user or password.
+func hasUserInfo(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.User != nil
+}
+
+// redactURL is raw without its password, for messages.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return raw
+}
+
 func (m *Models) validate() []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -371,10 +389,12 @@ func (m *Models) validate() []string {
 		add("models.provider is %q: use ollama or openai", m.Provider)
 	}
 	if m.BaseURL != "" && !httpURL(m.BaseURL) {
-		add("models.base_url %q is not an http(s) URL", m.BaseURL)
+		add("models.base_url %q is not an http(s) URL", redactURL(m.BaseURL))
+	} else if hasUserInfo(m.BaseURL) {
+		add("models.base_url carries a user or password, which would reach the world log and raw.sqlite: keep secrets out of the file, put a token in an environment variable and name it in models.api_key_env")
 	}
 	if m.APIKeyEnv != "" && !envNamePattern.MatchString(m.APIKeyEnv) {
-		add("models.api_key_env %q is not an environment variable name (name the variable, e.g. OPENROUTER_API_KEY, not the key)", m.APIKeyEnv)
+		add("models.api_key_env is not an environment variable name (name the variable, e.g. OPENROUTER_API_KEY, not the key, which this message leaves out)")
 	}
 	positive := func(key string, v *int) {
 		if v != nil && *v <= 0 {
@@ -408,6 +428,9 @@ func (m *Models) validate() []string {
 	}
 	sort.Strings(stages)
 	for _, stage := range stages {
+		if !slices.Contains(OverrideStages, stage) {
+			add("models.overrides.%s names no stage: use one of %s", stage, strings.Join(OverrideStages, ", "))
+		}
 		if strings.TrimSpace(m.Overrides[stage]) == "" {
 			add("models.overrides.%s is empty: name a model tag or remove the key", stage)
 		}
@@ -433,10 +456,12 @@ func (m *Models) validate() []string {
 		case ep.BaseURL != "" && ep.Provider == "":
 			add("%s.base_url is set: also set %s.provider (ollama or openai)", key, key)
 		case ep.BaseURL != "" && !httpURL(ep.BaseURL):
-			add("%s.base_url %q is not an http(s) URL", key, ep.BaseURL)
+			add("%s.base_url %q is not an http(s) URL", key, redactURL(ep.BaseURL))
+		case hasUserInfo(ep.BaseURL):
+			add("%s.base_url carries a user or password: keep secrets out of the file, put a token in an environment variable and name it in %s.api_key_env", key, key)
 		}
 		if ep.APIKeyEnv != "" && !envNamePattern.MatchString(ep.APIKeyEnv) {
-			add("%s.api_key_env %q is not an environment variable name (name the variable, not the key)", key, ep.APIKeyEnv)
+			add("%s.api_key_env is not an environment variable name (name the variable, not the key, which this message leaves out)", key)
 		}
 		positive(key+".context_window", ep.ContextWindow)
 		positive(key+".max_tokens", ep.MaxTokens)

@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"github.com/cra-dev/cra/internal/dataset"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,6 +104,10 @@ model = "qwen2.5:0.5b"
 		{name: "unknown provider", in: "[models]\nprovider = \"anthropic\"\n", wantErr: `models.provider is "anthropic": use ollama or openai`},
 		{name: "bad base url", in: "[models]\nbase_url = \"localhost:11434\"\n", wantErr: `models.base_url "localhost:11434" is not an http(s) URL`},
 		{name: "api key instead of its variable", in: "[models]\napi_key_env = \"sk-or-v1-0123\"\n", wantErr: "not an environment variable name"},
+		{name: "password in the base url", in: "[models]\nbase_url = \"http://alice:s3cretPW@gpu-box:11434\"\n", wantErr: "models.base_url carries a user or password"},
+		{name: "password in a supervisor's base url", in: "[models.supervisor]\nmodel = \"m\"\nprovider = \"openai\"\nbase_url = \"https://alice:s3cretPW@example.org/v1\"\n",
+			wantErr: "models.supervisor.base_url carries a user or password"},
+		{name: "override of no stage", in: "[models.overrides]\nscoep = \"q:4b-scope-v1\"\n", wantErr: "models.overrides.scoep names no stage: use one of task_analysis, scope"},
 		{name: "bad timeout", in: "[models]\ntimeout = \"soon\"\n", wantErr: `models.timeout is "soon"`},
 		{name: "negative timeout", in: "[models]\ntimeout = \"-1s\"\n", wantErr: `models.timeout is "-1s"`},
 		{name: "too many retries", in: "[models]\nmax_retries = 99\n", wantErr: "models.max_retries must be between 0 and 20"},
@@ -137,6 +143,11 @@ model = "qwen2.5:0.5b"
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+				}
+				for _, secret := range []string{"s3cretPW", "sk-or-v1-0123"} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("the error repeats the secret %q: %v", secret, err)
+					}
 				}
 				return
 			}
@@ -289,3 +300,13 @@ func TestDecodeLeavesValuesToValidate(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestOverrideStagesHoldTheDatasetStages: every stage a dataset trains an
+// adapter for may be overridden.
+func TestOverrideStagesHoldTheDatasetStages(t *testing.T) {
+	for _, st := range dataset.Stages {
+		if !slices.Contains(OverrideStages, st) {
+			t.Errorf("stage %s is not among OverrideStages %v", st, OverrideStages)
+		}
+	}
+}
