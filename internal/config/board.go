@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -43,10 +42,53 @@ const DefaultAgentTimeout = 30 * time.Minute
 // AgentPlaceholders are the names an agent command may use in braces.
 var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch"}
 
-var (
-	agentNamePattern   = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)
-	placeholderPattern = regexp.MustCompile(`\{([A-Za-z0-9_]*)\}`)
-)
+var agentNamePattern = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// placeholder is a {name} of an agent command, with the shell quote it
+// stands in: 0 outside quotes, else the quote byte (single or double).
+type placeholder struct {
+	start, end int // the braces' bytes
+	name       string
+	quote      byte
+}
+
+// placeholders finds the {name} of cmd as sh reads it: a name of letters,
+// digits and '_'; not ${VAR}, find's {}, or an awk program's braces.
+func placeholders(cmd string) []placeholder {
+	var out []placeholder
+	var quote byte
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			i++ // the next byte is literal (but within single quotes)
+			continue
+		case quote == '"' && c == '"', quote == 0 && (c == '\'' || c == '"'):
+			if quote == 0 {
+				quote = c
+			} else {
+				quote = 0
+			}
+			continue
+		}
+		if c != '{' || i > 0 && cmd[i-1] == '$' {
+			continue
+		}
+		j := i + 1
+		for j < len(cmd) && (cmd[j] == '_' || cmd[j] >= 'a' && cmd[j] <= 'z' || cmd[j] >= 'A' && cmd[j] <= 'Z' || cmd[j] >= '0' && cmd[j] <= '9') {
+			j++
+		}
+		if j > i+1 && j < len(cmd) && cmd[j] == '}' {
+			out = append(out, placeholder{start: i, end: j + 1, name: cmd[i+1 : j], quote: quote})
+			i = j
+		}
+	}
+	return out
+}
 
 // AgentTimeout is the profile's timeout, or DefaultAgentTimeout.
 func (a Agent) AgentTimeout() time.Duration {
@@ -57,11 +99,39 @@ func (a Agent) AgentTimeout() time.Duration {
 }
 
 // ExpandCommand fills the placeholders of the profile's command. Values
-// are shell-quoted: a worktree path with spaces stays one word.
+// are quoted for the place they stand in: single-quoted outside quotes,
+// escaped within double quotes, so that a worktree path with spaces stays
+// one word either way. Other braces are the shell's and stay.
 func (a Agent) ExpandCommand(values map[string]string) string {
-	return placeholderPattern.ReplaceAllStringFunc(a.Command, func(m string) string {
-		return shellQuote(values[m[1:len(m)-1]])
-	})
+	var b strings.Builder
+	last := 0
+	for _, p := range placeholders(a.Command) {
+		if !knownPlaceholder(p.name) || p.quote == '\'' {
+			continue
+		}
+		b.WriteString(a.Command[last:p.start])
+		v := values[p.name]
+		if p.quote == '"' {
+			b.WriteString(doubleQuoted(v))
+		} else {
+			b.WriteString(shellQuote(v))
+		}
+		last = p.end
+	}
+	b.WriteString(a.Command[last:])
+	return b.String()
+}
+
+// doubleQuoted escapes s for sh within double quotes.
+func doubleQuoted(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\\' || r == '"' || r == '$' || r == '`' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // shellQuote quotes s for sh as one word.
@@ -90,9 +160,12 @@ func (c *Config) validateBoard() []string {
 		if strings.TrimSpace(a.Command) == "" {
 			problems = append(problems, fmt.Sprintf("%s.command is empty: give the command that runs the agent, e.g. \"aider --yes --message-file {prompt_file}\"", key))
 		}
-		for _, m := range placeholderPattern.FindAllStringSubmatch(a.Command, -1) {
-			if !knownPlaceholder(m[1]) {
-				problems = append(problems, fmt.Sprintf("%s.command uses {%s}: the placeholders are {%s}", key, m[1], strings.Join(AgentPlaceholders, "}, {")))
+		for _, p := range placeholders(a.Command) {
+			switch {
+			case p.quote == '\'' && knownPlaceholder(p.name):
+				problems = append(problems, fmt.Sprintf("%s.command puts {%s} within single quotes, where sh takes it as written: leave the quotes out (cra quotes the value)", key, p.name))
+			case p.quote != '\'' && !knownPlaceholder(p.name):
+				problems = append(problems, fmt.Sprintf("%s.command uses {%s}: the placeholders are {%s} (a shell variable is ${%s})", key, p.name, strings.Join(AgentPlaceholders, "}, {"), p.name))
 			}
 		}
 		if a.Timeout != "" {

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +66,7 @@ func TestBoardAndAgentsRefused(t *testing.T) {
 		{"bad name", "[agents.Aider]\ncommand = \"x\"\n", "[agents.Aider]: a profile name is lowercase"},
 		{"empty command", "[agents.a]\ntimeout = \"5m\"\n", "agents.a.command is empty"},
 		{"unknown placeholder", "[agents.a]\ncommand = \"run {prompt}\"\n", "agents.a.command uses {prompt}: the placeholders are {prompt_file}, {task_id}, {worktree}, {branch}"},
+		{"placeholder in single quotes", "[agents.a]\ncommand = \"run '{prompt_file}'\"\n", "agents.a.command puts {prompt_file} within single quotes"},
 		{"bad timeout", "[agents.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", `agents.a.timeout is "soon"`},
 		{"no parallelism", "[board]\nmax_parallel = 0\n", "board.max_parallel must be >= 1"},
 		{"undefined default", "[board]\ndefault_agent = \"aider\"\n", `board.default_agent is "aider", which no [agents.aider] defines`},
@@ -83,9 +87,36 @@ func TestBoardAndAgentsRefused(t *testing.T) {
 func TestExpandCommand(t *testing.T) {
 	a := Agent{Command: "agent --in {prompt_file} --id {task_id} -C {worktree} {branch} {}"}
 	got := a.ExpandCommand(map[string]string{"prompt_file": "/tmp/it's here/p.md", "task_id": "t-1", "worktree": "/w t", "branch": "cra/t-1"})
-	want := `agent --in '/tmp/it'\''s here/p.md' --id 't-1' -C '/w t' 'cra/t-1' ''`
+	want := `agent --in '/tmp/it'\''s here/p.md' --id 't-1' -C '/w t' 'cra/t-1' {}`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// TestExpandCommandInTheShell runs expanded commands through sh: every
+// placeholder is one word with its value, in or out of double quotes, and
+// the shell's own braces are left to it.
+func TestExpandCommandInTheShell(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	values := map[string]string{"prompt_file": "/tmp/it's \"here\" $HOME `x`/p.md", "task_id": "t-1", "worktree": "/w t", "branch": "cra/t-1"}
+	for _, tc := range []struct{ cmd, want string }{
+		{`printf '%s|' {prompt_file} {task_id}`, "/tmp/it's \"here\" $HOME `x`/p.md|t-1|"},
+		{`printf '%s|' "{prompt_file}" "--at={worktree}"`, "/tmp/it's \"here\" $HOME `x`/p.md|--at=/w t|"},
+		{`printf '%s|' "${CRA_TASK_ID}" {branch} '{}'`, "from-env|cra/t-1|{}|"},
+		{`echo a b | awk '{print $2}'`, "b\n"},
+	} {
+		if _, err := Parse([]byte(fmt.Sprintf("[agents.a]\ncommand = %q\n", tc.cmd))); err != nil {
+			t.Errorf("%s: refused: %v", tc.cmd, err)
+			continue
+		}
+		cmd := exec.Command("sh", "-c", Agent{Command: tc.cmd}.ExpandCommand(values))
+		cmd.Env = append(os.Environ(), "CRA_TASK_ID=from-env")
+		out, err := cmd.Output()
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.cmd, out, err, tc.want)
+		}
 	}
 }
 
