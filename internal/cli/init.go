@@ -143,9 +143,14 @@ func checkInitFlags(o *initOptions) error {
 }
 
 func initRun(ctx context.Context, d *deps, opts *initOptions) error {
-	repo, err := workspace.Dir(opts.repo)
+	// The .clean_room/ every other command would use: a second one in a
+	// subdirectory would shadow the repository's there.
+	repo, err := workspace.Find(opts.repo)
 	if err != nil {
 		return err
+	}
+	if dir, _ := workspace.Dir(opts.repo); dir != repo {
+		fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", config.Dir, repo, opts.repo)
 	}
 	// Unchecked: a bad value in the file is what these flags may be here
 	// to replace. The result is validated before it is written.
