@@ -102,6 +102,10 @@ type Notifier struct {
 	// <Token>". The caller reads it from the variable [notify]
 	// webhook_token_env names; it never appears in an error.
 	Token string
+	// TokenEnv is the variable Token was read from, for the message of a
+	// webhook not sent because it was empty; "" when the webhook takes
+	// no token.
+	TokenEnv string
 	// Timeout bounds each notifier, the command and the webhook apart;
 	// zero means DefaultTimeout.
 	Timeout time.Duration
@@ -144,7 +148,12 @@ func (n *Notifier) Notify(ctx context.Context, e Event) error {
 			cmdErr = n.runCommand(ctx, e)
 		}()
 	}
-	if n.Webhook != "" {
+	switch {
+	case n.Webhook != "" && n.TokenEnv != "" && n.Token == "":
+		// Sent without its token, it would only be refused: say which
+		// variable to export instead.
+		hookErr = fmt.Errorf("notify webhook: not sent: %s (notify.webhook_token_env) is empty in this process's environment: export it where cra runs ('cra serve' reads it at start), then restart", n.TokenEnv)
+	case n.Webhook != "":
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

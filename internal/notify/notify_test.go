@@ -300,6 +300,14 @@ func TestWebhookGetsTheEvent(t *testing.T) {
 	if ts, _ := sent["time"].(string); strings.HasPrefix(ts, "0001-") || ts == "" {
 		t.Errorf("zero time was sent as %q", ts)
 	}
+
+	// A token variable named but empty: nothing is sent, and the error
+	// names the variable to export.
+	n.TokenEnv = "CRA_HOOK_TOKEN"
+	err := n.Notify(context.Background(), event)
+	if err == nil || !strings.Contains(err.Error(), "CRA_HOOK_TOKEN (notify.webhook_token_env) is empty") || h.requests() != 2 {
+		t.Errorf("an empty token variable: got %v after %d requests; want no request and an error naming CRA_HOOK_TOKEN", err, h.requests())
+	}
 }
 
 func TestWebhookErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -69,7 +70,26 @@ func Doctor(ctx context.Context, root string, timeout time.Duration) []Check {
 	cfg := dr.checkConfig(root)
 	dr.checkDatabases(ctx, root)
 	dr.checkModels(ctx, root, cfg, timeout)
+	dr.checkNotify(cfg)
 	return dr.checks
+}
+
+// checkNotify checks what [notify] needs from the environment: the
+// webhook's token. Only a configured webhook with a token is checked.
+func (dr *doctor) checkNotify(cfg *config.Config) {
+	if cfg == nil || cfg.Notify == nil {
+		return
+	}
+	set := cfg.NotifySettings()
+	if set.Webhook == "" || set.TokenEnv == "" {
+		return
+	}
+	if os.Getenv(set.TokenEnv) == "" {
+		dr.fail(false, "notify webhook token", fmt.Sprintf("%s (notify.webhook_token_env) is empty here: the webhook is not sent", set.TokenEnv),
+			fmt.Sprintf("export %s where cra serve starts", set.TokenEnv))
+		return
+	}
+	dr.ok("notify webhook token", set.TokenEnv+" is set")
 }
 
 func (dr *doctor) checkGit(ctx context.Context, root string) {

@@ -87,7 +87,7 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 	set := cfg.NotifySettings()
 	n := &notify.Notifier{Command: set.Command, Webhook: set.Webhook, Timeout: set.Timeout}
 	if set.TokenEnv != "" {
-		n.Token = os.Getenv(set.TokenEnv)
+		n.Token, n.TokenEnv = os.Getenv(set.TokenEnv), set.TokenEnv
 	}
 	// One reader of the marker at a time: the daemon's loop and a 'cra
 	// recycle --once' must not both read the same lines and both tell
