@@ -55,11 +55,12 @@ func logCheckRun(ctx context.Context, d *deps, opts *logCheckOptions) error {
 		}
 	}
 	p := newLogRecordPrinter(d, name, opts.json)
-	// Print everything before the marker moves: a reader that dies midway
-	// reads the same lines again rather than missing them.
-	if _, err := l.Check(ctx, opts.marker, p.print); err != nil {
+	// Print everything, flushed, before the marker moves: a reader that
+	// dies midway, or whose output fails, reads the same lines again
+	// rather than missing them.
+	if _, err := l.CheckThen(ctx, opts.marker, p.print, p.w.Flush); err != nil {
 		p.w.Flush()
 		return err
 	}
-	return p.w.Flush()
+	return nil
 }

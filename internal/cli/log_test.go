@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -143,5 +144,29 @@ func TestLogCmdFlags(t *testing.T) {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// failWriter is a stdout that cannot be written: a full disk under
+// 'cra log check > new.txt', a closed pipe.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestLogCheckMarkerWaitsForOutput: lines that could not be printed are
+// printed by the next check: the marker moves only once they are out.
+func TestLogCheckMarkerWaitsForOutput(t *testing.T) {
+	repo := logRepo(t, eventStep(world.SourceBash, "e1", "one"), eventStep(world.SourceBash, "e2", "two"))
+	d, _, _ := logTestDeps(logT0)
+	d.out = failWriter{}
+	if err := logCheckRun(context.Background(), d, &logCheckOptions{logCommon: logCommon{repo: repo}, marker: "r"}); err == nil {
+		t.Fatal("the first check reported success though nothing was printed")
+	}
+	d2, out, _ := logTestDeps(logT0)
+	if err := logCheckRun(context.Background(), d2, &logCheckOptions{logCommon: logCommon{repo: repo}, marker: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "[e1]") || !strings.Contains(out.String(), "[e2]") {
+		t.Fatalf("second check printed %q, want e1 and e2, which the first could not print", out.String())
 	}
 }

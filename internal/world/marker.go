@@ -80,6 +80,14 @@ func (m *marker) valid(f *os.File, fi os.FileInfo) bool {
 // stays where it was, so nothing is skipped. A marker that no longer
 // matches the log returns an error wrapping ErrStaleMarker.
 func (l *Log) Check(ctx context.Context, name string, fn func(*Record) error) (Position, error) {
+	return l.CheckThen(ctx, name, fn, nil)
+}
+
+// CheckThen is Check that calls done, when not nil, after the last line
+// and before the marker moves: a reader that buffers what fn gets
+// delivers it there (flushes its output), and if done fails the marker
+// stays, so that lines read but never delivered are read again.
+func (l *Log) CheckThen(ctx context.Context, name string, fn func(*Record) error, done func() error) (Position, error) {
 	if err := CheckMarkerName(name); err != nil {
 		return Position{}, err
 	}
@@ -114,6 +122,9 @@ func (l *Log) Check(ctx context.Context, name string, fn func(*Record) error) (P
 		return Position{}, fmt.Errorf("marker %q: %w (it was replaced or cut outside cra): run 'cra log check --marker %s --reset' to read from the start", name, ErrStaleMarker, name)
 	}
 	pos, err := scanFile(ctx, f, m.Pos, nil, fn)
+	if err == nil && done != nil {
+		err = done()
+	}
 	if err != nil {
 		return m.Pos, err
 	}
