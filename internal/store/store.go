@@ -201,23 +201,40 @@ func checkWAL(ctx context.Context, db *sql.DB, readOnly bool) error {
 
 // Migrate applies the embedded migrations of role that db has not seen, in
 // one transaction, recording each in schema_migrations. Files are never
-// edited once released: a change is a new NNNN_name.sql file.
+// edited once released: a change is a new NNNN_name.sql file. The
+// transaction takes the write lock first (BEGIN IMMEDIATE), so that two
+// processes opening a database that needs an upgrade take turns under
+// the busy timeout: in WAL a read transaction that turns into a write
+// after another wrote fails at once.
 func Migrate(ctx context.Context, db *sql.DB, role Role) error {
 	files, err := migrationFiles(role)
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	// Most opens find nothing to do: a read says so without the lock.
+	var current int
+	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err == nil && current == len(files) {
+		return nil
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	var current int
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if n := len(files); current > n {
@@ -231,17 +248,18 @@ func Migrate(ctx context.Context, db *sql.DB, role Role) error {
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		if _, err := conn.ExecContext(ctx, string(body)); err != nil {
 			return fmt.Errorf("migrate %s: %w", m.path, err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+		if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
 			m.version, m.name, Now()); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	committed = true
 	return nil
 }
 
