@@ -1,10 +1,13 @@
 package world
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +238,51 @@ func TestFollow(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Follow did not stop after cancel")
+	}
+}
+
+// TestTailOverADamagedStretch: a run of junk without newlines (NUL bytes
+// after a crash) is one malformed line cut to MaxLineBytes, read once:
+// Tail neither holds nor copies it over and over, and the lines around it
+// come back.
+func TestTailOverADamagedStretch(t *testing.T) {
+	l, _ := newTestLog(t)
+	l.Malformed = nil
+	ctx := context.Background()
+	if _, err := l.Event(ctx, SourceBash, "a", "first"); err != nil {
+		t.Fatal(err)
+	}
+	junk := bytes.Repeat([]byte{0}, 2*MaxLineBytes)
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(junk, '\n'))
+	f.Close()
+	if _, err := l.Event(ctx, SourceBash, "b", "last"); err != nil {
+		t.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	var ids []string
+	var bad int
+	if _, err := l.Tail(ctx, 10, Filter{}, func(r *Record) error {
+		if r.Err != nil {
+			bad++
+		} else {
+			ids = append(ids, r.Entry.ID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&m1)
+	if !slices.Equal(ids, []string{"a", "b"}) || bad != 1 {
+		t.Errorf("records: %v and %d malformed, want [a b] and the damaged line", ids, bad)
+	}
+	// Before: 8 GiB for a 32 MiB stretch, each chunk copying all the ones
+	// after it. Reading it once is its length and a line of MaxLineBytes.
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 8*MaxLineBytes {
+		t.Errorf("tail allocated %d MiB over a %d MiB damaged stretch", alloc>>20, len(junk)>>20)
 	}
 }

@@ -205,35 +205,58 @@ func completeEnd(f io.ReaderAt, size int64) (int64, error) {
 
 // scanBackward calls fn for the complete lines of f that end at or before
 // end (a line boundary), newest first, until fn returns false. Empty lines
-// are skipped.
+// are skipped. A line longer than MaxLineBytes comes back cut short to its
+// first MaxLineBytes, as lineReader gives it: a damaged stretch of the file
+// costs its length in reading, not in memory, and each byte is copied
+// once.
 func scanBackward(ctx context.Context, f io.ReaderAt, end int64, fn func(off int64, line []byte) bool) error {
 	const chunk = 64 << 10
-	var buf []byte // the bytes [pos, end) not yet handed out, ending in '\n' when not empty
+	// cur holds the bytes read so far of the line being assembled, in
+	// file order: each new chunk read goes in front. Past MaxLineBytes,
+	// its last pieces go, keeping the line's start.
+	var cur [][]byte
+	curLen := 0
+	emit := func(off int64) bool {
+		line := bytes.Join(cur, nil)
+		cur, curLen = cur[:0], 0
+		return len(line) == 0 || fn(off, line)
+	}
 	pos := end
 	for pos > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(int64(chunk), pos)
-		pos -= n
-		b := make([]byte, int(n), int(n)+len(buf))
-		if _, err := f.ReadAt(b, pos); err != nil {
+		b := make([]byte, int(n))
+		if _, err := f.ReadAt(b, pos-n); err != nil {
 			return fmt.Errorf("read world log: %w", err)
 		}
-		buf = append(b, buf...)
-		for len(buf) > 0 {
-			i := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
+		j := len(b)
+		if pos == end {
+			j-- // the newline that ends the last line
+		}
+		pos -= n
+		for {
+			i := bytes.LastIndexByte(b[:j], '\n')
+			if part := b[i+1 : j]; len(part) > 0 {
+				cur = append([][]byte{part}, cur...)
+				curLen += len(part)
+				for curLen > MaxLineBytes && len(cur) > 1 {
+					curLen -= len(cur[len(cur)-1])
+					cur = cur[:len(cur)-1]
+				}
+			}
 			if i < 0 {
 				break
 			}
-			if line := buf[i+1 : len(buf)-1]; len(line) > 0 && !fn(pos+int64(i)+1, line) {
+			if !emit(pos + int64(i) + 1) {
 				return nil
 			}
-			buf = buf[:i+1]
+			j = i
 		}
 	}
-	if len(buf) > 1 {
-		fn(0, buf[:len(buf)-1])
+	if curLen > 0 {
+		emit(0)
 	}
 	return nil
 }
