@@ -145,13 +145,21 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 			}
 		}
 		w := dropped
+		size := lr.pos.Offset - start.Offset // the line whole, with its newline
 		if keep {
 			w = kept
 			stats.Kept++
-			newPos.Offset += int64(len(line)) + 1
+			newPos.Offset += size
 			newPos.Line++
 		} else {
 			stats.Dropped++
+		}
+		if tooLong {
+			// The reader cut it to MaxLineBytes; the file has it whole.
+			if _, err := io.Copy(w, io.NewSectionReader(src, start.Offset, size)); err != nil {
+				return stats, fmt.Errorf("read world log: %w", err)
+			}
+			continue
 		}
 		w.Write(line)
 		w.WriteByte('\n')

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -204,5 +205,47 @@ func TestFollowAcrossCompaction(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+// TestCompactKeepsAnOversizedLine: a line longer than MaxLineBytes (a
+// hand-written or damaged one), which readers get cut short, is kept
+// whole by compaction, with the lines around it.
+func TestCompactKeepsAnOversizedLine(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := l.Event(ctx, SourceBash, "a", "first"); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("y"), MaxLineBytes+300<<10)
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(append(big, '\n'))
+	f.Close()
+	if _, err := l.Event(ctx, SourceBash, "b", "last"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Compact(ctx, CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(after, before) {
+		t.Errorf("compaction changed a log it had nothing to drop from: %d bytes before, %d after", len(before), len(after))
+	}
+	if _, err := l.Event(ctx, SourceBash, "c", "after"); err != nil {
+		t.Fatalf("append after compaction: %v", err)
 	}
 }
