@@ -89,6 +89,20 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	if err != nil {
 		return stats, err
 	}
+	// The notes of earlier compactions that resume in this file: a
+	// follower still on an older file goes on where they move to.
+	oldDev, oldIno := fileID(fi)
+	notes := readCompactedNotes(filepath.Join(l.dir, compactedName))
+	resumes := &markedPlaces{}
+	var carried []compacted
+	for _, n := range notes {
+		if n.Dev == oldDev && n.Ino == oldIno && n.FromIno != 0 {
+			carried = append(carried, n)
+			resumes.old = append(resumes.old, n.Pos)
+		}
+	}
+	resumes.moved = slices.Clone(resumes.old)
+	resumes.done = make([]bool, len(resumes.old))
 
 	// Pass 2: copy what is kept, archive what is not.
 	tmp, err := os.CreateTemp(l.dir, "."+FileName+".compact*")
@@ -130,6 +144,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 			return stats, fmt.Errorf("read world log: %w", err)
 		}
 		markers.move(start, newPos)
+		resumes.move(start, newPos)
 		stats.Lines++
 		if len(line) == 0 {
 			continue
@@ -165,6 +180,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 		w.WriteByte('\n')
 	}
 	markers.move(lr.pos, newPos)
+	resumes.move(lr.pos, newPos)
 	// A line being written when compaction began cannot be: appends wait
 	// on the lock. A torn piece without newline is kept as it is.
 	if rest := fi.Size() - lr.pos.Offset; rest > 0 {
@@ -206,7 +222,18 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	// Followers learn where appends resume from this note: it is written
 	// before the rename, so one that sees the new file finds it. (Should
 	// the rename never happen, it names a file that never was the log.)
-	note, _ := json.Marshal(compacted{Dev: dev, Ino: ino, Pos: newPos})
+	// The notes of earlier compactions whose file this was now resume in
+	// the new one too: a follower still on an older file, two compactions
+	// behind, goes on where the lines appended after it are.
+	next := []compacted{{FromDev: oldDev, FromIno: oldIno, Dev: dev, Ino: ino, Pos: newPos}}
+	for i, n := range carried {
+		if len(next) == maxCompactedNotes {
+			break
+		}
+		n.Dev, n.Ino, n.Pos = dev, ino, resumes.moved[i]
+		next = append(next, n)
+	}
+	note, _ := json.Marshal(next)
 	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
 		return stats, err
 	}

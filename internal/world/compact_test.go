@@ -249,3 +249,56 @@ func TestCompactKeepsAnOversizedLine(t *testing.T) {
 		t.Fatalf("append after compaction: %v", err)
 	}
 }
+
+// TestFollowAcrossTwoCompactions: a follower that is busy (a slow
+// client of the web board, a blocked terminal) while two compactions run
+// must still get the lines appended between them.
+func TestFollowAcrossTwoCompactions(t *testing.T) {
+	l, _ := newTestLog(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	end, err := l.Tail(ctx, 0, Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	release := make(chan struct{})
+	go l.Follow(ctx, end, Filter{}, func(r *Record) error {
+		got <- r.Entry.ID
+		if r.Entry.ID == "e1" {
+			<-release // busy printing
+		}
+		return nil
+	})
+	ev := func(id string) {
+		if _, err := l.Event(ctx, SourceBash, id, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev("e1")
+	if id := <-got; id != "e1" {
+		t.Fatalf("got %s", id)
+	}
+	if _, err := l.Compact(ctx, CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev("between") // appended to the first compacted file
+	if _, err := l.Compact(ctx, CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev("after")
+	close(release)
+	var seen []string
+	timeout := time.After(20 * time.Second)
+	for len(seen) < 2 {
+		select {
+		case id := <-got:
+			seen = append(seen, id)
+		case <-timeout:
+			t.Fatalf("followed %v after e1; want [between after]", seen)
+		}
+	}
+	if seen[0] != "between" || seen[1] != "after" {
+		t.Fatalf("followed %v after e1; want [between after]", seen)
+	}
+}

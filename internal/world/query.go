@@ -278,7 +278,7 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 		if err != nil {
 			return err
 		}
-		resume, ok := readCompacted(filepath.Join(l.dir, compactedName), nfi)
+		resume, ok := readCompacted(filepath.Join(l.dir, compactedName), fi, nfi)
 		if !ok {
 			next.Close()
 			return ErrReplaced
@@ -288,26 +288,52 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 	}
 }
 
-// compacted is the note a compaction leaves: appends to the new file
-// (Dev, Ino) start at Pos.
+// compacted is a note a compaction leaves: appends to the new file (Dev,
+// Ino) after the compaction of (FromDev, FromIno) start at Pos. A later
+// compaction carries the note over to its own new file, so that a follower
+// still on the old file finds where to go on.
 type compacted struct {
-	Dev uint64   `json:"dev"`
-	Ino uint64   `json:"ino"`
-	Pos Position `json:"pos"`
+	FromDev uint64   `json:"from_dev,omitempty"`
+	FromIno uint64   `json:"from_ino,omitempty"`
+	Dev     uint64   `json:"dev"`
+	Ino     uint64   `json:"ino"`
+	Pos     Position `json:"pos"`
 }
 
-func readCompacted(path string, fi os.FileInfo) (Position, bool) {
+// maxCompactedNotes bounds the notes kept: a follower more compactions
+// behind starts again (ErrReplaced).
+const maxCompactedNotes = 16
+
+// readCompactedNotes reads the notes at path: a list, or the one note of
+// a log compacted by an earlier version; none when missing or malformed.
+func readCompactedNotes(path string) []compacted {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Position{}, false
+		return nil
 	}
-	var c compacted
-	if json.Unmarshal(data, &c) != nil {
-		return Position{}, false
+	var notes []compacted
+	if json.Unmarshal(data, &notes) == nil {
+		return notes
 	}
-	dev, ino := fileID(fi)
-	if c.Dev != dev || c.Ino != ino {
-		return Position{}, false
+	var one compacted
+	if json.Unmarshal(data, &one) == nil {
+		return []compacted{one}
 	}
-	return c.Pos, true
+	return nil
+}
+
+// readCompacted returns where a follower that read the file old to its end
+// goes on in the file cur, which replaced it.
+func readCompacted(path string, old, cur os.FileInfo) (Position, bool) {
+	oDev, oIno := fileID(old)
+	dev, ino := fileID(cur)
+	for _, n := range readCompactedNotes(path) {
+		if n.Dev != dev || n.Ino != ino {
+			continue
+		}
+		if n.FromIno == 0 || n.FromDev == oDev && n.FromIno == oIno {
+			return n.Pos, true // (a note of an earlier version names no old file)
+		}
+	}
+	return Position{}, false
 }
