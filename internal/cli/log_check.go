@@ -50,7 +50,7 @@ func logCheckRun(ctx context.Context, d *deps, opts *logCheckOptions) error {
 		return err
 	}
 	if opts.reset {
-		if err := l.ResetMarker(opts.marker); err != nil {
+		if err := l.ResetMarker(ctx, opts.marker); err != nil {
 			return err
 		}
 	}

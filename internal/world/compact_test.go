@@ -302,3 +302,39 @@ func TestFollowAcrossTwoCompactions(t *testing.T) {
 		t.Fatalf("followed %v after e1; want [between after]", seen)
 	}
 }
+
+// TestResetDuringCompaction: 'cra log check --reset' while a compaction
+// runs waits for it, instead of being undone by the markers it moves at
+// its end: the check that follows reads the whole log.
+func TestResetDuringCompaction(t *testing.T) {
+	l, c := newTestLog(t)
+	ctx := context.Background()
+	fill(t, l, c, 1, 3) // e1 e2 e3
+	var first []string
+	if _, err := l.Check(ctx, "r", ids(&first)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(l.dir) // the user's 'cra log check --reset', another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset := make(chan error, 1)
+	l.crashAt = func(step string) {
+		if step == "journaled" { // under way, the markers read
+			go func() { reset <- other.ResetMarker(ctx, "r") }()
+		}
+	}
+	if _, err := l.Compact(ctx, CompactOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-reset; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if _, err := other.Check(ctx, "r", ids(&got)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("check after --reset read %v, want e1 e2 e3 (the whole log)", got)
+	}
+}

@@ -154,10 +154,17 @@ func (l *Log) recoverUnderLock(ctx context.Context) error {
 
 // ResetMarker removes the read marker name, so that the next Check reads
 // the log from the start. A missing marker is not an error.
-func (l *Log) ResetMarker(name string) error {
+func (l *Log) ResetMarker(ctx context.Context, name string) error {
 	if err := CheckMarkerName(name); err != nil {
 		return err
 	}
+	// Under the log's lock: a compaction running moves every marker at its
+	// end, and would write this one back.
+	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), false)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
 	if err := os.Remove(l.markerPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("reset marker: %w", err)
 	}

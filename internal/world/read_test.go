@@ -92,7 +92,7 @@ func TestMarkers(t *testing.T) {
 	if _, err := l.Check(ctx, "a", ids(new([]string))); !errors.Is(err, ErrStaleMarker) || !strings.Contains(err.Error(), "--reset") {
 		t.Errorf("got %v, want ErrStaleMarker naming --reset", err)
 	}
-	if err := l.ResetMarker("a"); err != nil {
+	if err := l.ResetMarker(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"new"}, check("a")); diff != "" {
