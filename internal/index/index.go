@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -402,6 +403,14 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bool) (id, lastRunNS int64, extractor int, err error) {
 	err = tx.QueryRowContext(ctx, `SELECT id FROM repos WHERE path = ?`, root).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
+		// A state directory inside the repository moves with it: the one
+		// repository its index holds is this one, moved or renamed, and
+		// keeps its rows rather than being indexed again beside them.
+		if id, err = b.movedRepo(ctx, tx, root); err == nil && id == 0 {
+			err = sql.ErrNoRows
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
 		var remote sql.NullString
 		if isGit {
 			if u := gitx.RemoteURL(ctx, root); u != "" {
@@ -423,6 +432,28 @@ func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bo
 		return 0, 0, 0, fmt.Errorf("repo state: %w", err)
 	}
 	return id, lastRunNS, extractor, nil
+}
+
+// movedRepo returns the repository row of an index that moved with its
+// repository to root (its state directory is root's .clean_room/, and it
+// holds one other repository), with its path set to root; 0 when there
+// is none.
+func (b *Builder) movedRepo(ctx context.Context, tx *sql.Tx, root string) (int64, error) {
+	if b.factory == nil || filepath.Clean(b.factory.Dir) != filepath.Join(root, config.Dir) {
+		return 0, nil
+	}
+	var n int
+	var id int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(id), 0) FROM repos`).Scan(&n, &id); err != nil {
+		return 0, fmt.Errorf("find repo: %w", err)
+	}
+	if n != 1 {
+		return 0, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE repos SET path = ? WHERE id = ?`, root, id); err != nil {
+		return 0, fmt.Errorf("move repo: %w", err)
+	}
+	return id, nil
 }
 
 // loadExisting reads the repository's indexed files by path. With
