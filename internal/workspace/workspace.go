@@ -108,7 +108,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Workspace, error) {
 	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(stateDir)}, nil
 }
 
-// Dir checks that path is an existing directory and returns it absolute.
+// Dir checks that path is an existing directory and returns it absolute,
+// symbolic links resolved.
 func Dir(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -123,6 +124,11 @@ func Dir(path string) (string, error) {
 	}
 	if !st.IsDir() {
 		return "", fmt.Errorf("repository path %q is not a directory: pass the directory of a repository", path)
+	}
+	// One repository, one path: reached through a symbolic link (a linked
+	// home or workspace, macOS's /tmp) it is the same index.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
 	return abs, nil
 }
