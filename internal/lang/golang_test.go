@@ -2,6 +2,7 @@ package lang
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -194,5 +195,27 @@ func K() {}
 	wantComments := []string{"Copyright 2024 The Authors.", "Not attached: a blank line follows.", "trailing, not a doc of H"}
 	if diff := cmp.Diff(wantComments, comments); diff != "" {
 		t.Errorf("comments (-want +got):\n%s", diff)
+	}
+}
+
+// TestGoByteOrderMark: a Go file that starts with a byte order mark keeps
+// its package doc comment, and its offsets.
+func TestGoByteOrderMark(t *testing.T) {
+	p := NewParser()
+	defer p.Close()
+	src := []byte("\ufeff// Package p does things.\npackage p\n\nfunc F() {}\n")
+	f, err := p.Parse(Go, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgDoc := false
+	for _, d := range f.Docstrings {
+		pkgDoc = pkgDoc || d.Symbol == -1 && strings.Contains(d.Content, "Package p does things.")
+	}
+	if !pkgDoc {
+		t.Errorf("package doc lost after a byte order mark: docstrings %+v", f.Docstrings)
+	}
+	if len(f.Symbols) != 1 || f.Symbols[0].Name != "F" || f.Symbols[0].StartLine != 4 {
+		t.Errorf("symbols: %+v", f.Symbols)
 	}
 }

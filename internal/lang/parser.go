@@ -52,6 +52,9 @@ func (p *Parser) Close() {
 // one huge file does not pin its memory for the rest of an indexing run.
 const maxKeptNodes = 1 << 20
 
+// utf8BOM is the byte order mark Windows editors put first in a file.
+var utf8BOM = []byte("\ufeff")
+
 // Parse extracts the facts of one file. It fails only for an unsupported
 // language or when tree-sitter returns no tree; syntax errors are counted in
 // File.SyntaxErrors and the rest of the file is kept.
@@ -68,6 +71,12 @@ func (p *Parser) Parse(l Language, src []byte) (*File, error) {
 			return nil, fmt.Errorf("parse %s: %w", l, err)
 		}
 		p.current = l
+	}
+	if l == Go && bytes.HasPrefix(src, utf8BOM) {
+		// tree-sitter's Go grammar takes a byte order mark for code, and
+		// the package's doc comment after it for none. Three spaces keep
+		// every offset.
+		src = append([]byte("   "), src[len(utf8BOM):]...)
 	}
 	tr := p.ts.Parse(src, nil)
 	if tr == nil {
