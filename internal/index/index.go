@@ -48,7 +48,10 @@ const (
 //
 //	1: a JS function or class assigned to a property at module level or
 //	   in a top-level IIFE is a definition (lang, after migration 0005).
-const ExtractorVersion = 1
+//	2: a generated-file marker counts only in a file's leading comments
+//	   (a generator's own source is not its output); a Go file's package
+//	   doc after a byte order mark.
+const ExtractorVersion = 2
 
 // An incremental run rebuilds (see parseAndWrite) when more than
 // rebuildShare of an index of at least rebuildMinFiles files needs

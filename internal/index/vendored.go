@@ -108,6 +108,38 @@ func vendoredPath(rel string) string {
 // string.
 var generatedMarker = regexp.MustCompile(`(?im)^[ \t]*(?://|#|/\*+|\*|--|;+|<!--)[ \t]*(?:Code generated .* DO NOT EDIT\.?[ \t]*$|@generated\b|.*\b(?:auto-?generated|automatically generated|generated (?:by|from))\b.*\b(?:do not edit|don't edit|do not modify)\b)`)
 
+// leadingComments is the start of a file up to its first line of code:
+// blank lines and comments only, where generators put their marker (Go's
+// convention: before the first non-comment, non-blank text). A generator's
+// own source holds the words in a template further down, and is no
+// output of itself.
+func leadingComments(head []byte) []byte {
+	inBlock := false
+	off := 0
+	for off < len(head) {
+		end := bytes.IndexByte(head[off:], '\n')
+		if end < 0 {
+			end = len(head) - off
+		}
+		line := bytes.TrimSpace(head[off : off+end])
+		switch {
+		case inBlock:
+			inBlock = !bytes.Contains(line, []byte("*/")) && !bytes.Contains(line, []byte("-->"))
+		case len(line) == 0:
+		case bytes.HasPrefix(line, []byte("/*")):
+			inBlock = !bytes.Contains(line[2:], []byte("*/"))
+		case bytes.HasPrefix(line, []byte("<!--")):
+			inBlock = !bytes.Contains(line[4:], []byte("-->"))
+		case bytes.HasPrefix(line, []byte("//")), bytes.HasPrefix(line, []byte("#")), bytes.HasPrefix(line, []byte("--")),
+			bytes.HasPrefix(line, []byte(";")), bytes.HasPrefix(line, []byte("*")):
+		default:
+			return head[:off]
+		}
+		off += end + 1
+	}
+	return head
+}
+
 // markerHead is how much of a file's start is searched for a generated
 // marker; sourceMapTail how much of its end for a source-map comment.
 const (
@@ -130,7 +162,7 @@ func vendoredContent(rel string, data []byte) string {
 	if !bytes.Contains(head, []byte("enerated")) && !bytes.Contains(head, []byte("ENERATED")) {
 		// No marker can match; the cheap test spares most files the
 		// regular expression.
-	} else if m := generatedMarker.Find(head); m != nil {
+	} else if m := generatedMarker.Find(leadingComments(head)); m != nil {
 		return "generated (" + strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(string(m)), "/#*-;")) + ")"
 	}
 	tail := data[max(0, len(data)-sourceMapTail):]
