@@ -160,6 +160,32 @@ type LogOptions struct {
 	After time.Time
 }
 
+// RecentCommits returns the hashes of the newest n commits Log reads with
+// Max n (no merges, changing something below dir), newest first.
+func RecentCommits(ctx context.Context, dir string, n int) ([]string, error) {
+	out, err := run(ctx, dir, "log", "--no-merges", "-n", strconv.Itoa(n), "--format=%H", "HEAD", "--", ".")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// LastTouched returns the newest commit of rev (no merges), committed
+// since the given date (git's --since, which ends the walk there), that
+// changed one of paths (relative to dir, taken literally); "" when none
+// did.
+func LastTouched(ctx context.Context, dir, rev, since string, paths []string) (string, error) {
+	args := []string{"--literal-pathspecs", "log", "--no-merges", "-1", "--format=%H"}
+	if since != "" {
+		args = append(args, "--since="+since)
+	}
+	out, err := run(ctx, dir, append(append(args, rev, "--"), paths...)...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // Log streams the non-merge commits (all with LogOptions.Merges) reachable from HEAD, newest first, with
 // the files each changed below dir (paths relative to dir), calling fn for
 // each. Renames are reported as a deletion and an addition so every path is

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -16,7 +17,9 @@ import (
 // stored state, and the commits read by a concurrent git log.
 type history struct {
 	mode    string // "none", "full", "incremental", "up to date"
+	root    string
 	head    string
+	prev    string // the head mined before
 	commits []gitx.Commit
 	err     error
 	done    chan struct{}
@@ -28,7 +31,7 @@ type history struct {
 // bounds are unchanged, from scratch otherwise (a rebase, a force push, new
 // bounds) — and starts reading the commits in the background.
 func (b *Builder) startHistory(ctx context.Context, tx *sql.Tx, root string, repoID int64, isGit bool) *history {
-	h := &history{done: make(chan struct{}), cancel: func() {}}
+	h := &history{done: make(chan struct{}), cancel: func() {}, root: root}
 	if !isGit {
 		h.mode = "none"
 		close(h.done)
@@ -47,6 +50,7 @@ func (b *Builder) startHistory(ctx context.Context, tx *sql.Tx, root string, rep
 		close(h.done)
 		return h
 	}
+	h.prev = lastHead.String
 	sameBounds := lastDepth.Valid && int(lastDepth.Int64) == b.HistoryDepth && lastMaxCF.Valid && int(lastMaxCF.Int64) == b.MaxCommitFiles
 	since := ""
 	switch {
@@ -87,6 +91,9 @@ func (b *Builder) finishHistory(ctx context.Context, w *writer, h *history, res 
 	if h.err != nil {
 		return fmt.Errorf("mine history: %w", h.err)
 	}
+	if err := b.remineForReturns(ctx, w, h); err != nil {
+		return err
+	}
 	res.History = h.mode
 	if h.mode == "none" || h.mode == "full" {
 		if err := clearHistory(ctx, tx, repoID); err != nil {
@@ -98,12 +105,147 @@ func (b *Builder) finishHistory(ctx context.Context, w *writer, h *history, res 
 			return err
 		}
 	}
+	if h.mode == "incremental" {
+		if err := b.trimHistory(ctx, w, h.root); err != nil {
+			return err
+		}
+	}
 	if h.mode == "none" && h.head == "" {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE repo_state SET git_head = ?, history_depth = ?, max_commit_files = ? WHERE repo_id = ?`,
 		h.head, b.HistoryDepth, b.MaxCommitFiles, repoID); err != nil {
 		return fmt.Errorf("update repo state: %w", err)
+	}
+	return nil
+}
+
+// maxReturnCheck bounds the files added in one run whose history is
+// looked for: more (a branch switch) re-mine the history at once.
+const maxReturnCheck = 500
+
+// remineForReturns turns an incremental or up-to-date mine into a full
+// one when a file this run added has commits in the stored history: a
+// file that left the index and came back (moved aside, deleted and
+// restored by a revert) lost its commits and co-changes with its rows,
+// and only a full mine links them again. A new file has none: the check
+// walks the history mined before, back to its oldest commit, once.
+func (b *Builder) remineForReturns(ctx context.Context, w *writer, h *history) error {
+	if h.mode != "incremental" && h.mode != "up to date" || len(w.added) == 0 || h.prev == "" {
+		return nil
+	}
+	if len(w.added) <= maxReturnCheck {
+		var oldest sql.NullString
+		if err := w.tx.QueryRowContext(ctx, `SELECT MIN(timestamp) FROM commits WHERE repo_id = ?`, w.repoID).Scan(&oldest); err != nil {
+			return fmt.Errorf("mine history: %w", err)
+		}
+		if !oldest.Valid {
+			return nil
+		}
+		last, err := gitx.LastTouched(ctx, h.root, h.prev, oldest.String, w.added)
+		if err != nil {
+			return fmt.Errorf("mine history: %w", err)
+		}
+		if last == "" {
+			return nil
+		}
+		var one int
+		err = w.tx.QueryRowContext(ctx, `SELECT 1 FROM commits WHERE repo_id = ? AND hash = ?`, w.repoID, last).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("mine history: %w", err)
+		}
+	}
+	h.mode, h.commits = "full", nil
+	err := gitx.Log(ctx, h.root, gitx.LogOptions{Max: b.HistoryDepth, LineStats: b.LineStats}, func(c gitx.Commit) error {
+		h.commits = append(h.commits, c)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mine history: %w", err)
+	}
+	return nil
+}
+
+// trimHistory keeps the newest HistoryDepth commits, as a full mine reads
+// them: an incremental mine adds new commits on top of the stored ones,
+// and the oldest go, with their file links and their share of the
+// co-change counts.
+func (b *Builder) trimHistory(ctx context.Context, w *writer, root string) error {
+	tx, repoID := w.tx, w.repoID
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM commits WHERE repo_id = ?`, repoID).Scan(&n); err != nil {
+		return fmt.Errorf("trim history: %w", err)
+	}
+	if n <= b.HistoryDepth {
+		return nil
+	}
+	window, err := gitx.RecentCommits(ctx, root, b.HistoryDepth)
+	if err != nil {
+		return fmt.Errorf("trim history: %w", err)
+	}
+	keep := make(map[string]bool, len(window))
+	for _, h := range window {
+		keep[h] = true
+	}
+	type old struct {
+		id    int64
+		files int
+	}
+	var drop []old
+	rows, err := tx.QueryContext(ctx, `SELECT id, hash, files_changed FROM commits WHERE repo_id = ?`, repoID)
+	if err != nil {
+		return fmt.Errorf("trim history: %w", err)
+	}
+	for rows.Next() {
+		var o old
+		var hash string
+		if err := rows.Scan(&o.id, &hash, &o.files); err != nil {
+			rows.Close()
+			return fmt.Errorf("trim history: %w", err)
+		}
+		if !keep[hash] {
+			drop = append(drop, o)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("trim history: %w", err)
+	}
+	for _, o := range drop {
+		var fids []int64
+		frows, err := tx.QueryContext(ctx, `SELECT file_id FROM file_commits WHERE commit_id = ? ORDER BY file_id`, o.id)
+		if err != nil {
+			return fmt.Errorf("trim history: %w", err)
+		}
+		for frows.Next() {
+			var id int64
+			if err := frows.Scan(&id); err != nil {
+				frows.Close()
+				return fmt.Errorf("trim history: %w", err)
+			}
+			fids = append(fids, id)
+		}
+		frows.Close()
+		if o.files <= b.MaxCommitFiles {
+			for i := range fids {
+				for j := i + 1; j < len(fids); j++ {
+					if _, err := tx.ExecContext(ctx, `UPDATE co_changes SET count = count - 1 WHERE file_a_id = ? AND file_b_id = ?`, fids[i], fids[j]); err != nil {
+						return fmt.Errorf("trim history: %w", err)
+					}
+				}
+			}
+		}
+		for _, q := range []string{`DELETE FROM file_commits WHERE commit_id = ?`, `DELETE FROM commits WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, o.id); err != nil {
+				return fmt.Errorf("trim history: %w", err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM co_changes WHERE count <= 0 AND file_a_id IN (SELECT id FROM files WHERE repo_id = ?)`, repoID); err != nil {
+		return fmt.Errorf("trim history: %w", err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,4 +173,73 @@ func normPairs(rows []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestHistoryFileReturns: a file out of the work tree for one run (moved
+// aside, stashed) and back, HEAD unchanged, gets its commits and
+// co-changes back, as a fresh index has them.
+func TestHistoryFileReturns(t *testing.T) {
+	r := newRepo(t, true)
+	r.write("a.py", "a = 1\n")
+	r.write("b.py", "b = 1\n")
+	r.commit("add a b")
+	r.write("a.py", "a = 2\n")
+	r.write("b.py", "b = 2\n")
+	r.commit("change a b")
+	r.index()
+	data, err := os.ReadFile(filepath.Join(r.root, "a.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(r.root, "a.py"))
+	r.index()
+	if err := os.WriteFile(filepath.Join(r.root, "a.py"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.index(); res.History != "full" {
+		t.Errorf("history %q, want a full mine for a file that came back", res.History)
+	}
+	compareFresh(t, r)
+	// A new file has no history: no full mine for it.
+	r.write("c.py", "c = 1\n")
+	if res := r.index(); res.History != "up to date" {
+		t.Errorf("history %q after a new file, want up to date", res.History)
+	}
+}
+
+// TestHistoryRevertBringsAFileBack: a file deleted by one commit and
+// brought back by a revert keeps its older history.
+func TestHistoryRevertBringsAFileBack(t *testing.T) {
+	r := newRepo(t, true)
+	r.write("a.py", "a = 1\n")
+	r.write("b.py", "b = 1\n")
+	r.commit("add a b")
+	r.git("rm", "-q", "a.py")
+	r.git("commit", "-qm", "drop a")
+	r.index()
+	r.git("revert", "--no-edit", "HEAD")
+	r.index()
+	compareFresh(t, r)
+}
+
+// TestHistoryDepthIncrementally: an incremental mine keeps the newest
+// history_depth commits, as a fresh one reads them, dropping the oldest
+// with their share of the co-change counts.
+func TestHistoryDepthIncrementally(t *testing.T) {
+	r := newRepo(t, true)
+	depth := func(b *Builder) { b.HistoryDepth = 2 }
+	for i := range 3 {
+		r.write("a.py", "a = "+strconv.Itoa(i)+"\n")
+		r.write("b.py", "b = "+strconv.Itoa(i)+"\n")
+		r.commit("c")
+	}
+	r.index(depth)
+	r.write("a.py", "a = 9\n")
+	r.write("b.py", "b = 9\n")
+	r.commit("c4")
+	res := r.index(depth)
+	if res.History != "incremental" || res.Commits != 2 {
+		t.Errorf("history %q, %d commits; want an incremental mine keeping 2", res.History, res.Commits)
+	}
+	compareFresh(t, r, depth)
 }

@@ -35,6 +35,8 @@ type writer struct {
 	// rebuild: clearAll removed every file's content rows, so changed
 	// files have none left to remove.
 	rebuild bool
+	// added are the paths of the files this run added.
+	added []string
 }
 
 func newWriter(tx *sql.Tx, repoID int64) *writer {
@@ -275,6 +277,7 @@ func (w *writer) writeOne(ctx context.Context, o *outcome, old map[string]existi
 		}
 		id, _ = r.LastInsertId()
 		res.Added++
+		w.added = append(w.added, o.c.rel)
 		ch.fileSet = true
 	}
 	if resolverConfigFile(o.c.rel) {
