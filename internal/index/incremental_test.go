@@ -243,3 +243,35 @@ func TestHistoryDepthIncrementally(t *testing.T) {
 	}
 	compareFresh(t, r, depth)
 }
+
+// TestTSExtendsTargetChange: a tsconfig "extends" target, whatever its
+// name, steers resolution: a change to it alone resolves imports again.
+func TestTSExtendsTargetChange(t *testing.T) {
+	r := newRepo(t, true)
+	r.write("tsconfig.json", `{"extends": "./configs/base.json"}`)
+	r.write("configs/base.json", `{"compilerOptions": {"baseUrl": "..", "paths": {"@app/*": ["src/*"]}}}`)
+	r.write("src/x.ts", "export const x = 1;\n")
+	r.write("lib/x.ts", "export const x = 2;\n")
+	r.write("main.ts", "import { x } from '@app/x';\nconsole.log(x);\n")
+	r.commit("init")
+	r.index()
+	r.write("configs/base.json", `{"compilerOptions": {"baseUrl": "..", "paths": {"@app/*": ["lib/*"]}}}`)
+	r.index()
+	compareFresh(t, r)
+}
+
+// TestPyRefsFollowNewPackage: a new, empty __init__.py turns app/ into a
+// package, so app/main.py's "from helpers import helper" resolves to the
+// root helpers.py: its symbol references follow the edge, although
+// main.py is unchanged and imports neither new file.
+func TestPyRefsFollowNewPackage(t *testing.T) {
+	r := newRepo(t, true)
+	r.write("helpers.py", "def helper():\n    return 1\n")
+	r.write("app/helpers.py", "def helper():\n    return 2\n")
+	r.write("app/main.py", "from helpers import helper\n\n\ndef run():\n    return helper()\n")
+	r.commit("init")
+	r.index()
+	r.write("app/__init__.py", "")
+	r.index()
+	compareFresh(t, r)
+}

@@ -105,7 +105,7 @@ type changes struct {
 	pyContent     []int64        // of those, Python files
 	removed       map[string]int // Python definitions by name in deleted or changed files, before
 	added         map[string]int // Python definitions by name in new or changed files, after
-	importers     map[int64]bool // files that imported a deleted file
+	importers     map[int64]bool // files that imported a deleted file, or whose imports resolve elsewhere now
 	ident         identDirty     // what the identifier graph must redo
 }
 
@@ -636,6 +636,25 @@ func (w *writer) files(ctx context.Context) ([]fileRow, error) {
 
 type edge struct{ src, dst int64 }
 
+// edges reads the repository's dependency edges.
+func (w *writer) edges(ctx context.Context) (map[edge]bool, error) {
+	rows, err := w.tx.QueryContext(ctx, `SELECT d.source_file_id, d.target_file_id FROM dependencies d
+		JOIN files f ON f.id = d.source_file_id WHERE f.repo_id = ?`, w.repoID)
+	if err != nil {
+		return nil, fmt.Errorf("read dependencies: %w", err)
+	}
+	defer rows.Close()
+	out := map[edge]bool{}
+	for rows.Next() {
+		var e edge
+		if err := rows.Scan(&e.src, &e.dst); err != nil {
+			return nil, err
+		}
+		out[e] = true
+	}
+	return out, rows.Err()
+}
+
 // resolveDependencies turns stored imports into file dependency edges: all
 // of them when files appeared or vanished or a resolution config changed,
 // else only those of files whose content changed.
@@ -656,15 +675,27 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 		byPath[f.path] = f
 		byID[f.id] = f
 	}
+	// The files the resolver reads (tsconfig's "extends" targets, whatever
+	// their names, besides resolverConfigFile's): a change to one resolves
+	// every import again.
+	read, steering := map[string]bool{}, false
+	r := NewResolver(paths, func(rel string) ([]byte, error) {
+		read[rel] = true
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	})
+	for _, id := range ch.content {
+		steering = steering || read[byID[id].path]
+	}
+	full = full || steering
+	var before map[edge]bool // a full run's edges as they were
 	if full {
+		if before, err = w.edges(ctx); err != nil {
+			return err
+		}
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM dependencies WHERE source_file_id IN (SELECT id FROM files WHERE repo_id = ?)`, w.repoID); err != nil {
 			return fmt.Errorf("reset dependencies: %w", err)
 		}
 	}
-	read := func(rel string) ([]byte, error) {
-		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-	}
-	r := NewResolver(paths, read)
 	for _, werr := range r.Warnings() {
 		res.Warnings = append(res.Warnings, Warning{"", "import resolution: " + werr.Error()})
 	}
@@ -719,6 +750,21 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 			args, marks := inArgs(chunk)
 			if err := resolve(" AND i.file_id IN ("+marks+")", args...); err != nil {
 				return err
+			}
+		}
+	}
+	// A file whose imports now resolve elsewhere (a new __init__.py, a
+	// moved module), its content unchanged, has its symbol references
+	// resolved again too: they follow its imports.
+	for e := range before {
+		if _, ok := kinds[e]; !ok && byID[e.src].lang == string(lang.Python) {
+			ch.importers[e.src] = true
+		}
+	}
+	if full {
+		for e := range kinds {
+			if !before[e] && byID[e.src].lang == string(lang.Python) {
+				ch.importers[e.src] = true
 			}
 		}
 	}
