@@ -170,11 +170,11 @@ func (l *Log) Tail(ctx context.Context, n int, f Filter, fn func(*Record) error)
 	m := newMatcher(f)
 	var recs []Record // newest first
 	if n > 0 {
-		err = scanBackward(ctx, file, end, func(off int64, line []byte) bool {
+		err = scanBackward(ctx, file, end, func(off int64, line []byte, tooLong bool) bool {
 			if !m.pre(line) {
 				return true
 			}
-			r := parseRecord(bytes.Clone(line), Position{Offset: off}, len(line) > MaxLineBytes)
+			r := parseRecord(bytes.Clone(line), Position{Offset: off}, tooLong)
 			if m.match(&r) {
 				recs = append(recs, r)
 			}

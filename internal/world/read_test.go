@@ -286,3 +286,27 @@ func TestTailOverADamagedStretch(t *testing.T) {
 		t.Errorf("tail allocated %d MiB over a %d MiB damaged stretch", alloc>>20, len(junk)>>20)
 	}
 }
+
+// TestTailFlagsATooLongLine: a well-formed line longer than MaxLineBytes
+// is malformed to Tail as it is to Scan, not an entry cut short.
+func TestTailFlagsATooLongLine(t *testing.T) {
+	l, _ := newTestLog(t)
+	l.Malformed = nil
+	ctx := context.Background()
+	f, err := os.OpenFile(l.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[2026-01-02T03:04:05.000Z][event:bash][big] " + strings.Repeat("x", 2*MaxLineBytes) + "\n")
+	f.Close()
+	var tailed, scanned []*Record
+	if _, err := l.Tail(ctx, 5, Filter{}, func(r *Record) error { tailed = append(tailed, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Scan(ctx, Position{}, func(r *Record) error { scanned = append(scanned, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(tailed) != 1 || tailed[0].Err == nil || len(scanned) != 1 || scanned[0].Err == nil {
+		t.Errorf("tail %+v, scan %+v: want the line malformed to both", tailed, scanned)
+	}
+}

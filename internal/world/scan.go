@@ -206,20 +206,20 @@ func completeEnd(f io.ReaderAt, size int64) (int64, error) {
 // scanBackward calls fn for the complete lines of f that end at or before
 // end (a line boundary), newest first, until fn returns false. Empty lines
 // are skipped. A line longer than MaxLineBytes comes back cut short to its
-// first MaxLineBytes, as lineReader gives it: a damaged stretch of the file
+// first MaxLineBytes or less, with tooLong set, as lineReader gives it: a damaged stretch of the file
 // costs its length in reading, not in memory, and each byte is copied
 // once.
-func scanBackward(ctx context.Context, f io.ReaderAt, end int64, fn func(off int64, line []byte) bool) error {
+func scanBackward(ctx context.Context, f io.ReaderAt, end int64, fn func(off int64, line []byte, tooLong bool) bool) error {
 	const chunk = 64 << 10
 	// cur holds the bytes read so far of the line being assembled, in
 	// file order: each new chunk read goes in front. Past MaxLineBytes,
 	// its last pieces go, keeping the line's start.
 	var cur [][]byte
-	curLen := 0
+	curLen, cut := 0, false
 	emit := func(off int64) bool {
-		line := bytes.Join(cur, nil)
-		cur, curLen = cur[:0], 0
-		return len(line) == 0 || fn(off, line)
+		line, tooLong := bytes.Join(cur, nil), cut
+		cur, curLen, cut = cur[:0], 0, false
+		return len(line) == 0 || fn(off, line, tooLong)
 	}
 	pos := end
 	for pos > 0 {
@@ -243,7 +243,7 @@ func scanBackward(ctx context.Context, f io.ReaderAt, end int64, fn func(off int
 				curLen += len(part)
 				for curLen > MaxLineBytes && len(cur) > 1 {
 					curLen -= len(cur[len(cur)-1])
-					cur = cur[:len(cur)-1]
+					cur, cut = cur[:len(cur)-1], true
 				}
 			}
 			if i < 0 {
