@@ -59,6 +59,10 @@ type pendingNotice struct {
 	notify.Event
 	Attempts int       `json:"attempts,omitempty"`
 	Next     time.Time `json:"next,omitempty"` // not before; zero: now
+	// CommandTold and WebhookTold: that channel has told it; a retry
+	// tries the other only, so that a person is not told twice.
+	CommandTold bool `json:"command_told,omitempty"`
+	WebhookTold bool `json:"webhook_told,omitempty"`
 }
 
 // Retries of a notification whose notifier failed: after 30 s, doubling
@@ -74,7 +78,8 @@ const (
 // for a person (needs-you). A person's own moves are not told back. A
 // notifier that fails is reported in rep and never holds anything up;
 // its notification is tried again, after 30 s and then twice as long
-// each time up to about 2 hours, for NotifyGiveUp (a webhook down, a network blip): the
+// each time up to about 2 hours, for NotifyGiveUp (a webhook down, a
+// network blip), through the channel that failed only: the
 // endings read from the log are kept in notify-pending.jsonl before the
 // log's marker moves past them, and leave it once told or given up. The
 // first call in a repository starts at the log's end: what ended before
@@ -131,7 +136,21 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 			ev.Title = t.Title
 		}
 		no := Notice{Event: ev}
-		err := n.Notify(ctx, ev)
+		var err error
+		if n.Command != "" && !p.CommandTold {
+			cmd := *n
+			cmd.Webhook = ""
+			cerr := cmd.Notify(ctx, ev)
+			p.CommandTold = cerr == nil
+			err = cerr
+		}
+		if n.Webhook != "" && !p.WebhookTold {
+			hook := *n
+			hook.Command = ""
+			herr := hook.Notify(ctx, ev)
+			p.WebhookTold = herr == nil
+			err = errors.Join(err, herr)
+		}
 		switch {
 		case err == nil:
 			r.say("notified: %s %s", ev.Event, ev.TaskID)

@@ -807,3 +807,33 @@ func TestLoopNotifiesApart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestNotifyRetriesTheFailedChannelOnly: with a command that works and a
+// webhook that fails, the retries go to the webhook: the person hears of
+// the ending once through the command.
+func TestNotifyRetriesTheFailedChannelOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "told")
+	t.Setenv("CRA_TEST_UNSET_TOKEN", "")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\nwebhook = \"http://127.0.0.1:1/hook\"\nwebhook_token_env = \"CRA_TEST_UNSET_TOKEN\"\n", out))
+	now := time.Now()
+	f.rec.Now = func() time.Time { return now }
+	task := f.add(t, "blocked", "")
+	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker
+		t.Fatal(err)
+	}
+	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		if _, err := f.rec.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Hour)
+	}
+	data, _ := os.ReadFile(out)
+	if n := strings.Count(string(data), "blocked "+task.ID); n != 1 {
+		t.Errorf("the working command told the person %d times of one blocked task, want once", n)
+	}
+}
