@@ -346,9 +346,10 @@ func isNone(s string) bool {
 var (
 	// noneThen: "none" and a clause mark or "required"/"needed".
 	noneThen = lazyre.New(`^(none|n/a|nobody|no one)(\s*[,;:(–—-]|\s+(is\s+|are\s+)?(required|needed|necessary)\b)`)
-	// noPersonNeeded: a short "no … needed" or "not needed", alone or
-	// before a clause mark.
-	noPersonNeeded = lazyre.New(`^(no|not)\b[a-z' -]{0,40}?\b(needed|required|necessary)\s*([,;:(–—-]|$)`)
+	// noPersonNeeded: a short "no … needed" or "not needed" (at most
+	// three words between, no clause mark: "No staging credentials - a
+	// person is needed" is a need), alone or before a clause mark.
+	noPersonNeeded = lazyre.New(`^(no|not)(\s+[a-z']+){0,3}\s+(needed|required|necessary)\s*([,;:(–—-]|$)`)
 )
 
 // unfence removes one code fence around the whole reply.

@@ -137,10 +137,11 @@ func FuzzParseReply(f *testing.F) {
 // no need, and a real need, however it begins, is one.
 func TestParseReplyNeed(t *testing.T) {
 	none := []string{"none", "None.", "N/A", "nothing", "None required.", "none needed", "No person needed", "None - the agent can continue",
-		"none, the agent can go on", "Not needed", "no human input required", "nobody",
+		"none, the agent can go on", "Not needed", "no human input required", "No person is needed.", "nobody",
 		"<none, or one line: what a person must do before an agent can go on>"} // the prompt's template echoed
 	needs := []string{"give the agent a GITHUB_TOKEN", "None of the API keys are set: a person must add GITHUB_TOKEN",
-		"Not installed: a person must install Docker", "no GITHUB_TOKEN in the environment: set one", "Nothing works until a person sets GITHUB_TOKEN"}
+		"Not installed: a person must install Docker", "no GITHUB_TOKEN in the environment: set one", "Nothing works until a person sets GITHUB_TOKEN",
+		"No staging credentials - a person is needed: export STAGING_TOKEN", "Not possible offline - a person is required.", "Not installed so a person is needed"}
 	for _, need := range append(none, needs...) {
 		r, err := ParseReply("classification: some_progress\ncriteria: unclear\nneed: " + need + "\nnote:\n" + goodNote)
 		if err != nil {
