@@ -196,10 +196,11 @@ func joinLines(lines []string) string {
 func pathOfLine(t string) string {
 	s := strings.TrimSpace(strings.TrimLeft(t, "#"))
 	// "File: b.py", and in bold: "**File: b.py**", "**File:** `b.py`".
-	s = strings.TrimSpace(strings.TrimLeft(s, "*_"))
+	// (Not underscores: __init__.py and _config.yml begin with them.)
+	bold := strings.TrimSpace(strings.TrimLeft(s, "*"))
 	for _, p := range []string{"file:", "filename:", "path:"} {
-		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
-			s = strings.TrimSpace(strings.TrimLeft(s[len(p):], "*_"))
+		if len(bold) >= len(p) && strings.EqualFold(bold[:len(p)], p) {
+			s = strings.TrimSpace(strings.TrimLeft(bold[len(p):], "*"))
 		}
 	}
 	s = strings.Trim(s, "`*\"'")

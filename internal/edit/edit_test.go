@@ -58,6 +58,11 @@ func TestParse(t *testing.T) {
 				"**File:** `b.py`\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport sys\n>>>>>>> REPLACE\n```\n",
 			want: []Block{{Path: "a.py", Search: "x = 1\n", Replace: "x = 2\n", Line: 3}, {Path: "b.py", Search: "import os\n", Replace: "import sys\n", Line: 12}},
 		},
+		{
+			name: "paths that begin with underscores",
+			in:   "__init__.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n**_config.yml**\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n",
+			want: []Block{{Path: "__init__.py", Search: "x\n", Replace: "y\n", Line: 2}, {Path: "_config.yml", Search: "a\n", Replace: "b\n", Line: 8}},
+		},
 		{name: "no blocks", in: "I would change the sign.", want: nil},
 		{name: "no path", in: "```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n", wantErr: "line 2: no file path before <<<<<<< SEARCH"},
 		{name: "no divider", in: "a.go\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n", wantErr: "line 4: the block that starts at line 2 has no ======= line"},
