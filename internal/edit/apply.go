@@ -599,6 +599,14 @@ func ApplyText(content string, b Block) (string, Result) {
 	}
 	t := splitText(content)
 	search, repl := blockLines(b.Search), blockLines(b.Replace)
+	if t.bom {
+		// A model that copied the mark with line 1 means line 1.
+		for _, ls := range [][]string{search, repl} {
+			if len(ls) > 0 {
+				ls[0] = strings.TrimPrefix(ls[0], utf8BOM)
+			}
+		}
+	}
 	if allBlank(search) {
 		switch {
 		case isBlank(content):
@@ -609,10 +617,7 @@ func ApplyText(content string, b Block) (string, Result) {
 		return content, Result{Status: StatusFailed, Message: name + " already exists: an empty SEARCH only creates new files; to change this one, SEARCH for the lines to replace"}
 	}
 	ms, rung := find(t.lines, search)
-	// REPLACE in the file says the block was applied only where it was not
-	// there before: for a SEARCH that matches nothing, a REPLACE made of
-	// SEARCH's own lines (a deletion) was in the file all along.
-	if !allBlank(repl) && !hasElision(repl) && (len(ms) > 0 || !keptFrom(repl, search)) {
+	if !allBlank(repl) && !hasElision(repl) {
 		if rm, _ := find(t.lines, repl); len(rm) == 1 {
 			within := true
 			for _, m := range ms {
@@ -620,7 +625,9 @@ func ApplyText(content string, b Block) (string, Result) {
 					within = false
 				}
 			}
-			if within {
+			// REPLACE in the file says the block was applied, unless the
+			// lines it deletes are still there, mis-copied in SEARCH.
+			if within && (len(ms) > 0 || !misCopiedDeletion(t.lines, rm[0].at, search, repl)) {
 				return content, Result{Status: StatusAlreadyApplied}
 			}
 		}
@@ -637,22 +644,47 @@ func ApplyText(content string, b Block) (string, Result) {
 	return content, Result{Status: StatusFailed, Message: noMatch("SEARCH", name, t.lines, search)}
 }
 
-// keptFrom reports whether every non-blank line of repl is a line of
-// search, in order, whitespace aside: a block that only deletes.
-func keptFrom(repl, search []string) bool {
-	i := 0
-	for _, r := range repl {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
-		}
-		for i < len(search) && strings.TrimSpace(search[i]) != r {
-			i++
-		}
-		if i == len(search) {
+// misCopiedDeletion reports whether a block that deletes lines (REPLACE
+// is SEARCH's head or tail) found REPLACE at at while SEARCH matched
+// nothing because the model mis-copied the lines it deletes: lines like
+// them still stand where they would have gone. Had the block been applied,
+// the lines beside REPLACE would be others.
+func misCopiedDeletion(lines []string, at int, search, repl []string) bool {
+	n := len(repl)
+	if n >= len(search) {
+		return false
+	}
+	var gone, there []string
+	switch {
+	case sameLines(search[:n], repl):
+		gone = search[n:]
+		there = lines[min(at+n, len(lines)):min(at+n+len(gone), len(lines))]
+	case sameLines(search[len(search)-n:], repl):
+		gone = search[:len(search)-n]
+		there = lines[max(at-len(gone), 0):at]
+		gone = gone[len(gone)-len(there):]
+	default:
+		return false
+	}
+	if len(there) == 0 {
+		return false
+	}
+	sum := 0.0
+	for i := range there {
+		sum += dice(bigramsOf(there[i]), bigramsOf(gone[i]))
+	}
+	return sum/float64(len(there)) >= 0.5
+}
+
+// sameLines reports whether a and b are the same lines, whitespace aside.
+func sameLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.TrimSpace(a[i]) != strings.TrimSpace(b[i]) {
 			return false
 		}
-		i++
 	}
 	return true
 }
@@ -686,11 +718,14 @@ func applyElision(t fileText, content, name string, search, repl []string) (stri
 		switch {
 		case len(ms) == 1:
 			lines = splice(lines, ms[0].at, len(s), shift(r, ms[0]))
-			applied = true
+			// A piece the same in SEARCH and REPLACE is an anchor: it
+			// changes nothing, and says nothing of whether the block was
+			// applied before.
+			applied = applied || !sameLines(s, r)
 		case len(ms) > 1:
 			return content, Result{Status: StatusFailed, Message: fmt.Sprintf("piece %d of SEARCH (between \"...\" lines): %s", k+1, ambiguous("it", name, ms))}
 		default:
-			if rm, _ := find(lines, r); len(rm) == 1 && !allBlank(r) && !keptFrom(r, s) {
+			if rm, _ := find(lines, r); len(rm) == 1 && !allBlank(r) && !misCopiedDeletion(lines, rm[0].at, s, r) {
 				if already < 0 {
 					already = k
 				}

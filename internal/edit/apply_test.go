@@ -625,3 +625,50 @@ func FuzzApplyPath(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyTextSentAgain: a small model sends a block it sent before (the
+// worktree is kept between attempts): a deletion, at the end, in the
+// middle, or an elision block with its anchor piece, is already applied.
+// The same blocks with the deleted lines mis-copied, the lines still in
+// the file, are not.
+func TestApplyTextSentAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		b             Block
+	}{
+		{"deletion in the middle", "import os\nimport pdb\nimport sys\n\nprint(1)\n",
+			Block{Search: "import os\nimport pdb\nimport sys\n", Replace: "import os\nimport sys\n"}},
+		{"deletion at the end", "import os\nimport sys\nimport pdb\n\nprint(1)\n",
+			Block{Search: "import sys\nimport pdb\n", Replace: "import sys\n"}},
+		{"deletion at the start", "x = 1\nimport pdb\nimport sys\n\nprint(1)\n",
+			Block{Search: "import pdb\nimport sys\n", Replace: "import sys\n"}},
+		{"elision with an anchor", "def f(x):\n    y = x * 2\n    log(y)\n    return y\n",
+			Block{Search: "def f(x):\n...\n    return y\n", Replace: "def f(x):\n...\n    return y + 1\n"}},
+		{"a byte order mark copied with line 1", "\ufeffusing System;\nclass A {}\n",
+			Block{Search: "\ufeffusing System;\n", Replace: "\ufeffusing System;\nusing System.IO;\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			once, r := ApplyText(tc.content, tc.b)
+			if r.Status != StatusApplied {
+				t.Fatalf("first: %s %s", r.Status, r.Message)
+			}
+			if !strings.HasPrefix(once, "\ufeff") && strings.Contains(once, "\ufeff") {
+				t.Errorf("a byte order mark inside the file: %q", once)
+			}
+			again, r := ApplyText(once, tc.b)
+			if r.Status != StatusAlreadyApplied || again != once {
+				t.Errorf("sent again: %s %s, content changed %v", r.Status, r.Message, again != once)
+			}
+		})
+	}
+	// Mis-copied: the lines to delete are still there, a typo apart.
+	for _, b := range []Block{
+		{Search: "import sys\nimport pbd\n", Replace: "import sys\n"},
+		{Search: "import pbd\nimport sys\n", Replace: "import sys\n"},
+	} {
+		content := "import os\nimport pdb\nimport sys\nimport pdb\n"
+		if _, r := ApplyText(content, b); r.Status != StatusFailed {
+			t.Errorf("%q → %q mis-copied: %s, want failed", b.Search, b.Replace, r.Status)
+		}
+	}
+}
