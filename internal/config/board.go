@@ -57,6 +57,7 @@ type placeholder struct {
 func placeholders(cmd string) []placeholder {
 	var out []placeholder
 	var quote byte
+	var outer []byte // the quotes around each $( … ) open, which starts afresh
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
 		switch {
@@ -66,6 +67,14 @@ func placeholders(cmd string) []placeholder {
 			}
 		case c == '\\':
 			i++ // the next byte is literal (but within single quotes)
+			continue
+		case c == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
+			outer = append(outer, quote)
+			quote = 0
+			i++
+			continue
+		case c == ')' && quote == 0 && len(outer) > 0:
+			quote, outer = outer[len(outer)-1], outer[:len(outer)-1]
 			continue
 		case quote == '"' && c == '"', quote == 0 && (c == '\'' || c == '"'):
 			if quote == 0 {

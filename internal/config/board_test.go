@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,12 +101,17 @@ func TestExpandCommandInTheShell(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	values := map[string]string{"prompt_file": "/tmp/it's \"here\" $HOME `x`/p.md", "task_id": "t-1", "worktree": "/w t", "branch": "cra/t-1"}
+	prompt := filepath.Join(t.TempDir(), "it's \"here\" $HOME `x` p.md")
+	if err := os.WriteFile(prompt, []byte("the prompt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]string{"prompt_file": prompt, "task_id": "t-1", "worktree": "/w t", "branch": "cra/t-1"}
 	for _, tc := range []struct{ cmd, want string }{
-		{`printf '%s|' {prompt_file} {task_id}`, "/tmp/it's \"here\" $HOME `x`/p.md|t-1|"},
-		{`printf '%s|' "{prompt_file}" "--at={worktree}"`, "/tmp/it's \"here\" $HOME `x`/p.md|--at=/w t|"},
+		{`printf '%s|' {prompt_file} {task_id}`, prompt + "|t-1|"},
+		{`printf '%s|' "{prompt_file}" "--at={worktree}"`, prompt + "|--at=/w t|"},
 		{`printf '%s|' "${CRA_TASK_ID}" {branch} '{}'`, "from-env|cra/t-1|{}|"},
 		{`echo a b | awk '{print $2}'`, "b\n"},
+		{`printf '%s|' "$(cat {prompt_file})" "$(echo "{task_id}")"`, "the prompt|t-1|"},
 	} {
 		if _, err := Parse([]byte(fmt.Sprintf("[agents.a]\ncommand = %q\n", tc.cmd))); err != nil {
 			t.Errorf("%s: refused: %v", tc.cmd, err)
