@@ -135,14 +135,17 @@ func (b *Builder) remineForReturns(ctx context.Context, w *writer, h *history) e
 		return nil
 	}
 	if len(w.added) <= maxReturnCheck {
-		var oldest sql.NullString
-		if err := w.tx.QueryRowContext(ctx, `SELECT MIN(timestamp) FROM commits WHERE repo_id = ?`, w.repoID).Scan(&oldest); err != nil {
-			return fmt.Errorf("mine history: %w", err)
-		}
-		if !oldest.Valid {
+		// The oldest by the instant, not the text: each date carries its
+		// author's offset.
+		var oldest string
+		err := w.tx.QueryRowContext(ctx, `SELECT timestamp FROM commits WHERE repo_id = ? ORDER BY julianday(timestamp) LIMIT 1`, w.repoID).Scan(&oldest)
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
-		last, err := gitx.LastTouched(ctx, h.root, h.prev, oldest.String, w.added)
+		if err != nil {
+			return fmt.Errorf("mine history: %w", err)
+		}
+		last, err := gitx.LastTouched(ctx, h.root, h.prev, oldest, w.added)
 		if err != nil {
 			return fmt.Errorf("mine history: %w", err)
 		}

@@ -275,3 +275,35 @@ func TestPyRefsFollowNewPackage(t *testing.T) {
 	r.index()
 	compareFresh(t, r)
 }
+
+// TestHistoryFileReturnsAcrossTimeZones: the oldest mined commit is the
+// oldest by the instant, whatever the offsets its authors wrote: a file
+// that comes back finds its first commit, made in London three hours
+// before a later one made in California at an earlier clock time.
+func TestHistoryFileReturnsAcrossTimeZones(t *testing.T) {
+	r := newRepo(t, true)
+	dated := func(date, msg string) {
+		t.Setenv("GIT_AUTHOR_DATE", date)
+		t.Setenv("GIT_COMMITTER_DATE", date)
+		r.commit(msg)
+	}
+	r.write("a.py", "a = 1\n")
+	r.write("b.py", "b = 1\n")
+	dated("2026-01-01T20:00:00+00:00", "add a and b, in London")
+	r.write("b.py", "b = 2\n")
+	dated("2026-01-01T15:00:00-08:00", "change b, in California three hours later")
+	r.index()
+	data, err := os.ReadFile(filepath.Join(r.root, "a.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(r.root, "a.py"))
+	r.index()
+	if err := os.WriteFile(filepath.Join(r.root, "a.py"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.index(); res.History != "full" {
+		t.Errorf("history %q, want a full mine for a file that came back", res.History)
+	}
+	compareFresh(t, r)
+}
