@@ -109,13 +109,17 @@ func vendoredPath(rel string) string {
 var generatedMarker = regexp.MustCompile(`(?im)^[ \t]*(?://|#|/\*+|\*|--|;+|<!--)[ \t]*(?:Code generated .* DO NOT EDIT\.?[ \t]*$|@generated\b|.*\b(?:auto-?generated|automatically generated|generated (?:by|from))\b.*\b(?:do not edit|don't edit|do not modify)\b)`)
 
 // leadingComments is the start of a file up to its first line of code:
-// blank lines and comments only, where generators put their marker (Go's
+// blank lines and comments only (after a byte order mark, PHP's open tag
+// or an XML prolog), where generators put their marker (Go's
 // convention: before the first non-comment, non-blank text). A generator's
 // own source holds the words in a template further down, and is no
 // output of itself.
 func leadingComments(head []byte) []byte {
 	inBlock := false
 	off := 0
+	if bytes.HasPrefix(head, []byte("\ufeff")) {
+		off = len("\ufeff") // a byte order mark
+	}
 	for off < len(head) {
 		end := bytes.IndexByte(head[off:], '\n')
 		if end < 0 {
@@ -131,7 +135,8 @@ func leadingComments(head []byte) []byte {
 		case bytes.HasPrefix(line, []byte("<!--")):
 			inBlock = !bytes.Contains(line[4:], []byte("-->"))
 		case bytes.HasPrefix(line, []byte("//")), bytes.HasPrefix(line, []byte("#")), bytes.HasPrefix(line, []byte("--")),
-			bytes.HasPrefix(line, []byte(";")), bytes.HasPrefix(line, []byte("*")):
+			bytes.HasPrefix(line, []byte(";")), bytes.HasPrefix(line, []byte("*")),
+			bytes.HasPrefix(line, []byte("<?")): // PHP's open tag, an XML prolog
 		default:
 			return head[:off]
 		}
