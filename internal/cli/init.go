@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cra-dev/cra/internal/gitx"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +152,13 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 		return err
 	}
 	if dir, _ := workspace.Dir(opts.repo); dir != repo {
-		fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", config.Dir, repo, opts.repo)
+		// Not past the git repository opts.repo is in: the .clean_room/
+		// of a directory around it is another repository's.
+		if top, _, err := gitx.TopLevel(ctx, dir); err == nil && top != repo && strings.HasPrefix(top, repo+string(filepath.Separator)) {
+			repo = top
+		} else {
+			fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", config.Dir, repo, opts.repo)
+		}
 	}
 	// Unchecked: a bad value in the file is what these flags may be here
 	// to replace. The result is validated before it is written.
