@@ -273,7 +273,7 @@ func (e *Evidence) collectDiff(ctx context.Context, in Input) error {
 				return fmt.Errorf("read the diff of %s: %w", f.Path, err)
 			}
 			if c := countAssertions(patch, isJS(f.Path)); c.weakened() {
-				e.WeakenedTests = append(e.WeakenedTests, WeakenedTest{Path: f.Path, Removed: c.removed, Added: c.added, SkipsAdded: c.skipsAdd - c.skipsRemoved})
+				e.WeakenedTests = append(e.WeakenedTests, WeakenedTest{Path: f.Path, Removed: c.removed, Added: c.added, SkipsAdded: max(c.skippedTests(), 0)})
 			}
 		}
 	}

@@ -408,3 +408,38 @@ func TestCollectSkippedTests(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectNewGuardedTest: a new test that comes with its platform
+// guard skips no test that ran before: no blocker.
+func TestCollectNewGuardedTest(t *testing.T) {
+	f := newFixture(t)
+	write(t, f.wt, "tests/test_calc.py", `import sys
+
+import pytest
+
+from calc import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+    assert add(0, 0) == 0
+
+
+def test_neg():
+    assert add(-1, 1) == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses fork")
+def test_add_in_child():
+    assert run_in_child(add, 1, 2) == 3
+    assert run_in_child(add, 2, 2) == 4
+`)
+	f.commit(t, "add a test")
+	e, err := Collect(context.Background(), Input{Repo: f.repo, Branch: branch, Worktree: f.wt, ExitCode: exit(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := e.Blockers(false); len(b) > 0 {
+		t.Errorf("a new, guarded test blocks completion: %q (weakened %+v)", b, e.WeakenedTests)
+	}
+}

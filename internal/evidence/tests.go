@@ -110,11 +110,24 @@ var skipJS = regexp.MustCompile(`\b(?:it|test|describe|context|suite)\.(?:skip|o
 type diffCounts struct {
 	removed, added         int // assertions
 	skipsRemoved, skipsAdd int
+	testsRemoved, testsAdd int // test definitions
 }
 
 // weakened reports whether the diff takes more checking away than it
-// adds: assertions removed, or tests skipped.
-func (c diffCounts) weakened() bool { return c.removed > c.added || c.skipsAdd > c.skipsRemoved }
+// adds: assertions removed, or tests skipped that ran before (more skips
+// than new tests: a new test may come with its platform guard).
+func (c diffCounts) weakened() bool {
+	return c.removed > c.added || c.skipsAdd-c.skipsRemoved > max(c.testsAdd-c.testsRemoved, 0)
+}
+
+// skippedTests is how many more tests the diff skips than before.
+func (c diffCounts) skippedTests() int {
+	return c.skipsAdd - c.skipsRemoved - max(c.testsAdd-c.testsRemoved, 0)
+}
+
+// testDef matches a line that defines a test: Python's def test_…, Go's
+// func Test…, and a JS/TS it(…) or test(…) call (not it.skip).
+var testDef = regexp.MustCompile(`^(?:async\s+)?def\s+test|^func\s+(?:Test|Benchmark|Fuzz)[A-Z_]|^(?:it|test)\s*\(`)
 
 // countAssertions counts the assertion and skip lines a unified diff of a
 // test file removes and adds (js: the file is JavaScript or TypeScript).
@@ -138,12 +151,18 @@ func countAssertions(patch string, js bool) diffCounts {
 			if isSkip(l[1:], js) {
 				c.skipsRemoved++
 			}
+			if testDef.MatchString(strings.TrimSpace(l[1:])) {
+				c.testsRemoved++
+			}
 		case l[0] == '+':
 			if isAssertion(l[1:]) {
 				c.added++
 			}
 			if isSkip(l[1:], js) {
 				c.skipsAdd++
+			}
+			if testDef.MatchString(strings.TrimSpace(l[1:])) {
+				c.testsAdd++
 			}
 		}
 	}
