@@ -214,12 +214,15 @@ func TestWorktreeNotesWhatItLacks(t *testing.T) {
 	git(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
 	git(t, repo, "commit", "-qm", "submodule")
 	writeFile(t, repo, "node_modules/.bin/jest", "#!/bin/sh\necho PASS\n")
+	writeFile(t, repo, ".venv/bin/python", "")
 	w, err := NewWorktree(ctx, repo, state, "deps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	notes := strings.Join(w.Notes, "\n")
-	for _, want := range []string{"node_modules is in your checkout but not in the worktree", "submodule vendor/lib is not checked out in the worktree"} {
+	for _, want := range []string{"node_modules is in your checkout but not in the worktree", `(e.g. test = "npm ci && npm test")`,
+		".venv is in your checkout but not in the worktree", `(e.g. test = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/python -m pytest")`,
+		"submodule vendor/lib is not checked out in the worktree"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

@@ -148,7 +148,11 @@ func Missing(ctx context.Context, userTop, wt, prefix string) []string {
 			if _, err := os.Lstat(filepath.Join(wt, filepath.FromSlash(rel))); err == nil {
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("%s is in your checkout but not in the worktree (git leaves ignored files out): a validation command that needs it fails there; install it first in [validation] (e.g. test = \"npm ci && npm test\")", rel))
+			example := `"npm ci && npm test"`
+			if name != "node_modules" {
+				example = `"python3 -m venv ` + name + ` && ` + name + `/bin/pip install -e . && ` + name + `/bin/python -m pytest"`
+			}
+			notes = append(notes, fmt.Sprintf("%s is in your checkout but not in the worktree (git leaves ignored files out): a validation command that needs it fails there; install it first in [validation] (e.g. test = %s)", rel, example))
 		}
 	}
 	out, err := run(ctx, wt, "submodule", "status")
