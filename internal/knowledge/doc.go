@@ -73,7 +73,7 @@ type Part struct {
 
 var (
 	updatedByLine = regexp.MustCompile(`(?i)^_?\s*last updated by:\s*([^,]*?)\s*(?:,\s*(.*?))?\s*_?\s*$`)
-	statusLine    = regexp.MustCompile(`(?i)^_?\s*status:\s*([a-z]+)\s*_?\s*$`)
+	statusLine    = regexp.MustCompile(`(?i)^_?\s*status:\s*([a-z]+)(?:[^a-z].*)?$`) // "_Status: deprecated (see api-v2.md)_"
 	reviewLine    = regexp.MustCompile(`(?i)^_?\s*needs user review:\s*([a-z]+)\s*_?\s*$`)
 )
 

@@ -78,3 +78,25 @@ func TestLoadRuleMentioningDeprecated(t *testing.T) {
 		t.Errorf("an established convention that mentions deprecation: got %+v, want it in the prompt", sec)
 	}
 }
+
+// TestLoadDeprecatedWithAReason: a status line that says why (a person's
+// words) still deprecates its document.
+func TestLoadDeprecatedWithAReason(t *testing.T) {
+	for _, status := range []string{"_Status: deprecated (use api-v2.md)_", "Status: deprecated, see api-v2.md", "_Status: Deprecated._"} {
+		root := t.TempDir()
+		p := filepath.Join(root, Dir, "conventions", "api.md")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("# API fields\n\n"+status+"\n\n## Rules\n1. Delete old api fields.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sec, err := Load(root, "remove the old api field", MaxTokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sec != nil && len(sec.Docs) != 0 {
+			t.Errorf("%q: the deprecated document is in the prompt", status)
+		}
+	}
+}
