@@ -199,6 +199,7 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.dropClaim(id) // the run ended, however
 	o := &Outcome{ID: id, Run: s.run, Profile: s.profile.Name, StartedAt: s.at}
 	if s.perr != nil {
 		var pe *ProfileError
@@ -267,20 +268,34 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	if err := p.writeClaim(ctx, id, s.run); err != nil {
 		return nil, err
 	}
+	// A start that fails from here leaves no claim: Level 1 then restarts
+	// a run the log has active after the start grace, as without one.
+	fail := func(err error) (*started, error) {
+		p.dropClaim(id)
+		return nil, err
+	}
 	e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
 	if err != nil {
-		return nil, fmt.Errorf("log the run's start: %w", err)
+		return fail(fmt.Errorf("log the run's start: %w", err))
 	}
 	s.at = e.Time
 	t.Runs = s.run
 	t.UpdatedAt = e.Time
 	if err := b.Store.Put(ctx, t, Pending); err != nil {
-		return nil, fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err)
+		return fail(fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err))
 	}
 	if err := b.Store.Move(ctx, id, Pending, InProgress); err != nil {
-		return nil, fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err)
+		return fail(fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err))
 	}
 	return s, nil
+}
+
+// dropClaim removes this process's claim of task id's run, once the run
+// has its identity, has ended, or failed to start.
+func (p *Processor) dropClaim(id string) {
+	if path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id); err == nil {
+		os.Remove(path)
+	}
 }
 
 // writeClaim writes the claim of task id's run: this process starts it
@@ -428,7 +443,7 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 			ident.StarterPID, ident.StarterStart = self.PID, self.StartTime
 		}
 		if idErr = ident.Save(path); idErr == nil {
-			os.Remove(filepath.Join(filepath.Dir(path), supervise.ClaimFileName)) // the identity says it all now
+			p.dropClaim(s.task.ID) // the identity says it all now
 		}
 	}
 	if idErr != nil {

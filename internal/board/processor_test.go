@@ -581,3 +581,51 @@ func TestRunNotesWhatTheWorktreeLacks(t *testing.T) {
 		t.Errorf("run log:\n%s", data)
 	}
 }
+
+// TestClaimGoesWithTheRun: a run's claim (starting.json) is gone once the
+// run has ended, also when it failed before its agent started, and a
+// task another process runs keeps that process's claim.
+func TestClaimGoesWithTheRun(t *testing.T) {
+	ctx := context.Background()
+	p, _, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
+	claimOf := func(id string) string {
+		path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ok := addWith(t, p.Board, "work", "work", nil)
+	if _, err := p.Run(ctx, ok.ID); err != nil {
+		t.Fatal(err)
+	}
+	failed := addWith(t, p.Board, "work too", "work", nil)
+	p.Knowledge = func(context.Context, string) (string, error) { return "", errors.New("docs/knowledge unreadable") }
+	o, err := p.Run(ctx, failed.ID)
+	if err != nil || o.Folder != Failed {
+		t.Fatalf("a start that fails: %+v, %v", o, err)
+	}
+	for _, id := range []string{ok.ID, failed.ID} {
+		if _, err := os.Stat(claimOf(id)); !os.IsNotExist(err) {
+			t.Errorf("task %s: the run ended, its claim is left: %v", id, err)
+		}
+	}
+	// A task this processor may not start: its begin refuses it, and
+	// leaves a claim it did not write alone.
+	busy := addWith(t, p.Board, "busy", "work", nil)
+	if _, err := p.Board.Move(ctx, busy.ID, FailedBlocked, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(claimOf(busy.ID)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(claimOf(busy.ID), []byte(`{"pid":0,"task_id":"x","run":1,"starter_pid":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(ctx, busy.ID); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a blocked task: got %v, want ErrBusy", err)
+	}
+	if _, err := os.Stat(claimOf(busy.ID)); err != nil {
+		t.Errorf("another process's claim was removed: %v", err)
+	}
+}
