@@ -90,6 +90,22 @@ func ListFiles(ctx context.Context, dir string) ([]string, error) {
 	return files, nil
 }
 
+// Tracked returns those of paths (relative to dir, taken literally) that
+// git tracks.
+func Tracked(ctx context.Context, dir string, paths []string) ([]string, error) {
+	out, err := run(ctx, dir, append([]string{"--literal-pathspecs", "ls-files", "-z", "--cached", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	return files, nil
+}
+
 // Head returns the commit HEAD points at, or "" in a repository with no
 // commits yet.
 func Head(ctx context.Context, dir string) (string, error) {

@@ -135,17 +135,26 @@ func (b *Builder) remineForReturns(ctx context.Context, w *writer, h *history) e
 		return nil
 	}
 	if len(w.added) <= maxReturnCheck {
+		// Only what git tracks has a history: a file a person just made
+		// costs no walk.
+		tracked, err := gitx.Tracked(ctx, h.root, w.added)
+		if err != nil {
+			return fmt.Errorf("mine history: %w", err)
+		}
+		if len(tracked) == 0 {
+			return nil
+		}
 		// The oldest by the instant, not the text: each date carries its
 		// author's offset.
 		var oldest string
-		err := w.tx.QueryRowContext(ctx, `SELECT timestamp FROM commits WHERE repo_id = ? ORDER BY julianday(timestamp) LIMIT 1`, w.repoID).Scan(&oldest)
+		err = w.tx.QueryRowContext(ctx, `SELECT timestamp FROM commits WHERE repo_id = ? ORDER BY julianday(timestamp) LIMIT 1`, w.repoID).Scan(&oldest)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("mine history: %w", err)
 		}
-		last, err := gitx.LastTouched(ctx, h.root, h.prev, oldest, w.added)
+		last, err := gitx.LastTouched(ctx, h.root, h.prev, oldest, tracked)
 		if err != nil {
 			return fmt.Errorf("mine history: %w", err)
 		}
@@ -172,17 +181,23 @@ func (b *Builder) remineForReturns(ctx context.Context, w *writer, h *history) e
 	return nil
 }
 
+// trimSlack is how many commits over the depth an index may hold before
+// a trim: a trim asks git for the whole window (a fifth of a second on
+// 7,000 commits), which each small pull would pay otherwise.
+func trimSlack(depth int) int { return max(depth/20, 1) }
+
 // trimHistory keeps the newest HistoryDepth commits, as a full mine reads
-// them: an incremental mine adds new commits on top of the stored ones,
-// and the oldest go, with their file links and their share of the
-// co-change counts.
+// them, once the index holds more than trimSlack over them: an
+// incremental mine adds new commits on top of the stored ones, and the
+// oldest go, with their file links and their share of the co-change
+// counts.
 func (b *Builder) trimHistory(ctx context.Context, w *writer, root string) error {
 	tx, repoID := w.tx, w.repoID
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM commits WHERE repo_id = ?`, repoID).Scan(&n); err != nil {
 		return fmt.Errorf("trim history: %w", err)
 	}
-	if n <= b.HistoryDepth {
+	if n <= b.HistoryDepth+trimSlack(b.HistoryDepth) {
 		return nil
 	}
 	window, err := gitx.RecentCommits(ctx, root, b.HistoryDepth)

@@ -223,8 +223,9 @@ func TestHistoryRevertBringsAFileBack(t *testing.T) {
 }
 
 // TestHistoryDepthIncrementally: an incremental mine keeps the newest
-// history_depth commits, as a fresh one reads them, dropping the oldest
-// with their share of the co-change counts.
+// history_depth commits, as a fresh one reads them, once the index holds
+// more than a twentieth (one here) over them, dropping the oldest with
+// their share of the co-change counts.
 func TestHistoryDepthIncrementally(t *testing.T) {
 	r := newRepo(t, true)
 	depth := func(b *Builder) { b.HistoryDepth = 2 }
@@ -234,12 +235,17 @@ func TestHistoryDepthIncrementally(t *testing.T) {
 		r.commit("c")
 	}
 	r.index(depth)
+	r.write("a.py", "a = 8\n")
+	r.commit("c4")
+	if res := r.index(depth); res.History != "incremental" || res.Commits != 3 {
+		t.Errorf("one commit on: history %q, %d commits; want an incremental mine keeping 3, within the slack", res.History, res.Commits)
+	}
 	r.write("a.py", "a = 9\n")
 	r.write("b.py", "b = 9\n")
-	r.commit("c4")
+	r.commit("c5")
 	res := r.index(depth)
 	if res.History != "incremental" || res.Commits != 2 {
-		t.Errorf("history %q, %d commits; want an incremental mine keeping 2", res.History, res.Commits)
+		t.Errorf("two commits on: history %q, %d commits; want an incremental mine trimmed to 2", res.History, res.Commits)
 	}
 	compareFresh(t, r, depth)
 }
