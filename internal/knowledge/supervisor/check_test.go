@@ -104,6 +104,26 @@ func TestCheckTriggers(t *testing.T) {
 	}
 }
 
+// runnerOn is a test runner whose reasoning model is model on the server
+// at url, read from its config file as the daemon reads it, recording its
+// calls in raw.sqlite.
+func runnerOn(t *testing.T, model, url string) *Runner {
+	t.Helper()
+	r, state := newTestRunner(t, nil)
+	cfgText := fmt.Sprintf("[models]\nreasoning = %q\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", model, url)
+	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	raw, err := store.NewFactory(state).Open(context.Background(), store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	return r
+}
+
 // TestCheckWithoutModel: no model reachable, the supervisors are skipped
 // with a warning and not asked again before RetryAfter.
 func TestCheckWithoutModel(t *testing.T) {
@@ -111,18 +131,7 @@ func TestCheckWithoutModel(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	url := srv.OllamaURL()
 	srv.Close()
-	r, state := newTestRunner(t, nil)
-	cfgText := fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", url)
-	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
-	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	r := runnerOn(t, "thinker:4b", url)
 	now := time.Now()
 	r.Now = func() time.Time { return now }
 	task := addTask(t, r, "work", nil)
@@ -147,18 +156,7 @@ func TestCheckBacksOff(t *testing.T) {
 	ctx := context.Background()
 	srv := llmtest.NewServer(t)
 	srv.SetDefault(llmtest.Text("Sure! Here are my findings: the code looks fine."))
-	r, state := newTestRunner(t, nil)
-	cfgText := fmt.Sprintf("[models]\nreasoning = \"small:1b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", srv.OllamaURL())
-	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
-	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	r.Recorder = llm.NewRecorder(corpus.New(raw))
+	r := runnerOn(t, "small:1b", srv.OllamaURL())
 	start := time.Now()
 	now := start
 	r.Now = func() time.Time { return now }
