@@ -100,74 +100,58 @@ func TestLevel1OverTheBoard(t *testing.T) {
 	}
 }
 
-// TestLevel1LeavesClaimedRunsStarting: a run that another process (a
-// 'cra task run' in a terminal) is still starting past the start grace is
-// not restarted by a daemon's Level 1, which shares none of its memory:
-// the starter's claim in the run directory says who starts it.
-func TestLevel1LeavesClaimedRunsStarting(t *testing.T) {
-	ctx := context.Background()
-	p, s, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
-	task := addWith(t, p.Board, "work", "work", nil)
-	release := make(chan struct{})
-	p.Knowledge = func(ctx context.Context, _ string) (string, error) { <-release; return "", nil }
-	done := make(chan *Outcome, 1)
-	go func() { o, _ := p.Run(ctx, task.ID); done <- o }()
-	waitFor(t, func() bool { a, _, _ := p.Board.Log.Lookup(ctx, task.ID); return a.Status == world.StatusActive })
-	pass := &supervise.Pass{Log: p.Board.Log, Board: p.Board, StateDir: p.StateDir, // no Held: another process's pass
-		Now: func() time.Time { return time.Now().Add(time.Minute) }} // past the start grace
-	actions, err := pass.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	o := <-done
-	if len(actions) != 1 {
-		t.Errorf("actions: got %v, want one wait", actions)
-	} else if w, ok := actions[0].(supervise.Wait); !ok || !strings.Contains(w.Reason, "starting") {
-		t.Errorf("action: got %v, want a wait for the run's starter", actions[0])
-	}
-	if o == nil || o.Folder != Completed {
-		t.Errorf("the run: got %+v, want it completed", o)
-	}
-	if f := folderOn(t, s, task.ID); f != Completed {
-		t.Errorf("the task is in %s, want completed", f)
-	}
-	for _, l := range logLines(t, p.Board, task.ID) {
-		if strings.Contains(l, "restarted") {
-			t.Errorf("a run still being started by another process was restarted: %s", l)
-		}
-	}
-}
-
-// TestLevel1LeavesHeldRunsStarting: a run the daemon's processor is
-// still starting (a worktree of a large repository, here a slow knowledge
-// load) past the start grace is not restarted, and its agent, once it
-// starts, is not killed as an orphan.
-func TestLevel1LeavesHeldRunsStarting(t *testing.T) {
-	ctx := context.Background()
-	p, s, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
-	task := addWith(t, p.Board, "work", "work", nil)
-	release := make(chan struct{})
-	p.Knowledge = func(ctx context.Context, _ string) (string, error) { <-release; return "", nil }
-	done := make(chan *Outcome, 1)
-	go func() { o, _ := p.Run(ctx, task.ID); done <- o }()
-	waitFor(t, func() bool { a, _, _ := p.Board.Log.Lookup(ctx, task.ID); return a.Status == world.StatusActive })
-	pass := &supervise.Pass{Log: p.Board.Log, Board: p.Board, StateDir: p.StateDir, Held: p.Holds,
-		Now: func() time.Time { return time.Now().Add(time.Minute) }} // past the start grace
-	if _, err := pass.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	close(release)
-	o := <-done
-	if o == nil || o.Folder != Completed {
-		t.Errorf("the run: got %+v, want it completed", o)
-	}
-	if f := folderOn(t, s, task.ID); f != Completed {
-		t.Errorf("the task is in %s, want completed", f)
-	}
-	for _, l := range logLines(t, p.Board, task.ID) {
-		if strings.Contains(l, "restarted") {
-			t.Errorf("a run still being started was restarted: %s", l)
-		}
+// TestLevel1LeavesRunsStarting: a run still being started past the start
+// grace (a worktree of a large repository, here a slow knowledge load) is
+// not restarted, and its agent, once it starts, is not killed as an
+// orphan: by the daemon's own Level 1, which holds the run (Pass.Held),
+// nor by another process's, which shares none of its memory and reads
+// the starter's claim in the run directory (a 'cra task run' in a
+// terminal beside a daemon).
+func TestLevel1LeavesRunsStarting(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		held bool
+		want string // the pass's wait
+	}{
+		{"held by the daemon's processor", true, "held by this process"},
+		{"claimed by another process", false, "starting: process"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p, s, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
+			task := addWith(t, p.Board, "work", "work", nil)
+			release := make(chan struct{})
+			p.Knowledge = func(ctx context.Context, _ string) (string, error) { <-release; return "", nil }
+			done := make(chan *Outcome, 1)
+			go func() { o, _ := p.Run(ctx, task.ID); done <- o }()
+			waitFor(t, func() bool { a, _, _ := p.Board.Log.Lookup(ctx, task.ID); return a.Status == world.StatusActive })
+			pass := &supervise.Pass{Log: p.Board.Log, Board: p.Board, StateDir: p.StateDir,
+				Now: func() time.Time { return time.Now().Add(time.Minute) }} // past the start grace
+			if tc.held {
+				pass.Held = p.Holds
+			}
+			actions, err := pass.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			o := <-done
+			if len(actions) != 1 {
+				t.Errorf("actions: got %v, want one wait", actions)
+			} else if w, ok := actions[0].(supervise.Wait); !ok || !strings.Contains(w.Reason, tc.want) {
+				t.Errorf("action: got %v, want a wait saying %q", actions[0], tc.want)
+			}
+			if o == nil || o.Folder != Completed {
+				t.Errorf("the run: got %+v, want it completed", o)
+			}
+			if f := folderOn(t, s, task.ID); f != Completed {
+				t.Errorf("the task is in %s, want completed", f)
+			}
+			for _, l := range logLines(t, p.Board, task.ID) {
+				if strings.Contains(l, "restarted") {
+					t.Errorf("a run still being started was restarted: %s", l)
+				}
+			}
+		})
 	}
 }
