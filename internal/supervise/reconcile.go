@@ -228,6 +228,7 @@ func Reconcile(in Input) []Action {
 			claimed[a.ID] = c
 		}
 	}
+	isClaimed := func(id string) bool { _, ok := claimed[id]; return ok }
 
 	var orphans []Kill
 	orphan := map[int]bool{}
@@ -239,7 +240,7 @@ func Reconcile(in Input) []Action {
 			detail = fmt.Sprintf("task %s is not active in the log", pr.TaskID)
 		case a.Run != 0 && pr.Run != a.Run:
 			detail = fmt.Sprintf("run %d is stale: the log's active run is %d", pr.Run, a.Run)
-		case live[a.ID] || starting(a) || in.Held[a.ID] || claimed[a.ID] != Identity{}:
+		case live[a.ID] || starting(a) || in.Held[a.ID] || isClaimed(a.ID):
 			continue
 		default:
 			detail = fmt.Sprintf("run %d's recorded process is gone", pr.Run)
