@@ -317,6 +317,10 @@ type CallFilter struct {
 	// retrieval decision of the stage: judgments that were part of the
 	// run's context.
 	WithDecisions bool
+	// Accepted leaves out the replies an attempt of their run rejected:
+	// its edits did not apply, or its validation failed. A run that
+	// succeeded on its second attempt logged its first reply too.
+	Accepted bool
 	// Limit bounds the calls returned, newest kept; 0 is no bound.
 	Limit int
 }
@@ -363,6 +367,11 @@ func (c *Corpus) LoggedCalls(ctx context.Context, f CallFilter) ([]LoggedCall, e
 	}
 	if f.WithDecisions {
 		where = append(where, `EXISTS (SELECT 1 FROM retrieval_decisions d WHERE d.task_id = linked.task_id AND d.stage = linked.stage AND d.included = 1)`)
+	}
+	if f.Accepted {
+		where = append(where, `NOT EXISTS (SELECT 1 FROM run_attempts a JOIN task_runs r ON r.id = a.task_run_id
+			WHERE r.task_id = linked.task_id AND a.raw_response = linked.response
+			AND (a.patch_applied = 0 OR EXISTS (SELECT 1 FROM validation_results v WHERE v.attempt_id = a.id AND v.success = 0)))`)
 	}
 	q := stageCalls(true) + `SELECT tbl, id, COALESCE(task_id, ''), stage, call_type, model, COALESCE(system, ''), prompt, response, timestamp,
 		COALESCE(run_mode, ''), run_success FROM linked WHERE ` + strings.Join(where, " AND ") + ` ORDER BY timestamp DESC, tbl, id DESC`

@@ -107,7 +107,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	// Read bounds: twice what is kept, newest first, leaves room for the
 	// duplicates and the over-long without holding the whole log.
 	calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeSuccess, WithDecisions: withDecisions,
-		Limit: 2 * p.Data.MaxExamples})
+		Accepted: true, Limit: 2 * p.Data.MaxExamples})
 	if err != nil {
 		return nil, fmt.Errorf("select logged calls: %w", err)
 	}
@@ -261,8 +261,8 @@ func newest(recs []dataset.Record, n int, out *Curated, reason string) []dataset
 	return kept
 }
 
-// synthetic returns the records of the stage's newest bootstrapped
-// dataset, oldest first, and its id; none when there is none.
+// synthetic returns the training records of the stage's newest
+// bootstrapped dataset, oldest first, and its id; none when there is none.
 func synthetic(ctx context.Context, c *corpus.Corpus, stage string) ([]dataset.Record, int64, error) {
 	ds, err := c.Datasets(ctx, stage)
 	if err != nil {
@@ -272,13 +272,12 @@ func synthetic(ctx context.Context, c *corpus.Corpus, stage string) ([]dataset.R
 		if d.Source != corpus.SourceSynthetic {
 			continue
 		}
-		var recs []dataset.Record
-		for _, split := range []dataset.Split{dataset.Train, dataset.Valid} {
-			r, err := dataset.Read(d.Path, split)
-			if err != nil {
-				return nil, 0, fmt.Errorf("synthetic dataset %d: %w (run 'cra bootstrap' again, or set mix_synthetic = false)", d.ID, err)
-			}
-			recs = append(recs, r...)
+		// Its training split only: its validation split is what an
+		// adapter evaluated on it ('cra adapters eval --dataset') must
+		// not have seen.
+		recs, err := dataset.Read(d.Path, dataset.Train)
+		if err != nil {
+			return nil, 0, fmt.Errorf("synthetic dataset %d: %w (run 'cra bootstrap' again, or set mix_synthetic = false)", d.ID, err)
 		}
 		return recs, d.ID, nil
 	}

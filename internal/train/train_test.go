@@ -438,9 +438,10 @@ func TestCurate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2 positives, 1 negative (the newer), synthetic up to the logged
-	// count at share 0.5: 3 of 4.
+	// count at share 0.5: the 3 of its training split, its validation
+	// example left out (an adapter evaluated on it must not have seen it).
 	if res.Positive != 2 || res.Negative != 1 || res.Synthetic != 3 || res.SyntheticFrom != syn ||
-		res.Skipped[SkipNegShare] != 1 || res.Skipped[SkipSynthShare] != 1 {
+		res.Skipped[SkipNegShare] != 1 || res.Skipped[SkipSynthShare] != 0 {
 		t.Errorf("got %+v", res)
 	}
 	if res.Summary.Examples() != 6 || res.Summary.Valid != 1 {
@@ -681,9 +682,10 @@ func TestCurateDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Logged: A and B (A.again repeats A); synthetic: both; written: A,
-	// the bootstrapped B (older than the logged B) and the other.
-	if res.Logged != 2 || res.Synthetic != 2 || res.Summary.Examples() != 3 {
+	// Logged: A and B (A.again repeats A); synthetic: B, its training
+	// split (the other is its validation example); written: A and the
+	// bootstrapped B (older than the logged B).
+	if res.Logged != 2 || res.Synthetic != 1 || res.Summary.Examples() != 2 {
 		t.Errorf("got %+v", res)
 	}
 	if got := res.Skipped[SkipDuplicate]; got != 2 {
@@ -847,4 +849,88 @@ func recordedPlan(t *testing.T, c *corpus.Corpus) *Plan {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestCurateLeavesOutRejectedReplies: cra solve records every attempt's
+// call under the run's task id. A run that succeeded on attempt 2 has an
+// attempt 1 reply that did not apply: no positive example.
+func TestCurateLeavesOutRejectedReplies(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	task := "T.r1"
+	runID, err := c.StartRun(ctx, corpus.TaskRun{TaskID: task, Repo: "/r", Mode: "implement", ExecuteModel: "m", ContextWindow: 8192, ReservedTokens: 1024, Stages: "scope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "Sure! Here is the fix: just change add to subtract."
+	good := "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+	for i, reply := range []string{bad, good} {
+		if _, err := c.AddCall(ctx, corpus.Call{TaskID: task, Type: "solve", Role: "coding", Stage: dataset.ExecuteCode, Provider: "ollama", Model: "m",
+			System: "code system", Prompt: "fix add, attempt " + string(rune('1'+i)), Response: reply}); err != nil {
+			t.Fatal(err)
+		}
+		a := corpus.Attempt{Attempt: i + 1, RawResponse: reply, PatchApplied: reply == good}
+		if reply == good {
+			a.Validation = &corpus.Validation{Success: true}
+		}
+		if err := c.AddAttempt(ctx, runID, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.FinishRun(ctx, runID, corpus.RunOutcome{Success: true, FinalDiff: "diff"}); err != nil {
+		t.Fatal(err)
+	}
+	p := recordedPlan(t, c)
+	p.Stage, p.BaseModel = dataset.ExecuteCode, dataset.Coding
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{dataset.TrainFile, dataset.ValidFile} {
+		b, _ := os.ReadFile(filepath.Join(res.Dir, f))
+		if strings.Contains(string(b), "Sure! Here is the fix") {
+			t.Errorf("%s holds attempt 1's unparseable reply as a positive example (positives %d): %s", f, res.Positive, b)
+		}
+	}
+}
+
+// TestCurateKeepsTheBootstrapValidation: with mix_synthetic, curate-data
+// takes the bootstrapped dataset's training split only: its validation
+// examples, on which 'cra adapters eval TAG --dataset <bootstrap id>'
+// scores an adapter, stay out of the curated train.jsonl.
+func TestCurateKeepsTheBootstrapValidation(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	logRun(t, c, "A", "implement", true, dataset.Scope)
+	logRun(t, c, "B", "implement", true, dataset.Scope)
+	syn := bootstrapped(t, c, l.Root, dataset.Scope, 10)
+	boot, err := c.Dataset(ctx, syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bootValid, err := dataset.Read(boot.Path, dataset.Valid)
+	if err != nil || len(bootValid) == 0 {
+		t.Fatalf("bootstrap valid: %v, %d", err, len(bootValid))
+	}
+	p := recordedPlan(t, c)
+	p.Data.MixSynthetic, p.Data.SyntheticShare = true, 0.5
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := dataset.Read(res.Dir, dataset.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTrain := map[string]bool{}
+	for _, r := range train {
+		inTrain[r.Example.Messages[1].Content] = true
+	}
+	for _, r := range bootValid {
+		if inTrain[r.Example.Messages[1].Content] {
+			t.Errorf("bootstrap dataset %d's validation example %q is in curated dataset %d's train.jsonl", syn, r.Example.Messages[1].Content, res.DatasetID)
+		}
+	}
 }
