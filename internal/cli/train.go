@@ -89,6 +89,9 @@ func trainRun(ctx context.Context, d *deps, opts *trainOptions) error {
 	if job.Dataset.Negative > 0 {
 		fmt.Fprintln(d.errOut, negativesNote(job.Dataset.Negative))
 	}
+	if note := job.SmallNote(); note != "" {
+		fmt.Fprintln(d.errOut, note)
+	}
 	if !job.Weights.Known {
 		fmt.Fprintf(d.errOut, "warning: %s is an Ollama tag, not the Hugging Face id of its weights: set [train] %s_hf_model, or edit the configurations\n",
 			job.Weights.Tag, job.Dataset.BaseModel)

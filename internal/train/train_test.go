@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -932,5 +933,31 @@ func TestCurateKeepsTheBootstrapValidation(t *testing.T) {
 		if inTrain[r.Example.Messages[1].Content] {
 			t.Errorf("bootstrap dataset %d's validation example %q is in curated dataset %d's train.jsonl", syn, r.Example.Messages[1].Content, res.DatasetID)
 		}
+	}
+}
+
+// TestNewJobSmallSplits: a split of fewer examples than a batch, which
+// mlx_lm refuses after loading the model, is named before the trainer
+// runs.
+func TestNewJobSmallSplits(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	l := NewLayout(t.TempDir())
+	for _, id := range []string{"A", "B", "C", "D", "E"} {
+		logRun(t, c, id, "implement", true, dataset.Scope)
+	}
+	p := recordedPlan(t, c)
+	res, err := Curate(ctx, c, l, p, time.Date(2024, 3, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "qwen3:4b-instruct-2507"}}
+	job, err := NewJob(ctx, c, l, cfg, res.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := job.SmallNote()
+	if want := fmt.Sprintf("%d valid examples, fewer than the plan's batch_size %d, which mlx_lm.lora refuses", res.Summary.Valid, p.Hyper.BatchSize); res.Summary.Valid >= p.Hyper.BatchSize || !strings.Contains(note, want) {
+		t.Errorf("%d valid of batch %d: note %q, want one saying %q", res.Summary.Valid, p.Hyper.BatchSize, note, want)
 	}
 }

@@ -102,6 +102,21 @@ type Job struct {
 	Plan    *Plan // the hyperparameters; from the dataset's training_plans row
 	Weights Weights
 	Dir     string // Layout.TrainDir
+	// Small names each split of fewer examples than a batch, which
+	// mlx_lm refuses ("Dataset must have at least batch_size examples")
+	// once it has loaded the model; empty when none is.
+	Small []string
+}
+
+// SmallNote says what Small means for the trainer, and the fix; "" when
+// no split is small.
+func (j *Job) SmallNote() string {
+	if len(j.Small) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: dataset %d has %s, fewer than the plan's batch_size %d, which mlx_lm.lora refuses: "+
+		"log more runs, or raise data.max_examples or data.valid_share or lower hyperparameters.batch_size in the plan, then 'cra curate-data --plan FILE' again",
+		j.Dataset.ID, strings.Join(j.Small, " and "), j.Plan.Hyper.BatchSize)
 }
 
 // Out is the trainer's output directory.
@@ -141,11 +156,23 @@ func NewJob(ctx context.Context, c *corpus.Corpus, l Layout, cfg *config.Config,
 			return nil, fmt.Errorf("dataset %d: %w (curate it again with 'cra curate-data --plan FILE')", id, err)
 		}
 	}
+	// mlx_lm refuses a split smaller than a batch, after loading the
+	// model: say so first (Small).
+	var small []string
+	for _, split := range []dataset.Split{dataset.Train, dataset.Valid} {
+		recs, err := dataset.Read(d.Path, split)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %d: %w (curate it again with 'cra curate-data --plan FILE')", id, err)
+		}
+		if len(recs) < p.Hyper.BatchSize {
+			small = append(small, fmt.Sprintf("%d %s examples", len(recs), split))
+		}
+	}
 	w, err := BaseWeights(cfg, d.BaseModel)
 	if err != nil {
 		return nil, err
 	}
-	return &Job{Dataset: d, Plan: p, Weights: w, Dir: l.TrainDir(id)}, nil
+	return &Job{Dataset: d, Plan: p, Weights: w, Dir: l.TrainDir(id), Small: small}, nil
 }
 
 // WriteConfigs writes the mlx-lm and axolotl configurations into j.Dir
