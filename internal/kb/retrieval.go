@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -60,15 +61,24 @@ type Definer struct {
 // names (exact, case-sensitive), by name then file; a file defining a name
 // twice is listed twice.
 func (k *KnowledgeBase) Definers(ctx context.Context, repoID int64, names []string) ([]Definer, error) {
-	ph, args := placeholders(names)
-	ds, err := scanAll(ctx, k.db, func(r *sql.Rows, d *Definer) error {
-		return r.Scan(&d.Name, &d.FileID)
-	}, `SELECT s.name, s.file_id FROM symbols s JOIN files f ON f.id = s.file_id
-		WHERE f.repo_id = ? AND s.name IN (`+ph+`) ORDER BY s.name, s.file_id`, append([]any{repoID}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("query definers: %w", err)
+	names = slices.Clone(names)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var out []Definer
+	// In chunks: a pasted log can name more identifiers than SQLite takes
+	// variables in one statement.
+	for chunk := range slices.Chunk(names, 500) {
+		ph, args := placeholders(chunk)
+		ds, err := scanAll(ctx, k.db, func(r *sql.Rows, d *Definer) error {
+			return r.Scan(&d.Name, &d.FileID)
+		}, `SELECT s.name, s.file_id FROM symbols s JOIN files f ON f.id = s.file_id
+			WHERE f.repo_id = ? AND s.name IN (`+ph+`) ORDER BY s.name, s.file_id`, append([]any{repoID}, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("query definers: %w", err)
+		}
+		out = append(out, ds...) // chunks of sorted names: in order
 	}
-	return ds, nil
+	return out, nil
 }
 
 // SearchHit is a file the full-text index matched, with its BM25 score

@@ -76,6 +76,19 @@ func TestDefiners(t *testing.T) {
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("definers (-want +got):\n%s", diff)
 	}
+	// A pasted log names more identifiers than SQLite takes variables in
+	// one statement.
+	many := []string{"connect", "User"}
+	for i := range 40000 {
+		many = append(many, fmt.Sprintf("handler_%d", i))
+	}
+	got, err = k.Definers(context.Background(), kbtest.MainRepoID, many)
+	if err != nil {
+		t.Fatalf("40,000 names: %v", err)
+	}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("definers of 40,000 names (-want +got):\n%s", diff)
+	}
 }
 
 func TestSearchFiles(t *testing.T) {

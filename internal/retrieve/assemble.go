@@ -898,8 +898,8 @@ func renderFileHeader(f PackageFile) string {
 	h := "\n## " + f.Path + "\n"
 	if len(f.Reasons) > 0 {
 		why := f.Reasons[0]
-		if len(why) > 100 {
-			why = why[:100] + "…"
+		if r := []rune(why); len(r) > 100 {
+			why = string(r[:100]) + "…" // whole characters: a path may be CJK
 		}
 		h += fmt.Sprintf("<!-- tier %d: %s -->\n", f.Tier, why)
 	}

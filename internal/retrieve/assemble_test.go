@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestBudgetValidate(t *testing.T) {
@@ -755,5 +756,15 @@ func TestAssembleRequiresInHeader(t *testing.T) {
 	}
 	if want := []string{"header 1-14"}; !slices.Equal(got, want) {
 		t.Errorf("items in the first 13 lines of lib/utils.js: got %v, want %v", got, want)
+	}
+}
+
+// TestRenderFileHeaderWholeCharacters: a long reason is cut at a whole
+// character, so a package that names CJK paths stays valid UTF-8.
+func TestRenderFileHeaderWholeCharacters(t *testing.T) {
+	why := "linked by imports to src/" + strings.Repeat("界面组件/", 30) + "分页器实现.ts"
+	h := renderFileHeader(PackageFile{Path: "src/分页器.ts", Tier: 2, Reasons: []string{why}})
+	if !utf8.ValidString(h) || !strings.Contains(h, "…") {
+		t.Errorf("header %q: want valid UTF-8, cut with …", h)
 	}
 }
