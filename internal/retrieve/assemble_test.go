@@ -762,7 +762,7 @@ func TestAssembleRequiresInHeader(t *testing.T) {
 // TestRenderFileHeaderWholeCharacters: a long reason is cut at a whole
 // character, so a package that names CJK paths stays valid UTF-8.
 func TestRenderFileHeaderWholeCharacters(t *testing.T) {
-	why := "linked by imports to src/" + strings.Repeat("界面组件/", 30) + "分页器实现.ts"
+	why := "linked by imports to ./src/" + strings.Repeat("界面组件/", 30) + "分页器实现.ts" // 27 bytes, then 3-byte characters
 	h := renderFileHeader(PackageFile{Path: "src/分页器.ts", Tier: 2, Reasons: []string{why}})
 	if !utf8.ValidString(h) || !strings.Contains(h, "…") {
 		t.Errorf("header %q: want valid UTF-8, cut with …", h)
