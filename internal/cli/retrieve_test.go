@@ -56,3 +56,26 @@ func TestRetrieveRecordsTheRun(t *testing.T) {
 		t.Errorf("session files left behind: %v", entries)
 	}
 }
+
+// TestRetrieveFileDeletedSinceIndexing: a file deleted after 'cra index'
+// is reported with the fix, 'cra index', not as a budget to raise.
+func TestRetrieveFileDeletedSinceIndexing(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "pager.py"), []byte("def _pager_contextmanager():\n    return 'less'\n"), 0o644)
+	gittest.Run(t, repo, "init", "-q")
+	d, _, _ := testDeps()
+	if err := indexRun(ctx, d, &indexOptions{repo: repo}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(repo, "pager.py"))
+	d, out, errOut := testDeps()
+	cw, rt := 8192, 1024
+	if err := retrieveRun(ctx, d, &retrieveOptions{task: "`_pager_contextmanager` is slow", repo: repo, stages: "scope,precision", deterministic: true,
+		budget: budgetFlags{contextWindow: &cw, reservedTokens: &rt}}); err != nil {
+		t.Fatal(err)
+	}
+	if all := out.String() + errOut.String(); strings.Contains(all, "raise --context-window") || !strings.Contains(all, "run 'cra index' first") {
+		t.Errorf("a deleted file:\nstdout:\n%s\nstderr:\n%s\nwant the fix 'cra index', not a budget to raise", out, errOut)
+	}
+}

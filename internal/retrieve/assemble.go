@@ -124,6 +124,13 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 				pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
 				continue
 			}
+			syms := symsOf[c.FileID]
+			if slices.ContainsFunc(syms, func(s symbolRow) bool { return s.end > len(lines) }) {
+				// Shortened since it was indexed: its definitions past
+				// the end are no more, and the rest may have moved.
+				syms = slices.DeleteFunc(slices.Clone(syms), func(s symbolRow) bool { return s.start > len(lines) })
+				pkg.Trimmed = append(pkg.Trimmed, c.Path+" (changed since it was indexed: run 'cra index')")
+			}
 			rel := 1.0
 			if topScore > 0 {
 				rel = c.Score / topScore
@@ -131,7 +138,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 			// Rank decays: the tenth file matters less than the first even at
 			// equal score, since the model reads the package in order.
 			fileWeight := rel / (1 + 0.15*float64(fi))
-			perFile[fi] = a.filePieces(fi, c, lines, symsOf[c.FileID], wanted, tt, loc, fileWeight)
+			perFile[fi] = a.filePieces(fi, c, lines, syms, wanted, tt, loc, fileWeight)
 			if !pass && fi < exercisingFiles {
 				loc.exercised = appendPrimaries(loc.exercised, perFile[fi])
 			}

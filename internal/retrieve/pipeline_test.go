@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"github.com/google/go-cmp/cmp"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -421,4 +424,39 @@ func FuzzStageReplies(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRunFileShortenedSinceIndexing: a file cut short after 'cra index'
+// gives no items for the definitions past its end, with empty text and
+// line numbers it does not have; the package says to index again.
+func TestRunFileShortenedSinceIndexing(t *testing.T) {
+	var src strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&src, "def handler_%d(request):\n    \"\"\"Handle the pager request.\"\"\"\n    return request.pager_command\n\n\n", i)
+	}
+	f := newFixture(t, map[string]string{"app/handlers.py": src.String(), "app/other.py": "import os\n"})
+	short := "# " + strings.Repeat("pager command rewritten ", 200) + "\ndef handler_0(request):\n    return request\n"
+	if err := os.WriteFile(filepath.Join(f.root, "app/handlers.py"), []byte(short), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newPipeline(t, f, nil)
+	stages, err := ParseStages("scope,precision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), "task-1", "the pager command of `handler_42` and `handler_57` is resolved twice", stages, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(short, "\n")
+	for _, pf := range res.Package.Files {
+		for _, it := range pf.Items {
+			if strings.TrimSpace(it.Text) == "" || it.EndLine > n {
+				t.Errorf("%s: item %s %q lines %d-%d (the file has %d lines), text %q", pf.Path, it.Kind, it.Name, it.StartLine, it.EndLine, n, it.Text)
+			}
+		}
+	}
+	if !slices.Contains(res.Package.Trimmed, "app/handlers.py (changed since it was indexed: run 'cra index')") {
+		t.Errorf("trimmed %q: want the file named as changed since indexing", res.Package.Trimmed)
+	}
 }

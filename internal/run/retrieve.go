@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/agent"
@@ -47,9 +48,18 @@ func Retrieve(ctx context.Context, ws *workspace.Workspace, spec Spec) (*Retriev
 		world.NoteEvent(ctx, l.progress, ws.StateDir, world.SourceRetrieve, l.taskID, "retrieve failed: "+runErr.Error())
 		return nil, runErr
 	}
-	if len(res.Package.Files) == 0 && len(res.Package.Trimmed) > 0 {
+	stale := 0
+	for _, t := range res.Package.Trimmed {
+		if strings.Contains(t, " (unreadable: ") || strings.Contains(t, " (changed since it was indexed") {
+			stale++
+		}
+	}
+	if stale > 0 {
+		fmt.Fprintf(l.progress, "warning: %d file(s) changed, moved or deleted since they were indexed, and the package lacks or cuts them: run 'cra index' first\n", stale)
+	}
+	if len(res.Package.Files) == 0 && len(res.Package.Trimmed) > stale {
 		fmt.Fprintf(l.progress, "warning: a budget of %d tokens holds none of the %d items found: raise --context-window or lower --reserved-tokens\n",
-			res.Package.Budget, len(res.Package.Trimmed))
+			res.Package.Budget, len(res.Package.Trimmed)-stale)
 	}
 	summary := fmt.Sprintf("%d files, %d of %d tokens, stages %s", len(res.Package.Files), res.Package.Tokens, res.Package.Budget, spec.StageList)
 	world.NoteEvent(ctx, l.progress, ws.StateDir, world.SourceRetrieve, l.taskID, summary)
