@@ -122,6 +122,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 			lines, err := a.reads.file(a.abs(c.Path))
 			if err != nil {
 				pkg.Trimmed = append(pkg.Trimmed, c.Path+" (unreadable: "+err.Error()+")")
+				pkg.Stale++
 				continue
 			}
 			syms := symsOf[c.FileID]
@@ -130,6 +131,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 				// the end are no more, and the rest may have moved.
 				syms = slices.DeleteFunc(slices.Clone(syms), func(s symbolRow) bool { return s.start > len(lines) })
 				pkg.Trimmed = append(pkg.Trimmed, c.Path+" (changed since it was indexed: run 'cra index')")
+				pkg.Stale++
 			}
 			rel := 1.0
 			if topScore > 0 {

@@ -132,4 +132,8 @@ type Package struct {
 	Budget int           `json:"budget"`
 	// Trimmed lists what did not fit, lowest priority first dropped.
 	Trimmed []string `json:"trimmed,omitempty"`
+	// Stale counts the entries of Trimmed that are files changed, moved
+	// or deleted since they were indexed: the fix is 'cra index', not a
+	// bigger budget.
+	Stale int `json:"-"`
 }

@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/agent"
@@ -48,12 +47,7 @@ func Retrieve(ctx context.Context, ws *workspace.Workspace, spec Spec) (*Retriev
 		world.NoteEvent(ctx, l.progress, ws.StateDir, world.SourceRetrieve, l.taskID, "retrieve failed: "+runErr.Error())
 		return nil, runErr
 	}
-	stale := 0
-	for _, t := range res.Package.Trimmed {
-		if strings.Contains(t, " (unreadable: ") || strings.Contains(t, " (changed since it was indexed") {
-			stale++
-		}
-	}
+	stale := res.Package.Stale
 	if stale > 0 {
 		fmt.Fprintf(l.progress, "warning: %d file(s) changed, moved or deleted since they were indexed, and the package lacks or cuts them: run 'cra index' first\n", stale)
 	}
