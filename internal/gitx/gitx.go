@@ -80,14 +80,20 @@ func ListFiles(ctx context.Context, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			files = append(files, string(p))
-		}
-	}
+	files := splitNUL(out)
 	sort.Strings(files)
 	return files, nil
+}
+
+// splitNUL splits git's -z output into its non-empty paths.
+func splitNUL(out []byte) []string {
+	var paths []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			paths = append(paths, string(p))
+		}
+	}
+	return paths
 }
 
 // Tracked returns those of paths (relative to dir, taken literally) that
@@ -97,13 +103,7 @@ func Tracked(ctx context.Context, dir string, paths []string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			files = append(files, string(p))
-		}
-	}
-	return files, nil
+	return splitNUL(out), nil
 }
 
 // Head returns the commit HEAD points at, or "" in a repository with no
