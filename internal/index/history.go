@@ -70,10 +70,7 @@ func (b *Builder) startHistory(ctx context.Context, tx *sql.Tx, root string, rep
 	ctx, h.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(h.done)
-		h.err = gitx.Log(ctx, root, gitx.LogOptions{Since: since, Max: b.HistoryDepth, LineStats: b.LineStats}, func(c gitx.Commit) error {
-			h.commits = append(h.commits, c)
-			return nil
-		})
+		h.commits, h.err = b.mine(ctx, root, since)
 	}()
 	return h
 }
@@ -170,15 +167,23 @@ func (b *Builder) remineForReturns(ctx context.Context, w *writer, h *history) e
 			return fmt.Errorf("mine history: %w", err)
 		}
 	}
-	h.mode, h.commits = "full", nil
-	err := gitx.Log(ctx, h.root, gitx.LogOptions{Max: b.HistoryDepth, LineStats: b.LineStats}, func(c gitx.Commit) error {
-		h.commits = append(h.commits, c)
-		return nil
-	})
-	if err != nil {
+	h.mode = "full"
+	var err error
+	if h.commits, err = b.mine(ctx, h.root, ""); err != nil {
 		return fmt.Errorf("mine history: %w", err)
 	}
 	return nil
+}
+
+// mine reads the commits of root after since (all, for ""), newest
+// first, at most HistoryDepth.
+func (b *Builder) mine(ctx context.Context, root, since string) ([]gitx.Commit, error) {
+	var commits []gitx.Commit
+	err := gitx.Log(ctx, root, gitx.LogOptions{Since: since, Max: b.HistoryDepth, LineStats: b.LineStats}, func(c gitx.Commit) error {
+		commits = append(commits, c)
+		return nil
+	})
+	return commits, err
 }
 
 // trimSlack is how many commits over the depth an index may hold before
