@@ -187,19 +187,7 @@ func TestHistoryFileReturns(t *testing.T) {
 	r.write("b.py", "b = 2\n")
 	r.commit("change a b")
 	r.index()
-	data, err := os.ReadFile(filepath.Join(r.root, "a.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(r.root, "a.py"))
-	r.index()
-	if err := os.WriteFile(filepath.Join(r.root, "a.py"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if res := r.index(); res.History != "full" {
-		t.Errorf("history %q, want a full mine for a file that came back", res.History)
-	}
-	compareFresh(t, r)
+	takeAsideAndBack(t, r, "a.py")
 	// A new file has no history: no full mine for it.
 	r.write("c.py", "c = 1\n")
 	if res := r.index(); res.History != "up to date" {
@@ -299,13 +287,22 @@ func TestHistoryFileReturnsAcrossTimeZones(t *testing.T) {
 	r.write("b.py", "b = 2\n")
 	dated("2026-01-01T15:00:00-08:00", "change b, in California three hours later")
 	r.index()
-	data, err := os.ReadFile(filepath.Join(r.root, "a.py"))
+	takeAsideAndBack(t, r, "a.py")
+}
+
+// takeAsideAndBack indexes r without file rel, puts it back, indexes
+// again, and checks that the history was mined in full and matches a
+// fresh index's: the returning file's commits and co-changes are linked.
+func takeAsideAndBack(t *testing.T, r *repo, rel string) {
+	t.Helper()
+	path := filepath.Join(r.root, rel)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(r.root, "a.py"))
+	os.Remove(path)
 	r.index()
-	if err := os.WriteFile(filepath.Join(r.root, "a.py"), data, 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if res := r.index(); res.History != "full" {
