@@ -662,13 +662,7 @@ func TestNotifyRetries(t *testing.T) {
 	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'test -f %s || exit 1; echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\n", up, out))
 	now := time.Now()
 	f.rec.Now = func() time.Time { return now }
-	task := f.add(t, "blocked", "")
-	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker
-		t.Fatal(err)
-	}
-	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
-		t.Fatal(err)
-	}
+	task := blockedAfterMarker(t, f, "blocked")
 	rep, err := f.rec.Tick(ctx)
 	if err != nil || len(rep.Notified) != 1 || rep.Notified[0].Err == "" {
 		t.Fatalf("the notifier down: %+v, %v; want one failed notification", rep.Notified, err)
@@ -819,13 +813,7 @@ func TestNotifyRetriesTheFailedChannelOnly(t *testing.T) {
 	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\nwebhook = \"http://127.0.0.1:1/hook\"\nwebhook_token_env = \"CRA_TEST_UNSET_TOKEN\"\n", out))
 	now := time.Now()
 	f.rec.Now = func() time.Time { return now }
-	task := f.add(t, "blocked", "")
-	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker
-		t.Fatal(err)
-	}
-	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
-		t.Fatal(err)
-	}
+	task := blockedAfterMarker(t, f, "blocked")
 	for range 30 {
 		if _, err := f.rec.Tick(ctx); err != nil {
 			t.Fatal(err)
@@ -836,4 +824,20 @@ func TestNotifyRetriesTheFailedChannelOnly(t *testing.T) {
 	if n := strings.Count(string(data), "blocked "+task.ID); n != 1 {
 		t.Errorf("the working command told the person %d times of one blocked task, want once", n)
 	}
+}
+
+// blockedAfterMarker sets the notifications' marker with a tick, then
+// adds a task named title and blocks it the way Level 1 does: an ending
+// the next tick tells.
+func blockedAfterMarker(t *testing.T, f *fixture, title string) *board.Task {
+	t.Helper()
+	ctx := context.Background()
+	task := f.add(t, title, "")
+	if _, err := f.rec.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.board.Block(ctx, task.ID, "start limit reached", "look at it"); err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
