@@ -45,12 +45,12 @@ run. A verified task takes no answer: add a new task instead.
 }
 
 func answerRun(ctx context.Context, d *deps, opts *answerOptions) error {
-	b, err := openTaskBoard(ctx, d, opts.repo, opts.id)
+	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra answer")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	_, _, resumed, err := b.Answer(ctx, opts.id, opts.text)
+	resumed, err := b.Answer(ctx, opts.id, opts.text)
 	if err != nil {
 		return err
 	}

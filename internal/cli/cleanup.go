@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/cleanup"
-	"github.com/cra-dev/cra/internal/llm"
 )
 
 type cleanupOptions struct {
@@ -139,17 +138,8 @@ func printCleanup(d *deps, rep *cleanup.Report) {
 }
 
 // runCleanup runs one cleanup pass over an opened board: what 'cra
-// cleanup', the board's Clean Up button and the supervisors' runs start.
-// A dry run asks no model, so it opens no raw database.
+// cleanup' starts (the board's button and the supervisors' runs start
+// the fleet's too).
 func runCleanup(ctx context.Context, d *deps, tb *taskBoard, dryRun bool) (*cleanup.Report, error) {
-	deps := cleanup.Deps{Board: tb.Board, Root: tb.ws.Root, StateDir: tb.ws.StateDir, Now: d.now, Logger: d.logger}
-	if !dryRun {
-		c, err := tb.ws.Corpus(ctx)
-		if err != nil {
-			return nil, err
-		}
-		deps.Gateway = llm.NewGateway(tb.ws.Router(ctx), llm.NewRecorder(c))
-		deps.Gateway.Logger = d.logger
-	}
-	return cleanup.Run(ctx, deps, cleanup.Options{DryRun: dryRun})
+	return tb.fleet.Cleanup(ctx, dryRun)
 }

@@ -7,10 +7,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/review"
 )
 
 type recycleOptions struct {
@@ -67,24 +63,20 @@ func recycleRun(ctx context.Context, d *deps, opts *recycleOptions) error {
 	if !opts.once {
 		return usageError{err: errors.New("cra recycle runs one tick with --once ('cra serve' runs it continuously): pass --once")}
 	}
-	tb, err := openBoard(ctx, d, opts.repo, false)
+	b, err := openOps(ctx, d, opts.repo, false, "cra recycle --once")
 	if err != nil {
 		return err
 	}
-	if tb == nil {
+	if b == nil {
 		fmt.Fprintln(d.out, "nothing to recycle: no .clean_room/ here")
 		return nil
 	}
-	defer tb.Close()
+	defer b.Close()
 	var out io.Writer = d.out
 	if opts.json {
 		out = d.errOut
 	}
-	r, err := newRecycler(ctx, d, tb, out)
-	if err != nil {
-		return err
-	}
-	rep, err := r.Tick(ctx)
+	rep, err := b.RecycleOnce(ctx, out)
 	if err != nil {
 		return err
 	}
@@ -108,20 +100,4 @@ func recycleRun(ctx context.Context, d *deps, opts *recycleOptions) error {
 		}
 	}
 	return nil
-}
-
-// newRecycler returns the recycler of an opened board, its settings read
-// from config.toml on every tick, its lines to out.
-func newRecycler(ctx context.Context, d *deps, tb *taskBoard, out io.Writer) (*review.Recycler, error) {
-	c, err := tb.ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	root := tb.ws.Root
-	return &review.Recycler{
-		Board: tb.Board, Root: root, StateDir: tb.ws.StateDir,
-		Config:   func() (*config.Config, error) { return config.Load(root) },
-		Recorder: llm.NewRecorder(c),
-		Out:      out, Logger: d.logger, Now: d.now,
-	}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/server"
 )
 
@@ -96,7 +97,7 @@ their tasks, after repairing the board from the log.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root, or a directory inside it")
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:7777", "HOST:PORT to listen on (port 0: any free one)")
-	f.DurationVar(&opts.passEvery, "pass-every", server.DefaultPassEvery, "interval of the Level 1 passes")
+	f.DurationVar(&opts.passEvery, "pass-every", fleet.DefaultPassEvery, "interval of the Level 1 passes")
 	f.BoolVar(&opts.noProcessor, "no-processor", false, "serve and supervise, but start no task runs")
 	f.BoolVar(&opts.noRecycler, "no-recycler", false, "serve and supervise, but review no finished runs")
 	f.BoolVar(&opts.noSupervisors, "no-supervisors", false, "serve without the supervisor agents (code_style, design, internaliser) and their cleanup")
@@ -112,29 +113,10 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		return err
 	}
 	defer tb.Close()
-	daemon := &server.Daemon{StateDir: tb.ws.StateDir, Root: tb.ws.Root, Addr: opts.addr, Token: os.Getenv(tokenEnv), Board: tb.Board,
-		PassEvery: opts.passEvery, Out: d.errOut, Logger: d.logger}
-	if !opts.noProcessor {
-		daemon.Processor = newProcessor(d, tb)
-	}
-	if !opts.noRecycler {
-		r, err := newRecycler(ctx, d, tb, d.errOut)
-		if err != nil {
-			return err
-		}
-		daemon.Recycler = r
-	}
-	if !opts.noSupervisors {
-		r, err := newSupervisorRunner(ctx, d, tb, d.errOut)
-		if err != nil {
-			return err
-		}
-		daemon.Supervisors = r
-	}
-	daemon.Cleanup = func(ctx context.Context) error {
-		_, err := runCleanup(ctx, d, tb, false)
-		return err
-	}
+	daemon := &server.Daemon{Fleet: tb.fleet, Addr: opts.addr, Token: os.Getenv(tokenEnv),
+		Workers: fleet.Workers{Processor: !opts.noProcessor, Recycler: !opts.noRecycler, Supervisors: !opts.noSupervisors,
+			PassEvery: opts.passEvery},
+		Out: d.errOut, Logger: d.logger}
 	err = daemon.Run(ctx, func(info server.Info) {
 		fmt.Fprintf(d.out, "cra serve: listening on http://%s (pid %d); Ctrl-C stops it\n", info.Addr, info.PID)
 		switch {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,11 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/cleanup"
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
-	"github.com/cra-dev/cra/internal/llm"
 )
 
 func newSupervisorsCmd(d *deps) *cobra.Command {
@@ -84,31 +80,10 @@ world log ([event:supervisor]), every model call in raw.sqlite.`,
 }
 
 // newSupervisorRunner returns the supervisors of an opened board, their
-// settings read from config.toml on every check, their lines to out: what
-// 'cra supervisors' and the daemon use.
+// lines to out: what 'cra supervisors' uses (the daemon's come from the
+// fleet too).
 func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Writer) (*supervisor.Runner, error) {
-	c, err := tb.ws.Corpus(ctx)
-	if err != nil {
-		return nil, err
-	}
-	root := tb.ws.Root
-	return &supervisor.Runner{
-		Board: tb.Board, Root: root, StateDir: tb.ws.StateDir,
-		Config:   func() (*config.Config, error) { return config.Load(root) },
-		Recorder: llm.NewRecorder(c),
-		Out:      out, Logger: d.logger, Now: d.now,
-		// Seed 000: the cleanup pass follows every supervisor run.
-		After: func(ctx context.Context) error {
-			rep, err := runCleanup(ctx, d, tb, false)
-			if errors.Is(err, cleanup.ErrRunning) {
-				return nil // the one running does the job
-			}
-			if err == nil && out != nil {
-				fmt.Fprintf(out, "cleanup: %s\n", rep.Summary())
-			}
-			return err
-		},
-	}, nil
+	return tb.fleet.Supervisors(ctx, out)
 }
 
 func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) error {

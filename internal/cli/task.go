@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/server"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -58,58 +61,96 @@ func addTaskCommon(cmd *cobra.Command, c *taskCommon) {
 	cmd.Flags().BoolVar(&c.json, "json", false, "print JSON")
 }
 
-// taskBoard is an opened board and the workspace it came from.
+// taskBoard is an opened fleet, its board and the workspace it came
+// from.
 type taskBoard struct {
 	*board.Board
-	ws *workspace.Workspace
+	fleet *fleet.Fleet
+	ws    *workspace.Workspace
 }
 
-func (tb *taskBoard) Close() error { return tb.ws.Close() }
+func (tb *taskBoard) Close() error { return tb.fleet.Close() }
 
-// openBoard opens the board of the repository at repoFlag (the nearest one
-// holding .clean_room/). With create it makes the state directory; without,
-// a repository that has none has an empty board (board is nil).
+// openBoard opens the fleet of the repository at repoFlag (the nearest
+// one holding .clean_room/). With create it makes the state directory;
+// without, a repository that has none has an empty board (board is nil).
 func openBoard(ctx context.Context, d *deps, repoFlag string, create bool) (*taskBoard, error) {
 	ws, err := openWorkspace(ctx, d, repoFlag, false)
 	if err != nil {
 		return nil, err
 	}
-	if !workspace.HasState(ws.Root) {
-		if !create {
-			ws.Close()
-			return nil, nil
-		}
-		if _, err := config.EnsureStateDir(ws.Root); err != nil {
-			ws.Close()
-			return nil, err
-		}
-	}
-	l, err := ws.Log()
-	if err != nil {
+	f, err := openFleet(ctx, d, ws, create)
+	if err != nil || f == nil {
 		ws.Close()
 		return nil, err
 	}
-	l.Now = d.now
-	if ws.Config != nil && ws.Config.World != nil && ws.Config.World.Fsync != "" {
-		if l.Sync, err = world.ParseSyncPolicy(ws.Config.World.Fsync); err != nil {
+	return &taskBoard{Board: f.Board, fleet: f, ws: ws}, nil
+}
+
+// openFleet opens the fleet over ws; nil when the repository has no
+// state directory and create is unset.
+func openFleet(ctx context.Context, d *deps, ws *workspace.Workspace, create bool) (*fleet.Fleet, error) {
+	if !create && !workspace.HasState(ws.Root) {
+		return nil, nil
+	}
+	var name string
+	f, err := fleet.Open(ctx, ws, fleet.Options{Create: create, Now: d.now, Logger: d.logger, Out: d.errOut,
+		Malformed: func(r *world.Record) { logWarnMalformed(d, name, r) }})
+	if errors.Is(err, fleet.ErrNoBoard) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	name = relPath(ws.Root, f.Board.Log.Path())
+	return f, nil
+}
+
+// boardOps are the fleet's operations for one command: through the
+// repository's running daemon when serve.json names a live one, else in
+// process (gopls's connect). remote says which answered.
+type boardOps struct {
+	fleet.Ops
+	root   string
+	remote bool
+}
+
+// openOps opens the operations of the repository at repoFlag for the
+// command named command ('cra task add'). Without a board and without
+// create it returns nil.
+func openOps(ctx context.Context, d *deps, repoFlag string, create bool, command string) (*boardOps, error) {
+	ws, err := openWorkspace(ctx, d, repoFlag, false)
+	if err != nil {
+		return nil, err
+	}
+	if workspace.HasState(ws.Root) {
+		c, err := server.Dial(ctx, ws.StateDir, os.Getenv(tokenEnv), command)
+		if err != nil {
 			ws.Close()
 			return nil, err
 		}
+		if c != nil {
+			root := ws.Root
+			ws.Close()
+			return &boardOps{Ops: c, root: root, remote: true}, nil
+		}
 	}
-	name := relPath(ws.Root, l.Path())
-	l.Malformed = func(r *world.Record) { logWarnMalformed(d, name, r) }
-	b := board.New(board.NewFileStore(ws.StateDir), l)
-	b.Now = d.now
-	return &taskBoard{Board: b, ws: ws}, nil
+	f, err := openFleet(ctx, d, ws, create)
+	if err != nil || f == nil {
+		ws.Close()
+		return nil, err
+	}
+	return &boardOps{Ops: f, root: ws.Root}, nil
 }
 
-// openTaskBoard opens the board for a command about task id: the id is
-// checked first, and a repository without a board says how one begins.
-func openTaskBoard(ctx context.Context, d *deps, repoFlag, id string) (*taskBoard, error) {
+// openTaskOps opens the operations for a command about task id: the id
+// is checked first, and a repository without a board says how one
+// begins.
+func openTaskOps(ctx context.Context, d *deps, repoFlag, id, command string) (*boardOps, error) {
 	if err := board.CheckID(id); err != nil {
 		return nil, usageError{err: err}
 	}
-	b, err := openBoard(ctx, d, repoFlag, false)
+	b, err := openOps(ctx, d, repoFlag, false, command)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +160,16 @@ func openTaskBoard(ctx context.Context, d *deps, repoFlag, id string) (*taskBoar
 	return b, nil
 }
 
-// taskJSON is a task as JSON output: every field and its folder.
-type taskJSON struct {
-	*board.Task
-	Folder board.Folder `json:"folder"`
+// inputError makes an error about the request's own input a usage
+// error, whether the board refused a field in process or the daemon did.
+func inputError(err error) error {
+	var fe *board.FieldError
+	var ae *server.APIError
+	if errors.As(err, &fe) || errors.As(err, &ae) && ae.Invalid() {
+		return usageError{err: err}
+	}
+	return err
 }
 
-// warnTaskFile reports a task file that cannot be read and is skipped.
-func warnTaskFile(d *deps, err error) {
-	fmt.Fprintf(d.errOut, "warning: skipped: %v\n", err)
-}
+// taskJSON is a task as JSON output: every field and its folder.
+type taskJSON = fleet.TaskView

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // taskFields are the flags that set a task's descriptive fields, shared by
@@ -43,57 +43,61 @@ func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
 	cmd.MarkFlagsMutuallyExclusive("description", "file")
 }
 
-// apply sets on t the fields whose flags were given on cmd's line.
-func (tf *taskFields) apply(d *deps, cmd *cobra.Command, t *board.Task) error {
+// patch returns the edit the field flags given on cmd's line make.
+func (tf *taskFields) patch(d *deps, cmd *cobra.Command) (fleet.Patch, error) {
+	var p fleet.Patch
 	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	str := func(v string) *string { return &v }
 	if set("need") {
-		t.Need = tf.need
+		p.Need = str(tf.need)
 	}
 	if set("description") {
-		t.Description = tf.description
+		p.Description = str(tf.description)
 	}
 	if set("file") {
 		text, err := readTaskFile(d, tf.file)
 		if err != nil {
-			return err
+			return p, err
 		}
-		t.Description = text
+		p.Description = &text
 	}
 	if set("type") {
-		t.Type = tf.typ
+		p.Type = str(tf.typ)
 	}
 	if set("kind") {
 		k := board.Kind(tf.kind)
 		if k != board.KindTask && k != board.KindDirective {
-			return usageError{err: fmt.Errorf("--kind %q: use task or directive", tf.kind)}
+			return p, usageError{err: fmt.Errorf("--kind %q: use task or directive", tf.kind)}
 		}
-		t.Kind = k
+		p.Kind = &k
 	}
 	if set("priority") {
-		p := board.Priority(tf.priority)
+		pr := board.Priority(tf.priority)
 		if !strings.Contains(","+priorityNames()+",", ","+tf.priority+",") {
-			return usageError{err: fmt.Errorf("--priority %q: use one of %s", tf.priority, priorityNames())}
+			return p, usageError{err: fmt.Errorf("--priority %q: use one of %s", tf.priority, priorityNames())}
 		}
-		t.Priority = p
+		p.Priority = &pr
 	}
 	if set("milestone") {
-		t.Milestone = tf.milestone
+		p.Milestone = str(tf.milestone)
 	}
 	if set("after") {
-		t.After = nil
+		after := []string{}
 		for _, id := range tf.after {
 			if id = strings.TrimSpace(id); id != "" {
-				t.After = append(t.After, id)
+				after = append(after, id)
 			}
 		}
+		p.After = &after
 	}
 	if set("agent") {
-		t.Agent = tf.agent
+		p.Agent = str(tf.agent)
 	}
 	if set("no-change") {
-		t.NoChange = tf.noChange
+		v := tf.noChange
+		p.NoChange = &v
 	}
-	return nil
+	return p, nil
 }
 
 func priorityNames() string {
@@ -158,24 +162,22 @@ a task waits while any task in its --after list is not verified.`,
 
 func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 	t := board.NewTask(strings.TrimSpace(opts.title))
-	if err := opts.fields.apply(d, opts.cmd, t); err != nil {
+	p, err := opts.fields.patch(d, opts.cmd)
+	if err != nil {
 		return err
 	}
+	p.Apply(t)
 	if err := t.CheckFields(); err != nil {
 		return usageError{err: err}
 	}
-	b, err := openBoard(ctx, d, opts.repo, true)
+	b, err := openOps(ctx, d, opts.repo, true, "cra task add")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	added, err := b.Add(ctx, t)
-	var fe *board.FieldError
-	if errors.As(err, &fe) {
-		return usageError{err: err}
-	}
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	if opts.json {
 		return encodeJSON(d.out, struct {

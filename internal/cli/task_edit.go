@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/board"
 )
 
 // taskEditOptions are the inputs of 'cra task edit'.
@@ -47,23 +44,22 @@ rewritten in its folder; fields cra does not know stay as they were.
 }
 
 func taskEditRun(ctx context.Context, d *deps, opts *taskEditOptions) error {
-	b, err := openTaskBoard(ctx, d, opts.repo, opts.id)
+	p, err := opts.fields.patch(d, opts.cmd)
+	if err != nil {
+		return err
+	}
+	if opts.cmd.Flags().Changed("title") {
+		title := strings.TrimSpace(opts.title)
+		p.Title = &title
+	}
+	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra task edit")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	t, changed, err := b.Edit(ctx, opts.id, func(t *board.Task) error {
-		if opts.cmd.Flags().Changed("title") {
-			t.Title = strings.TrimSpace(opts.title)
-		}
-		return opts.fields.apply(d, opts.cmd, t)
-	})
-	var fe *board.FieldError
-	if errors.As(err, &fe) {
-		return usageError{err: err}
-	}
+	t, changed, err := b.Edit(ctx, opts.id, p)
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	if opts.json {
 		return encodeJSON(d.out, struct {

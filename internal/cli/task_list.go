@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // taskListOptions are the inputs of 'cra task list'.
@@ -59,12 +60,9 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 	if opts.needsYou {
 		return taskNeedsYouRun(ctx, d, opts)
 	}
-	b, out, err := listTasks(ctx, d, opts.repo, folder)
+	out, err := listTasks(ctx, d, opts.repo, folder)
 	if err != nil {
 		return err
-	}
-	if b != nil {
-		defer b.Close()
 	}
 	if opts.json {
 		return encodeJSON(d.out, out)
@@ -81,32 +79,20 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 }
 
 // needsYouJSON is a task of 'cra task list --needs-you --json'.
-type needsYouJSON struct {
-	taskJSON
-	// Need is what a person must do: the need: of the task's latest
-	// [agent:failed] entry.
-	Need string `json:"need_you"`
-}
+type needsYouJSON = fleet.NeedsYou
 
 // taskNeedsYouRun lists the tasks in failed-blocked with their need lines.
 func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error {
-	b, tasks, err := listTasks(ctx, d, opts.repo, board.FailedBlocked)
+	out := []needsYouJSON{}
+	b, err := openOps(ctx, d, opts.repo, false, "cra task list --needs-you")
 	if err != nil {
 		return err
 	}
-	out := make([]needsYouJSON, 0, len(tasks))
 	if b != nil {
 		defer b.Close()
-	}
-	for _, t := range tasks {
-		a, _, err := b.Log.Lookup(ctx, t.ID)
-		if err != nil {
+		if out, err = b.NeedsYou(ctx); err != nil {
 			return err
 		}
-		if board.WaitsForNoOne(a.Output) {
-			continue // a collapsed duplicate, a dropped directive
-		}
-		out = append(out, needsYouJSON{taskJSON: t, Need: a.Need})
 	}
 	if opts.json {
 		return encodeJSON(d.out, out)
@@ -126,26 +112,20 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 	return err
 }
 
-// listTasks opens the board (nil when the repository has none) and reads
-// folder's tasks ("" for all), reporting unreadable files on stderr. The
-// caller closes the board.
-func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) (*taskBoard, []taskJSON, error) {
-	b, err := openBoard(ctx, d, repo, false)
+// listTasks reads folder's tasks ("" for all) of the repository's board
+// (none when it has no board), reporting unreadable files on stderr.
+func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) ([]taskJSON, error) {
+	b, err := openOps(ctx, d, repo, false, "cra task list")
 	if err != nil || b == nil {
-		return nil, []taskJSON{}, err
+		return []taskJSON{}, err
 	}
-	listed, err := b.Store.List(ctx, folder)
+	defer b.Close()
+	l, err := b.List(ctx, folder)
 	if err != nil {
-		b.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	out := make([]taskJSON, 0, len(listed))
-	for _, l := range listed {
-		if l.Err != nil {
-			warnTaskFile(d, l.Err)
-			continue
-		}
-		out = append(out, taskJSON{Task: l.Task, Folder: l.Folder})
+	for _, p := range l.Problems {
+		fmt.Fprintf(d.errOut, "warning: skipped: %s\n", p)
 	}
-	return b, out, nil
+	return l.Tasks, nil
 }

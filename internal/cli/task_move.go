@@ -61,16 +61,13 @@ func taskMoveRun(ctx context.Context, d *deps, opts *taskMoveOptions) error {
 	if err != nil {
 		return usageError{err: err}
 	}
-	b, err := openTaskBoard(ctx, d, opts.repo, opts.id)
+	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra task move")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	_, from, err := b.Store.Get(ctx, opts.id)
+	from, err := b.Move(ctx, opts.id, to, opts.why)
 	if err != nil {
-		return err
-	}
-	if _, err := b.Move(ctx, opts.id, to, opts.why); err != nil {
 		return err
 	}
 	if opts.json {

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/knowledge"
 )
 
 // taskRunOptions are the inputs of 'cra task run'.
@@ -71,33 +70,12 @@ type taskRunJSON struct {
 }
 
 func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
-	if err := board.CheckID(opts.id); err != nil {
-		return usageError{err: err}
-	}
-	b, err := openBoard(ctx, d, opts.repo, false)
+	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra task run")
 	if err != nil {
 		return err
-	}
-	if b == nil {
-		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
 	}
 	defer b.Close()
-	_, folder, err := b.Store.Get(ctx, opts.id)
-	if err != nil {
-		return err
-	}
-	switch {
-	case folder == board.InProgress:
-		return fmt.Errorf("task %s is in progress: a run is going on (see 'cra task show %s'); a task never has two", opts.id, opts.id)
-	case folder.Terminal():
-		return fmt.Errorf("task %s is in %s, where the processor leaves it: move it back first (cra task move %s pending --why …)", opts.id, folder, opts.id)
-	case folder == board.Completed || folder == board.Failed:
-		if _, err := b.Move(ctx, opts.id, board.Pending, "run again with 'cra task run'"); err != nil {
-			return err
-		}
-	}
-	p := newProcessor(d, b)
-	o, err := p.Run(ctx, opts.id)
+	o, err := b.RunOne(ctx, opts.id)
 	if err != nil {
 		return err
 	}
@@ -116,7 +94,7 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 			fmt.Fprintf(d.out, "need: %s\n", o.Need)
 		}
 		if o.LogPath != "" {
-			fmt.Fprintf(d.out, "log: %s\n", relPath(b.ws.Root, o.LogPath))
+			fmt.Fprintf(d.out, "log: %s\n", relPath(b.root, o.LogPath))
 		}
 		if o.Branch != "" {
 			fmt.Fprintf(d.out, "branch: %s\n", o.Branch)
@@ -126,20 +104,4 @@ func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 		return silentError{code: exitFailure}
 	}
 	return nil
-}
-
-// newProcessor is the board's processor as cra task run and cra serve use
-// it: the knowledge section from docs/knowledge/, diagnostics on stderr.
-func newProcessor(d *deps, b *taskBoard) *board.Processor {
-	p := board.NewProcessor(b.Board, b.ws.Root, b.ws.StateDir, b.ws.Config)
-	p.Now = d.now
-	p.Knowledge = func(ctx context.Context, task string) (string, error) {
-		k, err := knowledge.Load(b.ws.Root, task, knowledge.MaxTokens)
-		if k == nil || err != nil {
-			return "", err
-		}
-		return k.Text, nil
-	}
-	p.Logger = d.logger
-	return p
 }

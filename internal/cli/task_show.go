@@ -51,30 +51,23 @@ type taskShowJSON struct {
 }
 
 func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
-	b, err := openTaskBoard(ctx, d, opts.repo, opts.id)
+	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra task show")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	t, folder, err := b.Store.Get(ctx, opts.id)
+	v, err := b.Show(ctx, opts.id)
 	if err != nil {
 		return err
 	}
-	entries, err := b.History(ctx, opts.id)
-	if err != nil {
-		return err
+	t, folder, entries, reviews := v.Task, v.Folder, v.Entries, v.Reviews
+	if len(entries) == 0 {
+		entries = nil // "log": null, as ever
 	}
-	reviews, bad, err := review.History(b.ws.StateDir, opts.id)
-	if err != nil {
-		return err
-	}
-	if bad > 0 {
-		fmt.Fprintf(d.errOut, "warning: %d line%s of %s could not be read and %s skipped\n", bad, plural(bad), relPath(b.ws.Root, review.HistoryPath(b.ws.StateDir, opts.id)), map[bool]string{true: "was", false: "were"}[bad == 1])
+	if bad := v.BadReviews; bad > 0 {
+		fmt.Fprintf(d.errOut, "warning: %d line%s of %s could not be read and %s skipped\n", bad, plural(bad), v.ReviewFile, map[bool]string{true: "was", false: "were"}[bad == 1])
 	}
 	if opts.json {
-		if reviews == nil {
-			reviews = []review.Review{}
-		}
 		return encodeJSON(d.out, taskShowJSON{taskJSON: taskJSON{Task: t, Folder: folder}, Log: entries, Reviews: reviews})
 	}
 	if err := writeTask(d.out, t, folder, entries); err != nil {

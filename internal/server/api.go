@@ -9,16 +9,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/evidence"
-	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -53,30 +50,20 @@ type cardJSON struct {
 	WaitsForPerson bool `json:"waits_for_person"`
 }
 
-// waitsForPerson says whether an agent whose latest lifecycle entry has
-// status and output waits for a person's answer: failed, and not an
-// ending that waits for no one (board.WaitsForNoOne).
-func waitsForPerson(status world.Status, output string) bool {
-	return status == world.StatusFailed && !board.WaitsForNoOne(output)
-}
-
 // waits says whether task id waits for a person, from its latest
 // lifecycle entry.
-func (s *Server) waits(ctx context.Context, id string) (bool, error) {
-	a, known, err := s.Board.Log.Lookup(ctx, id)
-	return known && waitsForPerson(a.Status, a.Output), err
-}
+func (s *Server) waits(ctx context.Context, id string) (bool, error) { return s.Fleet.Waits(ctx, id) }
 
 // waitingIDs returns the tasks that wait for a person, read from the
 // failed agents of the log alone.
 func (s *Server) waitingIDs(ctx context.Context) (map[string]bool, error) {
-	failed, err := s.Board.Log.CurrentIn(ctx, world.StatusFailed)
+	failed, err := s.Fleet.Board.Log.CurrentIn(ctx, world.StatusFailed)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
 	for _, a := range failed {
-		if waitsForPerson(a.Status, a.Output) {
+		if fleet.WaitsForPerson(a.Status, a.Output) {
 			out[a.ID] = true
 		}
 	}
@@ -96,7 +83,7 @@ func card(t *board.Task, f board.Folder, waits bool) cardJSON {
 // locked runs fn under the board's lock: a change of the board (its log
 // lines and its file writes) is then seen whole, never half made.
 func (s *Server) locked(ctx context.Context, fn func() error) error {
-	unlock, err := s.Board.Store.Lock(ctx)
+	unlock, err := s.Fleet.Board.Store.Lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -130,13 +117,13 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if end, file, err = logEnd(s.Board.Log.Path()); err != nil {
+		if end, file, err = logEnd(s.Fleet.Board.Log.Path()); err != nil {
 			return err
 		}
 		if waiting, err = s.waitingIDs(r.Context()); err != nil {
 			return err
 		}
-		listed, err = s.Board.Store.List(r.Context(), folder)
+		listed, err = s.Fleet.Board.Store.List(r.Context(), folder)
 		return err
 	})
 	if err != nil {
@@ -192,22 +179,7 @@ func logEnd(path string) (int64, string, error) {
 
 // Run is one run of a task, from its [agent:active] entry to the entry
 // that ended it.
-type Run struct {
-	N       int    `json:"n"`
-	Profile string `json:"profile,omitempty"`
-	// Started and Finished are the times of its active entry and of the
-	// entry that ended it; Finished is zero while it runs.
-	Started    time.Time `json:"started"`
-	Finished   time.Time `json:"finished,omitzero"`
-	DurationMS int64     `json:"duration_ms,omitempty"`
-	// Outcome is the ending entry's output: "exit 0: …", "run failed: …".
-	Outcome  string `json:"outcome,omitempty"`
-	ExitCode *int   `json:"exit_code,omitempty"`
-	// Log is the run's output file, runs/<id>/run-N.log, and LogBytes
-	// its size; empty when there is none.
-	Log      string `json:"log,omitempty"`
-	LogBytes int64  `json:"log_bytes,omitempty"`
-}
+type Run = fleet.Run
 
 // taskDetail is GET /api/tasks/{id}.
 type taskDetail struct {
@@ -219,16 +191,23 @@ type taskDetail struct {
 	Runs []Run `json:"runs"`
 	// Reviews are the recycler's reviews, oldest first: each with its
 	// verdict, five-section note, evidence and blockers.
-	Reviews []review.Review `json:"reviews"`
+	Reviews []fleet.Review `json:"reviews"`
 	// EvidenceText is the latest review's evidence as the recycler's
-	// prompt shows it (evidence.Evidence.Text).
+	// prompt shows it.
 	EvidenceText string `json:"evidence_text,omitempty"`
+	// BadReviews counts the lines of the review history that could not
+	// be read.
+	BadReviews int `json:"bad_reviews,omitempty"`
+	// ReviewFile is the review history's path in the repository, set
+	// with BadReviews.
+	ReviewFile string `json:"review_file,omitempty"`
 	// WaitsForPerson is as in cardJSON: the task is failed in the log
 	// with an ending a person must answer, and an answer resumes it.
 	WaitsForPerson bool `json:"waits_for_person"`
 }
 
-// MaxTaskLines bounds the log lines GET /api/tasks/{id} returns.
+// MaxTaskLines bounds the log lines GET /api/tasks/{id} returns, unless
+// ?log=all asks for every one ('cra task show' through the daemon).
 const MaxTaskLines = 500
 
 // task answers GET /api/tasks/{id}; ?view=card answers the card only.
@@ -239,7 +218,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	var waits bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if t, folder, err = s.Board.Store.Get(r.Context(), id); err != nil {
+		if t, folder, err = s.Fleet.Board.Store.Get(r.Context(), id); err != nil {
 			return err
 		}
 		waits, err = s.waits(r.Context(), id)
@@ -253,15 +232,16 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, card(t, folder, waits))
 		return
 	}
-	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []review.Review{}, WaitsForPerson: waits}
+	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []fleet.Review{}, WaitsForPerson: waits}
+	all := r.URL.Query().Get("log") == "all"
 	var entries []world.Entry
-	err = s.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
+	err = s.Fleet.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
 		m := message(rec)
 		if m.Entry != nil {
 			entries = append(entries, *m.Entry)
 		}
 		d.Log = append(d.Log, m)
-		if len(d.Log) > 2*MaxTaskLines {
+		if !all && len(d.Log) > 2*MaxTaskLines {
 			d.Log = slices.Delete(d.Log, 0, MaxTaskLines)
 		}
 		return nil
@@ -270,84 +250,15 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if n := len(d.Log); n > MaxTaskLines {
+	if n := len(d.Log); !all && n > MaxTaskLines {
 		d.Log = d.Log[n-MaxTaskLines:]
 	}
-	d.Runs = runs(entries, s.runsDir(id))
-	if s.StateDir != "" {
-		rv, _, err := review.History(s.StateDir, id)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if rv != nil {
-			d.Reviews = rv
-		}
-		if n := len(rv); n > 0 && len(rv[n-1].Evidence) > 0 {
-			var ev evidence.Evidence
-			if json.Unmarshal(rv[n-1].Evidence, &ev) == nil {
-				d.EvidenceText = ev.Text()
-			}
-		}
+	d.Runs = s.Fleet.Runs(id, entries)
+	if d.Reviews, d.BadReviews, d.ReviewFile, d.EvidenceText, err = s.Fleet.Reviews(id); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, d)
-}
-
-func (s *Server) runsDir(id string) string {
-	if s.StateDir == "" {
-		return ""
-	}
-	return filepath.Join(s.StateDir, board.RunsDir, id)
-}
-
-var (
-	runPattern  = regexp.MustCompile(`^run (\d+): ?(.*)$`)
-	exitPattern = regexp.MustCompile(`^(?:` + regexp.QuoteMeta(board.RunFailed) + ` )?exit (-?\d+)\b`)
-)
-
-// runs reads a task's runs from its lifecycle entries: each active entry
-// ("run N: profile") to the next agent entry, and the run log in dir.
-func runs(entries []world.Entry, dir string) []Run {
-	out := []Run{}
-	open := -1
-	for _, e := range entries {
-		if e.Kind != world.KindAgent {
-			continue
-		}
-		if e.Status == world.StatusActive {
-			run := Run{Started: e.Time}
-			if m := runPattern.FindStringSubmatch(e.Output); m != nil {
-				run.N, _ = strconv.Atoi(m[1])
-				run.Profile = m[2]
-			} else {
-				run.N = len(out) + 1
-			}
-			out = append(out, run)
-			open = len(out) - 1
-			continue
-		}
-		if open < 0 {
-			continue
-		}
-		run := &out[open]
-		run.Finished, run.Outcome = e.Time, e.Output
-		run.DurationMS = e.Time.Sub(run.Started).Milliseconds()
-		if m := exitPattern.FindStringSubmatch(e.Output); m != nil {
-			code, _ := strconv.Atoi(m[1])
-			run.ExitCode = &code
-		}
-		open = -1
-	}
-	if dir != "" {
-		for i := range out {
-			name := fmt.Sprintf("run-%d.log", out[i].N)
-			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				out[i].Log = filepath.Join(board.RunsDir, filepath.Base(dir), name)
-				out[i].LogBytes = fi.Size()
-			}
-		}
-	}
-	return out
 }
 
 // taskError answers a board error with its status: 404 for a task that
@@ -437,7 +348,7 @@ func (s *Server) addTask(w http.ResponseWriter, r *http.Request) {
 		s.taskError(w, r, err)
 		return
 	}
-	added, err := s.Board.Add(r.Context(), t)
+	added, err := s.Fleet.Add(r.Context(), t)
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -454,7 +365,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	t, folder, resumed, err := s.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
+	t, folder, resumed, err := s.Fleet.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -504,7 +415,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder, why string) {
-	t, err := s.Board.Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
+	t, err := s.Fleet.Board.Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -560,7 +471,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		end, err := s.Board.Log.Tail(r.Context(), int(n), f, func(rec *world.Record) error { add(rec); return nil })
+		end, err := s.Fleet.Board.Log.Tail(r.Context(), int(n), f, func(rec *world.Record) error { add(rec); return nil })
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -577,7 +488,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	start, err := lineStart(s.Board.Log.Path(), since)
+	start, err := lineStart(s.Fleet.Board.Log.Path(), since)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -587,7 +498,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Next = since
-	pos, err := s.Board.Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
+	pos, err := s.Fleet.Board.Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
 		if int64(len(out.Entries)) == limit {
 			return errStop
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -141,7 +142,7 @@ func cardSel(folder board.Folder, id string) string {
 func startDaemon(t testing.TB, f *fixture, configure ...func(*Daemon)) (string, *Daemon) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour}
+	d := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour}}
 	for _, c := range configure {
 		c(d)
 	}

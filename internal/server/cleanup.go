@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // Cleaner runs the cleanup pass for the board's Clean Up button (seed
 // 000): one at a time, in the background.
 type Cleaner interface {
-	// Start starts a pass and returns at once; cleanup.ErrRunning when
+	// Start starts a pass and returns at once; fleet.ErrCleanupRunning when
 	// one runs already.
 	Start() error
 	// Running reports whether a pass runs, started here or by 'cra
@@ -23,10 +23,10 @@ type Cleaner interface {
 // daemonCleaner starts passes with the daemon's context, so that they
 // stop with it, and counts them so that the daemon waits for them.
 type daemonCleaner struct {
-	ctx      context.Context
-	stateDir string
-	run      func(ctx context.Context) error
-	say      func(format string, args ...any)
+	ctx   context.Context
+	fleet *fleet.Fleet
+	run   func(ctx context.Context) error
+	say   func(format string, args ...any)
 
 	mu   sync.Mutex
 	busy bool
@@ -38,8 +38,8 @@ var _ Cleaner = (*daemonCleaner)(nil)
 func (c *daemonCleaner) Start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.busy || cleanup.Running(c.stateDir) {
-		return cleanup.ErrRunning
+	if c.busy || c.fleet.CleanupRunning() {
+		return fleet.ErrCleanupRunning
 	}
 	c.busy = true
 	c.wg.Add(1)
@@ -60,7 +60,7 @@ func (c *daemonCleaner) Running() bool {
 	c.mu.Lock()
 	busy := c.busy
 	c.mu.Unlock()
-	return busy || cleanup.Running(c.stateDir)
+	return busy || c.fleet.CleanupRunning()
 }
 
 // cleanupStatus answers GET /api/cleanup: whether the button can start
@@ -80,8 +80,8 @@ func (s *Server) cleanupState() cleanupState {
 	st := cleanupState{Available: s.Cleaner != nil}
 	if s.Cleaner != nil {
 		st.Running = s.Cleaner.Running()
-	} else if s.StateDir != "" {
-		st.Running = cleanup.Running(s.StateDir)
+	} else if s.Fleet != nil {
+		st.Running = s.Fleet.CleanupRunning()
 	}
 	return st
 }
@@ -95,7 +95,7 @@ func (s *Server) startCleanup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Cleaner.Start(); err != nil {
-		if errors.Is(err, cleanup.ErrRunning) {
+		if errors.Is(err, fleet.ErrCleanupRunning) {
 			writeError(w, http.StatusConflict, "a cleanup is running: wait for it to finish")
 			return
 		}

@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
-	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/flock"
-	"github.com/cra-dev/cra/internal/supervise"
 )
 
 // The daemon's files in the state directory: the lock that makes it one
@@ -25,13 +24,6 @@ import (
 const (
 	LockName = "serve.lock"
 	InfoName = "serve.json"
-)
-
-// DefaultPassEvery is how often the daemon runs a Level 1 pass, and
-// DefaultTickEvery how often its processor looks for pending tasks.
-const (
-	DefaultPassEvery = 5 * time.Second
-	DefaultTickEvery = 2 * time.Second
 )
 
 // Info is what a running daemon writes to serve.json: a second daemon
@@ -47,39 +39,24 @@ type Info struct {
 	TokenMade bool   `json:"-"`
 }
 
-// Daemon is 'cra serve' for one repository: the API, the board's
-// processor, the recycler, and a Level 1 pass at start and every
-// PassEvery.
+// Daemon is 'cra serve' for one repository: the lock that makes it one
+// per repository, the listener, the token and serve.json. The work is the
+// fleet's: the API answers its operations, and its loops (Level 1, the
+// processor, the recycler, the supervisors) run as one group
+// (fleet.Serve).
 type Daemon struct {
-	// StateDir is the repository's .clean_room/; required.
-	StateDir string
+	// Fleet is the repository's fleet; required.
+	Fleet *fleet.Fleet
 	// Addr is HOST:PORT to listen on; port 0 picks a free one.
 	Addr string
 	// Token is required of every request. Off loopback an empty one is
-	// read from StateDir/serve.token, or made and written there
-	// (LoadToken); on loopback empty means none.
+	// read from the state directory's serve.token, or made and written
+	// there (LoadToken); on loopback empty means none.
 	Token string
-	// Root is the repository's root, whose config.toml holds the
-	// settings the board shows and changes.
-	Root string
-
-	// Board is the repository's board; required.
-	Board *board.Board
-	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
-	PassEvery time.Duration
-	// Processor runs the board's pending tasks every TickEvery; nil runs
-	// none (the daemon then only serves and supervises).
-	Processor *board.Processor
-	// TickEvery is the processor's interval; 0 is DefaultTickEvery.
-	TickEvery time.Duration
-	// Recycler reviews finished runs (the recycler and Level 2); nil
-	// reviews none.
-	Recycler Looper
-	// Supervisors runs the supervisor agents when their triggers hold,
-	// and the cleanup pass after them; nil runs none.
-	Supervisors Looper
-	// Cleanup is one cleanup pass (cleanup.Run), which the board's Clean
-	// Up button starts in the background; nil leaves the button disabled.
+	// Workers says which of the fleet's loops run, and how often.
+	Workers fleet.Workers
+	// Cleanup is one cleanup pass, which the board's Clean Up button
+	// starts in the background; nil is the fleet's (fleet.Cleanup).
 	Cleanup func(ctx context.Context) error
 	// Out gets a line per action and event a person should see; nil
 	// discards.
@@ -92,12 +69,6 @@ type Daemon struct {
 
 // Hub returns the running daemon's event hub; nil before Run.
 func (d *Daemon) Hub() *Hub { return d.hub }
-
-// Looper is a loop the daemon runs until its context ends: the
-// recycler (*review.Recycler).
-type Looper interface {
-	Loop(ctx context.Context) error
-}
 
 // AlreadyRunningError is a second daemon for a repository.
 type AlreadyRunningError struct{ Info Info }
@@ -118,13 +89,14 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:7777)", d.Addr, err)
 	}
-	lk, ok, err := flock.TryLock(filepath.Join(d.StateDir, LockName))
+	stateDir := d.Fleet.StateDir()
+	lk, ok, err := flock.TryLock(filepath.Join(stateDir, LockName))
 	if err != nil {
 		return fmt.Errorf("lock the daemon: %w", err)
 	}
 	if !ok {
 		var info Info
-		if data, err := os.ReadFile(filepath.Join(d.StateDir, InfoName)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(stateDir, InfoName)); err == nil {
 			json.Unmarshal(data, &info)
 		}
 		return &AlreadyRunningError{Info: info}
@@ -137,16 +109,16 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return fmt.Errorf("the token given ($CRA_SERVE_TOKEN) has %d characters: use %d or more (e.g. $(openssl rand -hex 32)), or unset it and cra makes one", len(token), minTokenLen)
 	}
 	if !Loopback(host) && token == "" {
-		if token, made, err = LoadToken(d.StateDir); err != nil {
+		if token, made, err = LoadToken(stateDir); err != nil {
 			return err
 		}
 	}
 	// A serve.json left by a daemon killed with -9 names a dead pid.
-	os.Remove(filepath.Join(d.StateDir, InfoName))
+	os.Remove(filepath.Join(stateDir, InfoName))
 	// After a crash the views are rebuilt from the log (DESIGN.md
 	// principle 1): a half-written temp file, a task in two folders, a
 	// folder that disagrees with the log.
-	rep, err := d.Board.Rebuild(ctx, false)
+	rep, err := d.Fleet.Repair(ctx)
 	if err != nil {
 		return fmt.Errorf("repair the board from the world log: %w", err)
 	}
@@ -158,7 +130,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
 	}
 	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Token: token, TokenMade: made}
-	infoPath := filepath.Join(d.StateDir, InfoName)
+	infoPath := filepath.Join(stateDir, InfoName)
 	data, _ := json.Marshal(info)
 	if err := atomicfile.Write(infoPath, data, 0o644); err != nil {
 		ln.Close()
@@ -169,7 +141,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	// The loops end with ctx, or when serving fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hub := &Hub{Log: d.Board.Log, Logger: d.Logger}
+	hub := &Hub{Log: d.Fleet.Board.Log, Logger: d.Logger}
 	if err := hub.Begin(); err != nil {
 		ln.Close()
 		return err
@@ -182,14 +154,18 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 			d.Logger.Error("event hub stopped", "err", err)
 		}
 	}()
-	api := &Server{Board: d.Board, Root: d.Root, StateDir: d.StateDir, Hub: hub, Token: token,
-		Logger: d.Logger, Started: info.Started, PID: info.PID}
-	var cleaner *daemonCleaner
-	if d.Cleanup != nil {
-		cleaner = &daemonCleaner{ctx: ctx, stateDir: d.StateDir, run: d.Cleanup, say: d.say}
-		api.Cleaner = cleaner
-		defer cleaner.wg.Wait() // after the listener closed: no pass starts anew
+	api := &Server{Fleet: d.Fleet, Hub: hub, Token: token, Logger: d.Logger, Out: d.Out,
+		Started: info.Started, PID: info.PID}
+	run := d.Cleanup
+	if run == nil {
+		run = func(ctx context.Context) error {
+			_, err := d.Fleet.Cleanup(ctx, false)
+			return err
+		}
 	}
+	cleaner := &daemonCleaner{ctx: ctx, fleet: d.Fleet, run: run, say: d.say}
+	api.Cleaner = cleaner
+	defer cleaner.wg.Wait() // after the listener closed: no pass starts anew
 	srv := &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -202,102 +178,38 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if ready != nil {
 		ready(info)
 	}
-	d.takeOver(ctx)
-	passes := make(chan struct{})
-	go func() {
-		defer close(passes)
-		d.supervise(ctx)
-	}()
-	ticks := make(chan struct{})
-	go func() {
-		defer close(ticks)
-		if d.Processor != nil {
-			every := d.TickEvery
-			if every <= 0 {
-				every = DefaultTickEvery
-			}
-			d.Processor.Loop(ctx, every)
-		}
-	}()
-	recycled := make(chan struct{})
-	go func() {
-		defer close(recycled)
-		if d.Recycler != nil {
-			d.Recycler.Loop(ctx)
-		}
-	}()
-	supervised := make(chan struct{})
-	go func() {
-		defer close(supervised)
-		if d.Supervisors != nil {
-			d.Supervisors.Loop(ctx)
-		}
-	}()
-	var serveErr error
+	workers := d.Workers
+	if workers.Out == nil {
+		workers.Out = d.Out
+	}
+	served2 := make(chan error, 1)
+	go func() { served2 <- d.Fleet.Serve(ctx, workers) }()
+	var serveErr, loopErr error
+	looped := false
 	select {
 	case <-ctx.Done():
 	case serveErr = <-served:
+	case loopErr = <-served2:
+		looped = true
 	}
 	cancel()
 	shut, cancelShut := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelShut()
 	srv.Shutdown(shut)
 	<-hubbed // its clients' connections closed
-	<-passes
-	<-recycled
-	<-supervised
-	<-ticks // the runs it started are stopped, their finish lines written
+	if !looped {
+		// The loops stop together; the runs the processor started are
+		// stopped, their finish lines written.
+		loopErr = <-served2
+	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
-	return serveErr
+	return errors.Join(serveErr, loopErr)
 }
 
 func (d *Daemon) say(format string, args ...any) {
 	if d.Out != nil {
 		fmt.Fprintf(d.Out, format+"\n", args...)
-	}
-}
-
-// supervise runs a Level 1 pass every PassEvery until ctx ends (the
-// first ran at start, in takeOver). A failed pass is reported and the
-// next one goes on.
-func (d *Daemon) supervise(ctx context.Context) {
-	every := d.PassEvery
-	if every <= 0 {
-		every = DefaultPassEvery
-	}
-	p := d.pass()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
-			d.say("warning: Level 1 pass: %v", err)
-		}
-	}
-}
-
-func (d *Daemon) pass() *supervise.Pass {
-	p := &supervise.Pass{Log: d.Board.Log, Board: d.Board, StateDir: d.StateDir, Out: d.Out}
-	if d.Processor != nil {
-		p.Held = d.Processor.Holds // its runs, from claim to finish, are its own
-	}
-	return p
-}
-
-// takeOver is the daemon's first pass, before its processor starts: it
-// takes over from a daemon that died (kill -9), whose runs, still alive,
-// have no one waiting for them: they are stopped and their tasks
-// restarted.
-func (d *Daemon) takeOver(ctx context.Context) {
-	p := d.pass()
-	p.TakeOver = true
-	if _, err := p.Run(ctx); err != nil && ctx.Err() == nil {
-		d.say("warning: Level 1 pass: %v", err)
 	}
 }

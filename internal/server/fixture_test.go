@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -18,6 +20,7 @@ import (
 // .clean_room, as 'cra task add' leaves it.
 type fixture struct {
 	repo, state string
+	fleet       *fleet.Fleet
 	b           *board.Board
 }
 
@@ -34,7 +37,16 @@ func newFixture(t testing.TB) *fixture {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{repo: repo, state: state, b: openBoard(t, state)}
+	ws, err := workspace.Open(context.Background(), repo, workspace.Options{Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := fleet.Open(context.Background(), ws, fleet.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fl.Close() })
+	return &fixture{repo: repo, state: state, fleet: fl, b: fl.Board}
 }
 
 // openBoard opens a second board over the same state, as another process
@@ -156,7 +168,7 @@ func (f *fixture) serve(t testing.TB, s *Server) (*httptest.Server, *Hub) {
 		defer close(done)
 		hub.Run(ctx)
 	}()
-	s.Board, s.Root, s.StateDir, s.Hub = f.b, f.repo, f.state, hub
+	s.Fleet, s.Hub = f.fleet, hub
 	if s.Started.IsZero() {
 		s.Started = time.Now()
 	}

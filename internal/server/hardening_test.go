@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -33,7 +34,7 @@ func TestWrongMethod(t *testing.T) {
 // ones cra makes or accepts from its file is refused before listening.
 func TestDaemonShortToken(t *testing.T) {
 	f := newFixture(t)
-	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour, Token: " x "}
+	d := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour}, Token: " x "}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	err := d.Run(ctx, func(Info) {
@@ -52,7 +53,7 @@ func TestMoveSurvivesHangup(t *testing.T) {
 	f := newFixture(t)
 	task := f.add(t, "x", nil)
 	f.run(t, task.ID, 1, "boom") // failed in the log, its file in failed/
-	h := (&Server{Board: f.b, StateDir: f.state}).Handler()
+	h := (&Server{Fleet: f.fleet}).Handler()
 	ctx := context.Background()
 	// Another writer (an event of the processor) holds the log's lock
 	// shared: the move's event gets in, its lifecycle entry waits.

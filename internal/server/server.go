@@ -42,6 +42,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +52,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // DefaultMaxBody caps a request's body.
@@ -61,13 +63,9 @@ const CookieName = "cra_token"
 
 // Server answers the API of one repository's daemon.
 type Server struct {
-	// Board is the repository's task board; required.
-	Board *board.Board
-	// Root is the repository's root, whose .clean_room/config.toml holds
-	// the settings; empty serves no settings.
-	Root string
-	// StateDir is the repository's .clean_room/, where the runs are.
-	StateDir string
+	// Fleet is the repository's fleet, whose operations the API
+	// answers; required.
+	Fleet *fleet.Fleet
 	// Hub streams the world log to /api/events; nil answers 503 there.
 	Hub *Hub
 	// Cleaner runs the Clean Up button's pass; nil shows the button
@@ -87,6 +85,10 @@ type Server struct {
 	Started time.Time
 	// PID is the daemon's pid, for /healthz.
 	PID int
+	// Out gets a line per request a cra command sent (its X-Cra-Command
+	// header), so that a person sees which commands the daemon
+	// answered; nil discards.
+	Out io.Writer
 
 	settingsMu sync.Mutex // one settings change at a time
 }
@@ -101,6 +103,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/tasks/{id}/answer", s.answer)
 	mux.HandleFunc("POST /api/tasks/{id}/move", s.move)
 	mux.HandleFunc("POST /api/tasks/{id}/retry", s.retry)
+	mux.HandleFunc("PATCH /api/tasks/{id}", s.editTask)
+	mux.HandleFunc("POST /api/tasks/{id}/run", s.runTask)
+	mux.HandleFunc("GET /api/needs-you", s.needsYou)
+	mux.HandleFunc("POST /api/recycle", s.recycle)
 	mux.HandleFunc("GET /api/settings", s.getSettings)
 	mux.HandleFunc("PUT /api/settings", s.putSettings)
 	mux.HandleFunc("GET /api/cleanup", s.cleanupStatus)
@@ -110,7 +116,54 @@ func (s *Server) Handler() http.Handler {
 	// GET only: another method on an API path gets the mux's 405 with
 	// its Allow header, not "no such API endpoint".
 	mux.Handle("GET /", s.page())
-	return s.headers(s.host(s.auth(s.sameOrigin(s.limit(mux)))))
+	return s.headers(s.host(s.auth(s.sameOrigin(s.limit(s.commands(mux))))))
+}
+
+// CommandHeader names the cra command that sent a request ('cra task
+// add'): the daemon says which it answered.
+const CommandHeader = "X-Cra-Command"
+
+// commands writes a line to Out for each request a cra command sent.
+func (s *Server) commands(next http.Handler) http.Handler {
+	if s.Out == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cmd := r.Header.Get(CommandHeader)
+		if cmd == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		fmt.Fprintf(s.Out, "cra serve: answered %q (%s %s): %d\n", clipCommand(cmd), r.Method, r.URL.Path, sw.status)
+	})
+}
+
+// clipCommand keeps a command's name short and on one line in the
+// daemon's output.
+func clipCommand(cmd string) string {
+	cmd = strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, cmd)
+	if len(cmd) > 80 {
+		cmd = cmd[:80]
+	}
+	return cmd
+}
+
+// statusWriter remembers the status an answer was sent with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // headers sets the headers every answer carries: no sniffing, no framing,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -407,7 +408,7 @@ func TestLoadToken(t *testing.T) {
 func TestDaemon(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour}
+	d := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour}}
 	ready := make(chan Info, 1)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, func(i Info) { ready <- i }) }()
@@ -428,7 +429,7 @@ func TestDaemon(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("healthz: %d", resp.StatusCode)
 	}
-	second := &Daemon{StateDir: f.state, Addr: "127.0.0.1:0", Board: f.b}
+	second := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0"}
 	var already *AlreadyRunningError
 	if err := second.Run(ctx, nil); !errors.As(err, &already) || already.Info.PID != info.PID || !strings.Contains(err.Error(), info.Addr) {
 		t.Errorf("a second daemon: got %v, want it refused naming pid %d and %s", err, info.PID, info.Addr)
@@ -441,7 +442,7 @@ func TestDaemon(t *testing.T) {
 	// Off loopback: a token is made, kept with mode 0600, and required.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	d = &Daemon{StateDir: f.state, Root: f.repo, Addr: "0.0.0.0:0", Board: f.b, PassEvery: time.Hour}
+	d = &Daemon{Fleet: f.fleet, Addr: "0.0.0.0:0", Workers: fleet.Workers{PassEvery: time.Hour}}
 	go func() { done <- d.Run(ctx, func(i Info) { ready <- i }) }()
 	select {
 	case info = <-ready:
@@ -471,7 +472,7 @@ func TestDaemon(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	d = &Daemon{StateDir: f.state, Addr: "0.0.0.0:0", Board: f.b, PassEvery: time.Hour}
+	d = &Daemon{Fleet: f.fleet, Addr: "0.0.0.0:0", Workers: fleet.Workers{PassEvery: time.Hour}}
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { done <- d.Run(ctx, func(i Info) { ready <- i }) }()
 	info = <-ready
@@ -539,7 +540,7 @@ func TestDaemonCleanup(t *testing.T) {
 	f := newFixture(t)
 	release := make(chan struct{})
 	passes := make(chan struct{}, 10)
-	d := &Daemon{StateDir: f.state, Root: f.repo, Addr: "127.0.0.1:0", Board: f.b, PassEvery: time.Hour,
+	d := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour},
 		Cleanup: func(ctx context.Context) error {
 			passes <- struct{}{}
 			select {

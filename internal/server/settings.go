@@ -79,7 +79,7 @@ func enabledJSON(e config.EnabledFor) (json.RawMessage, error) {
 // loadConfig reads config.toml without checking its values (a bad one
 // elsewhere must not keep the settings from being shown or fixed).
 func (s *Server) loadConfig() (*config.Config, []byte, error) {
-	cfg, data, err := config.LoadUnchecked(s.Root)
+	cfg, data, err := config.LoadUnchecked(s.Fleet.Root())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Server) loadConfig() (*config.Config, []byte, error) {
 }
 
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
-	if s.Root == "" {
+	if s.Fleet == nil {
 		writeError(w, http.StatusServiceUnavailable, "this server has no repository root, so no settings")
 		return
 	}
@@ -121,7 +121,7 @@ func (s *Server) configError(w http.ResponseWriter, r *http.Request, err error) 
 // [recycler] and [models.summarizer] (the other keys as they were). A bad value is a 400
 // naming its key and range, and nothing is written.
 func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
-	if s.Root == "" {
+	if s.Fleet == nil {
 		writeError(w, http.StatusServiceUnavailable, "this server has no repository root, so no settings")
 		return
 	}
@@ -175,7 +175,7 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	if len(data) > 0 && cfg.Lossy(data) {
 		// Encoding drops comments and unknown keys: keep what was written,
 		// as 'cra init' does.
-		if err := atomicfile.Write(config.Path(s.Root)+".bak", data, 0o644); err != nil {
+		if err := atomicfile.Write(config.Path(s.Fleet.Root())+".bak", data, 0o644); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -186,13 +186,13 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	// the save then fails, a second event says the change did not take,
 	// so the log never claims a setting the file does not have.
 	ctx := context.WithoutCancel(r.Context())
-	if _, err := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
+	if _, err := s.Fleet.Board.Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
 		s.fail(w, r, fmt.Errorf("log the settings (nothing changed): %w", err))
 		return
 	}
-	if err := cfg.Save(s.Root); err != nil {
+	if err := cfg.Save(s.Fleet.Root()); err != nil {
 		err = fmt.Errorf("write the settings: %w", err)
-		if _, lerr := s.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
+		if _, lerr := s.Fleet.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
 			err = fmt.Errorf("%w; and the log, which has the change, could not say it failed: %v", err, lerr)
 		}
 		s.fail(w, r, err)

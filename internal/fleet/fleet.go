@@ -1,0 +1,246 @@
+// Package fleet owns the supervision half of cra for one repository: the
+// board, the processor that runs agent profiles, the recycler (seed 004's
+// recycler and seed 002's Level 2), the supervisor agents (seed 003), the
+// cleanup pass (seed 000) and the Level 1 pass (seed 002). Front ends call
+// one *Fleet, as the execution half's front ends call one workspace: 'cra
+// task …', 'cra recycle', 'cra supervisors', 'cra cleanup' and the daemon's
+// HTTP API (internal/server) never build a worker or open a store
+// themselves (DESIGN.md, "Packages"; tailscale's LocalBackend and
+// soft-serve's backend.Backend are the model).
+//
+// The operations people and the server use (add, edit, move, answer, list,
+// show, run one, recycle once) form the Ops interface, which *Fleet
+// implements in process and server.Client implements over a running
+// daemon's API, so that a command does not know which answered.
+//
+// The background loops of 'cra serve' are Services with one shape,
+// Run(ctx) error, started and stopped as a group (River's maintenance
+// services are the model): see Services and RunGroup.
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/cleanup"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/knowledge/supervisor"
+	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/workspace"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// ErrNoBoard is a repository without a state directory, opened without
+// Options.Create: it has no board yet.
+var ErrNoBoard = errors.New("the repository has no board yet (add a task with 'cra task add')")
+
+// Options are the optional settings of Open.
+type Options struct {
+	// Create makes the state directory when the repository has none;
+	// unset, such a repository is ErrNoBoard.
+	Create bool
+	// Now is the clock of the board, its log and its workers; nil is
+	// time.Now.
+	Now func() time.Time
+	// Logger gets diagnostics; nil discards.
+	Logger *slog.Logger
+	// Out gets a line per action a person should see from the workers
+	// (the recycler's verdicts, the supervisors' runs, Level 1's
+	// restarts); nil discards.
+	Out io.Writer
+	// Malformed is told of each world-log line that cannot be read; nil
+	// ignores them.
+	Malformed func(r *world.Record)
+}
+
+// Fleet is one repository's supervision half: its board and the workers
+// that act on it, built from the workspace and its config.
+type Fleet struct {
+	// Board is the repository's board.
+	Board *board.Board
+
+	ws     *workspace.Workspace
+	now    func() time.Time
+	logger *slog.Logger
+	out    io.Writer
+
+	mu        sync.Mutex
+	processor *board.Processor
+	recycler  *review.Recycler
+}
+
+// Open returns the fleet of the repository ws opened. The fleet takes ws
+// over: Close closes it.
+func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, error) {
+	if !workspace.HasState(ws.Root) {
+		if !opts.Create {
+			return nil, ErrNoBoard
+		}
+		if _, err := config.EnsureStateDir(ws.Root); err != nil {
+			return nil, err
+		}
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l, err := ws.Log()
+	if err != nil {
+		return nil, err
+	}
+	l.Now = now
+	if ws.Config != nil && ws.Config.World != nil && ws.Config.World.Fsync != "" {
+		if l.Sync, err = world.ParseSyncPolicy(ws.Config.World.Fsync); err != nil {
+			return nil, err
+		}
+	}
+	l.Malformed = opts.Malformed
+	b := board.New(board.NewFileStore(ws.StateDir), l)
+	b.Now = now
+	return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out}, nil
+}
+
+// Close closes the workspace the fleet was opened over.
+func (f *Fleet) Close() error { return f.ws.Close() }
+
+// Root is the repository's root.
+func (f *Fleet) Root() string { return f.ws.Root }
+
+// StateDir is the repository's .clean_room/.
+func (f *Fleet) StateDir() string { return f.ws.StateDir }
+
+// Config loads the repository's config.toml as it is now: the workers
+// read it on every tick, so a change takes effect without a restart.
+func (f *Fleet) Config() (*config.Config, error) { return config.Load(f.ws.Root) }
+
+// Processor returns the fleet's processor, made on first use: the one
+// that 'cra task run' and the daemon run tasks with, so that a run it
+// holds is known to the Level 1 pass (Level1).
+func (f *Fleet) Processor() *board.Processor {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.processor == nil {
+		p := board.NewProcessor(f.Board, f.ws.Root, f.ws.StateDir, f.ws.Config)
+		p.Now = f.now
+		root := f.ws.Root
+		p.Knowledge = func(ctx context.Context, task string) (string, error) {
+			k, err := knowledge.Load(root, task, knowledge.MaxTokens)
+			if k == nil || err != nil {
+				return "", err
+			}
+			return k.Text, nil
+		}
+		p.Logger = f.logger
+		f.processor = p
+	}
+	return f.processor
+}
+
+// recorder records the workers' model calls in raw.sqlite.
+func (f *Fleet) recorder(ctx context.Context) (*llm.Recorder, error) {
+	c, err := f.ws.Corpus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return llm.NewRecorder(c), nil
+}
+
+// Recycler returns the fleet's recycler, made on first use, its settings
+// read from config.toml on every tick, its lines to Options.Out.
+func (f *Fleet) Recycler(ctx context.Context) (*review.Recycler, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.recycler != nil {
+		return f.recycler, nil
+	}
+	rec, err := f.recorder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.recycler = &review.Recycler{
+		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir,
+		Config: f.Config, Recorder: rec,
+		Out: f.out, Logger: f.logger, Now: f.now,
+	}
+	return f.recycler, nil
+}
+
+// Supervisors returns the supervisor agents, their settings read from
+// config.toml on every check, their lines to out; each run that wrote
+// something is followed by the cleanup pass (seed 000).
+func (f *Fleet) Supervisors(ctx context.Context, out io.Writer) (*supervisor.Runner, error) {
+	rec, err := f.recorder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &supervisor.Runner{
+		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir,
+		Config: f.Config, Recorder: rec,
+		Out: out, Logger: f.logger, Now: f.now,
+		After: func(ctx context.Context) error {
+			rep, err := f.Cleanup(ctx, false)
+			if errors.Is(err, cleanup.ErrRunning) {
+				return nil // the one running does the job
+			}
+			if err == nil && out != nil {
+				fmt.Fprintf(out, "cleanup: %s\n", rep.Summary())
+			}
+			return err
+		},
+	}, nil
+}
+
+// Cleanup runs one cleanup pass (seed 000): what 'cra cleanup', the
+// board's Clean Up button and the supervisors' runs start. A dry run asks
+// no model, so it opens no raw database.
+func (f *Fleet) Cleanup(ctx context.Context, dryRun bool) (*cleanup.Report, error) {
+	deps := cleanup.Deps{Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir, Now: f.now, Logger: f.logger}
+	if !dryRun {
+		rec, err := f.recorder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		deps.Gateway = llm.NewGateway(f.ws.Router(ctx), rec)
+		deps.Gateway.Logger = f.logger
+	}
+	return cleanup.Run(ctx, deps, cleanup.Options{DryRun: dryRun})
+}
+
+// CleanupRunning says whether a cleanup pass runs now, in any process.
+func (f *Fleet) CleanupRunning() bool { return cleanup.Running(f.ws.StateDir) }
+
+// Level1 returns a Level 1 pass over the fleet's log and board (seed
+// 002): the runs the fleet's processor holds are its own. takeOver makes
+// it the first pass of a daemon starting after one that died.
+func (f *Fleet) Level1(out io.Writer, takeOver bool) *supervise.Pass {
+	p := &supervise.Pass{Log: f.Board.Log, Board: f.Board, StateDir: f.ws.StateDir, Out: out, TakeOver: takeOver}
+	f.mu.Lock()
+	if f.processor != nil {
+		p.Held = f.processor.Holds // its runs, from claim to finish, are its own
+	}
+	f.mu.Unlock()
+	return p
+}
+
+// Repair puts every task file where the world log says (board.Rebuild),
+// as the daemon does at start.
+func (f *Fleet) Repair(ctx context.Context) (board.Report, error) {
+	return f.Board.Rebuild(ctx, false)
+}
+
+// ErrCleanupRunning is a cleanup pass refused because one runs already,
+// in this process or another.
+var ErrCleanupRunning = cleanup.ErrRunning

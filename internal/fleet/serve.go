@@ -1,0 +1,89 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultPassEvery is how often the daemon runs a Level 1 pass, and
+// DefaultTickEvery how often its processor looks for pending tasks.
+const (
+	DefaultPassEvery = 5 * time.Second
+	DefaultTickEvery = 2 * time.Second
+)
+
+// Workers says which of the fleet's loops a daemon runs.
+type Workers struct {
+	// Processor runs the board's pending tasks; Recycler reviews
+	// finished runs; Supervisors runs the supervisor agents. Level 1
+	// always runs.
+	Processor, Recycler, Supervisors bool
+	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
+	PassEvery time.Duration
+	// TickEvery is the processor's interval; 0 is DefaultTickEvery.
+	TickEvery time.Duration
+	// Out gets a line per action and warning a person should see; nil
+	// discards.
+	Out io.Writer
+}
+
+// Services returns the daemon's loops: Level 1 every PassEvery, and, as
+// w allows, the processor, the recycler and the supervisors.
+func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
+	pass, tick := w.PassEvery, w.TickEvery
+	if pass <= 0 {
+		pass = DefaultPassEvery
+	}
+	if tick <= 0 {
+		tick = DefaultTickEvery
+	}
+	var out []Service
+	if w.Processor {
+		p := f.Processor()
+		// Processor.Loop stops the runs it started when ctx ends, and
+		// waits for their finish lines.
+		out = append(out, ServiceFunc(func(ctx context.Context) error { return p.Loop(ctx, tick) }))
+	}
+	// Level 1 is made after the processor, so that the runs it holds are
+	// its own (Level1).
+	l1 := f.Level1(w.Out, false)
+	out = append(out, &Every{Name: "Level 1 pass", Interval: pass, Out: w.Out, Pass: func(ctx context.Context) error {
+		_, err := l1.Run(ctx)
+		return err
+	}})
+	if w.Recycler {
+		r, err := f.Recycler(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ServiceFunc(r.Loop))
+	}
+	if w.Supervisors {
+		r, err := f.Supervisors(ctx, w.Out)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ServiceFunc(r.Loop))
+	}
+	return out, nil
+}
+
+// Serve is the daemon's work once it listens: a first Level 1 pass that
+// takes over from a daemon that died (kill -9), whose runs, still alive,
+// have no one waiting for them (they are stopped and their tasks
+// restarted), then the loops w names until ctx ends, stopped together.
+func (f *Fleet) Serve(ctx context.Context, w Workers) error {
+	services, err := f.Services(ctx, w)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while it started
+		}
+		return err
+	}
+	if _, err := f.Level1(w.Out, true).Run(ctx); err != nil && ctx.Err() == nil && w.Out != nil {
+		fmt.Fprintf(w.Out, "warning: Level 1 pass: %v\n", err)
+	}
+	return RunGroup(ctx, services...)
+}
