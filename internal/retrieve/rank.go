@@ -16,38 +16,6 @@ import (
 	"github.com/cra-dev/cra/internal/terms"
 )
 
-// Weights scale the ranking signals. Each signal is normalised to [0, 1]
-// before weighting, so the weights read as relative importance.
-type Weights struct {
-	Search   float64 // BM25 over path, symbol names and text (normalised by the best file)
-	Mention  float64 // the task names the file, its module, or a file:line in it
-	Symbol   float64 // the file defines a symbol the task names; rarer names count more
-	Dep      float64 // imports or is imported by a strong candidate
-	CoChange float64 // changes together with a strong candidate (share of its commits)
-	Ident    float64 // shares rare identifiers with a strong candidate (uses or defines them)
-	Churn    float64 // how often the file changed: files that change, change again
-	Name     float64 // the file's name is a word of the task ("mode" → mode.go); rarer names count more
-	Chunk    float64 // BM25 of the file's best definition on its own (needs Ranker.Root)
-	Test     float64 // the test of a strong source file, or the source of a strong test (by naming convention)
-	Area     float64 // the file's path holds a word of the task's commit scope ("fix(form):" → binding/form_mapping.go)
-	Metadata float64 // the file's enrichment (file_metadata) shares the task's words, or a strong candidate's module or domain
-	Implied  float64 // the task analysis model implies the file, or a symbol the file defines
-	// Prose scales files cra does not parse (docs, changelogs, configs):
-	// a coding task needs code, unless it names the file or is about docs.
-	Prose float64
-}
-
-// DefaultWeights are cra's ranking weights. They were set by reasoning about
-// each signal's reliability (an explicit mention beats a symbol definition,
-// which beats word overlap; propagated signals are fractions of their
-// source's score) and checked on the development sets, not fitted to tasks.
-// The propagated signals weigh little: on 300 commits of five repositories
-// outside the development sets (bench/retrieval/mkset), imports, shared
-// identifiers and test pairing lifted hub modules (node_classes.py,
-// utils.py) that link to every strong file over the one file the task
-// describes; at these weights they still break ties and bring tests in.
-var DefaultWeights = Weights{Search: 1, Mention: 2, Symbol: 1.2, Chunk: 0.8, Name: 0.6, Dep: 0.1, CoChange: 0.6, Ident: 0.1, Churn: 0.15, Test: 0.4, Area: 0.6, Metadata: 0.3, Implied: 0.6, Prose: 0.4}
-
 // Ranker ranks the files of one indexed repository for a task. It reads the
 // curated DB only, through the knowledge base.
 type Ranker struct {
@@ -184,24 +152,35 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 			named[f.id] = named[f.id] || singledOut(m, len(hits))
 		}
 	}
-	// aside weighs a file's signals: 0 left out, prose for an example.
-	// named is complete here, so a file's weight is worked out once (the
-	// scores are computed again at every comparison of a sort).
-	asides := map[int64]float64{}
-	aside := func(s *scored) float64 {
+	// aside sets a file apart: left out (vendored, generated), an example
+	// that weighs as prose, or neither. named is complete here, so a
+	// file's kind is worked out once (the scores are computed again at
+	// every comparison of a sort).
+	asides := map[int64]int{}
+	asideOf := func(s *scored) int {
 		v, ok := asides[s.f.id]
 		if !ok {
 			switch {
 			case leftOut(s.f):
-				v = 0
+				v = asideLeftOut
 			case !named[s.f.id] && !examples && isExample(s.f.path):
-				v = r.Weights.Prose
+				v = asideExample
 			default:
-				v = 1
+				v = asideNone
 			}
 			asides[s.f.id] = v
 		}
 		return v
+	}
+	// aside weighs a file's signals: 0 left out, prose for an example.
+	aside := func(s *scored) float64 {
+		switch asideOf(s) {
+		case asideLeftOut:
+			return 0
+		case asideExample:
+			return r.Weights.Prose
+		}
+		return 1
 	}
 
 	// Full-text relevance.
@@ -215,7 +194,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 
 	w := r.Weights
 	base := func(s *scored) float64 {
-		return aside(s) * (w.Search*s.signals["search"] + w.Mention*(s.signals["mention"]+s.signals["plan"]) + w.Symbol*s.signals["symbol"] + w.Name*s.signals["name"] + w.Chunk*s.signals["chunk"] + w.Area*s.signals["area"] + w.Implied*s.signals["implied"])
+		return aside(s) * w.direct(s.signals)
 	}
 	if r.Root != "" && w.Chunk > 0 {
 		if err := r.chunkSignal(ctx, qterms, len(files), all, base); err != nil {
@@ -246,12 +225,23 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	for _, f := range files {
 		maxCommits = max(maxCommits, f.commits)
 	}
-	score := func(s *scored) float64 {
-		v := base(s) + aside(s)*(w.Dep*s.signals["dep"]+w.CoChange*s.signals["cochange"]+w.Ident*s.signals["ident"]+w.Churn*s.signals["churn"]+w.Test*s.signals["test"]+w.Metadata*s.signals["metadata"])
-		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && (q.Type != TypeDocs || configLanguages[s.f.lang]) {
-			v *= w.Prose
+	// prose counts the times the prose weight scales a file's score: an
+	// example the task does not name, a file cra does not parse.
+	prose := func(s *scored) int {
+		n := 0
+		if asideOf(s) == asideExample {
+			n++
 		}
-		return v
+		if !lang.Parsed(s.f.lang) && s.signals["mention"] == 0 && s.signals["plan"] == 0 && (q.Type != TypeDocs || configLanguages[s.f.lang]) {
+			n++
+		}
+		return n
+	}
+	score := func(s *scored) float64 {
+		if asideOf(s) == asideLeftOut {
+			return 0
+		}
+		return w.Fuse(s.signals, prose(s))
 	}
 	churn := func() {
 		for _, s := range all {
@@ -273,7 +263,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		out = append(out, Candidate{
 			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score(s),
-			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals,
+			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals, Prose: prose(s),
 		})
 	}
 	// Plan files lead whatever their score (seed 001 §5.6: tier 0 before the
@@ -299,6 +289,13 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}), nil
 }
+
+// How Rank sets a file apart from the others (see aside in Rank).
+const (
+	asideNone = iota
+	asideLeftOut
+	asideExample
+)
 
 // tierOf names why a file is a candidate: the scope tier of seed 001 §5.6.
 func tierOf(s *scored) int {

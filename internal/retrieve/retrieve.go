@@ -89,6 +89,10 @@ type Candidate struct {
 	Reasons []string `json:"reasons"`
 	// Signals are the named parts of Score, for inspection and tuning.
 	Signals map[string]float64 `json:"signals"`
+	// Prose counts the times Weights.Prose scaled Score (an example the
+	// task does not name, a file cra does not parse): Score is
+	// Weights.Fuse(Signals, Prose) for every file the fusion scored.
+	Prose int `json:"prose,omitempty"`
 }
 
 // Detail tiers of the precision stage (seed 001 §5.7).
