@@ -31,7 +31,6 @@ package bootstrap
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -49,11 +48,8 @@ import (
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx"
-	"github.com/cra-dev/cra/internal/index"
-	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/retrieve"
-	"github.com/cra-dev/cra/internal/store"
 )
 
 // Options are a bootstrap's inputs.
@@ -295,39 +291,24 @@ func (o *Options) lock(top string) (*os.File, error) {
 }
 
 // visit derives the pairs of the kept commits, oldest first, each at its
-// parent in the scratch worktree, which it removes however it returns.
-// The caller holds the lock.
-func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) (err error) {
-	wt := filepath.Join(o.ScratchDir, "worktree")
-	// Removed also when the add fails: a git killed in the middle of it
-	// (a cancellation) leaves the worktree registered, and locked.
-	defer func() {
-		if rerr := gitx.RemoveDetachedWorktree(context.WithoutCancel(ctx), top, wt); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove the scratch worktree %s: %w (remove it with 'git worktree remove --force --force %s')", wt, rerr, wt))
-		}
-	}()
-	if err := gitx.AddDetachedWorktree(ctx, top, wt, kept[0].Parents[0]); err != nil {
-		return fmt.Errorf("scratch worktree: %w", err)
-	}
-	factory := store.NewFactory(filepath.Join(o.ScratchDir, "index"))
-	b := index.NewBuilder(factory)
-	var db *sql.DB
-	defer func() {
-		if db != nil {
-			db.Close()
-		}
-	}()
-	d := &deriver{Root: wt, Repo: top, Budget: o.Budget, PromptTokens: o.PromptTokens, ReplyTokens: o.ReplyTokens, Candidates: o.Candidates}
+// parent in the scratch worktree (Replay). The caller holds the lock.
+func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep *Report, records map[string][]dataset.Record) error {
+	d := &deriver{Repo: top, Budget: o.Budget, PromptTokens: o.PromptTokens, ReplyTokens: o.ReplyTokens, Candidates: o.Candidates}
 	defer func() {
 		if d.parser != nil {
 			d.parser.Close()
 		}
 	}()
-	for i, c := range kept {
-		if err := ctx.Err(); err != nil {
-			return err
+	i := 0
+	return Replay(ctx, top, o.ScratchDir, kept, func(ctx context.Context, s *Step, err error) error {
+		i++
+		c := s.Commit
+		rep.IndexDuration += s.Index
+		var got *derived
+		if err == nil {
+			d.KB, d.RepoID, d.Root = s.KB, s.RepoID, s.Root
+			got, err = o.one(ctx, top, d, c)
 		}
-		got, err := o.one(ctx, top, wt, b, factory, &db, d, c, rep)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -338,8 +319,8 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 			if len(rep.Errors) < maxErrors {
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%.12s: %v", c.Hash, err))
 			}
-			fmt.Fprintf(o.Progress, "[%d/%d] %.12s failed: %v\n", i+1, len(kept), c.Hash, err)
-			continue
+			fmt.Fprintf(o.Progress, "[%d/%d] %.12s failed: %v\n", i, len(kept), c.Hash, err)
+			return nil
 		}
 		for _, r := range got.Records {
 			records[r.Meta.Stage] = append(records[r.Meta.Stage], r)
@@ -370,33 +351,16 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		if len(missing) > 0 {
 			note = " (" + strings.Join(missing, "; ") + ")"
 		}
-		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i+1, len(kept), c.Hash, agent.FirstLine(c.Message, 60), len(got.Records), note)
-	}
-	return nil
+		fmt.Fprintf(o.Progress, "[%d/%d] %.12s %s: %d pair(s)%s\n", i, len(kept), c.Hash, agent.FirstLine(c.Message, 60), len(got.Records), note)
+		return nil
+	})
 }
 
 // maxErrors bounds the commit failures a report quotes.
 const maxErrors = 20
 
-// one derives the pairs of c at its parent, indexed in the worktree wt.
-func (o *Options) one(ctx context.Context, top, wt string, b *index.Builder, factory *store.Factory, db **sql.DB, d *deriver, c gitx.Commit, rep *Report) (*derived, error) {
-	parent := c.Parents[0]
-	if err := gitx.CheckoutDetached(ctx, wt, parent); err != nil {
-		return nil, fmt.Errorf("check out %.12s: %w", parent, err)
-	}
-	t := time.Now()
-	res, err := b.Run(ctx, wt)
-	rep.IndexDuration += time.Since(t)
-	if err != nil {
-		return nil, fmt.Errorf("index %.12s: %w", parent, err)
-	}
-	if *db == nil {
-		if *db, err = factory.Open(ctx, store.Curated, "", true); err != nil {
-			return nil, err
-		}
-		d.KB = kb.New(*db)
-	}
-	d.RepoID = res.RepoID
+// one derives the pairs of c at its parent, indexed in d's worktree.
+func (o *Options) one(ctx context.Context, top string, d *deriver, c gitx.Commit) (*derived, error) {
 	cm, err := loadCommit(ctx, top, c)
 	if err != nil {
 		return nil, err
@@ -426,7 +390,7 @@ func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) 
 	if err != nil {
 		return commit{}, fmt.Errorf("commit %.12s: date %q: %w", c.Hash, c.Timestamp, err)
 	}
-	cm := commit{Hash: c.Hash, Parent: parent, Date: date.UTC(), Task: taskText(c.Message)}
+	cm := commit{Hash: c.Hash, Parent: parent, Date: date.UTC(), Task: TaskText(c.Message)}
 	for _, f := range files {
 		ch := change{FileHunks: f}
 		if f.OldPath != "" && !f.Binary {
@@ -446,8 +410,9 @@ func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) 
 
 var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
 
-// taskText is a commit message as a task: without its trailers.
-func taskText(message string) string {
+// TaskText is a commit message as a task: without its trailers
+// (Signed-off-by: …, Co-authored-by: …).
+func TaskText(message string) string {
 	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
 }
 

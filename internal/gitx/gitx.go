@@ -126,6 +126,24 @@ func IsAncestor(ctx context.Context, dir, a, b string) bool {
 	return cmd.Run() == nil
 }
 
+// Ancestors returns the commits reachable from rev (rev itself included),
+// as a set of full hashes: one git call answers every "is c older than
+// rev?" a caller asks after.
+func Ancestors(ctx context.Context, dir, rev string) (map[string]bool, error) {
+	if strings.HasPrefix(rev, "-") {
+		return nil, fmt.Errorf("git rev-list: revision %q looks like an option", rev)
+	}
+	out, err := run(ctx, dir, "rev-list", rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, h := range strings.Fields(string(out)) {
+		set[h] = true
+	}
+	return set, nil
+}
+
 // RemoteURL returns the URL of the "origin" remote, or "".
 func RemoteURL(ctx context.Context, dir string) string {
 	out, err := run(ctx, dir, "config", "--get", "remote.origin.url")
@@ -174,6 +192,8 @@ type LogOptions struct {
 	// After, when set, keeps the commits made (committer date) at or
 	// after it (--since).
 	After time.Time
+	// Until is the revision the walk starts from; empty is HEAD.
+	Until string
 }
 
 // RecentCommits returns the hashes of the newest n commits Log reads with
@@ -202,7 +222,7 @@ func LastTouched(ctx context.Context, dir, rev, since string, paths []string) (s
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Log streams the non-merge commits (all with LogOptions.Merges) reachable from HEAD, newest first, with
+// Log streams the non-merge commits (all with LogOptions.Merges) reachable from HEAD (or LogOptions.Until), newest first, with
 // the files each changed below dir (paths relative to dir), calling fn for
 // each. Renames are reported as a deletion and an addition so every path is
 // a plain path. It stops at the first error fn returns.
@@ -230,10 +250,17 @@ func Log(ctx context.Context, dir string, opt LogOptions, fn func(Commit) error)
 	if opt.Max > 0 {
 		args = append(args, "-n", strconv.Itoa(opt.Max))
 	}
+	until := "HEAD"
+	if opt.Until != "" {
+		if strings.HasPrefix(opt.Until, "-") {
+			return fmt.Errorf("git log: revision %q looks like an option", opt.Until)
+		}
+		until = opt.Until
+	}
 	if opt.Since != "" {
-		args = append(args, opt.Since+"..HEAD")
+		args = append(args, opt.Since+".."+until)
 	} else {
-		args = append(args, "HEAD")
+		args = append(args, until)
 	}
 	if !opt.Merges {
 		// Limited to dir; git's history simplification then drops the

@@ -131,6 +131,26 @@ func TestLog(t *testing.T) {
 	if !IsAncestor(ctx, dir, first, "HEAD") || IsAncestor(ctx, dir, "HEAD", first) {
 		t.Error("IsAncestor: wrong answer")
 	}
+
+	// Until walks from another revision than HEAD.
+	second := git(t, dir, "rev-parse", "HEAD~1")
+	var until []string
+	if err := Log(ctx, dir, LogOptions{Until: second}, func(c Commit) error { until = append(until, c.Message); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(until) != 2 || until[0] != "change a" {
+		t.Errorf("Until HEAD~1: got %q, want change a, then the first", until)
+	}
+	if err := Log(ctx, dir, LogOptions{Until: "--all"}, func(Commit) error { return nil }); err == nil {
+		t.Error("Until --all: got no error, want an option refused as a revision")
+	}
+	anc, err := Ancestors(ctx, dir, second)
+	if err != nil || len(anc) != 2 || !anc[first] || !anc[second] {
+		t.Errorf("Ancestors(HEAD~1): got %v, %v, want it and the first commit", anc, err)
+	}
+	if _, err := Ancestors(ctx, dir, "--all"); err == nil {
+		t.Error("Ancestors(--all): got no error")
+	}
 }
 
 func TestUnquote(t *testing.T) {
