@@ -28,5 +28,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newCurateDataCmd(d, nil),
 		newTrainCmd(d, nil),
 		newAdaptersCmd(d),
+		newTuneCmd(d, nil),
 	}
 }

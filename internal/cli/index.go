@@ -50,7 +50,8 @@ skipped and counted.
 
 --rebuild sets the old index aside and builds a new one from scratch: the
 fix for a damaged curated.sqlite ('cra doctor' checks it). Promoted
-enrichment then needs 'cra enrich --promote' again.
+enrichment then needs 'cra enrich --promote' again, and the repository's
+learned ranking weights 'cra tune' (quick: its examples are kept).
 
 No configuration is needed; [index] history_depth and max_commit_files in
 .clean_room/config.toml, or the flags, bound the history miner.`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 // queryOverviewOptions are the inputs of 'cra query overview'.
@@ -26,8 +27,9 @@ func newQueryOverviewCmd(d *deps, runF func(context.Context, *deps, *queryOvervi
 		Short: "Summarise the indexed repository",
 		Long: `Summarise the index in one screen: files and lines by language, symbols
 by kind, dependency edges, the mined history, enrichment domains, the
-most connected files, the files most often changed together, and files
-parsed with syntax errors.`,
+most connected files, the files most often changed together, files
+parsed with syntax errors, and the ranking weights retrieval uses (the
+global ones, or the repository's own from 'cra tune') and why.`,
 		Example: `  cra query overview
   cra query overview --repo ~/src/project --json`,
 		Args: cobra.NoArgs,
@@ -52,15 +54,30 @@ func queryOverviewRun(ctx context.Context, d *deps, opts *queryOverviewOptions) 
 	if err != nil {
 		return err
 	}
-	if opts.json {
-		return encodeJSON(d.out, o)
+	weights, err := retrieve.WeightsFor(ctx, ix.kb, ix.repo.ID)
+	if err != nil {
+		return err
 	}
-	printOverview(d.out, o)
+	if opts.json {
+		return encodeJSON(d.out, struct {
+			*kb.RepoOverview
+			Weights retrieve.WeightChoice `json:"ranking_weights"`
+		}{o, weights})
+	}
+	printOverview(d.out, o, weights)
 	return nil
 }
 
+// weightsLine says which ranking weights retrieval uses and why.
+func weightsLine(c retrieve.WeightChoice) string {
+	if c.Source == retrieve.WeightsRepository {
+		return "the repository's own: " + c.Reason
+	}
+	return "global: " + c.Reason
+}
+
 // printOverview writes the one-screen report of 'cra query overview'.
-func printOverview(w io.Writer, o *kb.RepoOverview) {
+func printOverview(w io.Writer, o *kb.RepoOverview, weights retrieve.WeightChoice) {
 	repo := o.Repo.Path
 	if o.Repo.RemoteURL != "" {
 		repo += " (" + o.Repo.RemoteURL + ")"
@@ -103,6 +120,7 @@ func printOverview(w io.Writer, o *kb.RepoOverview) {
 		{"history", history},
 		{"enrichment", enrichment},
 		{"warnings", warnings},
+		{"ranking weights", weightsLine(weights)},
 	})
 	if len(o.MostConnected) > 0 {
 		fmt.Fprintln(w, "\nmost connected files (imported by, imports)")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 func TestQueryOverviewRun(t *testing.T) {
@@ -19,14 +20,15 @@ func TestQueryOverviewRun(t *testing.T) {
 	if err := queryOverviewRun(context.Background(), d, &queryOverviewOptions{queryOptions{repo: repo}}); err != nil {
 		t.Fatal(err)
 	}
-	want := `repository    ` + repo + ` (https://example.com/shop.git)
-indexed       2024-03-05T12:00:00.000Z
-files         6, 129 lines (python 4, typescript 2)
-symbols       13 (function 6, class 2, interface 2, method 2, type_alias 1)
-dependencies  5 file-to-file edges
-history       4 commits, 2024-01-01 to 2024-03-01
-enrichment    3 files; domains: users 2, storage 1
-warnings      1 file parsed with syntax errors (marked in 'cra query files')
+	want := `repository       ` + repo + ` (https://example.com/shop.git)
+indexed          2024-03-05T12:00:00.000Z
+files            6, 129 lines (python 4, typescript 2)
+symbols          13 (function 6, class 2, interface 2, method 2, type_alias 1)
+dependencies     5 file-to-file edges
+history          4 commits, 2024-01-01 to 2024-03-01
+enrichment       3 files; domains: users 2, storage 1
+warnings         1 file parsed with syntax errors (marked in 'cra query files')
+ranking weights  global: the repository has no weights of its own ('cra tune' learns them from its history)
 
 most connected files (imported by, imports)
   2  1  app/db.py
@@ -56,7 +58,7 @@ most often changed together (commits)
 		if err := queryOverviewRun(context.Background(), d, &queryOverviewOptions{queryOptions{repo: filepath.Join(repo, config.Dir)}}); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(out.String(), "repository    "+repo+" ") {
+		if !strings.HasPrefix(out.String(), "repository       "+repo+" ") {
 			t.Errorf("got %q, want the enclosing repository", out)
 		}
 	})
@@ -69,15 +71,16 @@ func TestPrintOverviewSparse(t *testing.T) {
 		Files: 1, Lines: 3, Languages: []kb.LanguageCount{{Language: "go", Files: 1, Lines: 3}},
 		Commits: 2, FirstCommitAt: "2024-03-05T09:00:00Z", LastCommitAt: "2024-03-05T11:00:00+01:00",
 		TopCoChanges: []kb.CoChangePair{{PathA: "a.go", PathB: "b.go", Count: 1}},
-	})
-	want := `repository    /src/tiny
-indexed       2024-03-05T12:00:00.000Z
-files         1, 3 lines (go 1)
-symbols       0
-dependencies  0 file-to-file edges
-history       2 commits, 2024-03-05
-enrichment    none (enrichment not found, Tier 4 skipped)
-warnings      none
+	}, retrieve.WeightChoice{Source: retrieve.WeightsGlobal, Reason: "the repository has no weights of its own"})
+	want := `repository       /src/tiny
+indexed          2024-03-05T12:00:00.000Z
+files            1, 3 lines (go 1)
+symbols          0
+dependencies     0 file-to-file edges
+history          2 commits, 2024-03-05
+enrichment       none (enrichment not found, Tier 4 skipped)
+warnings         none
+ranking weights  global: the repository has no weights of its own
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)

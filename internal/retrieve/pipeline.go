@@ -124,6 +124,9 @@ type Pipeline struct {
 	// PlanFiles are a plan's files: tier-0 seeds ahead of everything the
 	// task analysis finds (implement mode with --plan, seed 001 §5.6).
 	PlanFiles []string
+	// Weights rank the files; nil: WeightsFor chooses (the repository's
+	// own, learned by 'cra tune', when they won; DefaultWeights else).
+	Weights *Weights
 }
 
 // Result is a pipeline run's output.
@@ -145,7 +148,10 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 	}
 	q := Analyze(task)
 	q.PlanFiles = appendNew(q.PlanFiles, p.PlanFiles...)
-	sc := p.newStageContext(q)
+	sc, err := p.newStageContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	if p.Judge != nil {
 		if err := analyzeIntent(ctx, sc); err != nil {
 			return nil, err
@@ -199,7 +205,10 @@ func (p *Pipeline) Refine(ctx context.Context, taskID string, stages []Stage, b 
 		q.Errors = appendNew(q.Errors, extra.Errors...)
 		q.Keywords = appendNew(q.Keywords, extra.Keywords...)
 	}
-	sc := p.newStageContext(q)
+	sc, err := p.newStageContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.runStages(ctx, taskID, sc, stages); err != nil {
 		return nil, err
 	}
@@ -226,13 +235,26 @@ func testRef(t string) (files, symbols []string) {
 	return files, symbols
 }
 
-func (p *Pipeline) newStageContext(q TaskQuery) *StageContext {
+func (p *Pipeline) newStageContext(ctx context.Context, q TaskQuery) (*StageContext, error) {
 	rk := NewRanker(p.KB, p.RepoID)
 	rk.Root = p.Root
-	return &StageContext{
+	sc := &StageContext{
 		Task: q, Ranker: rk, Excluded: map[string]string{},
 		Judge: p.Judge, PromptTokens: p.PromptTokens,
 	}
+	if p.Weights != nil {
+		rk.Weights = *p.Weights
+		return sc, nil
+	}
+	c, err := WeightsFor(ctx, p.KB, p.RepoID)
+	if err != nil {
+		return nil, err
+	}
+	rk.Weights = c.Weights
+	if c.Source == WeightsRepository {
+		sc.Info = append(sc.Info, "ranked with the repository's own weights, learned by 'cra tune' ('cra tune --forget' goes back to the global ones)")
+	}
+	return sc, nil
 }
 
 // runStages runs the stages in order. Each stage's decisions are logged

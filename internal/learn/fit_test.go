@@ -1,0 +1,158 @@
+package learn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/retrieve"
+)
+
+// synthetic makes n examples in which the changed file is the one the
+// symbol signal points at, while an unchanged file beats it on plain
+// search: a learner must come to trust symbol over search.
+func synthetic(repo string, n int) []Example {
+	var out []Example
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		e := Example{Repo: repo, Commit: fmt.Sprintf("%s%04d", repo, i), Date: day.AddDate(0, 0, i), Gold: []string{"gold.py"}}
+		e.Candidates = []Row{
+			{Path: "noise.py", Code: true, Signals: map[string]float64{"search": 1, "churn": 0.5}},
+			{Path: "gold.py", Gold: true, Code: true, Signals: map[string]float64{"search": 0.3, "symbol": 0.5}},
+			{Path: "CHANGES.md", Changed: true, Prose: 1, Signals: map[string]float64{"search": 0.9}},
+			{Path: "other.py", Code: true, Signals: map[string]float64{"search": 0.6 + 0.001*float64(i%7)}},
+			{Path: "recalled.py", Recalled: true, Code: true},
+		}
+		// Every third commit the symbol points at a decoy too, so the
+		// data does not say "symbol alone".
+		if i%3 == 0 {
+			e.Candidates = append(e.Candidates, Row{Path: "decoy.py", Code: true, Signals: map[string]float64{"symbol": 0.5, "search": 0.1}})
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestFitLearnsWhatRanksTheChangedFile(t *testing.T) {
+	ex := synthetic("a", 40)
+	prior := retrieve.Weights{Search: 1, Mention: 1, Symbol: 0.5, Chunk: 1, Name: 1, Dep: 0.1, CoChange: 0.1, Ident: 0.1, Churn: 0.1, Test: 0.1, Area: 0.1, Metadata: 0.1, Implied: 0.1, Prose: 0.5}
+	before := Evaluate(ex, prior)
+	if before.Acc1 != 0 {
+		t.Fatalf("prior: got Acc@1 %v, want the synthetic set to defeat it", before.Acc1)
+	}
+	for _, loss := range []string{LossSoftmax, LossPairwise} {
+		t.Run(loss, func(t *testing.T) {
+			cfg := FitConfig{Loss: loss, L2: 0.001, Prior: prior, Iterations: 400, Rate: 0.05, Fixed: []string{"implied"}}
+			w, err := Fit(ex, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := Evaluate(ex, w)
+			if after.Acc1 < 0.9 || !after.Better(before) {
+				t.Errorf("got %+v after fitting (weights %+v), want the changed file first", after, w)
+			}
+			if w.Symbol <= w.Search {
+				t.Errorf("got symbol %v, search %v: want symbol trusted more", w.Symbol, w.Search)
+			}
+			if w.Implied != prior.Implied {
+				t.Errorf("implied: got %v, want it fixed at %v", w.Implied, prior.Implied)
+			}
+			again, err := Fit(ex, cfg)
+			if err != nil || again != w {
+				t.Errorf("a second fit gave %+v, %v; want the same %+v", again, err, w)
+			}
+		})
+	}
+}
+
+func TestFitRefuses(t *testing.T) {
+	prior := retrieve.HandSetWeights
+	tests := []struct {
+		name string
+		ex   []Example
+		cfg  FitConfig
+	}{
+		{"unknown loss", synthetic("a", 3), FitConfig{Loss: "hinge", Prior: prior}},
+		{"bad prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: -1}}},
+		{"unknown fixed signal", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: prior, Fixed: []string{"vibes"}}},
+		{"nothing to learn", []Example{{Repo: "a", Commit: "c", Gold: []string{"x"}, Unranked: 1}}, FitConfig{Loss: LossSoftmax, Prior: prior}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Fit(tc.ex, tc.cfg); err == nil {
+				t.Error("got no error")
+			}
+		})
+	}
+}
+
+// TestObjectiveGradient checks the analytic gradient against finite
+// differences, for both losses, at a point with prose rows and a
+// temperature away from 1.
+func TestObjectiveGradient(t *testing.T) {
+	qs := queries(synthetic("a", 6))
+	for _, loss := range []string{LossSoftmax, LossPairwise} {
+		cfg := FitConfig{Loss: loss, L2: 0.1}
+		p := paramsOf(retrieve.HandSetWeights)
+		p[tempParam] = 0.3
+		prior := paramsOf(retrieve.Weights{Search: 0.5, Symbol: 2, Prose: 0.2})
+		_, g := objective(qs, p, prior, cfg)
+		for i := range p {
+			const h = 1e-6
+			up, down := append(params{}, p...), append(params{}, p...)
+			up[i] += h
+			down[i] -= h
+			lu, _ := objective(qs, up, prior, cfg)
+			ld, _ := objective(qs, down, prior, cfg)
+			num := (lu - ld) / (2 * h)
+			if math.Abs(num-g[i]) > 1e-5*max(1, math.Abs(num)) {
+				t.Errorf("%s: parameter %d: analytic %v, numeric %v", loss, i, g[i], num)
+			}
+		}
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	w := retrieve.Weights{Search: 1, Prose: 0.5}
+	ex := []Example{
+		// gold first by search
+		{Repo: "r", Commit: "1", Gold: []string{"a.py"}, Candidates: []Row{{Path: "a.py", Gold: true, Signals: map[string]float64{"search": 1}}, {Path: "b.py", Signals: map[string]float64{"search": 0.5}}}},
+		// two gold: 1st and 3rd (behind a tie broken by path)
+		{Repo: "r", Commit: "2", Gold: []string{"a.py", "c.py"}, Candidates: []Row{
+			{Path: "c.py", Gold: true, Signals: map[string]float64{"search": 0.5}}, {Path: "b.py", Signals: map[string]float64{"search": 0.5}},
+			{Path: "a.py", Gold: true, Signals: map[string]float64{"search": 1}}}},
+		// gold only recalled: after every fused file, whatever their scores
+		{Repo: "r", Commit: "3", Gold: []string{"z.py"}, Candidates: []Row{{Path: "z.py", Gold: true, Recalled: true}, {Path: "b.py"}}},
+		// gold not among the candidates
+		{Repo: "r", Commit: "4", Gold: []string{"q.py"}, Unranked: 1, Candidates: []Row{{Path: "b.py", Signals: map[string]float64{"search": 1}}}},
+	}
+	got := Evaluate(ex, w)
+	want := Metrics{Commits: 4, Acc1: 0.25, Acc5: 0.75, Acc10: 0.75, MRR: (1 + 1 + 0.5) / 4, Recall5: 0.75}
+	if math.Abs(got.MRR-want.MRR) > 1e-12 {
+		t.Errorf("MRR: got %v, want %v", got.MRR, want.MRR)
+	}
+	got.MRR = want.MRR
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestSplitByTime(t *testing.T) {
+	ex := append(synthetic("b", 10), synthetic("a", 4)...)
+	train, valid := SplitByTime(ex, 0.25)
+	if len(train) != 10 || len(valid) != 4 {
+		t.Fatalf("got %d/%d, want 10 to train and 4 to validate (3 of b, 1 of a)", len(train), len(valid))
+	}
+	newest := map[string]time.Time{}
+	for _, e := range train {
+		if e.Date.After(newest[e.Repo]) {
+			newest[e.Repo] = e.Date
+		}
+	}
+	for _, e := range valid {
+		if !e.Date.After(newest[e.Repo]) {
+			t.Errorf("validation commit %s (%s) is not newer than %s's training commits", e.Commit, e.Date, e.Repo)
+		}
+	}
+}
