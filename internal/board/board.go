@@ -157,7 +157,7 @@ func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (
 	parts := make([]string, len(diff))
 	names := make([]string, len(diff))
 	for i, d := range diff {
-		parts[i] = d.name + "=" + clip(d.value, 120)
+		parts[i] = d.name + "=" + Clip(d.value, 120)
 		names[i] = d.name
 	}
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, "edited: "+strings.Join(parts, "; ")); err != nil {
@@ -202,8 +202,8 @@ func editedFields(a, b *Task) []fieldChange {
 	return out
 }
 
-// clip cuts s to n runes, saying so.
-func clip(s string, n int) string {
+// Clip cuts s to n runes, saying so with an ellipsis.
+func Clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -3,12 +3,8 @@ package board
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -64,38 +60,5 @@ func TestAnswerCrashThenRebuild(t *testing.T) {
 	}
 	if len(Order([]*Task{got}, nil)) == 0 {
 		t.Errorf("the answered task is pending but the processor would never pick it (processor_auto_requeue %v)", got.ProcessorAutoRequeue)
-	}
-}
-
-// TestFinishLoggedWhenFileUnreadable: a run whose task file a hand edit
-// broke while it ran still logs its end (the log first), and says how to
-// repair the file; the log no longer holds the run active for ever.
-func TestFinishLoggedWhenFileUnreadable(t *testing.T) {
-	ctx := context.Background()
-	p, s, _ := newTestProcessor(t, map[string]config.Agent{"slow": {Command: "sleep 1; echo done"}}, 1)
-	task := addWith(t, p.Board, "slow", "slow", nil)
-	broken := make(chan error, 1)
-	go func() {
-		for {
-			if _, f, _ := s.Get(ctx, task.ID); f == InProgress {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		data, err := os.ReadFile(s.Path(task.ID, InProgress))
-		if err == nil {
-			err = os.WriteFile(s.Path(task.ID, InProgress), append(data, "notes: [unclosed\n"...), 0o644)
-		}
-		broken <- err
-	}()
-	_, err := p.Run(ctx, task.ID)
-	if werr := <-broken; werr != nil {
-		t.Fatal(werr)
-	}
-	if err == nil || !strings.Contains(err.Error(), "cra task rebuild") {
-		t.Errorf("run: got %v, want an error naming the repair", err)
-	}
-	if a, _, _ := p.Board.Log.Lookup(ctx, task.ID); a.Status != world.StatusFinish {
-		t.Errorf("the log has %s %q, want the run's finish", a.Status, a.Output)
 	}
 }

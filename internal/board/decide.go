@@ -186,7 +186,7 @@ func (b *Board) resume(ctx context.Context, t *Task, from Folder, answer string)
 	id := t.ID
 	out := "a person answered"
 	if answer != "" {
-		out += ": " + clip(strings.Join(strings.Fields(answer), " "), 200)
+		out += ": " + Clip(strings.Join(strings.Fields(answer), " "), 200)
 	}
 	if _, err := b.Log.Agent(ctx, world.StatusRetry, id, out, ""); err != nil {
 		return nil, fmt.Errorf("log the retry of task %s: %w", id, err)

@@ -45,10 +45,10 @@ func ActiveDirectives(pending []*Task, self string) []*Task {
 	return out[:min(len(out), MaxPromptDirectives)]
 }
 
-// pendingDirectives reads the directives in pending/ for the prompt of
+// PendingDirectives reads the directives in pending/ for the prompt of
 // task self; files that cannot be read are left out (the processor's
 // Tick reports them).
-func (b *Board) pendingDirectives(ctx context.Context, self string) ([]*Task, error) {
+func (b *Board) PendingDirectives(ctx context.Context, self string) ([]*Task, error) {
 	listed, err := b.Store.List(ctx, Pending)
 	if err != nil {
 		return nil, fmt.Errorf("read the pending directives: %w", err)
@@ -85,13 +85,13 @@ func directivesText(ds []*Task) string {
 		}
 		fmt.Fprintf(&b, "] %s (%s)\n", d.Title, d.ID)
 		if s := oneLineText(d.Description); s != "" && s != d.Title {
-			fmt.Fprintf(&b, "   %s\n", clip(s, 400))
+			fmt.Fprintf(&b, "   %s\n", Clip(s, 400))
 		}
 		if s := oneLineText(d.Rationale); s != "" {
-			fmt.Fprintf(&b, "   Rationale: %s\n", clip(s, 300))
+			fmt.Fprintf(&b, "   Rationale: %s\n", Clip(s, 300))
 		}
 		if len(d.Files) > 0 {
-			fmt.Fprintf(&b, "   Files: %s\n", clip(strings.Join(d.Files, ", "), 300))
+			fmt.Fprintf(&b, "   Files: %s\n", Clip(strings.Join(d.Files, ", "), 300))
 		}
 	}
 	return b.String()

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// The board is what Level 1 restarts and fails tasks through.
-var _ supervise.Board = (*Board)(nil)
+// The board is what Level 1 restarts and fails tasks through
+// (supervise.Board; the fleet checks that it is one).
 
 // Has reports whether id is a task on the board (a world-log agent that
 // is not one, such as a standalone 'cra solve', cannot be restarted).
@@ -81,7 +80,7 @@ func (b *Board) whileActive(ctx context.Context, id string, run int, f func() er
 	return f()
 }
 
-// stillActive returns an error wrapping supervise.ErrMovedOn unless the
+// stillActive returns an error wrapping world.ErrMovedOn unless the
 // log has id active in run run (any run when 0) and its file is in
 // progress. The caller holds the board's lock.
 func (b *Board) stillActive(ctx context.Context, id string, run int) error {
@@ -93,10 +92,10 @@ func (b *Board) stillActive(ctx context.Context, id string, run int) error {
 	if err != nil {
 		return err
 	}
-	n, named := supervise.ParseRun(a.Output)
+	n, named := world.ParseRun(a.Output)
 	if !ok || a.Status != world.StatusActive || from != InProgress || run != 0 && named && n != run {
 		return fmt.Errorf("task %s is %s in the log (%q) and in %s, not active in run %d: %w",
-			id, a.Status, a.Output, from, run, supervise.ErrMovedOn)
+			id, a.Status, a.Output, from, run, world.ErrMovedOn)
 	}
 	return nil
 }

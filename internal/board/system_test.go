@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -59,7 +58,7 @@ func TestRestartRunOnlyWhileActive(t *testing.T) {
 		"restart": b.RestartRun(ctx, done.ID, 1, "restarted | reason: x", "restarted by Level 1: x"),
 		"block":   b.BlockRun(ctx, done.ID, 1, "not running: start limit reached", "look"),
 	} {
-		if !errors.Is(err, supervise.ErrMovedOn) {
+		if !errors.Is(err, world.ErrMovedOn) {
 			t.Errorf("%s of a finished run: error %v, want ErrMovedOn", name, err)
 		}
 	}
@@ -80,7 +79,7 @@ func TestRestartRunOnlyWhileActive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.BlockRun(ctx, next.ID, 1, "not running", "look"); !errors.Is(err, supervise.ErrMovedOn) {
+	if err := b.BlockRun(ctx, next.ID, 1, "not running", "look"); !errors.Is(err, world.ErrMovedOn) {
 		t.Errorf("block of run 1 while run 2 is on: %v, want ErrMovedOn", err)
 	}
 	if err := b.BlockRun(ctx, next.ID, 2, "not running: start limit reached", "look"); err != nil {

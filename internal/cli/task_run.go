@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet/runner"
 )
 
 // taskRunOptions are the inputs of 'cra task run'.
@@ -65,7 +65,7 @@ The exit status is 0 when the run completed and 1 when it failed.`,
 // taskRunJSON is the --json output: the outcome with paths relative to
 // the repository.
 type taskRunJSON struct {
-	*board.Outcome
+	*runner.Outcome
 	DurationMS int64 `json:"duration_ms"`
 }
 

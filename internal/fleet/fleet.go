@@ -30,6 +30,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/cleanup"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
 	"github.com/cra-dev/cra/internal/llm"
@@ -74,7 +75,7 @@ type Fleet struct {
 	out    io.Writer
 
 	mu        sync.Mutex
-	processor *board.Processor
+	processor *runner.Processor
 	recycler  *review.Recycler
 }
 
@@ -129,11 +130,11 @@ func (f *Fleet) Config() (*config.Config, error) { return config.Load(f.ws.Root)
 // Processor returns the fleet's processor, made on first use: the one
 // that 'cra task run' and the daemon run tasks with, so that a run it
 // holds is known to the Level 1 pass (Level1).
-func (f *Fleet) Processor() *board.Processor {
+func (f *Fleet) Processor() *runner.Processor {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.processor == nil {
-		p := board.NewProcessor(f.Board, f.ws.Root, f.ws.StateDir, f.ws.Config)
+		p := runner.NewProcessor(f.Board, f.ws.Root, f.ws.StateDir, f.ws.Config)
 		p.Now = f.now
 		root := f.ws.Root
 		p.Knowledge = func(ctx context.Context, task string) (string, error) {
@@ -244,3 +245,6 @@ func (f *Fleet) Repair(ctx context.Context) (board.Report, error) {
 // ErrCleanupRunning is a cleanup pass refused because one runs already,
 // in this process or another.
 var ErrCleanupRunning = cleanup.ErrRunning
+
+// The board is what Level 1 restarts and fails tasks through.
+var _ supervise.Board = (*board.Board)(nil)

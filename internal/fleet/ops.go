@@ -14,6 +14,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -44,7 +45,7 @@ type Ops interface {
 	// RunOne runs task id once, now (a completed or failed task is moved
 	// back to pending first, as a person's move), and returns how it
 	// ended.
-	RunOne(ctx context.Context, id string) (*board.Outcome, error)
+	RunOne(ctx context.Context, id string) (*runner.Outcome, error)
 	// RecycleOnce runs one recycler tick, its lines to out.
 	RecycleOnce(ctx context.Context, out io.Writer) (*RecycleReport, error)
 	// Close releases what the operations hold.
@@ -283,7 +284,7 @@ func (f *Fleet) relPath(path string) string {
 }
 
 // RunOne runs task id once, now, through the fleet's processor.
-func (f *Fleet) RunOne(ctx context.Context, id string) (*board.Outcome, error) {
+func (f *Fleet) RunOne(ctx context.Context, id string) (*runner.Outcome, error) {
 	_, folder, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err

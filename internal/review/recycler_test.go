@@ -18,6 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm"
@@ -33,7 +34,7 @@ import (
 type fixture struct {
 	repo, state string
 	board       *board.Board
-	proc        *board.Processor
+	proc        *runner.Processor
 	rec         *Recycler
 	srv         *llmtest.Server
 	raw         *sql.DB
@@ -60,7 +61,7 @@ func newFixture(t testing.TB, extra string) *fixture {
 		t.Fatal(err)
 	}
 	f.board = board.New(board.NewFileStore(f.state), l)
-	f.proc = board.NewProcessor(f.board, f.repo, f.state, cfg)
+	f.proc = runner.NewProcessor(f.board, f.repo, f.state, cfg)
 	f.proc.Grace = 200 * time.Millisecond
 	f.raw, err = store.NewFactory(f.state).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
@@ -301,7 +302,7 @@ func TestLevel2RestartsAStaleRun(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[agents.stuck]\ncommand = \"echo thinking; exec sleep 60\"\n")
 	task := f.add(t, "get stuck", "stuck")
-	done := make(chan *board.Outcome, 1)
+	done := make(chan *runner.Outcome, 1)
 	go func() {
 		o, err := f.proc.Run(ctx, task.ID)
 		if err != nil {

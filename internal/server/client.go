@@ -18,6 +18,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -276,8 +277,8 @@ func (c *Client) Show(ctx context.Context, id string) (*fleet.Detail, error) {
 }
 
 // RunOne runs task id in the daemon's processor and waits for it.
-func (c *Client) RunOne(ctx context.Context, id string) (*board.Outcome, error) {
-	var o board.Outcome
+func (c *Client) RunOne(ctx context.Context, id string) (*runner.Outcome, error) {
+	var o runner.Outcome
 	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/run"), struct{}{}, &o); err != nil {
 		return nil, err
 	}

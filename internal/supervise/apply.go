@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/cra-dev/cra/internal/world"
 )
 
 // Executor carries out the actions of a pass. Restarting and failing a
@@ -38,10 +40,10 @@ type Executor struct {
 	Out io.Writer
 }
 
-// ErrMovedOn is a task whose run ended, or that moved on, between the
-// pass's reading of the log and its restart or failure: the pass's
-// decision is stale and is dropped.
-var ErrMovedOn = errors.New("the run ended or the task moved on since the pass looked")
+// ErrMovedOn is world.ErrMovedOn: a task whose run ended, or that moved
+// on, between the pass's reading of the log and its restart or failure;
+// the pass's decision is stale and is dropped.
+var ErrMovedOn = world.ErrMovedOn
 
 // Apply carries out actions in order. A restart's event is logged before
 // the restart (the log comes first, DESIGN.md principle 1); a restart or

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,31 +29,10 @@ func ActiveAgents(agents []world.Agent) []Active {
 		if a.Status != world.StatusActive {
 			continue
 		}
-		run, _ := ParseRun(a.Output)
+		run, _ := world.ParseRun(a.Output)
 		out = append(out, Active{ID: a.ID, Run: run, Since: a.Since})
 	}
 	return out
-}
-
-// ParseRun returns N from an active entry's output "run N: profile" (or
-// "run N" alone); ok is false when the output does not start that way.
-func ParseRun(output string) (n int, ok bool) {
-	rest, found := strings.CutPrefix(output, "run ")
-	if !found {
-		return 0, false
-	}
-	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	if end < 0 {
-		end = len(rest)
-	}
-	if end == 0 || end < len(rest) && rest[end] != ':' && rest[end] != ' ' {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest[:end])
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
 }
 
 // Input is what one reconciliation pass looks at.

@@ -28,9 +28,9 @@ func TestParseRun(t *testing.T) {
 		{"", 0, false},
 		{"run 99999999999999999999: cra", 0, false},
 	} {
-		got, ok := ParseRun(tc.in)
+		got, ok := world.ParseRun(tc.in)
 		if got != tc.want || ok != tc.ok {
-			t.Errorf("ParseRun(%q): got %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
+			t.Errorf("world.ParseRun(%q): got %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -1,7 +1,8 @@
-package board
+package runner
 
 import (
 	"errors"
+	"github.com/cra-dev/cra/internal/board"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestResolveProfile(t *testing.T) {
 		{"unknown default", "", &config.Config{Board: &config.Board{DefaultAgent: "claude"}}, "", false, 0, "define [agents.claude]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			task := NewTask("x")
+			task := board.NewTask("x")
 			task.ID, task.Agent = "t-00000001", tc.agent
 			p, err := ResolveProfile(task, tc.cfg)
 			if tc.wantErr != "" {

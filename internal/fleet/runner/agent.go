@@ -1,7 +1,8 @@
-package board
+package runner
 
 import (
 	"fmt"
+	"github.com/cra-dev/cra/internal/board"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func (e *ProfileError) Error() string {
 // else [board] default_agent, else the built-in config.BuiltinAgent
 // (issue 13 item 4). cfg may be nil. A name no [agents.NAME] defines is a
 // *ProfileError that names the fix.
-func ResolveProfile(t *Task, cfg *config.Config) (Profile, error) {
+func ResolveProfile(t *board.Task, cfg *config.Config) (Profile, error) {
 	name := t.Agent
 	if name == "" && cfg != nil && cfg.Board != nil {
 		name = cfg.Board.DefaultAgent

@@ -1,9 +1,10 @@
-package board
+package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cra-dev/cra/internal/board"
 	"io"
 	"log/slog"
 	"os"
@@ -20,16 +21,6 @@ import (
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
-
-// The directories of runs and worktrees inside the state directory
-// (DESIGN.md, "Where state lives").
-const (
-	RunsDir      = "runs"
-	WorktreesDir = "worktrees"
-)
-
-// BranchPrefix starts a task's branch, cra/<id>, as for cra solve.
-const BranchPrefix = "cra/"
 
 // DefaultGrace is how long a run's process group has between SIGTERM and
 // SIGKILL when its timeout passes.
@@ -48,7 +39,7 @@ var ErrBusy = errors.New("task cannot start a run")
 // DESIGN.md principle 1). It never requeues: that is the recycler's job
 // (seed 004).
 type Processor struct {
-	Board *Board
+	Board *board.Board
 	// Root is the repository: the directory holding .clean_room, whose
 	// HEAD a task's first worktree starts from.
 	Root string
@@ -81,7 +72,7 @@ type Processor struct {
 
 // NewProcessor returns the processor of board b over the repository at
 // root, with state in stateDir and the [board] and [agents] of cfg.
-func NewProcessor(b *Board, root, stateDir string, cfg *config.Config) *Processor {
+func NewProcessor(b *board.Board, root, stateDir string, cfg *config.Config) *Processor {
 	exe, _ := os.Executable()
 	return &Processor{
 		Board: b, Root: root, StateDir: stateDir, Config: cfg,
@@ -105,7 +96,7 @@ type Outcome struct {
 	Run     int    `json:"run"`
 	Profile string `json:"profile"`
 	// Folder is where the task went: completed or failed.
-	Folder Folder `json:"folder"`
+	Folder board.Folder `json:"folder"`
 	// ExitCode is the process's exit status; nil when it was killed, timed
 	// out or never started.
 	ExitCode *int `json:"exit_code,omitempty"`
@@ -123,10 +114,10 @@ type Outcome struct {
 }
 
 // Completed reports whether the run ended in completed (exit 0).
-func (o *Outcome) Completed() bool { return o.Folder == Completed }
+func (o *Outcome) Completed() bool { return o.Folder == board.Completed }
 
 // RunDir returns the run directory of task id, .clean_room/runs/<id>.
-func (p *Processor) RunDir(id string) string { return filepath.Join(p.StateDir, RunsDir, id) }
+func (p *Processor) RunDir(id string) string { return filepath.Join(p.StateDir, board.RunsDir, id) }
 
 // Run runs task id once, now, and returns how it ended: the path both the
 // processor's loop and 'cra task run' take. The task must be in pending
@@ -186,11 +177,11 @@ func (p *Processor) Holds(id string) bool {
 // started is a run whose active entry is written and whose file is in
 // in-progress.
 type started struct {
-	task    *Task
+	task    *board.Task
 	run     int
 	profile Profile
 	perr    error // the profile could not be resolved: the run fails
-	prompt  Prompt
+	prompt  board.Prompt
 	at      time.Time
 }
 
@@ -207,11 +198,11 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 		if errors.As(s.perr, &pe) {
 			need = pe.Need
 		}
-		return p.finish(ctx, o, nil, fmt.Sprintf("%s %v", RunFailed, s.perr), need)
+		return p.finish(ctx, o, nil, fmt.Sprintf("%s %v", board.RunFailed, s.perr), need)
 	}
 	res, err := p.execute(ctx, s, o)
 	if err != nil {
-		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", RunFailed, clip(err.Error(), 300)), "fix the cause and requeue: cra task move "+id+" pending")
+		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", board.RunFailed, board.Clip(err.Error(), 300)), "fix the cause and requeue: cra task move "+id+" pending")
 	}
 	return p.finish(ctx, o, res, res.status, "")
 }
@@ -230,7 +221,7 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	if err != nil {
 		return nil, err
 	}
-	if folder != Pending {
+	if folder != board.Pending {
 		return nil, fmt.Errorf("task %s is in %s, and a run starts only from pending: %w", id, folder, ErrBusy)
 	}
 	a, known, err := b.Log.Lookup(ctx, id)
@@ -258,9 +249,9 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 		}
 		s.profile.Name = name
 	}
-	s.prompt = Prompt{Task: t, Run: s.run}
+	s.prompt = board.Prompt{Task: t, Run: s.run}
 	s.prompt.FromLog(history)
-	if s.prompt.Directives, err = b.pendingDirectives(ctx, id); err != nil {
+	if s.prompt.Directives, err = b.PendingDirectives(ctx, id); err != nil {
 		return nil, err
 	}
 	// The claim first: another process's Level 1 leaves the run to this
@@ -281,10 +272,10 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	s.at = e.Time
 	t.Runs = s.run
 	t.UpdatedAt = e.Time
-	if err := b.Store.Put(ctx, t, Pending); err != nil {
+	if err := b.Store.Put(ctx, t, board.Pending); err != nil {
 		return fail(fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err))
 	}
-	if err := b.Store.Move(ctx, id, Pending, InProgress); err != nil {
+	if err := b.Store.Move(ctx, id, board.Pending, board.InProgress); err != nil {
 		return fail(fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err))
 	}
 	return s, nil
@@ -293,7 +284,7 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 // dropClaim removes this process's claim of task id's run, once the run
 // has its identity, has ended, or failed to start.
 func (p *Processor) dropClaim(id string) {
-	if path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id); err == nil {
+	if path, err := supervise.ClaimFile(filepath.Join(p.StateDir, board.RunsDir), id); err == nil {
 		os.Remove(path)
 	}
 }
@@ -301,7 +292,7 @@ func (p *Processor) dropClaim(id string) {
 // writeClaim writes the claim of task id's run: this process starts it
 // (supervise.ClaimFile).
 func (p *Processor) writeClaim(ctx context.Context, id string, run int) error {
-	path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id)
+	path, err := supervise.ClaimFile(filepath.Join(p.StateDir, board.RunsDir), id)
 	if err != nil {
 		return err
 	}
@@ -337,7 +328,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	if err != nil {
 		return nil, fmt.Errorf("the processor runs agents in git worktrees: %w", err)
 	}
-	wt, err := gitx.OpenWorktree(ctx, top, filepath.Join(p.StateDir, WorktreesDir, id), BranchPrefix+id)
+	wt, err := gitx.OpenWorktree(ctx, top, filepath.Join(p.StateDir, board.WorktreesDir, id), board.BranchPrefix+id)
 	if err != nil {
 		return nil, fmt.Errorf("make the task's worktree: %w", err)
 	}
@@ -365,7 +356,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		if err := atomicfile.Write(taskFile, []byte(task), 0o644); err != nil {
 			return nil, fmt.Errorf("write the task file: %w", err)
 		}
-		cmd = exec.Command(p.Executable, "solve", "--repo", p.Root, "--task-id", RunTaskID(id, s.run),
+		cmd = exec.Command(p.Executable, "solve", "--repo", p.Root, "--task-id", board.RunTaskID(id, s.run),
 			"--board", "--worktree", work, "--task-file", taskFile)
 	} else {
 		command := s.profile.Agent.ExpandCommand(map[string]string{
@@ -396,7 +387,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 	r, werr := p.wait(ctx, s, cmd, out)
 	cerr := out.close()
-	r.output = out.Tail(MaxOutput)
+	r.output = out.Tail(board.MaxOutput)
 	if !s.profile.Builtin {
 		// An agent that edits without committing leaves its work in the
 		// worktree; the branch keeps it (DESIGN.md principle 5).
@@ -409,11 +400,6 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 	return r, errors.Join(werr, cerr)
 }
-
-// RunTaskID is the task_runs id of run n of a board task, <id>.r<n>: the
-// raw database keeps one row per id (seed 001 §4.6), and a board task
-// runs many times, while its branch stays cra/<id>.
-func RunTaskID(id string, n int) string { return fmt.Sprintf("%s.r%d", id, n) }
 
 func (p *Processor) grace() time.Duration {
 	if p.Grace > 0 {
@@ -431,7 +417,7 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	// /proc entry still says who it was (a quick agent raced the reaping
 	// and left no run.json on a loaded machine).
 	var idErr error
-	if path, err := supervise.RunFile(filepath.Join(p.StateDir, RunsDir), s.task.ID); err != nil {
+	if path, err := supervise.RunFile(filepath.Join(p.StateDir, board.RunsDir), s.task.ID); err != nil {
 		idErr = err
 	} else if ident, err := supervise.OfChild(ctx, pid); err != nil {
 		idErr = err
@@ -483,19 +469,19 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	var ee *exec.ExitError
 	switch {
 	case stopped != "":
-		r.status = fmt.Sprintf("%s %s%s", RunFailed, stopped, suffix)
+		r.status = fmt.Sprintf("%s %s%s", board.RunFailed, stopped, suffix)
 	case err == nil:
 		code := 0
 		r.exitCode = &code
 		r.status = "exit 0" + suffix
 	case errors.As(err, &ee) && procgroup.Signal(ee) != "":
-		r.status = fmt.Sprintf("%s killed (%s)%s", RunFailed, procgroup.Signal(ee), suffix)
+		r.status = fmt.Sprintf("%s killed (%s)%s", board.RunFailed, procgroup.Signal(ee), suffix)
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		r.exitCode = &code
-		r.status = fmt.Sprintf("%s exit %d%s", RunFailed, code, suffix)
+		r.status = fmt.Sprintf("%s exit %d%s", board.RunFailed, code, suffix)
 	default:
-		r.status = fmt.Sprintf("%s %v%s", RunFailed, err, suffix)
+		r.status = fmt.Sprintf("%s %v%s", board.RunFailed, err, suffix)
 	}
 	return r, nil
 }
@@ -511,7 +497,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	}
 	o.Finish, o.Need, o.ExitCode, o.FinishedAt = status, need, r.exitCode, r.finished
 	o.Duration = o.FinishedAt.Sub(o.StartedAt)
-	o.Folder, _ = FolderOf(world.StatusFinish, status)
+	o.Folder, _ = board.FolderOf(world.StatusFinish, status)
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
 		return o, err
@@ -521,7 +507,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	if err != nil {
 		return o, err
 	}
-	superseded := func(run int, folder Folder) (*Outcome, error) {
+	superseded := func(run int, folder board.Folder) (*Outcome, error) {
 		// Another run began meanwhile (a person requeued the task while
 		// this one ran, and 'cra task run' started the next): the file
 		// and the log are that run's now. This one is only reported.
@@ -531,7 +517,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	// The log first, before the file is read: a file that cannot be read
 	// (a hand edit broke it) must not leave the run active in the log for
 	// ever, which no one could then finish.
-	if n, ok := supervise.ParseRun(a.Output); a.Status == world.StatusActive && ok && n != o.Run {
+	if n, ok := world.ParseRun(a.Output); a.Status == world.StatusActive && ok && n != o.Run {
 		_, folder, _ := b.Store.Get(ctx, o.ID)
 		return superseded(n, folder)
 	}
@@ -547,7 +533,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	if t.Runs != o.Run {
 		return superseded(t.Runs, folder)
 	}
-	if f, ok := folderOfAgent(a); ok && a.Status != world.StatusActive {
+	if f, ok := board.FolderOf(a.Status, a.Output); ok && a.Status != world.StatusActive {
 		// The log moved on while the run ended: Level 2 stopped a stale
 		// run and logged its retry first. The run's results are kept and
 		// the file follows the log.
@@ -579,13 +565,13 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 	if p.Running() >= p.MaxParallel() {
 		return nil, nil // every slot busy: nothing to read
 	}
-	pending, err := p.Board.Store.List(ctx, Pending)
+	pending, err := p.Board.Store.List(ctx, board.Pending)
 	if err != nil {
 		return nil, err
 	}
 	// Only the ids of finalized tasks matter (for after), and that folder
 	// only grows: their files are not read.
-	final, err := p.Board.Store.IDs(ctx, CompletedFinalized)
+	final, err := p.Board.Store.IDs(ctx, board.CompletedFinalized)
 	if err != nil {
 		return nil, err
 	}
@@ -593,7 +579,7 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 	for _, id := range final {
 		verified[id] = true
 	}
-	var tasks []*Task
+	var tasks []*board.Task
 	for _, l := range pending {
 		if l.Err != nil {
 			p.Logger.Warn("task file skipped", "task", l.ID, "err", l.Err)
@@ -602,7 +588,7 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 		tasks = append(tasks, l.Task)
 	}
 	var startedIDs []string
-	for _, t := range Order(tasks, verified) {
+	for _, t := range board.Order(tasks, verified) {
 		limit := p.MaxParallel()
 		if p.Running() >= limit {
 			break

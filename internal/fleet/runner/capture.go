@@ -1,7 +1,8 @@
-package board
+package runner
 
 import (
 	"fmt"
+	"github.com/cra-dev/cra/internal/board"
 	"os"
 	"strings"
 	"sync"
@@ -118,5 +119,5 @@ func lastLine(out string, n int) string {
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
 	}
-	return clip(strings.TrimSpace(out), n)
+	return board.Clip(strings.TrimSpace(out), n)
 }

@@ -1,10 +1,11 @@
 //go:build unix
 
-package board
+package runner
 
 import (
 	"context"
 	"errors"
+	"github.com/cra-dev/cra/internal/board"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +25,7 @@ import (
 
 // newTestProcessor is a processor over a real git repository with one
 // commit, its state in repo/.clean_room, and the given [agents] profiles.
-func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel int) (*Processor, *FileStore, string) {
+func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel int) (*Processor, *board.FileStore, string) {
 	t.Helper()
 	repo := t.TempDir()
 	gittest.Run(t, repo, "init", "-q")
@@ -44,9 +45,9 @@ func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewFileStore(state)
+	s := board.NewFileStore(state)
 	cfg := &config.Config{Agents: agents, Board: &config.Board{MaxParallel: &maxParallel}}
-	p := NewProcessor(New(s, l), repo, state, cfg)
+	p := NewProcessor(board.New(s, l), repo, state, cfg)
 	p.Knowledge = func(ctx context.Context, task string) (string, error) {
 		k, err := knowledge.Load(repo, task, knowledge.MaxTokens)
 		if k == nil || err != nil {
@@ -58,9 +59,9 @@ func newTestProcessor(t *testing.T, agents map[string]config.Agent, maxParallel 
 	return p, s, repo
 }
 
-func addWith(t *testing.T, b *Board, title, agent string, edit func(*Task)) *Task {
+func addWith(t *testing.T, b *board.Board, title, agent string, edit func(*board.Task)) *board.Task {
 	t.Helper()
-	task := NewTask(title)
+	task := board.NewTask(title)
 	task.Need = "the agent says hello"
 	task.Agent = agent
 	if edit != nil {
@@ -73,7 +74,7 @@ func addWith(t *testing.T, b *Board, title, agent string, edit func(*Task)) *Tas
 	return got
 }
 
-func agentLines(t *testing.T, b *Board, id string) []string {
+func agentLines(t *testing.T, b *board.Board, id string) []string {
 	t.Helper()
 	var out []string
 	for _, l := range logLines(t, b, id) {
@@ -92,12 +93,12 @@ func TestRunExitStatus(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		agent      string
-		wantFolder Folder
+		wantFolder board.Folder
 		wantFinish string
 		wantCode   int
 	}{
-		{"hello", Completed, "exit 0: hello", 0},
-		{"three", Failed, "run failed: exit 3: it broke", 3},
+		{"hello", board.Completed, "exit 0: hello", 0},
+		{"three", board.Failed, "run failed: exit 3: it broke", 3},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {
 			task := addWith(t, p.Board, "say "+tc.agent, tc.agent, nil)
@@ -155,10 +156,10 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the run took %v with a 1s timeout", d)
 	}
-	if o.Folder != Failed || o.Finish != "run failed: timed out after 1s: waiting" || o.ExitCode != nil {
+	if o.Folder != board.Failed || o.Finish != "run failed: timed out after 1s: waiting" || o.ExitCode != nil {
 		t.Errorf("got %s %q exit %v", o.Folder, o.Finish, o.ExitCode)
 	}
-	if got := folderOn(t, s, task.ID); got != Failed {
+	if got := folderOn(t, s, task.ID); got != board.Failed {
 		t.Errorf("file in %s, want failed", got)
 	}
 	data, err := os.ReadFile(filepath.Join(o.Worktree, "pids"))
@@ -188,7 +189,7 @@ func TestRunEnvironmentAndIdentity(t *testing.T) {
 		// placeholders, then waits to be looked at.
 		"env": {Command: "echo \"$$ $CRA_TASK_ID $CRA_RUN_ID\" > env.txt; echo {task_id} {branch} > args.txt; cp {prompt_file} prompt.txt; sleep 0.5"},
 	}, 1)
-	task := addWith(t, p.Board, "look around", "env", func(t *Task) { t.Description = "Read the README." })
+	task := addWith(t, p.Board, "look around", "env", func(t *board.Task) { t.Description = "Read the README." })
 	o, err := p.Run(context.Background(), task.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestRunReusesTheWorktree(t *testing.T) {
 	task := addWith(t, p.Board, "count", "count", nil)
 	for n := 1; n <= 2; n++ {
 		if n == 2 {
-			if _, err := p.Board.Move(ctx, task.ID, Pending, "again"); err != nil {
+			if _, err := p.Board.Move(ctx, task.ID, board.Pending, "again"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -259,10 +260,10 @@ func TestRunUnknownProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Folder != Failed || !strings.HasPrefix(o.Finish, `run failed: agent profile "aider" is not defined`) || !strings.Contains(o.Need, "[agents.aider]") {
+	if o.Folder != board.Failed || !strings.HasPrefix(o.Finish, `run failed: agent profile "aider" is not defined`) || !strings.Contains(o.Need, "[agents.aider]") {
 		t.Errorf("got %s %q need %q", o.Folder, o.Finish, o.Need)
 	}
-	if got := folderOn(t, s, task.ID); got != Failed {
+	if got := folderOn(t, s, task.ID); got != board.Failed {
 		t.Errorf("file in %s", got)
 	}
 }
@@ -277,7 +278,7 @@ func TestPromptFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(kdir, "errors.md"), []byte("# Errors\n\nWrap errors once per layer.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	task := addWith(t, p.Board, "Fix the parser", "ok", func(t *Task) {
+	task := addWith(t, p.Board, "Fix the parser", "ok", func(t *board.Task) {
 		t.Description = "The parser drops the last line."
 		t.Notes = "Tried a buffer; it was not enough."
 	})
@@ -325,10 +326,10 @@ func TestTickParallelAndOrder(t *testing.T) {
 		"slow": {Command: "sleep 0.3; echo done"},
 	}, 2)
 	ctx := context.Background()
-	low := addWith(t, p.Board, "low", "slow", func(t *Task) { t.Priority = Low })
-	crit := addWith(t, p.Board, "critical directive", "slow", func(t *Task) { t.Kind, t.Priority = KindDirective, Critical })
-	high := addWith(t, p.Board, "high", "slow", func(t *Task) { t.Priority = High })
-	blocked := addWith(t, p.Board, "after low", "slow", func(t *Task) { t.After = []string{low.ID} })
+	low := addWith(t, p.Board, "low", "slow", func(t *board.Task) { t.Priority = board.Low })
+	crit := addWith(t, p.Board, "critical directive", "slow", func(t *board.Task) { t.Kind, t.Priority = board.KindDirective, board.Critical })
+	high := addWith(t, p.Board, "high", "slow", func(t *board.Task) { t.Priority = board.High })
+	blocked := addWith(t, p.Board, "after low", "slow", func(t *board.Task) { t.After = []string{low.ID} })
 
 	started, err := p.Tick(ctx)
 	if err != nil {
@@ -354,11 +355,11 @@ func TestTickParallelAndOrder(t *testing.T) {
 	}
 	p.Wait()
 	for _, id := range []string{crit.ID, high.ID, low.ID} {
-		if f := folderOn(t, s, id); f != Completed {
+		if f := folderOn(t, s, id); f != board.Completed {
 			t.Errorf("%s in %s", id, f)
 		}
 	}
-	if f := folderOn(t, s, blocked.ID); f != Pending {
+	if f := folderOn(t, s, blocked.ID); f != board.Pending {
 		t.Errorf("blocked task in %s", f)
 	}
 }
@@ -418,10 +419,10 @@ func TestRunStoppedByContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Folder != Failed || !strings.HasPrefix(o.Finish, "run failed: stopped: ") {
+	if o.Folder != board.Failed || !strings.HasPrefix(o.Finish, "run failed: stopped: ") {
 		t.Errorf("got %s %q", o.Folder, o.Finish)
 	}
-	if f := folderOn(t, s, task.ID); f != Failed {
+	if f := folderOn(t, s, task.ID); f != board.Failed {
 		t.Errorf("file in %s", f)
 	}
 }
@@ -451,7 +452,7 @@ func TestCaptureCaps(t *testing.T) {
 	if !strings.Contains(string(data), "bytes of output cut here") || !strings.HasSuffix(string(data), "the end\n") {
 		t.Errorf("log lacks the cut marker or the end")
 	}
-	if got := lastLine(c.Tail(MaxOutput), 200); got != "the end" {
+	if got := lastLine(c.Tail(board.MaxOutput), 200); got != "the end" {
 		t.Errorf("last line %q", got)
 	}
 }
@@ -467,7 +468,7 @@ func TestLoopRunsEveryTaskThenStops(t *testing.T) {
 	go func() { done <- p.Loop(ctx, 20*time.Millisecond) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		left, err := s.List(context.Background(), Pending)
+		left, err := s.List(context.Background(), board.Pending)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -481,7 +482,7 @@ func TestLoopRunsEveryTaskThenStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if f := folderOn(t, s, id); f != Completed {
+		if f := folderOn(t, s, id); f != board.Completed {
 			t.Errorf("%s in %s, want completed", id, f)
 		}
 	}
@@ -519,7 +520,7 @@ func TestSupersededRunLeavesTheNextAlone(t *testing.T) {
 	runFile := filepath.Join(p.RunDir(task.ID), supervise.RunFileName)
 	waitFor(t, func() bool { _, err := os.Stat(runFile); return err == nil })
 	// A person requeues it while it runs; another process starts run 2.
-	if _, err := p.Board.Move(ctx, task.ID, Pending, "again"); err != nil {
+	if _, err := p.Board.Move(ctx, task.ID, board.Pending, "again"); err != nil {
 		t.Fatal(err)
 	}
 	other := NewProcessor(p.Board, p.Root, p.StateDir, p.Config)
@@ -542,7 +543,7 @@ func TestSupersededRunLeavesTheNextAlone(t *testing.T) {
 	if a.Status != world.StatusActive || !strings.HasPrefix(a.Output, "run 2:") {
 		t.Errorf("the log has %s %q, want run 2 active", a.Status, a.Output)
 	}
-	if f := folderOn(t, s, task.ID); f != InProgress {
+	if f := folderOn(t, s, task.ID); f != board.InProgress {
 		t.Errorf("file in %s, want in-progress (run 2)", f)
 	}
 	cancel2()
@@ -589,7 +590,7 @@ func TestClaimGoesWithTheRun(t *testing.T) {
 	ctx := context.Background()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
 	claimOf := func(id string) string {
-		path, err := supervise.ClaimFile(filepath.Join(p.StateDir, RunsDir), id)
+		path, err := supervise.ClaimFile(filepath.Join(p.StateDir, board.RunsDir), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -602,7 +603,7 @@ func TestClaimGoesWithTheRun(t *testing.T) {
 	failed := addWith(t, p.Board, "work too", "work", nil)
 	p.Knowledge = func(context.Context, string) (string, error) { return "", errors.New("docs/knowledge unreadable") }
 	o, err := p.Run(ctx, failed.ID)
-	if err != nil || o.Folder != Failed {
+	if err != nil || o.Folder != board.Failed {
 		t.Fatalf("a start that fails: %+v, %v", o, err)
 	}
 	for _, id := range []string{ok.ID, failed.ID} {
@@ -613,7 +614,7 @@ func TestClaimGoesWithTheRun(t *testing.T) {
 	// A task this processor may not start: its begin refuses it, and
 	// leaves a claim it did not write alone.
 	busy := addWith(t, p.Board, "busy", "work", nil)
-	if _, err := p.Board.Move(ctx, busy.ID, FailedBlocked, ""); err != nil {
+	if _, err := p.Board.Move(ctx, busy.ID, board.FailedBlocked, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(claimOf(busy.ID)), 0o755); err != nil {
@@ -628,4 +629,59 @@ func TestClaimGoesWithTheRun(t *testing.T) {
 	if _, err := os.Stat(claimOf(busy.ID)); err != nil {
 		t.Errorf("another process's claim was removed: %v", err)
 	}
+}
+
+// TestFinishLoggedWhenFileUnreadable: a run whose task file a hand edit
+// broke while it ran still logs its end (the log first), and says how to
+// repair the file; the log no longer holds the run active for ever.
+func TestFinishLoggedWhenFileUnreadable(t *testing.T) {
+	ctx := context.Background()
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"slow": {Command: "sleep 1; echo done"}}, 1)
+	task := addWith(t, p.Board, "slow", "slow", nil)
+	broken := make(chan error, 1)
+	go func() {
+		for {
+			if _, f, _ := s.Get(ctx, task.ID); f == board.InProgress {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		data, err := os.ReadFile(s.Path(task.ID, board.InProgress))
+		if err == nil {
+			err = os.WriteFile(s.Path(task.ID, board.InProgress), append(data, "notes: [unclosed\n"...), 0o644)
+		}
+		broken <- err
+	}()
+	_, err := p.Run(ctx, task.ID)
+	if werr := <-broken; werr != nil {
+		t.Fatal(werr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cra task rebuild") {
+		t.Errorf("run: got %v, want an error naming the repair", err)
+	}
+	if a, _, _ := p.Board.Log.Lookup(ctx, task.ID); a.Status != world.StatusFinish {
+		t.Errorf("the log has %s %q, want the run's finish", a.Status, a.Output)
+	}
+}
+
+func folderOn(t *testing.T, s *board.FileStore, id string) board.Folder {
+	t.Helper()
+	_, f, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func logLines(t *testing.T, b *board.Board, id string) []string {
+	t.Helper()
+	var out []string
+	err := b.Log.Select(context.Background(), world.Filter{IDs: []string{id}}, func(r *world.Record) error {
+		out = append(out, string(r.Raw))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

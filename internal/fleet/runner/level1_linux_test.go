@@ -1,7 +1,8 @@
-package board
+package runner
 
 import (
 	"context"
+	"github.com/cra-dev/cra/internal/board"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,8 @@ func TestLevel1OverTheBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := New(NewFileStore(stateDir), l)
-	task, err := b.Add(ctx, NewTask("fix the sum"))
+	b := board.New(board.NewFileStore(stateDir), l)
+	task, err := b.Add(ctx, board.NewTask("fix the sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestLevel1OverTheBoard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Store.Move(ctx, task.ID, from, InProgress); err != nil {
+		if err := b.Store.Move(ctx, task.ID, from, board.InProgress); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,7 +57,7 @@ func TestLevel1OverTheBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	id.Run, id.TaskID = 1, task.ID
-	path, err := supervise.RunFile(filepath.Join(stateDir, RunsDir), task.ID)
+	path, err := supervise.RunFile(filepath.Join(stateDir, board.RunsDir), task.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestLevel1OverTheBoard(t *testing.T) {
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, f, _ := b.Store.Get(ctx, task.ID); f != Pending {
+	if _, f, _ := b.Store.Get(ctx, task.ID); f != board.Pending {
 		t.Fatalf("after its agent died: task in %s, want pending", f)
 	}
 	entries, err := b.History(ctx, task.ID)
@@ -95,7 +96,7 @@ func TestLevel1OverTheBoard(t *testing.T) {
 	if _, err := p.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, f, _ := b.Store.Get(ctx, task.ID); f != FailedBlocked || got.ProcessorAutoRequeue {
+	if got, f, _ := b.Store.Get(ctx, task.ID); f != board.FailedBlocked || got.ProcessorAutoRequeue {
 		t.Fatalf("past the start limit: task in %s (auto requeue %v), want failed-blocked", f, got.ProcessorAutoRequeue)
 	}
 }
@@ -141,10 +142,10 @@ func TestLevel1LeavesRunsStarting(t *testing.T) {
 			} else if w, ok := actions[0].(supervise.Wait); !ok || !strings.Contains(w.Reason, tc.want) {
 				t.Errorf("action: got %v, want a wait saying %q", actions[0], tc.want)
 			}
-			if o == nil || o.Folder != Completed {
+			if o == nil || o.Folder != board.Completed {
 				t.Errorf("the run: got %+v, want it completed", o)
 			}
-			if f := folderOn(t, s, task.ID); f != Completed {
+			if f := folderOn(t, s, task.ID); f != board.Completed {
 				t.Errorf("the task is in %s, want completed", f)
 			}
 			for _, l := range logLines(t, p.Board, task.ID) {
