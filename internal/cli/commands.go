@@ -29,5 +29,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newTrainCmd(d, nil),
 		newAdaptersCmd(d),
 		newTuneCmd(d, nil),
+		newSandboxExecCmd(d),
 	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -17,7 +18,14 @@ type Board struct {
 	DefaultAgent string `toml:"default_agent,omitempty"`
 	// MaxParallel bounds the runs at once; unset means 1.
 	MaxParallel *int `toml:"max_parallel,omitempty"`
+	// Sandbox is whether agents and validation commands run confined
+	// (package sandbox): "required" (unset: refused where they cannot
+	// be) or "off" (unconfined, with a warning on every run).
+	Sandbox string `toml:"sandbox,omitempty"`
 }
+
+// SandboxOff says [board] sandbox = "off": runs go unconfined.
+func (c *Config) SandboxOff() bool { return c != nil && c.Board != nil && c.Board.Sandbox == "off" }
 
 // Agent is one [agents.NAME] profile: any command-line coding agent the
 // processor can run in a task's worktree (aider, claude -p, codex exec, a
@@ -30,6 +38,10 @@ type Agent struct {
 	// Timeout bounds one run, as a Go duration ("30m"); unset means
 	// DefaultAgentTimeout.
 	Timeout string `toml:"timeout,omitempty"`
+	// Caches are the directories outside its working copy the agent may
+	// write in its sandbox (its build and package caches, its own state
+	// directory): absolute, or ~/ for the home directory.
+	Caches []string `toml:"caches,omitempty"`
 }
 
 // BuiltinAgent is the profile that runs cra's own solve on branch
@@ -177,6 +189,11 @@ func (c *Config) validateBoard() []string {
 				problems = append(problems, fmt.Sprintf("%s.command uses {%s}: the placeholders are {%s} (a shell variable is ${%s})", key, p.name, strings.Join(AgentPlaceholders, "}, {"), p.name))
 			}
 		}
+		for _, dir := range a.Caches {
+			if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") {
+				problems = append(problems, fmt.Sprintf("%s.caches has %q: give an absolute path, or one under ~/", key, dir))
+			}
+		}
 		if a.Timeout != "" {
 			if d, err := time.ParseDuration(a.Timeout); err != nil || d <= 0 {
 				problems = append(problems, fmt.Sprintf("%s.timeout is %q: use a duration like \"30m\"", key, a.Timeout))
@@ -186,6 +203,9 @@ func (c *Config) validateBoard() []string {
 	if b := c.Board; b != nil {
 		if b.MaxParallel != nil && *b.MaxParallel < 1 {
 			problems = append(problems, "board.max_parallel must be >= 1")
+		}
+		if s := b.Sandbox; s != "" && s != "required" && s != "off" {
+			problems = append(problems, fmt.Sprintf("board.sandbox is %q: use \"required\" (the default: agents and validation run confined, or are refused where they cannot be) or \"off\" (unconfined, with a warning on every run)", s))
 		}
 		if d := b.DefaultAgent; d != "" && d != BuiltinAgent {
 			if _, ok := c.Agents[d]; !ok {

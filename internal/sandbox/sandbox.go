@@ -1,0 +1,133 @@
+// Package sandbox confines the processes that run code an agent or a
+// model wrote: an agent profile's command, and the [validation] commands
+// that decide a verdict (DESIGN.md, "Trust"). A confined process reads
+// everywhere and keeps the network, but writes only the directories its
+// Spec names (its task's working copy, its temp directory, the caches its
+// profile declares) and a few device files: never .clean_room/, another
+// task's working copy, the main repository's .git or docs/knowledge/.
+//
+// On Linux the confinement is Landlock (landlock-lsm/go-landlock), which
+// a process can only apply to itself and its future children. So cra
+// confines a command by running itself as a small launcher ('cra
+// sandbox-exec'), which restricts itself and then execs the command
+// (Wrap builds that command line; Exec is the launcher's body). The
+// restriction survives the exec and is inherited by every child, and
+// cannot be lifted.
+//
+// Where Landlock is missing (macOS, kernels before 5.13 or built
+// without it), Mode "required" refuses to run, naming the setting, and
+// "off" runs unconfined with a warning.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode is [board] sandbox: whether runs must be confined.
+type Mode string
+
+const (
+	// Required refuses to run a command that cannot be confined.
+	Required Mode = "required"
+	// Off runs commands unconfined, with a warning each time.
+	Off Mode = "off"
+)
+
+// ParseMode reads a [board] sandbox value; "" is Required.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", Required:
+		return Required, nil
+	case Off:
+		return Off, nil
+	}
+	return "", fmt.Errorf("sandbox %q: use \"required\" (the default: runs are confined, or refused where they cannot be) or \"off\" (unconfined, with a warning on every run)", s)
+}
+
+// ErrUnavailable is a kernel without Landlock.
+var ErrUnavailable = errors.New("this system cannot confine a process: Landlock is missing (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK and lsm=landlock)")
+
+// Spec is what a confined process may write.
+type Spec struct {
+	// Write are the directories it may write, with everything below them.
+	Write []string
+}
+
+// devices are the device files any process expects to write.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// deviceDirs are the device directories a process writes: terminals and
+// POSIX shared memory (Python's multiprocessing).
+var deviceDirs = []string{"/dev/pts", "/dev/shm"}
+
+// Command is the launcher's command name: 'cra sandbox-exec'.
+const Command = "sandbox-exec"
+
+// Wrap rewrites cmd to run through the launcher exe (the cra binary)
+// under spec: exe sandbox-exec --write DIR … -- PATH ARGS…. The command
+// keeps its directory, environment and files. A directory to write that
+// does not exist is an error: a typo would otherwise confine the command
+// away from its own working copy.
+func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
+	if exe == "" {
+		return errors.New("confine a command: the path of cra itself is unknown")
+	}
+	args := []string{exe, Command}
+	for _, dir := range spec.Write {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("confine a command: %w", err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return fmt.Errorf("confine a command: %s is not a directory it may write: make it first", abs)
+		}
+		args = append(args, "--write", abs)
+	}
+	path := cmd.Path
+	if cmd.Err != nil {
+		return cmd.Err
+	}
+	args = append(args, "--", path)
+	args = append(args, cmd.Args[1:]...)
+	cmd.Path, cmd.Args = exe, args
+	return nil
+}
+
+// Parse reads the launcher's arguments: --write DIR … -- COMMAND ARGS….
+func Parse(args []string) (Spec, []string, error) {
+	var spec Spec
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			if i+1 == len(args) {
+				return spec, nil, errors.New("sandbox-exec: no command after --")
+			}
+			return spec, args[i+1:], nil
+		case a == "--write" && i+1 < len(args):
+			spec.Write = append(spec.Write, args[i+1])
+			i++
+		case strings.HasPrefix(a, "--write="):
+			spec.Write = append(spec.Write, strings.TrimPrefix(a, "--write="))
+		default:
+			return spec, nil, fmt.Errorf("sandbox-exec: unexpected %q: usage: cra sandbox-exec [--write DIR]… -- COMMAND [ARG]…", a)
+		}
+	}
+	return spec, nil, errors.New("sandbox-exec: no command: usage: cra sandbox-exec [--write DIR]… -- COMMAND [ARG]…")
+}
+
+// writable returns spec's directories made absolute, without duplicates.
+func (s Spec) writable() []string {
+	var out []string
+	for _, d := range s.Write {
+		if abs, err := filepath.Abs(d); err == nil && !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out
+}

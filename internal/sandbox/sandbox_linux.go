@@ -1,0 +1,57 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// ABI returns the kernel's Landlock ABI version, 0 without Landlock.
+func ABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 1 {
+		return 0
+	}
+	return v
+}
+
+// Restrict confines this process and its future children to spec: read
+// everywhere, write only spec's directories and the device files.
+func Restrict(spec Spec) error {
+	if ABI() == 0 {
+		return ErrUnavailable
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWDirs(spec.writable()...),
+		landlock.RWFiles(devices...).IgnoreIfMissing(),
+		landlock.RWDirs(deviceDirs...).IgnoreIfMissing(),
+	}
+	// The newest rights this package knows, down to what the kernel
+	// has: every ABI restricts writes, the later ones more of them
+	// (truncate, ioctl on devices).
+	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+		return fmt.Errorf("confine the process: %w", err)
+	}
+	return nil
+}
+
+// Exec is the launcher's body: it confines this process to spec, then
+// replaces it with argv (looked up on PATH), environment unchanged. It
+// returns only when one of them fails.
+func Exec(spec Spec, argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if err := Restrict(spec); err != nil {
+		return err
+	}
+	return syscall.Exec(path, argv, os.Environ())
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package sandbox
+
+// ABI returns 0: Landlock is Linux's.
+func ABI() int { return 0 }
+
+// Restrict cannot confine a process here.
+func Restrict(spec Spec) error { return ErrUnavailable }
+
+// Exec cannot confine a process here.
+func Exec(spec Spec, argv []string) error { return ErrUnavailable }

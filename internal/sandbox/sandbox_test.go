@@ -1,0 +1,145 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The test binary is its own launcher: with launcherEnv set it does what
+// 'cra sandbox-exec' does.
+const launcherEnv = "CRA_SANDBOX_TEST_LAUNCHER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(launcherEnv) == "1" {
+		spec, argv, err := Parse(os.Args[2:])
+		if err == nil {
+			err = Exec(spec, argv)
+		}
+		os.Stderr.WriteString("launcher: " + err.Error() + "\n")
+		os.Exit(111)
+	}
+	os.Exit(m.Run())
+}
+
+// requireLandlock fails, naming the fix, where the kernel lacks Landlock:
+// the machines cra is tested on have it, and a sandbox test that skipped
+// would hide that runs are not confined.
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if ABI() == 0 {
+		t.Fatalf("Landlock is missing on this kernel, so agent runs cannot be confined: boot a Linux 5.13+ kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in lsm= (cat /sys/kernel/security/lsm), or set [board] sandbox = \"off\" where that cannot be")
+	}
+}
+
+// TestConfined: a confined shell writes its own directory and /dev/null,
+// reads everywhere, and cannot write beside it, above it, or through a
+// symlink that leads out; its children are confined too.
+func TestConfined(t *testing.T) {
+	requireLandlock(t)
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	state := filepath.Join(root, "state")
+	for _, d := range []string{work, state} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(state, "world.log"), []byte("truth\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(state, filepath.Join(work, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+echo mine > work/own && echo "own: ok"
+echo x > /dev/null && echo "devnull: ok"
+cat state/world.log >/dev/null && echo "read: ok"
+echo forged >> state/world.log 2>/dev/null && echo "state: WROTE"
+echo forged >> work/escape/world.log 2>/dev/null && echo "symlink: WROTE"
+touch state/new 2>/dev/null && echo "create: WROTE"
+rm -f state/world.log 2>/dev/null; [ -e state/world.log ] || echo "remove: WROTE"
+mv state/world.log work/ 2>/dev/null && echo "rename: WROTE"
+sh -c 'echo child >> state/world.log' 2>/dev/null && echo "child: WROTE"
+exit 0`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = root
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Wrap(cmd, exe, Spec{Write: []string{work}}); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Args = append([]string{cmd.Args[0], "launcher"}, cmd.Args[2:]...) // the test binary's own launcher mode
+	cmd.Env = append(os.Environ(), launcherEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("confined shell: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{"own: ok", "devnull: ok", "read: ok"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	if strings.Contains(got, "WROTE") {
+		t.Errorf("a confined shell changed what it may not:\n%s", got)
+	}
+	data, err := os.ReadFile(filepath.Join(state, "world.log"))
+	if err != nil || string(data) != "truth\n" {
+		t.Errorf("world.log: got %q %v, want it unchanged", data, err)
+	}
+}
+
+// TestWrapRefusesAMissingDirectory: a directory to write that does not
+// exist is an error, not a confinement away from the working copy.
+func TestWrapRefusesAMissingDirectory(t *testing.T) {
+	cmd := exec.Command("true")
+	err := Wrap(cmd, "/bin/cra", Spec{Write: []string{filepath.Join(t.TempDir(), "nope")}})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("got %v, want an error naming the directory", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		write []string
+		argv  []string
+		bad   string
+	}{
+		{name: "dirs and command", args: []string{"--write", "/a", "--write=/b", "--", "sh", "-c", "x"}, write: []string{"/a", "/b"}, argv: []string{"sh", "-c", "x"}},
+		{name: "no dirs", args: []string{"--", "true"}, argv: []string{"true"}},
+		{name: "no command", args: []string{"--write", "/a", "--"}, bad: "no command"},
+		{name: "no separator", args: []string{"--write", "/a"}, bad: "usage"},
+		{name: "unknown flag", args: []string{"--read", "/a", "--", "x"}, bad: "unexpected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, argv, err := Parse(tc.args)
+			if tc.bad != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.bad) {
+					t.Errorf("got %v, want an error with %q", err, tc.bad)
+				}
+				return
+			}
+			if err != nil || strings.Join(spec.Write, ",") != strings.Join(tc.write, ",") || strings.Join(argv, " ") != strings.Join(tc.argv, " ") {
+				t.Errorf("got %v %v %v, want %v %v", spec.Write, argv, err, tc.write, tc.argv)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("--write\x00/a\x00--\x00sh")
+	f.Add("--\x00")
+	f.Fuzz(func(t *testing.T, joined string) {
+		spec, argv, err := Parse(strings.Split(joined, "\x00"))
+		if err == nil && len(argv) == 0 {
+			t.Errorf("no error and no command for %q (%v)", joined, spec)
+		}
+	})
+}
