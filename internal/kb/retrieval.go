@@ -216,14 +216,19 @@ func (k *KnowledgeBase) CoChangeLinks(ctx context.Context, fileIDs []int64, minC
 // From, then To.
 func (k *KnowledgeBase) RareNameLinks(ctx context.Context, fileIDs []int64, maxDefs int) (definers, users []FileLink, err error) {
 	ph, args := placeholders(fileIDs)
-	qd := `WITH used AS (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (` + ph + `)),
-		defs AS (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
-		rare AS (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
+	// Without the graph the links are computed here. The CTEs are
+	// materialized, and the rare names joined before the other side's
+	// rows: otherwise SQLite reads a common name's definers or users
+	// once per pair of files (helper, save) before the bound drops them,
+	// and a set of 60 files took seconds.
+	qd := `WITH used AS MATERIALIZED (SELECT DISTINCT file_id, name FROM name_refs WHERE file_id IN (` + ph + `)),
+		defs AS MATERIALIZED (SELECT s.name, s.file_id FROM symbols s WHERE s.name IN (SELECT name FROM used)),
+		rare AS MATERIALIZED (SELECT name FROM defs GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
 		SELECT u.file_id, d.file_id, COUNT(DISTINCT u.name) FROM used u JOIN rare USING (name) JOIN defs d USING (name)
 		WHERE d.file_id != u.file_id GROUP BY u.file_id, d.file_id ORDER BY 1, 2`
-	qu := `WITH defined AS (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (` + ph + `)),
-		rare AS (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
-		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) JOIN name_refs r USING (name)
+	qu := `WITH defined AS MATERIALIZED (SELECT DISTINCT file_id, name FROM symbols WHERE file_id IN (` + ph + `)),
+		rare AS MATERIALIZED (SELECT name FROM symbols WHERE name IN (SELECT name FROM defined) GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?)
+		SELECT d.file_id, r.file_id, COUNT(DISTINCT r.name) FROM defined d JOIN rare USING (name) CROSS JOIN name_refs r ON r.name = d.name
 		WHERE r.file_id != d.file_id GROUP BY d.file_id, r.file_id ORDER BY 1, 2`
 	qargs := append(args, maxDefs)
 	if ok, err := k.identGraph(ctx, maxDefs); err != nil {
