@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,6 +24,23 @@ import (
 // by table (rows named by paths and symbol names, not by row IDs, which
 // differ).
 func TestIncrementalEqualsFresh(t *testing.T) {
+	ctx := context.Background()
+	index := func(f *store.Factory, root string) *Result {
+		t.Helper()
+		res, err := NewBuilder(f).Run(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// One tree and its first index serve every case: each starts from
+	// copies of them (the tree at the same path, its files' mtimes
+	// kept, so the stat gate sees what a first run left).
+	s := newSynthRepo(t, t.TempDir(), 181)
+	pristine := filepath.Join(t.TempDir(), "tree")
+	copyTree(t, s.root, pristine)
+	first := filepath.Join(t.TempDir(), "state")
+	index(store.NewFactory(first), s.root)
 	for _, tc := range []struct {
 		name    string
 		every   int // every every-th file changes
@@ -34,18 +52,17 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 		{"all", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			s := newSynthRepo(t, t.TempDir(), 181)
-			state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
-			index := func(f *store.Factory) *Result {
-				t.Helper()
-				res, err := NewBuilder(f).Run(ctx, s.root)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
+			if err := os.RemoveAll(s.root); err != nil {
+				t.Fatal(err)
 			}
-			index(state)
+			copyTree(t, pristine, s.root)
+			s.ver = map[int]int{}
+			for i := range s.files - 1 {
+				s.ver[i] = 0
+			}
+			dir := filepath.Join(t.TempDir(), "state")
+			copyTree(t, first, dir)
+			state := store.NewFactory(dir)
 			s.set(t, tc.every, 1)
 			// Beside the edits: a file deleted, one added, one that
 			// becomes binary (skipped, so its rows go), a README.
@@ -53,12 +70,12 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 			s.write(t, "pkgnew/mod_new.py", "from pkg000.mod00001 import func_1\n\n\ndef func_new():\n    return func_1(1)\n")
 			s.write(t, s.path(8), "\x00binary now")
 			s.write(t, "README.md", "# synthetic\n\nA tree for tests.\n")
-			if res := index(state); res.Rebuilt != tc.rebuilt {
+			if res := index(state, s.root); res.Rebuilt != tc.rebuilt {
 				t.Errorf("rebuilt: got %v, want %v", res.Rebuilt, tc.rebuilt)
 			}
 
 			fresh := store.NewFactory(filepath.Join(t.TempDir(), "state"))
-			index(fresh)
+			index(fresh, s.root)
 			got, want := dumpIndex(t, state), dumpIndex(t, fresh)
 			for table := range want {
 				if diff := cmp.Diff(want[table], got[table]); diff != "" {
@@ -66,11 +83,45 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 				}
 			}
 			// A second run with nothing changed keeps it so.
-			index(state)
+			index(state, s.root)
 			if diff := cmp.Diff(want, dumpIndex(t, state)); diff != "" {
 				t.Errorf("after a run with no change (-fresh +incremental):\n%s", diff)
 			}
 		})
+	}
+}
+
+// copyTree copies the directory src to dst, which must not exist, with
+// each file's mode and modification time.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, info.Mode().Perm())
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chtimes(to, info.ModTime(), info.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
