@@ -4,6 +4,7 @@
 package internal_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -113,4 +114,157 @@ func TestCommandFilesStaySmall(t *testing.T) {
 			t.Errorf("%s has %d lines, want at most 500: move its logic to a domain package", s.path, n)
 		}
 	}
+}
+
+// stateNames are the entries of the state directory (statedir's
+// constants). Outside internal/statedir no code joins one into a path or
+// keeps one as a constant of its own: every path under .clean_room/ comes
+// from statedir.Dir (DESIGN.md, "Where state lives"; STYLE.md, "Owners").
+var stateNames = map[string]bool{
+	".clean_room": true, "config.toml": true, "curated.sqlite": true, "raw.sqlite": true, "sessions": true,
+	"world.log": true, "world.log.lock": true, "world.log.idx": true, "world.log.compacted": true,
+	"world.log.compacting": true, "world.log.archive": true, "markers": true,
+	"tasks": true, "worktrees": true, "runs": true, "run.json": true, "starting.json": true, "reviews.jsonl": true,
+	"plans": true, "training": true, "datasets": true, "bootstrap": true,
+	"notify-pending.jsonl": true, "notify.lock": true, "supervisors.jsonl": true, "supervisors.lock": true,
+	"serve.json": true, "serve.lock": true, "serve.token": true,
+	"index.lock": true, "cleanup.lock": true, "adapters.lock": true, "curate.lock": true,
+}
+
+// stateFilePrefixes begin the names of files the state directory holds
+// one of per task or run; joined by hand they mean a path built outside
+// statedir.
+var stateFilePrefixes = []string{"run-%", "prompt-%", "task-%", "session_", "plan-%", "dataset-%"}
+
+func stateLiteral(lit *ast.BasicLit) bool {
+	if lit.Kind != token.STRING {
+		return false
+	}
+	v, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return false
+	}
+	if stateNames[v] || stateNames[strings.TrimSuffix(v, "/")] {
+		return true
+	}
+	for _, p := range stateFilePrefixes {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestStatePathsFromOneLayout fails on a filepath.Join outside
+// internal/statedir that takes a state directory's entry by name: a
+// literal ("runs", "world.log", "run-%d.log"), a statedir constant, or a
+// package's own constant that stands for one (board.RunsDir). It fails too
+// on a constant outside statedir that spells an entry's name itself.
+func TestStatePathsFromOneLayout(t *testing.T) {
+	type file struct {
+		s    source
+		f    *ast.File
+		base string // the package's last path element, as importers name it
+	}
+	var files []file
+	aliases := map[string]bool{} // "board.RunsDir": a constant standing for a state entry
+	for _, s := range sources(t) {
+		if top(s.pkg) == "statedir" {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), s.path, s.text, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := file{s: s, f: f, base: filepath.Base(s.pkg)}
+		files = append(files, fl)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || (g.Tok != token.CONST && g.Tok != token.VAR) {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					if i >= len(vs.Names) {
+						break
+					}
+					switch v := v.(type) {
+					case *ast.BasicLit:
+						if stateLiteral(v) {
+							aliases[fl.base+"."+vs.Names[i].Name] = true
+							t.Errorf("%s: %s spells the state entry %s: use statedir's constant or a statedir.Dir method",
+								s.path, vs.Names[i].Name, v.Value)
+						}
+					case *ast.SelectorExpr:
+						if x, ok := v.X.(*ast.Ident); ok && x.Name == "statedir" {
+							aliases[fl.base+"."+vs.Names[i].Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	sites := 0
+	for _, fl := range files {
+		imports := map[string]string{} // local name → package base
+		for _, imp := range fl.f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			name := filepath.Base(p)
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			imports[name] = filepath.Base(p)
+		}
+		fset := token.NewFileSet()
+		f, _ := parser.ParseFile(fset, fl.s.path, fl.s.text, 0)
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || !isCall(call, "filepath", "Join") {
+				return true
+			}
+			var bad []string
+			for _, arg := range call.Args {
+				ast.Inspect(arg, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.BasicLit:
+						if stateLiteral(n) {
+							bad = append(bad, n.Value)
+						}
+					case *ast.SelectorExpr:
+						if x, ok := n.X.(*ast.Ident); ok {
+							if x.Name == "statedir" || aliases[imports[x.Name]+"."+n.Sel.Name] {
+								bad = append(bad, x.Name+"."+n.Sel.Name)
+							}
+						}
+						return false
+					case *ast.Ident:
+						if aliases[fl.base+"."+n.Name] {
+							bad = append(bad, n.Name)
+						}
+					}
+					return true
+				})
+			}
+			if len(bad) > 0 {
+				sites++
+				t.Errorf("%s:%d joins the state entry %s by hand: ask statedir.Dir for the path",
+					fl.s.path, fset.Position(call.Pos()).Line, strings.Join(bad, ", "))
+			}
+			return true
+		})
+	}
+	if sites > 0 {
+		t.Logf("%d hand-joined state paths", sites)
+	}
+}
+
+// isCall reports whether call is pkg.name(…).
+func isCall(call *ast.CallExpr, pkg, name string) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == pkg
 }

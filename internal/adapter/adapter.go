@@ -39,6 +39,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -305,15 +306,12 @@ func Register(ctx context.Context, ws *workspace.Workspace, opts RegisterOptions
 	return &Registered{Adapter: rec, From: from, File: file, Deployment: dep}, nil
 }
 
-// registerLock is the file in the state directory whose flock(2) a
-// Register holds from choosing its tag until it is recorded.
-const registerLock = "adapters.lock"
-
-// lockRegister takes the register lock of stateDir, waiting for another
+// lockRegister takes the register lock of stateDir (adapters.lock, whose
+// flock(2) a Register holds from choosing its tag until it is recorded), waiting for another
 // register until ctx ends; waiting, when not nil, is called before the
 // wait. Closing the returned file releases the lock.
 func lockRegister(ctx context.Context, stateDir string, waiting func()) (*os.File, error) {
-	f, err := lockWaiting(ctx, filepath.Join(stateDir, registerLock), waiting)
+	f, err := lockWaiting(ctx, statedir.At(stateDir).AdaptersLock(), waiting)
 	if err != nil {
 		return nil, fmt.Errorf("lock the adapter registry: %w", err)
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // WorktreesDir is where solve runs keep their worktrees, inside the state
 // directory.
-const WorktreesDir = "worktrees"
+const WorktreesDir = statedir.WorktreesDir
 
 // BranchPrefix starts the branch of every solve run: cra/<task_id>.
 const BranchPrefix = "cra/"
@@ -61,13 +62,14 @@ func NewWorktree(ctx context.Context, repo, stateDir, taskID string) (*Worktree,
 		return nil, err
 	}
 	w := &Worktree{UserTop: top, Prefix: prefix, touched: map[string]bool{}}
-	base := filepath.Join(stateDir, WorktreesDir)
+	sd := statedir.At(stateDir)
+	base := sd.Worktrees()
 	for n := 1; n <= 20; n++ {
 		name := taskID
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", taskID, n)
 		}
-		dir := filepath.Join(base, name)
+		dir := sd.Worktree(name)
 		if _, err := os.Stat(dir); err == nil {
 			continue // left by a run that ended badly; kept for inspection
 		}

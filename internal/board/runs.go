@@ -1,12 +1,16 @@
 package board
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cra-dev/cra/internal/statedir"
+)
 
 // The directories of runs and worktrees inside the state directory
-// (DESIGN.md, "Where state lives").
+// (DESIGN.md, "Where state lives"; statedir names their paths).
 const (
-	RunsDir      = "runs"
-	WorktreesDir = "worktrees"
+	RunsDir      = statedir.RunsDir
+	WorktreesDir = statedir.WorktreesDir
 )
 
 // BranchPrefix starts a task's branch, cra/<id>, as for cra solve.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // ErrNotFound is a task id no folder holds.
@@ -84,6 +85,7 @@ type Store interface {
 // <repo>/.clean_room/tasks.
 type FileStore struct {
 	dir string
+	sd  statedir.Dir
 	now func() time.Time
 
 	dirs sync.Once // every folder made on the first write, so all six show
@@ -91,13 +93,11 @@ type FileStore struct {
 
 var _ Store = (*FileStore)(nil)
 
-// DirName is the tasks directory's name inside the state directory.
-const DirName = "tasks"
-
 // NewFileStore returns the store of the tasks directory in stateDir
 // (<repo>/.clean_room); folders are made when first written.
 func NewFileStore(stateDir string) *FileStore {
-	return &FileStore{dir: filepath.Join(stateDir, DirName), now: time.Now}
+	sd := statedir.At(stateDir)
+	return &FileStore{dir: sd.Tasks(), sd: sd, now: time.Now}
 }
 
 // Dir returns the tasks directory.
@@ -105,12 +105,12 @@ func (s *FileStore) Dir() string { return s.dir }
 
 // Path returns the path of task id's file in folder.
 func (s *FileStore) Path(id string, folder Folder) string {
-	return filepath.Join(s.dir, string(folder), id+".yaml")
+	return s.sd.TaskFile(string(folder), id)
 }
 
 // rel names a file for messages: tasks/<folder>/<id>.yaml.
 func (s *FileStore) rel(id string, folder Folder) string {
-	return filepath.Join(DirName, string(folder), id+".yaml")
+	return statedir.Dir{}.TaskFile(string(folder), id)
 }
 
 // read parses task id's file in folder.
@@ -203,7 +203,7 @@ func (s *FileStore) each(ctx context.Context, folder Folder, fn func(id string, 
 		folders = []Folder{folder}
 	}
 	for _, f := range folders {
-		ents, err := os.ReadDir(filepath.Join(s.dir, string(f)))
+		ents, err := os.ReadDir(s.sd.TaskFolder(string(f)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -242,16 +242,13 @@ func (s *FileStore) Put(ctx context.Context, t *Task, folder Folder) error {
 	return atomicfile.Write(s.Path(t.ID, folder), data, 0o644)
 }
 
-// lockName is the lock file in the tasks directory; its leading dot keeps
-// it out of listings.
-const lockName = ".lock"
-
-// Lock implements Store with flock(2) on tasks/.lock.
+// Lock implements Store with flock(2) on tasks/.lock, whose leading dot
+// keeps it out of listings.
 func (s *FileStore) Lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock board: %w", err)
 	}
-	f, err := lockFile(ctx, filepath.Join(s.dir, lockName))
+	f, err := lockFile(ctx, s.sd.TasksLock())
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +260,7 @@ func (s *FileStore) Lock(ctx context.Context) (func(), error) {
 func (s *FileStore) makeFolders() {
 	s.dirs.Do(func() {
 		for _, f := range Folders() {
-			os.MkdirAll(filepath.Join(s.dir, string(f)), 0o755)
+			os.MkdirAll(s.sd.TaskFolder(string(f)), 0o755)
 		}
 	})
 }
@@ -303,7 +300,7 @@ func (s *FileStore) Delete(ctx context.Context, id string, folder Folder) error 
 		}
 		return fmt.Errorf("delete task %s: %w", id, err)
 	}
-	syncDir(filepath.Join(s.dir, string(folder)))
+	syncDir(s.sd.TaskFolder(string(folder)))
 	return nil
 }
 
@@ -316,7 +313,7 @@ func (s *FileStore) Sweep(ctx context.Context, age time.Duration, dryRun bool) (
 	var out []string
 	cutoff := s.now().Add(-age)
 	for _, f := range Folders() {
-		dir := filepath.Join(s.dir, string(f))
+		dir := s.sd.TaskFolder(string(f))
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -338,7 +335,7 @@ func (s *FileStore) Sweep(ctx context.Context, age time.Duration, dryRun bool) (
 					return out, fmt.Errorf("sweep tasks: %w", err)
 				}
 			}
-			out = append(out, filepath.Join(DirName, string(f), name))
+			out = append(out, filepath.Join(statedir.Dir{}.TaskFolder(string(f)), name))
 		}
 	}
 	slices.Sort(out)

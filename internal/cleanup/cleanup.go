@@ -42,6 +42,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -67,7 +68,7 @@ const KnowledgeDir = "docs/knowledge"
 const IndexFile = "_index.md"
 
 // LockFile is the lock a pass holds in the state directory.
-const LockFile = "cleanup.lock"
+const LockFile = statedir.CleanupLock
 
 // Source is the source of the tasks a pass adds, and the identifier of
 // its own world-log events.
@@ -176,7 +177,7 @@ func Running(stateDir string) bool {
 	if _, err := os.Stat(stateDir); err != nil {
 		return false
 	}
-	held, err := probeHeld(filepath.Join(stateDir, LockFile))
+	held, err := probeHeld(statedir.At(stateDir).CleanupLock())
 	return err == nil && held
 }
 
@@ -224,7 +225,7 @@ func Run(ctx context.Context, d Deps, opts Options) (*Report, error) {
 	}
 	rep := &Report{DryRun: opts.DryRun, Groups: []Group{}, Added: []Added{}, Merged: []Merged{}}
 	if !opts.DryRun {
-		f, ok, err := lockPass(ctx, filepath.Join(d.StateDir, LockFile))
+		f, ok, err := lockPass(ctx, statedir.At(d.StateDir).CleanupLock())
 		if err != nil {
 			return nil, fmt.Errorf("lock cleanup: %w", err)
 		}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -71,7 +71,7 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	stateDir := filepath.Join(repo, config.Dir)
+	stateDir := statedir.Of(repo).Path()
 	if create {
 		if stateDir, err = config.EnsureStateDir(repo); err != nil {
 			return nil, "", err

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -24,13 +23,14 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Dir is the name of cra's state directory beside the target repository.
-const Dir = ".clean_room"
+const Dir = statedir.Name
 
 // FileName is the config file's name inside Dir.
-const FileName = "config.toml"
+const FileName = statedir.ConfigFile
 
 // ErrNoModels is returned when an LLM-using command finds no [models] section.
 var ErrNoModels = errors.New("no [models] section in config: run 'cra init --coding MODEL --reasoning MODEL --base-url URL' first")
@@ -189,7 +189,7 @@ type World struct {
 }
 
 // Path returns the config file path for a repository root.
-func Path(repo string) string { return filepath.Join(repo, Dir, FileName) }
+func Path(repo string) string { return statedir.Of(repo).Config() }
 
 // Load reads the config of the repository at repo. A missing file returns
 // (nil, nil): config is optional for commands that need no model (§10.3).

@@ -13,7 +13,7 @@ import (
 	"unicode"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Statuses of a block after Apply.
@@ -89,8 +89,8 @@ func ValidPath(p string) error {
 	if clean == "." {
 		return refuse("not a file")
 	}
-	if first, _, _ := strings.Cut(clean, "/"); first == config.Dir {
-		return refuse("inside cra's state directory " + config.Dir)
+	if first, _, _ := strings.Cut(clean, "/"); first == statedir.Name {
+		return refuse("inside cra's state directory " + statedir.Name)
 	}
 	return nil
 }
@@ -171,8 +171,8 @@ func forbidden(realRoot, abs string) string {
 	switch {
 	case strings.EqualFold(first, ".git"):
 		return ".git: edits change the repository's files only"
-	case first == config.Dir:
-		return "cra's state directory " + config.Dir
+	case first == statedir.Name:
+		return "cra's state directory " + statedir.Name
 	}
 	return ""
 }
@@ -369,7 +369,7 @@ func similarPaths(root, p string, n int) []string {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", config.Dir, "node_modules", "vendor", "__pycache__":
+			case ".git", statedir.Name, "node_modules", "vendor", "__pycache__":
 				return filepath.SkipDir
 			}
 			return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -344,7 +345,7 @@ var (
 // Runs reads task id's runs from its lifecycle entries: each active entry
 // ("run N: profile") to the next agent entry, with its run log.
 func (f *Fleet) Runs(id string, entries []world.Entry) []Run {
-	return runs(entries, filepath.Join(f.ws.StateDir, board.RunsDir, id))
+	return runs(entries, statedir.At(f.ws.StateDir).Run(id).Path())
 }
 
 func runs(entries []world.Entry, dir string) []Run {
@@ -380,9 +381,8 @@ func runs(entries []world.Entry, dir string) []Run {
 	}
 	if dir != "" {
 		for i := range out {
-			name := fmt.Sprintf("run-%d.log", out[i].N)
-			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				out[i].Log = filepath.Join(board.RunsDir, filepath.Base(dir), name)
+			if fi, err := os.Stat(statedir.RunAt(dir).Log(out[i].N)); err == nil {
+				out[i].Log = statedir.Dir{}.Run(filepath.Base(dir)).Log(out[i].N)
 				out[i].LogBytes = fi.Size()
 			}
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -442,7 +443,7 @@ func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bo
 // holds one other repository), with its path set to root; 0 when there
 // is none.
 func (b *Builder) movedRepo(ctx context.Context, tx *sql.Tx, root string) (int64, error) {
-	if b.factory == nil || filepath.Clean(b.factory.Dir) != filepath.Join(root, config.Dir) {
+	if b.factory == nil || filepath.Clean(b.factory.Dir) != statedir.Of(root).Path() {
 		return 0, nil
 	}
 	var n int

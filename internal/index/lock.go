@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // LockName is the file under the state directory whose flock(2) the
 // writers of the index hold: one index run (or promotion) at a time.
-const LockName = "index.lock"
+const LockName = statedir.IndexLock
 
 // DefaultLockWait bounds how long a writer waits for another one.
 const DefaultLockWait = 10 * time.Minute
@@ -43,7 +43,7 @@ func Lock(ctx context.Context, stateDir string, wait time.Duration, waiting func
 	if wait <= 0 {
 		wait = DefaultLockWait
 	}
-	path := filepath.Join(stateDir, LockName)
+	path := statedir.At(stateDir).IndexLock()
 	f, ok, err := flock.TryLock(path)
 	if err != nil {
 		return nil, fmt.Errorf("lock index: %w", err)

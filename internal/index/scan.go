@@ -11,6 +11,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // MaxFileSize is the largest file the indexer reads; larger files are
@@ -33,7 +34,7 @@ const (
 // excludedDirs are directory names never indexed: dependencies, build
 // output, virtualenvs and caches (the list plus their usual kin).
 var excludedDirs = map[string]bool{
-	".git": true, ".clean_room": true, ".hg": true, ".svn": true,
+	".git": true, statedir.Name: true, ".hg": true, ".svn": true,
 	"node_modules": true, "bower_components": true, "vendor": true,
 	"dist": true, "build": true, "__pycache__": true, "site-packages": true,
 	".venv": true, "venv": true, ".tox": true, ".nox": true, ".eggs": true,
@@ -225,7 +226,7 @@ func walk(ctx context.Context, root string) ([]string, []Skip, error) {
 				rel = dir + "/" + e.Name()
 			}
 			isDir := e.IsDir()
-			if e.Name() == ".git" || e.Name() == ".clean_room" {
+			if e.Name() == ".git" || e.Name() == statedir.Name {
 				continue
 			}
 			if ig.match(rel, isDir) {

@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -142,7 +143,7 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 }
 
 func (dr *doctor) checkDatabases(ctx context.Context, root string) {
-	f := store.NewFactory(filepath.Join(root, config.Dir))
+	f := store.NewFactory(statedir.Of(root).Path())
 	rebuild := "run 'cra index --rebuild " + root + "': it sets the damaged file aside and builds the index anew"
 	indexed := false
 	if err := CheckCurated(ctx, f, root); errors.Is(err, kb.ErrNotIndexed) {
@@ -155,7 +156,7 @@ func (dr *doctor) checkDatabases(ctx context.Context, root string) {
 		defer curated.Close()
 		k := kb.New(curated)
 		if err := store.QuickCheck(ctx, curated); err != nil {
-			dr.fail(true, "index", filepath.Join(config.Dir, "curated.sqlite")+" is damaged: "+err.Error(), rebuild)
+			dr.fail(true, "index", statedir.Of("").Curated()+" is damaged: "+err.Error(), rebuild)
 		} else if r, err := k.Repo(ctx, root); err != nil {
 			dr.fail(true, "index", err.Error(), "run 'cra index "+root+"'")
 		} else {
@@ -168,7 +169,7 @@ func (dr *doctor) checkDatabases(ctx context.Context, root string) {
 			}
 		}
 	}
-	rawName := filepath.Join(config.Dir, "raw.sqlite")
+	rawName := statedir.Of("").Raw()
 	setAside := "move " + rawName + " aside (it holds cra's records: keep the copy); cra starts a new one"
 	raw, err := f.Open(ctx, store.Raw, "", true)
 	if errors.Is(err, store.ErrNotExist) {
@@ -242,7 +243,7 @@ func (dr *doctor) checkModels(ctx context.Context, root string, cfg *config.Conf
 	}
 	var adapters llm.AdapterSource
 	var stages []string
-	f := store.NewFactory(filepath.Join(root, config.Dir))
+	f := store.NewFactory(statedir.Of(root).Path())
 	if curated, err := f.Open(ctx, store.Curated, "", true); err == nil {
 		defer curated.Close()
 		k := kb.New(curated)

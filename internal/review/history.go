@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/jsonl"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Review is one review of one run: what the recycler saw, what the model
@@ -51,11 +51,11 @@ type Review struct {
 
 // HistoryName is the file of a task's reviews in its run directory,
 // .clean_room/runs/<id>/reviews.jsonl: one JSON object a line, appended.
-const HistoryName = "reviews.jsonl"
+const HistoryName = statedir.ReviewsFile
 
 // HistoryPath returns the reviews file of task id.
 func HistoryPath(stateDir, id string) string {
-	return filepath.Join(stateDir, board.RunsDir, id, HistoryName)
+	return statedir.At(stateDir).Run(id).Reviews()
 }
 
 // appendHistory appends r to its task's reviews file and syncs it.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -140,7 +140,7 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 	}
 	in := evidence.Input{
 		Repo: top, Branch: board.BranchPrefix + t.ID,
-		Worktree: filepath.Join(r.StateDir, board.WorktreesDir, t.ID), Subdir: prefix,
+		Worktree: statedir.At(r.StateDir).Worktree(t.ID), Subdir: prefix,
 		Validator: validator(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
 		Output: res.Output,
 	}
@@ -223,7 +223,7 @@ func (r *Recycler) outputHead(t *board.Task, res *board.Results) string {
 	if len(res.Output) < board.MaxOutput {
 		return "" // the tail is the whole output
 	}
-	f, err := os.Open(filepath.Join(r.StateDir, board.RunsDir, t.ID, fmt.Sprintf("run-%d.log", t.Runs)))
+	f, err := os.Open(statedir.At(r.StateDir).Run(t.ID).Log(t.Runs))
 	if err != nil {
 		return ""
 	}

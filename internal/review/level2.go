@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/evidence"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -48,7 +47,7 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 	for _, a := range agents {
 		seen[a.ID] = a.LastSeen
 	}
-	obs, err := supervise.Observe(ctx, filepath.Join(r.StateDir, board.RunsDir), active)
+	obs, err := supervise.Observe(ctx, statedir.At(r.StateDir).Runs(), active)
 	if err != nil {
 		return err
 	}
@@ -70,7 +69,7 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		if on, err := r.Board.Has(ctx, a.ID); err != nil || !on {
 			continue
 		}
-		logPath := filepath.Join(r.StateDir, board.RunsDir, a.ID, fmt.Sprintf("run-%d.log", a.Run))
+		logPath := statedir.At(r.StateDir).Run(a.ID).Log(a.Run)
 		reason := staleReason(logPath, seen[a.ID], a.Since, now, set.StaleAfter)
 		if reason == "" {
 			continue

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/jsonl"
 	"github.com/cra-dev/cra/internal/notify"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -44,7 +44,7 @@ type Notice struct {
 }
 
 // notifyLock is the lock file of the notifications' marker.
-const notifyLock = "notify.lock"
+const notifyLock = statedir.NotifyLock
 
 // The outputs the recycler starts a needs-you failure with.
 const needsPerson = "needs a person: "
@@ -52,7 +52,7 @@ const needsPerson = "needs a person: "
 // notifyPending is the file of the notifications not told yet: the
 // ones just read from the log, and those whose notifier failed, with
 // when to try again.
-const notifyPending = "notify-pending.jsonl"
+const notifyPending = statedir.NotifyPending
 
 // pendingNotice is a line of notifyPending.
 type pendingNotice struct {
@@ -98,12 +98,12 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 	// recycle --once' must not both read the same lines and both tell
 	// them. The one that finds the lock taken leaves the lines to the
 	// other.
-	lk, ok, err := flock.TryLock(filepath.Join(r.StateDir, notifyLock))
+	lk, ok, err := flock.TryLock(statedir.At(r.StateDir).NotifyLock())
 	if err != nil || !ok {
 		return err
 	}
 	defer lk.Close()
-	pendingPath := filepath.Join(r.StateDir, notifyPending)
+	pendingPath := statedir.At(r.StateDir).NotifyPending()
 	_, err = r.Board.Log.Check(ctx, NotifyMarker, func(rec *world.Record) error {
 		ev, ok := noticeOf(rec)
 		if !ok || !n.Configured() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -76,7 +77,7 @@ func Clean(ctx context.Context, ws *workspace.Workspace, opts CleanOptions) ([]C
 	// The runs: every cra/ branch, and every worktree under
 	// .clean_room/worktrees/ (a detached one is known by its directory).
 	sep := string(filepath.Separator)
-	under := evalPath(filepath.Join(ws.StateDir, "worktrees")) + sep
+	under := evalPath(statedir.At(ws.StateDir).Worktrees()) + sep
 	var runs []Cleaned
 	seen := map[string]bool{}
 	for path, branch := range trees {

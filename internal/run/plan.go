@@ -13,6 +13,7 @@ import (
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -42,7 +43,7 @@ func Plan(ctx context.Context, ws *workspace.Workspace, spec PlanSpec) (*Planned
 		return nil, err
 	}
 	defer l.close()
-	defaultOut := filepath.Join(ws.StateDir, "plans", l.taskID+".md")
+	defaultOut := statedir.At(ws.StateDir).Plan(l.taskID)
 	out := spec.Output
 	if out == "" {
 		out = defaultOut

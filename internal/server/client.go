@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -47,7 +47,7 @@ var _ fleet.Ops = (*Client)(nil)
 // killed with -9 leaves serve.json behind). token is the one to send; off
 // loopback an empty one is read from the daemon's serve.token.
 func Dial(ctx context.Context, stateDir, token, command string) (*Client, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, InfoName))
+	data, err := os.ReadFile(statedir.At(stateDir).ServeInfo())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -71,7 +71,7 @@ func Dial(ctx context.Context, stateDir, token, command string) (*Client, error)
 	if token == "" {
 		// Made by a daemon off loopback; absent on loopback, where none
 		// is needed.
-		if data, err := os.ReadFile(filepath.Join(stateDir, TokenName)); err == nil {
+		if data, err := os.ReadFile(statedir.At(stateDir).ServeToken()); err == nil {
 			token = strings.TrimSpace(string(data))
 		}
 	}

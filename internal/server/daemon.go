@@ -10,20 +10,20 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // The daemon's files in the state directory: the lock that makes it one
 // per repository, and where it says how to reach it.
 const (
-	LockName = "serve.lock"
-	InfoName = "serve.json"
+	LockName = statedir.ServeLock
+	InfoName = statedir.ServeInfo
 )
 
 // Info is what a running daemon writes to serve.json: a second daemon
@@ -90,13 +90,13 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return fmt.Errorf("--addr %q: %w (use HOST:PORT, e.g. 127.0.0.1:7777)", d.Addr, err)
 	}
 	stateDir := d.Fleet.StateDir()
-	lk, ok, err := flock.TryLock(filepath.Join(stateDir, LockName))
+	lk, ok, err := flock.TryLock(statedir.At(stateDir).ServeLock())
 	if err != nil {
 		return fmt.Errorf("lock the daemon: %w", err)
 	}
 	if !ok {
 		var info Info
-		if data, err := os.ReadFile(filepath.Join(stateDir, InfoName)); err == nil {
+		if data, err := os.ReadFile(statedir.At(stateDir).ServeInfo()); err == nil {
 			json.Unmarshal(data, &info)
 		}
 		return &AlreadyRunningError{Info: info}
@@ -114,7 +114,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		}
 	}
 	// A serve.json left by a daemon killed with -9 names a dead pid.
-	os.Remove(filepath.Join(stateDir, InfoName))
+	os.Remove(statedir.At(stateDir).ServeInfo())
 	// After a crash the views are rebuilt from the log (DESIGN.md
 	// principle 1): a half-written temp file, a task in two folders, a
 	// folder that disagrees with the log.
@@ -130,7 +130,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
 	}
 	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Token: token, TokenMade: made}
-	infoPath := filepath.Join(stateDir, InfoName)
+	infoPath := statedir.At(stateDir).ServeInfo()
 	data, _ := json.Marshal(info)
 	if err := atomicfile.Write(infoPath, data, 0o644); err != nil {
 		ln.Close()

@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // TokenName is the file in the state directory that keeps the token a
 // daemon made for itself (.clean_room/ is git-ignored).
-const TokenName = "serve.token"
+const TokenName = statedir.ServeToken
 
 // minTokenLen bounds a usable token from below.
 const minTokenLen = 16
@@ -25,7 +25,7 @@ const minTokenLen = 16
 // it with mode 0600; made reports that it did, so that the caller prints
 // it once. A file others may read is refused: the token is a password.
 func LoadToken(stateDir string) (token string, made bool, err error) {
-	path := filepath.Join(stateDir, TokenName)
+	path := statedir.At(stateDir).ServeToken()
 	fi, err := os.Stat(path)
 	switch {
 	case err == nil:

@@ -23,6 +23,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/cra-dev/cra/internal/lazyre"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Role names one of the three databases (§4.2).
@@ -64,14 +65,14 @@ var taskIDPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 func (f *Factory) Path(role Role, taskID string) (string, error) {
 	switch role {
 	case Curated:
-		return filepath.Join(f.Dir, "curated.sqlite"), nil
+		return statedir.At(f.Dir).Curated(), nil
 	case Raw:
-		return filepath.Join(f.Dir, "raw.sqlite"), nil
+		return statedir.At(f.Dir).Raw(), nil
 	case Session:
 		if !taskIDPattern().MatchString(taskID) {
 			return "", fmt.Errorf("invalid session task id %q: use letters, digits, '-', '_' or '.'", taskID)
 		}
-		return filepath.Join(f.Dir, "sessions", "session_"+taskID+".sqlite"), nil
+		return statedir.At(f.Dir).Session(taskID), nil
 	}
 	return "", fmt.Errorf("unknown database role %q", role)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // The environment variables that tag an agent process with its task and
@@ -28,7 +29,7 @@ const (
 
 // RunFileName is the name of a run's identity file in its run directory,
 // .clean_room/runs/<task_id>/run.json (DESIGN.md, "Where state lives").
-const RunFileName = "run.json"
+const RunFileName = statedir.RunFile
 
 // Identity names one run of a task's agent: the process, when it started
 // and which run it is. A pid alone is not an identity: once the process
@@ -147,7 +148,7 @@ func RunFile(runsDir, taskID string) (string, error) {
 	if taskID == "" || taskID == "." || taskID == ".." || strings.ContainsAny(taskID, `/\`+"\x00") {
 		return "", fmt.Errorf("task id %q cannot name a run directory", taskID)
 	}
-	return filepath.Join(runsDir, taskID, RunFileName), nil
+	return statedir.RunAt(filepath.Join(runsDir, taskID)).Identity(), nil
 }
 
 // ClaimFileName is the name of a run's claim in its run directory,
@@ -157,7 +158,7 @@ func RunFile(runsDir, taskID string) (string, error) {
 // knowledge and the prompt. Until then the claim tells another process's
 // pass (a daemon's Level 1 beside a 'cra task run') that the run has a
 // live starter, however long the start takes.
-const ClaimFileName = "starting.json"
+const ClaimFileName = statedir.ClaimFile
 
 // ClaimFile returns the path of task taskID's claim under runsDir.
 func ClaimFile(runsDir, taskID string) (string, error) {
@@ -165,7 +166,7 @@ func ClaimFile(runsDir, taskID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(path), ClaimFileName), nil
+	return statedir.RunAt(filepath.Dir(path)).Claim(), nil
 }
 
 // Claim is a run's starter before the run has a process: an Identity

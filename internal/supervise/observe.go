@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Observation is what a pass reads of the machine and of the run files:
@@ -45,7 +47,7 @@ func Observe(ctx context.Context, runsDir string, active []Active) (Observation,
 			o.Problems = append(o.Problems, err)
 			continue
 		}
-		claim, err := LoadClaim(filepath.Join(filepath.Dir(path), ClaimFileName))
+		claim, err := LoadClaim(statedir.RunAt(filepath.Dir(path)).Claim())
 		switch {
 		case err == nil:
 			o.Claims[a.ID] = claim

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -198,7 +199,7 @@ func (p *Pass) takeOver(ctx context.Context, active []Active, obs Observation) (
 // observe reads the active agents' runs and this repository's tagged
 // processes.
 func (p *Pass) observe(ctx context.Context, active []Active) (Observation, error) {
-	obs, err := Observe(ctx, filepath.Join(p.StateDir, "runs"), active)
+	obs, err := Observe(ctx, statedir.At(p.StateDir).Runs(), active)
 	if err != nil {
 		return obs, err
 	}

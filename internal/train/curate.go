@@ -143,7 +143,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	// One run at a time writes: a temporary directory found while the
 	// lock is held is a killed run's, never a live one's. It goes even
 	// when this run has nothing to write.
-	lk, err := flock.Lock(ctx, filepath.Join(l.Root, curateLock), true)
+	lk, err := flock.Lock(ctx, l.state().TrainingCurateLock(), true)
 	if err != nil {
 		return nil, fmt.Errorf("lock the datasets directory: %w", err)
 	}
@@ -198,10 +198,6 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	return out, nil
 }
 
-// curateLock, in the training directory, is held by the run that writes
-// a dataset, from its removal of the leftovers to its record.
-const curateLock = "curate.lock"
-
 // tempPrefix begins the name of the temporary directory, beside the
 // datasets' directories, in which a run writes its dataset before it
 // places it (dataset.Place): a dot, which no dataset's directory has,
@@ -209,9 +205,10 @@ const curateLock = "curate.lock"
 const tempPrefix = ".curate.tmp-"
 
 // removeLeftovers removes what runs killed in the middle of writing their
-// dataset left (dataset.RemoveLeftovers). The caller holds curateLock, so
-// no run is in the middle of its own. Other directories, bootstrap's
-// included, stay.
+// dataset left (dataset.RemoveLeftovers). The caller holds the curate lock
+// (training/curate.lock, held from the removal of the leftovers to the
+// dataset's record), so no run is in the middle of its own. Other
+// directories, bootstrap's included, stay.
 func removeLeftovers(ctx context.Context, c *corpus.Corpus, root string) error {
 	rows, err := c.Datasets(ctx, "")
 	if err != nil {

@@ -28,35 +28,36 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
-// Layout is where a repository's training artifacts go.
+// Layout is where a repository's training artifacts go. Root is the
+// training directory of a state directory, .clean_room/training; the paths
+// under it are statedir's.
 type Layout struct{ Root string }
 
 // NewLayout returns the layout of the repository at root.
 func NewLayout(root string) Layout {
-	return Layout{Root: filepath.Join(config.StateDir(root), "training")}
+	return Layout{Root: statedir.Of(root).Training()}
 }
+
+// state is the state directory Root is the training directory of.
+func (l Layout) state() statedir.Dir { return statedir.At(filepath.Dir(l.Root)) }
 
 // Plans is the directory of the plan files.
-func (l Layout) Plans() string { return filepath.Join(l.Root, "plans") }
+func (l Layout) Plans() string { return l.state().TrainingPlans() }
 
 // PlanFile is the editable file of plan id.
-func (l Layout) PlanFile(id int64) string {
-	return filepath.Join(l.Plans(), fmt.Sprintf("plan-%d.toml", id))
-}
+func (l Layout) PlanFile(id int64) string { return l.state().TrainingPlan(id) }
 
 // Datasets is the directory of the curated datasets.
-func (l Layout) Datasets() string { return filepath.Join(l.Root, "datasets") }
+func (l Layout) Datasets() string { return l.state().TrainingDatasets() }
 
 // TrainDir is the directory of dataset id's trainer configurations and
 // output.
-func (l Layout) TrainDir(id int64) string {
-	return filepath.Join(l.Root, "train", fmt.Sprintf("dataset-%d", id))
-}
+func (l Layout) TrainDir(id int64) string { return l.state().TrainingJob(id) }
 
 // Plan is a training plan (seed 001 §8.3): which stage to train, what data
 // to select, the hyperparameters and the improvement expected. It is the

@@ -35,6 +35,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -104,7 +105,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	stateDir := config.StateDir(root)
+	stateDir := statedir.Of(root).Path()
 	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(stateDir)}, nil
 }
 
@@ -159,7 +160,7 @@ func nearestState(abs string) string {
 
 // HasState reports whether dir holds a .clean_room/ directory.
 func HasState(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, config.Dir))
+	st, err := os.Stat(statedir.Of(dir).Path())
 	return err == nil && st.IsDir()
 }
 

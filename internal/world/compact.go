@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // CompactOptions tune Compact.
@@ -52,8 +53,8 @@ type CompactStats struct {
 // killed run are removed. Check runs the same recovery when it finds a
 // journal, so a marker is never left naming the file compaction replaced.
 func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats, err error) {
-	stats := CompactStats{Archive: filepath.Join(l.dir, archiveName)}
-	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
+	stats := CompactStats{Archive: l.sd.WorldArchive()}
+	lk, err := lockFile(ctx, l.sd.WorldLock(), true)
 	if err != nil {
 		return stats, err
 	}
@@ -92,7 +93,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	// The notes of earlier compactions that resume in this file: a
 	// follower still on an older file goes on where they move to.
 	oldDev, oldIno := fileID(fi)
-	notes := readCompactedNotes(filepath.Join(l.dir, compactedName))
+	notes := readCompactedNotes(l.sd.WorldCompacted())
 	resumes := &markedPlaces{}
 	var carried []compacted
 	for _, n := range notes {
@@ -234,7 +235,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 		next = append(next, n)
 	}
 	note, _ := json.Marshal(next)
-	if err := atomicfile.Write(filepath.Join(l.dir, compactedName), note, 0o644); err != nil {
+	if err := atomicfile.Write(l.sd.WorldCompacted(), note, 0o644); err != nil {
 		return stats, err
 	}
 	if err := os.Rename(tmp.Name(), l.path); err != nil {
@@ -248,14 +249,14 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	l.mu.Lock()
 	l.cache = nil
 	l.mu.Unlock()
-	if err := os.Remove(filepath.Join(l.dir, indexName)); err != nil && !os.IsNotExist(err) {
+	if err := os.Remove(l.sd.WorldIndex()); err != nil && !os.IsNotExist(err) {
 		return stats, fmt.Errorf("remove world log index: %w", err)
 	}
 	if err := markers.save(tmp, dev, ino, l.Now().UTC()); err != nil {
 		return stats, err
 	}
 	l.step("moved")
-	if err := os.Remove(filepath.Join(l.dir, journalName)); err != nil {
+	if err := os.Remove(l.sd.WorldCompacting()); err != nil {
 		return stats, fmt.Errorf("end world log compaction: %w", err)
 	}
 	return stats, nil
@@ -280,7 +281,7 @@ type markerMove struct {
 // markersOf reads the markers that are valid for f.
 func (l *Log) markersOf(f *os.File, fi os.FileInfo) (*markedPlaces, error) {
 	mp := &markedPlaces{}
-	dir := filepath.Join(l.dir, markerDir)
+	dir := l.sd.Markers()
 	names, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("read markers: %w", err)
@@ -340,7 +341,7 @@ func (l *Log) step(name string) {
 
 // journalName is the compaction journal: present only while a compaction
 // is between growing the archive and replacing the log.
-const journalName = "world.log.compacting"
+const journalName = statedir.WorldCompacting
 
 // journal is what a compaction records before the archive grows, and,
 // before the log is replaced, the new file and the markers' moves.
@@ -378,7 +379,7 @@ func (l *Log) journalMarkers(j *journal, newDev, newIno uint64, mp *markedPlaces
 
 func (l *Log) writeJournal(j *journal) error {
 	b, _ := json.Marshal(j)
-	if err := atomicfile.Write(filepath.Join(l.dir, journalName), b, 0o644); err != nil {
+	if err := atomicfile.Write(l.sd.WorldCompacting(), b, 0o644); err != nil {
 		return fmt.Errorf("journal world log compaction: %w", err)
 	}
 	return nil
@@ -391,7 +392,7 @@ func (l *Log) writeJournal(j *journal) error {
 // stale temp files go. It runs under the exclusive lock, so no other
 // compaction is under way.
 func (l *Log) recoverCompaction() error {
-	jpath := filepath.Join(l.dir, journalName)
+	jpath := l.sd.WorldCompacting()
 	b, err := os.ReadFile(jpath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -414,7 +415,7 @@ func (l *Log) recoverCompaction() error {
 			return fmt.Errorf("check the world log against the compaction journal: %w", err)
 		}
 		if !replaced {
-			if err := truncateFile(filepath.Join(l.dir, archiveName), j.Archive); err != nil {
+			if err := truncateFile(l.sd.WorldArchive(), j.Archive); err != nil {
 				return fmt.Errorf("undo an interrupted compaction's archive: %w", err)
 			}
 		}
@@ -427,7 +428,7 @@ func (l *Log) recoverCompaction() error {
 			return fmt.Errorf("end world log compaction: %w", err)
 		}
 	}
-	stale, _ := filepath.Glob(filepath.Join(l.dir, "."+FileName+".compact*"))
+	stale, _ := filepath.Glob(l.sd.WorldCompactTemps())
 	for _, p := range stale {
 		os.Remove(p)
 	}

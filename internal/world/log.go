@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
-// File names inside the state directory.
+// File names inside the state directory (statedir names their paths).
 const (
-	FileName      = "world.log"           // the log
-	lockName      = "world.log.lock"      // flock(2) target; never renamed
-	indexName     = "world.log.idx"       // side index: agent states and byte offsets
-	compactedName = "world.log.compacted" // where appends resume after a compaction
-	archiveName   = "world.log.archive"   // lines compaction dropped
-	markerDir     = "markers"             // read markers, one file each
+	FileName      = statedir.WorldLogFile   // the log
+	lockName      = statedir.WorldLockFile  // flock(2) target; never renamed
+	indexName     = statedir.WorldIndexFile // side index: agent states and byte offsets
+	compactedName = statedir.WorldCompacted // where appends resume after a compaction
+	archiveName   = statedir.WorldArchive   // lines compaction dropped
 )
 
 // atomicWriteMax is the longest entry appended under a shared lock. Up to
@@ -84,6 +84,7 @@ type Log struct {
 	Broken func(*Record, *TransitionError)
 
 	dir  string
+	sd   statedir.Dir
 	path string
 
 	// crashAt, in tests, is called at each step of a compaction, where a
@@ -95,7 +96,7 @@ type Log struct {
 }
 
 // Path returns the path of the world log in stateDir.
-func Path(stateDir string) string { return filepath.Join(stateDir, FileName) }
+func Path(stateDir string) string { return statedir.At(stateDir).WorldLog() }
 
 // Open returns the world log in stateDir (<repo>/.clean_room, made by
 // config.EnsureStateDir), creating an empty log if there is none.
@@ -108,7 +109,7 @@ func Open(stateDir string) (*Log, error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("open world log: %w", err)
 	}
-	return &Log{Now: time.Now, UseIndex: true, dir: stateDir, path: path}, nil
+	return &Log{Now: time.Now, UseIndex: true, dir: stateDir, sd: statedir.At(stateDir), path: path}, nil
 }
 
 // Path returns the log file's path.
@@ -195,7 +196,7 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 // then starts with a newline of its own, so that the torn piece stays a
 // malformed line apart instead of spoiling this one.
 func (l *Log) appendLocked(ctx context.Context, e Entry, line []byte, exclusive bool) (bool, error) {
-	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), exclusive)
+	lk, err := lockFile(ctx, l.sd.WorldLock(), exclusive)
 	if err != nil {
 		return false, err
 	}

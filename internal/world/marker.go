@@ -39,7 +39,7 @@ type marker struct {
 	Updated time.Time `json:"updated"`
 }
 
-func (l *Log) markerPath(name string) string { return filepath.Join(l.dir, markerDir, name) }
+func (l *Log) markerPath(name string) string { return l.sd.Marker(name) }
 
 func readMarker(path string) (*marker, error) {
 	data, err := os.ReadFile(path)
@@ -93,13 +93,13 @@ func (l *Log) CheckThen(ctx context.Context, name string, fn func(*Record) error
 	}
 	// A compaction killed after replacing the log leaves its journal and
 	// the markers still naming the old file: finish it first.
-	if _, err := os.Stat(filepath.Join(l.dir, journalName)); err == nil {
+	if _, err := os.Stat(l.sd.WorldCompacting()); err == nil {
 		if err := l.recoverUnderLock(ctx); err != nil {
 			return Position{}, err
 		}
 	}
 	// A shared lock keeps compaction, which moves markers, out meanwhile.
-	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), false)
+	lk, err := lockFile(ctx, l.sd.WorldLock(), false)
 	if err != nil {
 		return Position{}, err
 	}
@@ -144,7 +144,7 @@ func (l *Log) CheckThen(ctx context.Context, name string, fn func(*Record) error
 // recoverUnderLock runs the recovery of a killed compaction under the
 // exclusive lock (a compaction still running finishes first).
 func (l *Log) recoverUnderLock(ctx context.Context) error {
-	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), true)
+	lk, err := lockFile(ctx, l.sd.WorldLock(), true)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (l *Log) ResetMarker(ctx context.Context, name string) error {
 	}
 	// Under the log's lock: a compaction running moves every marker at its
 	// end, and would write this one back.
-	lk, err := lockFile(ctx, filepath.Join(l.dir, lockName), false)
+	lk, err := lockFile(ctx, l.sd.WorldLock(), false)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 )
@@ -278,7 +277,7 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 		if err != nil {
 			return err
 		}
-		resume, ok := readCompacted(filepath.Join(l.dir, compactedName), fi, nfi)
+		resume, ok := readCompacted(l.sd.WorldCompacted(), fi, nfi)
 		if !ok {
 			next.Close()
 			return ErrReplaced

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,7 +162,7 @@ func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
 	}
 	st := l.cache
 	if st == nil || !st.describes(f, fi) {
-		st = readIndex(filepath.Join(l.dir, indexName))
+		st = readIndex(l.sd.WorldIndex())
 		if st == nil || !st.describes(f, fi) {
 			st = newState(fi)
 		}
@@ -174,7 +173,7 @@ func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
 	}
 	l.cache = st
 	if st.Pos.Offset-max(st.savedAt, 0) >= indexEvery || (st.savedAt < 0 && st.Pos.Offset > 0) {
-		if err := st.save(filepath.Join(l.dir, indexName)); err != nil {
+		if err := st.save(l.sd.WorldIndex()); err != nil {
 			return nil, err
 		}
 	}

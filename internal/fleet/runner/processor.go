@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cra-dev/cra/internal/board"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/statedir"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
@@ -117,7 +119,7 @@ type Outcome struct {
 func (o *Outcome) Completed() bool { return o.Folder == board.Completed }
 
 // RunDir returns the run directory of task id, .clean_room/runs/<id>.
-func (p *Processor) RunDir(id string) string { return filepath.Join(p.StateDir, board.RunsDir, id) }
+func (p *Processor) RunDir(id string) string { return statedir.At(p.StateDir).Run(id).Path() }
 
 // Run runs task id once, now, and returns how it ended: the path both the
 // processor's loop and 'cra task run' take. The task must be in pending
@@ -284,7 +286,7 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 // dropClaim removes this process's claim of task id's run, once the run
 // has its identity, has ended, or failed to start.
 func (p *Processor) dropClaim(id string) {
-	if path, err := supervise.ClaimFile(filepath.Join(p.StateDir, board.RunsDir), id); err == nil {
+	if path, err := supervise.ClaimFile(statedir.At(p.StateDir).Runs(), id); err == nil {
 		os.Remove(path)
 	}
 }
@@ -292,7 +294,7 @@ func (p *Processor) dropClaim(id string) {
 // writeClaim writes the claim of task id's run: this process starts it
 // (supervise.ClaimFile).
 func (p *Processor) writeClaim(ctx context.Context, id string, run int) error {
-	path, err := supervise.ClaimFile(filepath.Join(p.StateDir, board.RunsDir), id)
+	path, err := supervise.ClaimFile(statedir.At(p.StateDir).Runs(), id)
 	if err != nil {
 		return err
 	}
@@ -320,15 +322,15 @@ type ran struct {
 // run that could not start; its ran may still carry output.
 func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, error) {
 	id := s.task.ID
-	dir := p.RunDir(id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	rd := statedir.At(p.StateDir).Run(id)
+	if err := os.MkdirAll(rd.Path(), 0o755); err != nil {
 		return nil, fmt.Errorf("make the run directory: %w", err)
 	}
 	top, prefix, err := gitx.TopLevel(ctx, p.Root)
 	if err != nil {
 		return nil, fmt.Errorf("the processor runs agents in git worktrees: %w", err)
 	}
-	wt, err := gitx.OpenWorktree(ctx, top, filepath.Join(p.StateDir, board.WorktreesDir, id), board.BranchPrefix+id)
+	wt, err := gitx.OpenWorktree(ctx, top, statedir.At(p.StateDir).Worktree(id), board.BranchPrefix+id)
 	if err != nil {
 		return nil, fmt.Errorf("make the task's worktree: %w", err)
 	}
@@ -342,7 +344,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 			return nil, fmt.Errorf("load the project knowledge: %w", err)
 		}
 	}
-	o.PromptPath = filepath.Join(dir, fmt.Sprintf("prompt-%d.md", s.run))
+	o.PromptPath = rd.Prompt(s.run)
 	if err := atomicfile.Write(o.PromptPath, []byte(s.prompt.Markdown()), 0o644); err != nil {
 		return nil, fmt.Errorf("write the prompt file: %w", err)
 	}
@@ -352,7 +354,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		if p.Executable == "" {
 			return nil, errors.New("the built-in profile runs cra itself, whose path is unknown")
 		}
-		taskFile := filepath.Join(dir, fmt.Sprintf("task-%d.md", s.run))
+		taskFile := rd.TaskText(s.run)
 		if err := atomicfile.Write(taskFile, []byte(task), 0o644); err != nil {
 			return nil, fmt.Errorf("write the task file: %w", err)
 		}
@@ -369,7 +371,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	// repository, so that another repository's pass never touches it.
 	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir)
 	procgroup.Own(cmd)
-	o.LogPath = filepath.Join(dir, fmt.Sprintf("run-%d.log", s.run))
+	o.LogPath = rd.Log(s.run)
 	out, err := newCapture(o.LogPath)
 	if err != nil {
 		return nil, err
@@ -417,7 +419,7 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	// /proc entry still says who it was (a quick agent raced the reaping
 	// and left no run.json on a loaded machine).
 	var idErr error
-	if path, err := supervise.RunFile(filepath.Join(p.StateDir, board.RunsDir), s.task.ID); err != nil {
+	if path, err := supervise.RunFile(statedir.At(p.StateDir).Runs(), s.task.ID); err != nil {
 		idErr = err
 	} else if ident, err := supervise.OfChild(ctx, pid); err != nil {
 		idErr = err

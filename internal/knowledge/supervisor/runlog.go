@@ -2,11 +2,11 @@ package supervisor
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/cra-dev/cra/internal/jsonl"
 	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // RunLogName is the supervisor run log in the state directory,
@@ -15,7 +15,7 @@ import (
 // line in the world log; this file holds what the triggers need back
 // (findings, interval, milestones seen) and what a person reads in
 // 'cra supervisors status'.
-const RunLogName = "supervisors.jsonl"
+const RunLogName = statedir.SupervisorsLog
 
 // Record is one supervisor run, or one that was skipped or discarded.
 type Record struct {
@@ -55,7 +55,7 @@ type Record struct {
 func (r *Record) Ran() bool { return r.Skipped == "" && r.Discarded == "" }
 
 // RunLogPath returns the run log of stateDir.
-func RunLogPath(stateDir string) string { return filepath.Join(stateDir, RunLogName) }
+func RunLogPath(stateDir string) string { return statedir.At(stateDir).SupervisorsLog() }
 
 // ReadRunLog returns the records, oldest first, and how many lines could
 // not be read (skipped, never fatal). A missing file has none.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -61,12 +61,12 @@ type Runner struct {
 // LockName is the lock file in the state directory that keeps one Check
 // or Run at a time across processes (the daemon and a person's 'cra
 // supervisors run').
-const LockName = "supervisors.lock"
+const LockName = statedir.SupervisorsLock
 
 // lock takes the in-process and the cross-process lock.
 func (r *Runner) lock(ctx context.Context) (func(), error) {
 	r.mu.Lock()
-	f, err := flock.Lock(ctx, filepath.Join(r.StateDir, LockName), true)
+	f, err := flock.Lock(ctx, statedir.At(r.StateDir).SupervisorsLock(), true)
 	if err != nil {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("lock the supervisors: %w", err)

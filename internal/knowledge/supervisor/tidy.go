@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -168,7 +169,8 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 			oldest = t
 		}
 	}
-	runs := filepath.Join(stateDir, board.RunsDir)
+	sd := statedir.At(stateDir)
+	runs := sd.Runs()
 	ents, err := os.ReadDir(runs)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
@@ -191,7 +193,7 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 		for _, rv := range hist {
 			ended[rv.Run] = rv.Action
 		}
-		files, _ := os.ReadDir(filepath.Join(runs, id))
+		files, _ := os.ReadDir(sd.Run(id).Path())
 		for _, f := range files {
 			m := promptFile.FindStringSubmatch(f.Name())
 			if m == nil {
@@ -206,7 +208,7 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 			if err != nil {
 				continue
 			}
-			data, err := os.ReadFile(filepath.Join(runs, id, f.Name()))
+			data, err := os.ReadFile(sd.Run(id).File(f.Name()))
 			if err != nil {
 				continue
 			}
