@@ -52,7 +52,9 @@ func (r Report) Clean() bool { return len(r.Repairs) == 0 }
 //     task dropped in by hand), and reports such a file elsewhere;
 //   - reports a task of the board's id form (t-xxxxxxxx) that the log knows
 //     but no folder holds, and files that cannot be read;
-//   - removes temp files older than TempAge left by crashed writes.
+//   - removes temp files older than TempAge left by crashed writes;
+//   - builds the store's index of its tasks anew from the files
+//     (FileStore's list index, tasks/.index).
 //
 // Each repair is logged as an [event:system] line before it is made. With
 // check, nothing is logged or changed: the report says what would be.
@@ -110,6 +112,13 @@ func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
 	}
 	for _, name := range temps {
 		rep.Repairs = append(rep.Repairs, Repair{What: "temp", Detail: name + ": the temp file of a write that never finished", Fixed: !check})
+	}
+	// A store that keeps an index of its tasks beside them (FileStore's
+	// list index) builds it anew from the repaired files.
+	if ix, ok := b.Store.(interface{ RebuildIndex() error }); ok && !check {
+		if err := ix.RebuildIndex(); err != nil {
+			return rep, err
+		}
 	}
 	return rep, nil
 }

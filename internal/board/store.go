@@ -115,32 +115,38 @@ func (s *FileStore) rel(id string, folder Folder) string {
 
 // read parses task id's file in folder.
 func (s *FileStore) read(id string, folder Folder) (*Task, os.FileInfo, error) {
+	t, fi, _, err := s.readRaw(id, folder)
+	return t, fi, err
+}
+
+// readRaw is read, with the bytes the task was parsed from.
+func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byte, error) {
 	path := s.Path(id, folder)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if fi.Size() > MaxFileBytes {
-		return nil, fi, fmt.Errorf("task file %s is %d bytes, over the limit of %d: shorten its notes or results.output", s.rel(id, folder), fi.Size(), MaxFileBytes)
+		return nil, fi, nil, fmt.Errorf("task file %s is %d bytes, over the limit of %d: shorten its notes or results.output", s.rel(id, folder), fi.Size(), MaxFileBytes)
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {
-		return nil, fi, fmt.Errorf("read task file %s: %w", s.rel(id, folder), err)
+		return nil, fi, nil, fmt.Errorf("read task file %s: %w", s.rel(id, folder), err)
 	}
 	t, err := Parse(data)
 	if err != nil {
-		return nil, fi, fmt.Errorf("task file %s: %w", s.rel(id, folder), err)
+		return nil, fi, nil, fmt.Errorf("task file %s: %w", s.rel(id, folder), err)
 	}
 	if t.ID != id {
-		return nil, fi, fmt.Errorf("task file %s: %w", s.rel(id, folder), &FieldError{Field: "id",
+		return nil, fi, nil, fmt.Errorf("task file %s: %w", s.rel(id, folder), &FieldError{Field: "id",
 			Err: fmt.Sprintf("%q differs from the file name", t.ID), Fix: fmt.Sprintf("set id: %s or rename the file to %s.yaml", id, t.ID)})
 	}
-	return t, fi, nil
+	return t, fi, data, nil
 }
 
 // Get implements Store.
@@ -164,23 +170,77 @@ func (s *FileStore) Get(ctx context.Context, id string) (*Task, Folder, error) {
 	return nil, "", &DuplicateError{ID: id, Folders: found}
 }
 
-// List implements Store.
+// List implements Store. It reads the tasks through the list index
+// (tasks/.index, see listIndex), reading only the files that changed
+// since it was written, and writes the index back when they did; the
+// index is a cache, so failing to write it fails nothing.
 func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
+	ix := s.loadIndex()
+	out, changed, err := s.listIndexed(ctx, ix, folder)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		s.saveIndex(ix) // best effort: the next listing reads the files again
+	}
+	return out, nil
+}
+
+// listIndexed lists folder ("" for all) through ix, bringing ix's entries
+// of the folders listed up to date with the files; changed says whether
+// it changed any.
+func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folder) ([]Listed, bool, error) {
+	start := s.now().UnixNano()
 	var out []Listed
-	err := s.each(ctx, folder, func(id string, f Folder) {
+	changed := false
+	seen := map[indexKey]bool{}
+	err := s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
 		l := Listed{ID: id, Folder: f}
 		if err := CheckID(id); err != nil {
 			l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
-		} else {
-			var fi os.FileInfo
-			l.Task, fi, l.Err = s.read(id, f)
-			if fi != nil {
-				l.ModTime = fi.ModTime()
-			}
+			out = append(out, l)
+			return
+		}
+		k := indexKey{f, id}
+		seen[k] = true
+		old := ix.Entries[k]
+		if info, err := d.Info(); err == nil && old.trusted(statOf(info)) {
+			l.Task, l.ModTime = old.Task, info.ModTime()
+			out = append(out, l)
+			return
+		}
+		t, fi, data, err := s.readRaw(id, f)
+		l.Task, l.Err = t, err
+		if fi != nil {
+			l.ModTime = fi.ModTime()
 		}
 		out = append(out, l)
+		if err != nil {
+			if old != nil {
+				delete(ix.Entries, k)
+				changed = true
+			}
+			return
+		}
+		e := &indexEntry{Stat: statOf(fi), ReadNS: start, Task: t, Raw: data}
+		// A reading taken too close to the file's change is kept, but
+		// read again next time; writing the index for it alone would
+		// rewrite it on every listing while the file is young.
+		if old == nil || old.Stat != e.Stat || e.trusted(e.Stat) {
+			changed = true
+		}
+		ix.Entries[k] = e
 	})
-	return out, err
+	if err != nil {
+		return nil, false, err
+	}
+	for k := range ix.Entries {
+		if (folder == "" || k.Folder == folder) && !seen[k] {
+			delete(ix.Entries, k)
+			changed = true
+		}
+	}
+	return out, changed, nil
 }
 
 // IDs returns the ids of the task files in folder, unread; file names
@@ -198,6 +258,11 @@ func (s *FileStore) IDs(ctx context.Context, folder Folder) ([]string, error) {
 // each calls fn for every task file's name in folder (every folder when
 // ""), in folder order then by name.
 func (s *FileStore) each(ctx context.Context, folder Folder, fn func(id string, f Folder)) error {
+	return s.eachEntry(ctx, folder, func(id string, f Folder, _ fs.DirEntry) { fn(id, f) })
+}
+
+// eachEntry is each with the file's directory entry.
+func (s *FileStore) eachEntry(ctx context.Context, folder Folder, fn func(id string, f Folder, d fs.DirEntry)) error {
 	folders := Folders()
 	if folder != "" {
 		folders = []Folder{folder}
@@ -220,7 +285,7 @@ func (s *FileStore) each(ctx context.Context, folder Folder, fn func(id string, 
 			if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".yaml") {
 				continue
 			}
-			fn(strings.TrimSuffix(name, ".yaml"), f)
+			fn(strings.TrimSuffix(name, ".yaml"), f, e)
 		}
 	}
 	return nil

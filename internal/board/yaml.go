@@ -136,8 +136,16 @@ func Encode(t *Task) ([]byte, error) {
 		return nil, fmt.Errorf("encode task %s: %w", t.ID, err)
 	}
 	out := &fresh
-	if t.node != nil {
-		out = mergeMapping(t.node, &fresh, taskKeys, map[string]map[string]bool{"results": resultKeys})
+	node := t.node
+	if node == nil && t.raw != nil {
+		// A task from the list index: its file, parsed now.
+		var doc yaml.Node
+		if err := yaml.Unmarshal(t.raw, &doc); err == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+			node = doc.Content[0]
+		}
+	}
+	if node != nil {
+		out = mergeMapping(node, &fresh, taskKeys, map[string]map[string]bool{"results": resultKeys})
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
