@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -59,6 +61,9 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	if opts.id == "" {
 		return usageError{err: errors.New("empty session id")}
 	}
+	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, runner.Report{Kind: world.KindAgent, Status: status, ID: opts.id, Need: opts.need}); sent || err != nil {
+		return err
+	}
 	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
 		return err
@@ -68,4 +73,23 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 		return err
 	}
 	return logPrintEntry(d, opts.json, e)
+}
+
+// reportFromRun sends rep through cra when this process runs inside a
+// run cra started ($CRA_RUN_TOKEN and $CRA_REPORT_URL set): a run reports
+// on its own task only, and never verifies or retries it; its sandbox
+// keeps it from the log itself. sent is false outside a run.
+func reportFromRun(ctx context.Context, d *deps, c logCommon, output string, rep runner.Report) (sent bool, err error) {
+	token, url := os.Getenv(runner.EnvRunToken), os.Getenv(runner.EnvReportURL)
+	if token == "" || url == "" {
+		return false, nil
+	}
+	if rep.Output, err = logReadOutput(d, output); err != nil {
+		return true, err
+	}
+	e, err := runner.Send(ctx, url, token, rep)
+	if err != nil {
+		return true, err
+	}
+	return true, logPrintEntry(d, c.json, *e)
 }

@@ -33,5 +33,5 @@ func sandboxExecRun(ctx context.Context, d *deps, args []string) error {
 	if err != nil {
 		return usageError{err: err}
 	}
-	return sandbox.Exec(spec, argv) // returns only when it failed
+	return sandbox.Launch(spec, argv) // returns only when it failed
 }

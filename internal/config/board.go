@@ -40,7 +40,8 @@ type Agent struct {
 	Timeout string `toml:"timeout,omitempty"`
 	// Caches are the directories outside its working copy the agent may
 	// write in its sandbox (its build and package caches, its own state
-	// directory): absolute, or ~/ for the home directory.
+	// directory): absolute, under ~/, or starting with an environment
+	// variable ($GOCACHE), expanded when the run starts.
 	Caches []string `toml:"caches,omitempty"`
 }
 
@@ -190,8 +191,8 @@ func (c *Config) validateBoard() []string {
 			}
 		}
 		for _, dir := range a.Caches {
-			if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") {
-				problems = append(problems, fmt.Sprintf("%s.caches has %q: give an absolute path, or one under ~/", key, dir))
+			if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") && !strings.HasPrefix(dir, "$") {
+				problems = append(problems, fmt.Sprintf("%s.caches has %q: give an absolute path, one under ~/, or one starting with an environment variable ($GOCACHE)", key, dir))
 			}
 		}
 		if a.Timeout != "" {

@@ -114,8 +114,18 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 	return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out}, nil
 }
 
-// Close closes the workspace the fleet was opened over.
-func (f *Fleet) Close() error { return f.ws.Close() }
+// Close stops the endpoint the processor's runs report to, and closes
+// the workspace the fleet was opened over.
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	p := f.processor
+	f.mu.Unlock()
+	var err error
+	if p != nil {
+		err = p.Close()
+	}
+	return errors.Join(err, f.ws.Close())
+}
 
 // Root is the repository's root.
 func (f *Fleet) Root() string { return f.ws.Root }

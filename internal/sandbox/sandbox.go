@@ -10,7 +10,7 @@
 // a process can only apply to itself and its future children. So cra
 // confines a command by running itself as a small launcher ('cra
 // sandbox-exec'), which restricts itself and then execs the command
-// (Wrap builds that command line; Exec is the launcher's body). The
+// (Wrap builds that command line; Launch is the launcher's body). The
 // restriction survives the exec and is inherited by every child, and
 // cannot be lifted.
 //
@@ -130,4 +130,20 @@ func (s Spec) writable() []string {
 		}
 	}
 	return out
+}
+
+// Main is the launcher for a binary that is not cra (a test binary that
+// runs agents): when args are [exe sandbox-exec …] it confines itself
+// and execs the command, and never returns; otherwise it returns at
+// once. Call it first in TestMain.
+func Main(args []string) {
+	if len(args) < 2 || args[1] != Command {
+		return
+	}
+	spec, argv, err := Parse(args[2:])
+	if err == nil {
+		err = Launch(spec, argv)
+	}
+	fmt.Fprintf(os.Stderr, "cra %s: %v\n", Command, err)
+	os.Exit(126)
 }

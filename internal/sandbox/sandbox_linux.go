@@ -42,10 +42,10 @@ func Restrict(spec Spec) error {
 	return nil
 }
 
-// Exec is the launcher's body: it confines this process to spec, then
+// Launch is the launcher's body: it confines this process to spec, then
 // replaces it with argv (looked up on PATH), environment unchanged. It
 // returns only when one of them fails.
-func Exec(spec Spec, argv []string) error {
+func Launch(spec Spec, argv []string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return fmt.Errorf("sandbox-exec: %w", err)

@@ -8,5 +8,5 @@ func ABI() int { return 0 }
 // Restrict cannot confine a process here.
 func Restrict(spec Spec) error { return ErrUnavailable }
 
-// Exec cannot confine a process here.
-func Exec(spec Spec, argv []string) error { return ErrUnavailable }
+// Launch cannot confine a process here.
+func Launch(spec Spec, argv []string) error { return ErrUnavailable }

@@ -8,19 +8,9 @@ import (
 	"testing"
 )
 
-// The test binary is its own launcher: with launcherEnv set it does what
-// 'cra sandbox-exec' does.
-const launcherEnv = "CRA_SANDBOX_TEST_LAUNCHER"
-
+// The test binary is its own launcher (Main), as cra is.
 func TestMain(m *testing.M) {
-	if os.Getenv(launcherEnv) == "1" {
-		spec, argv, err := Parse(os.Args[2:])
-		if err == nil {
-			err = Exec(spec, argv)
-		}
-		os.Stderr.WriteString("launcher: " + err.Error() + "\n")
-		os.Exit(111)
-	}
+	Main(os.Args)
 	os.Exit(m.Run())
 }
 
@@ -73,8 +63,6 @@ exit 0`
 	if err := Wrap(cmd, exe, Spec{Write: []string{work}}); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Args = append([]string{cmd.Args[0], "launcher"}, cmd.Args[2:]...) // the test binary's own launcher mode
-	cmd.Env = append(os.Environ(), launcherEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("confined shell: %v\n%s", err, out)

@@ -2,11 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"github.com/cra-dev/cra/internal/board"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 )
 
@@ -68,4 +70,26 @@ func ResolveProfile(t *board.Task, cfg *config.Config) (Profile, error) {
 	return Profile{}, &ProfileError{Name: name, Need: fmt.Sprintf(
 		"define [agents.%s] with a command in .clean_room/config.toml, or give the task a defined profile (%s): cra task edit %s --agent NAME, then cra task move %s pending",
 		name, strings.Join(defined, ", "), t.ID, t.ID)}
+}
+
+// caches are the directories outside its working copy the profile's
+// agent may write ([agents.NAME] caches), made when missing so that the
+// sandbox can allow them.
+func (p Profile) caches() ([]string, error) {
+	var out []string
+	for _, dir := range p.Agent.Caches {
+		dir = os.ExpandEnv(dir)
+		if rest, ok := strings.CutPrefix(dir, "~/"); ok {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("[agents.%s] caches %q: %w", p.Name, dir, err)
+			}
+			dir = filepath.Join(home, rest)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("[agents.%s] caches: %w", p.Name, err)
+		}
+		out = append(out, dir)
+	}
+	return out, nil
 }

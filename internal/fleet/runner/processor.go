@@ -20,6 +20,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/procgroup"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -70,7 +71,20 @@ type Processor struct {
 	mu      sync.Mutex
 	running map[string]bool
 	wg      sync.WaitGroup
+	reports reports
 }
+
+// NeedError is a run that cannot start until a person does Need.
+type NeedError struct {
+	Err  error
+	Need string
+}
+
+func (e *NeedError) Error() string { return e.Err.Error() }
+func (e *NeedError) Unwrap() error { return e.Err }
+
+// Close stops the endpoint the processor's runs report to.
+func (p *Processor) Close() error { return p.reports.close() }
 
 // NewProcessor returns the processor of board b over the repository at
 // root, with state in stateDir and the [board] and [agents] of cfg.
@@ -81,6 +95,7 @@ func NewProcessor(b *board.Board, root, stateDir string, cfg *config.Config) *Pr
 		Executable: exe, Grace: DefaultGrace,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now,
 		running: map[string]bool{},
+		reports: reports{log: b.Log},
 	}
 }
 
@@ -204,7 +219,12 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 	}
 	res, err := p.execute(ctx, s, o)
 	if err != nil {
-		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", board.RunFailed, board.Clip(err.Error(), 300)), "fix the cause and requeue: cra task move "+id+" pending")
+		need := "fix the cause and requeue: cra task move " + id + " pending"
+		var ne *NeedError
+		if errors.As(err, &ne) {
+			need = ne.Need
+		}
+		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", board.RunFailed, board.Clip(err.Error(), 300)), need)
 	}
 	return p.finish(ctx, o, res, res.status, "")
 }
@@ -328,15 +348,31 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 	top, prefix, err := gitx.TopLevel(ctx, p.Root)
 	if err != nil {
-		return nil, fmt.Errorf("the processor runs agents in git worktrees: %w", err)
+		return nil, fmt.Errorf("the processor runs agents in git working copies: %w", err)
 	}
-	wt, err := gitx.OpenWorktree(ctx, top, statedir.At(p.StateDir).Worktree(id), board.BranchPrefix+id)
+	confined := !p.Config.SandboxOff()
+	if confined && sandbox.ABI() == 0 {
+		return nil, &NeedError{Err: sandbox.ErrUnavailable, Need: "run cra on Linux 5.13+ with Landlock, or set [board] sandbox = \"off\" in .clean_room/config.toml to run agents unconfined (every run then says so)"}
+	}
+	path := statedir.At(p.StateDir).Worktree(id)
+	var confine func(*exec.Cmd) error
+	if confined {
+		// Every git command cra runs in the working copy after the agent
+		// wrote there runs confined to it too.
+		confine = func(cmd *exec.Cmd) error { return sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: []string{path}}) }
+	}
+	wt, err := gitx.OpenClone(ctx, top, path, board.BranchPrefix+id, confine)
 	if err != nil {
-		return nil, fmt.Errorf("make the task's worktree: %w", err)
+		return nil, fmt.Errorf("make the task's working copy: %w", err)
 	}
 	o.Branch, o.Worktree = wt.Branch, wt.Path
 	work := filepath.Join(wt.Path, filepath.FromSlash(prefix))
 	missing := gitx.Missing(ctx, top, wt.Path, prefix)
+	tmp, err := os.MkdirTemp("", "cra-run-"+id+"-")
+	if err != nil {
+		return nil, fmt.Errorf("make the run's temp directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
 
 	task := s.prompt.TaskText()
 	if p.Knowledge != nil {
@@ -369,12 +405,40 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	cmd.Dir = work
 	// The tags Level 1 knows its runs by: task, run number, and the
 	// repository, so that another repository's pass never touches it.
-	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir)
+	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir,
+		"TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
+	// The run reports through cra, with a token of its own (DESIGN.md,
+	// "Trust"): its process cannot write the log itself.
+	token, url, err := p.reports.issue(id, s.run)
+	if err != nil {
+		return nil, err
+	}
+	defer p.reports.revoke(token)
+	cmd.Env = append(cmd.Env, EnvRunToken+"="+token, EnvReportURL+"="+url)
+	var warning string
+	switch {
+	case s.profile.Builtin:
+		// cra's own solve is cra's code; the validation commands it runs
+		// are confined by it.
+	case confined:
+		caches, err := s.profile.caches()
+		if err != nil {
+			return nil, err
+		}
+		if err := sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: append([]string{wt.Path, tmp}, caches...)}); err != nil {
+			return nil, err
+		}
+	default:
+		warning = "cra: warning: this run is not sandboxed ([board] sandbox = \"off\"): the agent could write anything this user can, the world log and other tasks included"
+	}
 	procgroup.Own(cmd)
 	o.LogPath = rd.Log(s.run)
 	out, err := newCapture(o.LogPath)
 	if err != nil {
 		return nil, err
+	}
+	if warning != "" {
+		fmt.Fprintln(out, warning)
 	}
 	for _, note := range missing {
 		fmt.Fprintf(out, "cra: %s\n", note) // for the person and the reviewer reading the output
@@ -393,9 +457,12 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	if !s.profile.Builtin {
 		// An agent that edits without committing leaves its work in the
 		// worktree; the branch keeps it (DESIGN.md principle 5).
-		if _, err := wt.Commit(context.WithoutCancel(ctx), fmt.Sprintf("cra task %s run %d (%s)\n", id, s.run, s.profile.Name), []string{"."}); err != nil {
+		if _, err := wt.CommitAll(context.WithoutCancel(ctx), fmt.Sprintf("cra task %s run %d (%s)\n", id, s.run, s.profile.Name)); err != nil {
 			werr = errors.Join(werr, fmt.Errorf("commit the run's changes on %s: %w", wt.Branch, err))
 		}
+	}
+	if err := wt.FetchBack(context.WithoutCancel(ctx)); err != nil {
+		werr = errors.Join(werr, err)
 	}
 	if st, err := gitx.DiffStat(context.WithoutCancel(ctx), top, wt.Base, wt.Branch); err == nil {
 		o.DiffStat = st

@@ -1,0 +1,15 @@
+package runner
+
+import (
+	"os"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/sandbox"
+)
+
+// TestMain makes the test binary its own sandbox launcher, as cra is:
+// the processor confines the agents it runs through it.
+func TestMain(m *testing.M) {
+	sandbox.Main(os.Args)
+	os.Exit(m.Run())
+}

@@ -1,0 +1,163 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Clone is a task's working copy: a clone of the repository that shares
+// its objects (git clone --shared), on the task's branch. Unlike a git
+// worktree, whose git directory lies inside the repository's .git, a
+// clone's git writes stay inside it, so a sandboxed agent can commit
+// there while the repository itself stays out of its reach; FetchBack
+// brings the branch into the repository afterwards (DESIGN.md, "Trust").
+type Clone struct {
+	// Repo is the repository's top-level directory.
+	Repo string
+	// Path is the clone's directory.
+	Path string
+	// Branch is the branch checked out in it, and the one FetchBack
+	// updates in Repo.
+	Branch string
+	// Base is the commit the branch started from.
+	Base string
+	// Confine, when set, wraps every git command cra runs in the clone:
+	// an agent may have written anything there (hooks, config, a .git
+	// that is a symbolic link to the repository's), so those commands
+	// run with its confinement.
+	Confine func(cmd *exec.Cmd) error
+}
+
+// cloneGit is the environment-independent part of every git command in a
+// clone: no hooks, no fsmonitor, no pager, whatever the clone's config
+// says.
+var cloneGit = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false", "-c", "commit.gpgsign=false"}
+
+func (c *Clone) git(ctx context.Context, stdin string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", c.Path}, cloneGit...), args...)...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if c.Confine != nil {
+		if err := c.Confine(cmd); err != nil {
+			return nil, err
+		}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s in %s: %s", args[0], c.Path, msg)
+	}
+	return out, nil
+}
+
+// OpenClone returns the working copy of branch at path, made when it is
+// missing: a shared clone of repo checked out on branch, started from
+// repo's branch when it exists, else from repo's HEAD. A git worktree
+// left at path by an older cra is removed first (its work is on the
+// branch: every run commits). confine wraps the git commands run in the
+// clone once it exists (see Clone.Confine); nil runs them as they are.
+func OpenClone(ctx context.Context, repo, path, branch string, confine func(*exec.Cmd) error) (*Clone, error) {
+	c := &Clone{Repo: repo, Path: path, Branch: branch, Confine: confine}
+	if fi, err := os.Lstat(filepath.Join(path, ".git")); err == nil && fi.Mode().IsRegular() {
+		// An older cra's worktree: its git directory is inside repo's.
+		if _, err := run(ctx, repo, "worktree", "remove", "--force", path); err != nil {
+			return nil, fmt.Errorf("replace the worktree %s with a clone: %w", path, err)
+		}
+	}
+	exists, err := BranchExists(ctx, repo, branch)
+	if err != nil {
+		return nil, err
+	}
+	head, err := run(ctx, repo, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("the repository has no commit to start the task's branch from: %w", err)
+	}
+	c.Base = strings.TrimSpace(string(head))
+	if exists {
+		if c.Base, err = MergeBase(ctx, repo, "HEAD", branch); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		out, err := c.git(ctx, "", nil, "rev-parse", "--abbrev-ref", "HEAD")
+		if err != nil {
+			return nil, fmt.Errorf("working copy %s is not usable (remove it; its branch %s keeps the committed work): %w", path, branch, err)
+		}
+		if got := strings.TrimSpace(string(out)); got != branch {
+			return nil, fmt.Errorf("working copy %s is on %q, not %s: remove it (its branch keeps the committed work)", path, got, branch)
+		}
+		return c, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("make the working copy's parent: %w", err)
+	}
+	if _, err := run(ctx, repo, "clone", "-q", "--shared", "--no-checkout", repo, path); err != nil {
+		return nil, fmt.Errorf("make the working copy %s: %w", path, err)
+	}
+	start := c.Base
+	if exists {
+		start = "origin/" + branch
+	}
+	if _, err := c.git(ctx, "", nil, "checkout", "-q", "-B", branch, start); err != nil {
+		os.RemoveAll(path)
+		return nil, err
+	}
+	return c, nil
+}
+
+// CommitAll commits every change in the clone, untracked files included,
+// as cra; false when there was nothing to commit.
+func (c *Clone) CommitAll(ctx context.Context, message string) (bool, error) {
+	if _, err := c.git(ctx, "", nil, "add", "-A", "."); err != nil {
+		return false, err
+	}
+	if _, err := c.git(ctx, "", nil, "diff", "--cached", "--quiet"); err == nil {
+		return false, nil
+	} else if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	env := []string{"GIT_AUTHOR_NAME=cra", "GIT_AUTHOR_EMAIL=cra@localhost", "GIT_COMMITTER_NAME=cra", "GIT_COMMITTER_EMAIL=cra@localhost"}
+	if _, err := c.git(ctx, message, env, "commit", "-q", "--no-verify", "-F", "-"); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// FetchBack sets the repository's branch to the clone's, the only ref a
+// run can move. A clone whose branch is gone (the agent deleted it, or
+// checked out another) is an error and moves nothing.
+func (c *Clone) FetchBack(ctx context.Context) error {
+	out, err := c.git(ctx, "", nil, "rev-parse", "--verify", "refs/heads/"+c.Branch+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("the working copy has no branch %s: %w", c.Branch, err)
+	}
+	sha := strings.TrimSpace(string(out))
+	if _, err := run(ctx, c.Repo, "-c", "core.hooksPath=/dev/null", "fetch", "-q", "--no-tags", "--no-write-fetch-head", c.Path,
+		"+refs/heads/"+c.Branch+":refs/heads/"+c.Branch); err != nil {
+		return fmt.Errorf("bring %s back from the working copy: %w", c.Branch, err)
+	}
+	got, err := run(ctx, c.Repo, "rev-parse", "refs/heads/"+c.Branch)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(got)) != sha {
+		return errors.New("the branch fetched back is not the working copy's")
+	}
+	return nil
+}
