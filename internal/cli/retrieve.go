@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
@@ -85,13 +84,6 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 			*retrieve.Result
 		}{res.TaskID, res.Result})
 	}
-	mode := "deterministic"
-	if !opts.deterministic {
-		mode = "with the reasoning model"
-	}
-	pkg := res.Package
-	fmt.Fprintf(d.out, "# Context for: %s\n\n", agent.FirstLine(opts.task, 100))
-	fmt.Fprintf(d.out, "task %s · stages %s (%s) · %d files · %d of %d tokens\n", res.TaskID, spec.StageList, mode, len(pkg.Files), pkg.Tokens, pkg.Budget)
-	fmt.Fprint(d.out, pkg.Render())
+	fmt.Fprint(d.out, res.Package.Markdown(opts.task, retrieve.Made{TaskID: res.TaskID, Stages: spec.StageList, Deterministic: opts.deterministic}))
 	return nil
 }

@@ -460,11 +460,17 @@ func (b *Builder) movedRepo(ctx context.Context, tx *sql.Tx, root string) (int64
 	return id, nil
 }
 
+// querier is a transaction or a database: what loadExisting reads
+// through, in an index run or in Changes.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // loadExisting reads the repository's indexed files by path. With
 // forgetHashes every file's hash is left empty, which no content hashes
 // to: neither the stat gate nor the hash comparison takes the file as
 // unchanged, and it counts as changed when written.
-func loadExisting(ctx context.Context, tx *sql.Tx, repoID int64, forgetHashes bool) (map[string]existing, error) {
+func loadExisting(ctx context.Context, tx querier, repoID int64, forgetHashes bool) (map[string]existing, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT f.id, f.path, f.content_hash, f.size_bytes, f.language, COALESCE(fi.mtime_ns, 0)
 		FROM files f LEFT JOIN file_index fi ON fi.file_id = f.id WHERE f.repo_id = ?`, repoID)
 	if err != nil {

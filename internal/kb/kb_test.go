@@ -562,6 +562,21 @@ func TestDocstringsForFile(t *testing.T) {
 	}
 }
 
+func TestDocstringsOf(t *testing.T) {
+	k := openKB(t)
+	got, err := k.DocstringsOf(context.Background(), []int64{kbtest.SymUser, kbtest.SymLoadUser, kbtest.SymUserSave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]string{kbtest.SymUser: "A shop customer.", kbtest.SymLoadUser: "Load a user by id.\n\nArgs:\n    user_id: the id."}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("docstrings (-want +got):\n%s", diff)
+	}
+	if got, err := k.DocstringsOf(context.Background(), nil); err != nil || len(got) != 0 {
+		t.Errorf("no symbols: got %v, %v, want an empty map", got, err)
+	}
+}
+
 func TestRationaleComments(t *testing.T) {
 	k := openKB(t)
 	tests := []struct {

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -174,6 +175,29 @@ func (k *KnowledgeBase) DocstringsForFile(ctx context.Context, fileID int64) ([]
 		return nil, fmt.Errorf("query docstrings: %w", err)
 	}
 	return ds, nil
+}
+
+// DocstringsOf returns the docstrings of symbolIDs by symbol id; a symbol
+// without one is absent. It serves a symbol search that shows each
+// definition's documentation without reading every docstring of its file.
+func (k *KnowledgeBase) DocstringsOf(ctx context.Context, symbolIDs []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(symbolIDs))
+	if len(symbolIDs) == 0 {
+		return out, nil
+	}
+	ph, args := placeholders(symbolIDs)
+	ds, err := scanAll(ctx, k.db, func(r *sql.Rows, c *SymbolComment) error {
+		return r.Scan(&c.SymbolID, &c.Content)
+	}, `SELECT symbol_id, content FROM docstrings WHERE symbol_id IN (`+ph+`) ORDER BY symbol_id, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query docstrings: %w", err)
+	}
+	for _, d := range ds {
+		if _, ok := out[d.SymbolID]; !ok {
+			out[d.SymbolID] = d.Content
+		}
+	}
+	return out, nil
 }
 
 // qualifiedName is the SQL of Symbol.QualifiedName over s and its parent p,

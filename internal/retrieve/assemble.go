@@ -888,6 +888,38 @@ func (a *Assembler) abs(p string) string {
 	return filepath.Join(a.root, filepath.FromSlash(p))
 }
 
+// Made says what made a package, for the line under its heading.
+type Made struct {
+	// TaskID is the run's task id; "" leaves it out (a tool call).
+	TaskID string
+	// Stages is the stage list as written ("scope,precision").
+	Stages string
+	// Deterministic: no model judged the candidates.
+	Deterministic bool
+}
+
+// Markdown is the package as 'cra retrieve' prints it and the MCP
+// context tool returns it: a heading with the task's first line, a line
+// saying what made the package and its size, then Render's files.
+func (p *Package) Markdown(task string, m Made) string {
+	var b strings.Builder
+	line := strings.TrimSpace(task)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	fmt.Fprintf(&b, "# Context for: %s\n\n", clip(line, 100))
+	if m.TaskID != "" {
+		fmt.Fprintf(&b, "task %s · ", m.TaskID)
+	}
+	mode := "deterministic"
+	if !m.Deterministic {
+		mode = "with the reasoning model"
+	}
+	fmt.Fprintf(&b, "stages %s (%s) · %d files · %d of %d tokens\n", m.Stages, mode, len(p.Files), p.Tokens, p.Budget)
+	b.WriteString(p.Render())
+	return b.String()
+}
+
 // Render writes the package as Markdown, ready to paste into any agent:
 // one section per file, each item fenced with its line range.
 func (p *Package) Render() string {

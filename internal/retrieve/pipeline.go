@@ -163,6 +163,34 @@ func (p *Pipeline) Run(ctx context.Context, taskID, task string, stages []Stage,
 	return p.finish(ctx, taskID, sc, stages, b)
 }
 
+// Localize ranks the repository's files for task and returns the first
+// n, best first, with their reasons: the candidates the deterministic
+// scope stage hands on, which 'cra retrieve --deterministic' assembles
+// and the retrieval harness (bench/retrieval) scores. It asks the ranker
+// for at least the scope stage's number of candidates and twice n, so
+// the first n are those a longer ranking puts first: full-text recall
+// takes at most half the places, at the end.
+func (p *Pipeline) Localize(ctx context.Context, task string, n int) (TaskQuery, []Candidate, error) {
+	if strings.TrimSpace(task) == "" {
+		return TaskQuery{}, nil, ErrEmptyTask
+	}
+	if n <= 0 {
+		return TaskQuery{}, nil, fmt.Errorf("localize: want at least one file, got %d", n)
+	}
+	limit := max(p.Candidates, defaultCandidates, 2*n)
+	q := Analyze(task)
+	q.PlanFiles = appendNew(q.PlanFiles, p.PlanFiles...)
+	sc, err := p.newStageContext(ctx, q)
+	if err != nil {
+		return q, nil, err
+	}
+	cands, err := sc.Ranker.Rank(ctx, q, limit)
+	if err != nil {
+		return q, nil, err
+	}
+	return q, cands[:min(n, len(cands))], nil
+}
+
 // Refine re-enters the pipeline for a refinement (seed 001 §13): it reads
 // the task's final_context and the refinement_request that the executor
 // wrote to the session, makes the missing files and symbols seeds of the

@@ -85,6 +85,58 @@ func TestPipelineDeterministic(t *testing.T) {
 	}
 }
 
+// TestLocalize: Localize's files are the first n of the ranking the
+// deterministic scope stage and the retrieval harness take (Analyze, then
+// Rank for up to 100 files), whatever n, and Markdown is what 'cra
+// retrieve' prints.
+func TestLocalize(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, shop...)
+	p := &Pipeline{KB: f.kb, RepoID: f.repoID, Root: f.root}
+	for _, task := range []string{
+		"Resolve the pager command once, in `_pager_contextmanager`",
+		"the cart total is wrong when a coupon applies",
+		"shop/pager.py",
+	} {
+		rk := NewRanker(f.kb, f.repoID)
+		rk.Root = f.root
+		full, err := rk.Rank(ctx, Analyze(task), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 3, 10, 50} {
+			q, got, err := p.Localize(ctx, task, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := full[:min(n, len(full))]
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%q top %d (-harness +localize):\n%s", task, n, diff)
+			}
+			if q.Text != task {
+				t.Errorf("query text: got %q, want %q", q.Text, task)
+			}
+		}
+	}
+	if _, _, err := p.Localize(ctx, " \n", 5); !errors.Is(err, ErrEmptyTask) {
+		t.Errorf("empty task: got %v, want ErrEmptyTask", err)
+	}
+	if _, _, err := p.Localize(ctx, "pager", 0); err == nil {
+		t.Error("n = 0: got no error")
+	}
+
+	pkg := &Package{Files: []PackageFile{{Path: "a.py", Tier: 1, Reasons: []string{"named"}, Tokens: 3,
+		Items: []Item{{Kind: "file", StartLine: 1, EndLine: 1, Text: "x = 1\n"}}}}, Tokens: 3, Budget: 100}
+	got := pkg.Markdown("fix it\nmore text", Made{TaskID: "t-1", Stages: "scope,precision", Deterministic: true})
+	want := "# Context for: fix it\n\ntask t-1 · stages scope,precision (deterministic) · 1 files · 3 of 100 tokens\n" + pkg.Render()
+	if got != want {
+		t.Errorf("markdown: got %q, want %q", got, want)
+	}
+	if got := pkg.Markdown("fix it", Made{Stages: "scope"}); !strings.Contains(got, "\n\nstages scope (with the reasoning model) · 1 files") {
+		t.Errorf("markdown without a task id: got %q", got)
+	}
+}
+
 func TestParseStages(t *testing.T) {
 	if _, err := ParseStages("scope,bogus"); err == nil || !strings.Contains(err.Error(), `unknown stage "bogus": known stages are precision, scope`) {
 		t.Errorf("got %v", err)

@@ -92,7 +92,7 @@ func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
 	}
 	kept := sc.Candidates[:0]
 	for _, c := range sc.Candidates {
-		d := Decision{Stage: "scope", FileID: c.FileID, Path: c.Path, Tier: tierName(c.Tier), Included: true, Reason: strings.Join(c.Reasons, "; ")}
+		d := Decision{Stage: "scope", FileID: c.FileID, Path: c.Path, Tier: TierName(c.Tier), Included: true, Reason: strings.Join(c.Reasons, "; ")}
 		if v, ok := verdicts[c.Path]; ok {
 			d.Included = v.Relevant || c.Tier <= TierSeed // the model may not drop what the task names
 			d.Reason = "model: " + v.Reason
@@ -113,7 +113,9 @@ func (s *ScopeStage) Run(ctx context.Context, sc *StageContext) error {
 	return nil
 }
 
-func tierName(t int) string {
+// TierName names a scope tier (seed 001 §5.6) as the decisions and the MCP
+// localize tool write it.
+func TierName(t int) string {
 	switch t {
 	case TierPlan:
 		return "plan"

@@ -81,13 +81,16 @@ const (
 	SourceSolve      Source = "solve"
 	SourceBoard      Source = "board"
 	SourceSupervisor Source = "supervisor"
+	// SourceMCP is a tool call an agent made to 'cra mcp' (issue 31): the
+	// tool, what it returned, and the caller's run when known.
+	SourceMCP Source = "mcp"
 )
 
 // Sources returns the sources cra writes, in the order they are documented.
 func Sources() []Source {
 	return []Source{
 		SourceChrome, SourceBash, SourceFile, SourceAPI, SourceSystem, SourceUser,
-		SourceIndex, SourceEnrich, SourceRetrieve, SourcePlan, SourceSolve, SourceBoard, SourceSupervisor,
+		SourceIndex, SourceEnrich, SourceRetrieve, SourcePlan, SourceSolve, SourceBoard, SourceSupervisor, SourceMCP,
 	}
 }
 
