@@ -30,5 +30,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newAdaptersCmd(d),
 		newTuneCmd(d, nil),
 		newSandboxExecCmd(d),
+		newMCPCmd(d, nil),
 	}
 }

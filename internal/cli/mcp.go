@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/mcp"
+	"github.com/cra-dev/cra/internal/supervise"
+)
+
+type mcpOptions struct {
+	repo     string
+	readOnly bool
+	verbose  bool
+}
+
+func newMCPCmd(d *deps, runF func(context.Context, *deps, *mcpOptions) error) *cobra.Command {
+	opts := &mcpOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the repository's index, retrieval and knowledge to coding agents over MCP (stdio)",
+		Long: `Serve this repository to a coding agent as a Model Context Protocol server
+on standard input and output: the agent starts it and calls its tools.
+
+  localize      a task's text → the files it needs, ranked, with reasons
+  context       a task's text and a token budget → the code it needs, as
+                Markdown ('cra retrieve --deterministic')
+  symbols       a name or pattern → definitions with signature and doc
+  file_context  a path → symbols, imports both ways, co-change neighbours,
+                recent commits, rationale comments ('cra query context')
+  overview      the repository's shape ('cra query overview')
+  knowledge     a task's text → the project knowledge that applies
+
+The knowledge store's documents are resources, cra://knowledge/<path>.
+No tool calls a model. Each call first re-indexes the files changed since
+the last index (up to 200; more, and it says to run 'cra index'); where
+.clean_room/ cannot be written (a sandboxed run) it reads the index as it
+stands and names the changed files. Each call is logged in the world log
+as an [event:mcp] line, under $CRA_TASK_ID when an agent run started it.
+
+The repository must be indexed first ('cra index'). Add it to an agent
+with, for example:
+
+  claude mcp add cra -- cra mcp --repo /path/to/repo
+  codex mcp add cra -- cra mcp --repo /path/to/repo`,
+		Example: `  cra mcp --repo ~/src/project
+  cra mcp --read-only`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), d, opts)
+			}
+			return mcpRun(cmd.Context(), d, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.repo, "repo", ".", "repository root, or a directory inside it")
+	f.BoolVar(&opts.readOnly, "read-only", false, "never write .clean_room/: no re-indexing, no world-log lines (set by itself in a sandbox)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "log each call and the protocol's diagnostics on standard error")
+	return cmd
+}
+
+func mcpRun(ctx context.Context, d *deps, opts *mcpOptions) error {
+	level := slog.LevelWarn
+	if opts.verbose {
+		level = slog.LevelInfo
+	}
+	// Standard output is the protocol's: diagnostics go to standard error.
+	logger := slog.New(slog.NewTextHandler(d.errOut, &slog.HandlerOptions{Level: level}))
+	s, err := mcp.New(ctx, opts.repo, mcp.Options{
+		TaskID:   os.Getenv(supervise.EnvTaskID),
+		Run:      os.Getenv(supervise.EnvRunID),
+		ReadOnly: opts.readOnly,
+		Version:  version,
+		Logger:   logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.Serve(ctx, d.in, d.out); err != nil {
+		return fmt.Errorf("mcp server: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+// Package mcp serves one repository's index, retrieval and knowledge store
+// to any coding agent over the Model Context Protocol (issue 31), on the
+// official Go SDK: 'cra mcp' over stdio, 'cra serve' over streamable HTTP.
+//
+// The tools read what cra's own commands read, through the same
+// functions, and call no model:
+//
+//   - localize: the files a task needs, ranked, with each one's reasons
+//     (retrieve.Pipeline.Localize: what 'cra retrieve --deterministic'
+//     ranks and the retrieval harness scores);
+//   - context: the context package for a task within a token budget, the
+//     Markdown 'cra retrieve --deterministic' prints (Package.Markdown);
+//   - symbols: definitions by name or pattern, with signature and
+//     docstring ('cra query symbols');
+//   - file_context: everything the index knows of a file ('cra query
+//     context');
+//   - overview: the repository's shape ('cra query overview');
+//   - knowledge: the knowledge documents for a task, the PROJECT
+//     KNOWLEDGE section of a run's prompt (knowledge.Load); the documents
+//     themselves are resources, cra://knowledge/<path>.
+//
+// Every call that reads the index first compares the files with it
+// (index.Builder.Changes) and brings it up to date when a few files
+// changed and the state directory is writable; a sandboxed run, which
+// may not write .clean_room/, reads the index as it stands, and the result
+// names the files changed since (IndexState).
+//
+// Bounds (DESIGN.md principle 6): every input is checked against its
+// limits and every output is capped (top N, token budget, characters).
+// A malformed call is a JSON-RPC invalid-params error naming the field and
+// the fix; a tool that fails returns a tool error, and one that panics is
+// recovered: no call takes the server down. Each call appends an
+// [event:mcp] line to the world log with the tool, a summary and the
+// caller's run when known.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/workspace"
+)
+
+// Defaults of Options' bounds.
+const (
+	// DefaultRefreshFiles is the most changed files a call re-indexes
+	// before it answers; more, and it answers from the index as it stands
+	// and says to run 'cra index'.
+	DefaultRefreshFiles = 200
+	// DefaultRefreshTimeout bounds that re-indexing.
+	DefaultRefreshTimeout = 30 * time.Second
+)
+
+// Options are the optional settings of New.
+type Options struct {
+	// TaskID and Run name the board run the server serves (CRA_TASK_ID and
+	// CRA_RUN_ID of the agent that started it); each call's world-log
+	// line carries them. Empty when a person's agent started it.
+	TaskID string
+	Run    string
+	// ReadOnly never writes the state directory: the index is read as it
+	// stands. New sets it when the state directory refuses a write (an
+	// agent's sandboxed run).
+	ReadOnly bool
+	// RefreshFiles and RefreshTimeout bound the re-indexing a call does
+	// first; 0 means DefaultRefreshFiles and DefaultRefreshTimeout.
+	RefreshFiles   int
+	RefreshTimeout time.Duration
+	// Version is cra's version, sent to clients; "" is "dev".
+	Version string
+	// Logger gets diagnostics: a recovered panic, a world-log line that
+	// could not be written. nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the MCP server of one repository. It is safe for concurrent
+// use: stdio serves one client, HTTP many.
+type Server struct {
+	root     string
+	stateDir string
+	cfg      *config.Config
+	opts     Options
+	sdk      *sdk.Server
+
+	// mu serialises the index check and refresh, so concurrent calls
+	// re-index once.
+	mu sync.Mutex
+	ws *workspace.Workspace
+
+	// resMu guards resources, the knowledge documents served, by URI,
+	// with their title and description.
+	resMu     sync.Mutex
+	resources map[string]string
+}
+
+// New opens the repository at repo (its root, or a directory inside it)
+// and returns its server. The repository must be indexed: a call to an
+// unindexed one fails naming 'cra index'. The config is read for the
+// index bounds and the stages; a repository without one works.
+func New(ctx context.Context, repo string, opts Options) (*Server, error) {
+	// The index alone is what the tools need: a broken config.toml costs
+	// its bounds and stages (a warning), not the server.
+	ws, err := workspace.Open(ctx, repo, workspace.Options{NoConfig: true, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if opts.RefreshFiles <= 0 {
+		opts.RefreshFiles = DefaultRefreshFiles
+	}
+	if opts.RefreshTimeout <= 0 {
+		opts.RefreshTimeout = DefaultRefreshTimeout
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if !opts.ReadOnly && !writable(ws.StateDir) {
+		opts.ReadOnly = true
+	}
+	cfg, err := config.Load(ws.Root)
+	if err != nil {
+		opts.Logger.Warn("config not read: the defaults apply", "err", err)
+		cfg = nil
+	}
+	s := &Server{root: ws.Root, stateDir: ws.StateDir, cfg: cfg, opts: opts, ws: ws}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cra", Title: "cra: ranked, budgeted context from a local index", Version: opts.Version},
+		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &sdk.ServerCapabilities{}})
+	s.addTools()
+	s.addKnowledge()
+	return s, nil
+}
+
+// instructions tell a client's model when to use the server.
+const instructions = `cra has indexed this repository (symbols, imports, git co-change, history) and ranks its files for a task without a model.
+Start a task with localize (which files, and why) or context (the relevant code itself, within a token budget), then use symbols and file_context to look further.
+overview describes the repository; knowledge returns the project's conventions and lessons that apply to a task.
+Results say whether the index was fresh; when it is stale they name the files changed since.`
+
+// Root is the repository's absolute path.
+func (s *Server) Root() string { return s.root }
+
+// Run serves one client over t (sdk.StdioTransport for 'cra mcp') until
+// the client leaves or ctx ends.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	err := s.sdk.Run(ctx, t)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// Serve serves one client over in and out, newline-delimited JSON-RPC
+// as the stdio transport has it ('cra mcp'), until in ends and every call
+// read is answered, or ctx ends.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	d := newDrain(ctx, in, out)
+	return s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(d), Writer: d})
+}
+
+// Handler serves MCP over streamable HTTP, for 'cra serve' to mount at
+// /mcp behind its own access rules.
+func (s *Server) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger})
+}
+
+// Close releases the repository's databases.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ws.Close()
+}
+
+// writable reports whether a file can be made in dir: false in a
+// sandbox that grants the state directory no writes (Landlock answers
+// EACCES), and for a state directory that does not exist yet.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".mcp-probe-*")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return true
+}
+
+// relInside resolves a path a caller gave to a slash-separated path
+// relative to the repository root, refusing one that leads outside it:
+// absolute paths must lie under the root, and ".." may not climb above
+// it.
+func relInside(root, p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty")
+	}
+	native := filepath.FromSlash(p)
+	if filepath.IsAbs(native) {
+		rel, err := filepath.Rel(root, filepath.Clean(native))
+		if err != nil {
+			return "", fmt.Errorf("%q is not inside the repository %s", p, root)
+		}
+		native = rel
+	}
+	rel := filepath.ToSlash(filepath.Clean(native))
+	if rel == "." || rel == ".." || len(rel) > 2 && rel[:3] == "../" || filepath.IsAbs(filepath.FromSlash(rel)) {
+		return "", fmt.Errorf("%q is not inside the repository %s", p, root)
+	}
+	return rel, nil
+}
