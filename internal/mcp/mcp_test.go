@@ -24,6 +24,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/mcp"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -529,6 +530,78 @@ func TestReadOnly(t *testing.T) {
 	if string(logAfter) != string(logBefore) {
 		t.Errorf("read-only wrote the world log: %q", strings.TrimPrefix(string(logAfter), string(logBefore)))
 	}
+}
+
+// TestSandboxed: 'cra mcp' started inside an agent's sandbox (Landlock:
+// it may write its temp directory only, as the processor confines a run)
+// finds .clean_room/ not writable by itself, reads the index as it stands
+// and names what changed; nothing is written. The index may be closed
+// (no -wal, no -shm: SQLite cannot make them, and the file is read as it
+// stands) or held open by another process, as a daemon holds it.
+func TestSandboxed(t *testing.T) {
+	if sandbox.ABI() == 0 {
+		t.Fatalf("Landlock is missing on this kernel, so agent runs cannot be confined: boot a Linux 5.13+ kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in lsm= (cat /sys/kernel/security/lsm)")
+	}
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held open %v", held), func(t *testing.T) {
+			root := newRepo(t, shop...)
+			state := filepath.Join(root, ".clean_room")
+			if held {
+				db, err := store.NewFactory(state).Open(context.Background(), store.Curated, "", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if _, err := db.Exec(`UPDATE repos SET indexed_at = indexed_at`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := listDir(t, state)
+			tmp := t.TempDir()
+			cmd := exec.Command("cra", "sandbox-exec", "--write", tmp, "--", "cra", "mcp", "--repo", root)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			cmd.Stderr = &testLog{t: t}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := sdk.NewClient(&sdk.Implementation{Name: "cra-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			write(t, root, "shop/pricing.py", "def apply_coupon(total, coupon):\n    return total\n")
+			loc, _ := ok[mcp.LocalizeOutput](t, s, "localize", map[string]any{"task": "apply_coupon"})
+			if loc.Index.State != mcp.StateStale || !slices.Equal(loc.Index.Changed, []string{"shop/pricing.py"}) ||
+				!strings.Contains(loc.Index.Note, "read-only here (a sandboxed run)") {
+				t.Errorf("got %+v", loc.Index)
+			}
+			if len(loc.Files) == 0 || loc.Files[0].Path != "shop/pricing.py" {
+				t.Errorf("files: got %+v", loc.Files)
+			}
+			ok[mcp.ContextOutput](t, s, "context", map[string]any{"task": "apply_coupon", "budget_tokens": 1000})
+			s.Close()
+			if after := listDir(t, state); !slices.Equal(after, before) {
+				t.Errorf(".clean_room/ changed under the sandbox:\n before %v\n after  %v", before, after)
+			}
+		})
+	}
+}
+
+// listDir lists dir's files with their sizes.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d", e.Name(), info.Size()))
+	}
+	return out
 }
 
 // TestWorldLog: each call is an [event:mcp] line, under the run's task id

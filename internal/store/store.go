@@ -99,6 +99,9 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	}
 	if err := checkWAL(ctx, db, readOnly); err != nil {
 		db.Close()
+		if readOnly && readOnlyDir(err) && !hasWAL(path) {
+			return openImmutable(ctx, path, role)
+		}
 		return nil, openError(role, path, err)
 	}
 	if !readOnly {
@@ -106,6 +109,40 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 			db.Close()
 			return nil, openError(role, path, err)
 		}
+	}
+	return db, nil
+}
+
+// readOnlyDir reports whether SQLite refused a read-only open because it
+// may not make the -shm file a WAL reader needs beside the database: the
+// directory is not writable (an agent's sandboxed run reading the index).
+func readOnlyDir(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY
+}
+
+// hasWAL reports whether path has a write-ahead log with frames in it:
+// pages that the database file alone does not hold yet.
+func hasWAL(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return err == nil && st.Size() > 0
+}
+
+// openImmutable opens path read-only as a file that does not change
+// (SQLite's immutable=1: no -shm, no locks), for a reader whose directory
+// refuses the -shm file. It is used only when no -wal file holds pages
+// the database lacks; a writer that starts meanwhile may make a read see
+// a page half written, which fails that read (the next one starts again).
+func openImmutable(ctx context.Context, path string, role Role) (*sql.DB, error) {
+	u := dsn(path, role, true)
+	u += "&immutable=1"
+	db, err := sql.Open("sqlite", u)
+	if err != nil {
+		return nil, fmt.Errorf("open %s db: %w", role, err)
+	}
+	if err := checkWAL(ctx, db, true); err != nil {
+		db.Close()
+		return nil, openError(role, path, err)
 	}
 	return db, nil
 }
