@@ -35,6 +35,9 @@ type harness struct {
 	stdout, stderr io.Writer
 	results        []*taskResult
 	repoStats      []*repoStat
+	// mcp is the 'cra mcp' session of the repository being evaluated,
+	// with -mcp.
+	mcp *mcpClient
 }
 
 // taskResult is one task's outcome, as written to -json.
@@ -74,6 +77,8 @@ type variantResult struct {
 	BM25Code score `json:"bm25_code"`
 	// CRAError is a retrieval failure; the task then counts as a miss.
 	CRAError string `json:"cra_error,omitempty"`
+	// MCP is what 'cra mcp' localize returned for the text, with -mcp.
+	MCP *mcpResult `json:"mcp,omitempty"`
 }
 
 // repoStat is what indexing one repository cost.
@@ -204,6 +209,15 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 
 	co := &checkouter{wt: wt}
 	factory := store.NewFactory(filepath.Join(dir, "state"))
+	if h.opts.mcp != "" {
+		c, err := startMCP(ctx, h.opts.mcp, wt, factory.Dir)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		h.mcp = c
+		defer func() { h.mcp = nil }()
+	}
 	b := index.NewBuilder(factory)
 	var (
 		db     *sql.DB
@@ -227,7 +241,7 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 			continue
 		}
 		r.LeftOut = co.Left
-		if _, err := gitOut(ctx, wt, "clean", "-fdq"); err != nil {
+		if _, err := gitOut(ctx, wt, "clean", "-fdq", "-e", "/"+mcpStateLink); err != nil {
 			return err
 		}
 		if err := h.goldOf(ctx, wt, r); err != nil {
@@ -522,6 +536,9 @@ func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt str
 				if sig, ok := c.signals[g.Path]; ok {
 					v.CRA.Signals[g.Path] = sig
 				}
+			}
+			if h.mcp != nil {
+				v.MCP = h.mcp.compare(ctx, t.text, c.ranked)
 			}
 		}
 		query := terms.List(t.text)

@@ -40,6 +40,9 @@ type options struct {
 	jsonPath   string
 	stateDir   string
 	verbose    bool
+	// mcp is a cra binary whose 'cra mcp' localize is compared with the
+	// ranking at every task (issue 31); "" skips it.
+	mcp string
 }
 
 // setSpec is one -set with the tasks read from it.
@@ -108,6 +111,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&opts.jsonPath, "json", "", "write per-task details to this `file`")
 	fs.StringVar(&opts.stateDir, "state", "", "keep the curated DBs in this `dir` (one per repository; default: a temp dir, removed)")
 	fs.BoolVar(&opts.verbose, "v", false, "print a line per task")
+	fs.StringVar(&opts.mcp, "mcp", "", "a cra `binary`: also call its 'cra mcp' localize at every task and report how often its top 10 is cra's ranking's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -47,6 +47,12 @@ type variantReport struct {
 	GoldTests    int `json:"gold_tests"`
 	GoldTests8k  int `json:"gold_tests_8k"`
 	GoldTests32k int `json:"gold_tests_32k"`
+	// MCPTasks counts the tasks 'cra mcp' localize was asked (-mcp),
+	// MCPSame those whose top 10 was cra's ranking's, in order, and
+	// MCPRefused those it refused (a text over its limit).
+	MCPTasks   int `json:"mcp_tasks,omitempty"`
+	MCPSame    int `json:"mcp_same,omitempty"`
+	MCPRefused int `json:"mcp_refused,omitempty"`
 }
 
 // candidateMissRank is the bm25-code rank within which a gold file must
@@ -82,6 +88,15 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 			}
 			if candidateMiss(v) {
 				rep.CandidateMisses++
+			}
+			if m := v.MCP; m != nil {
+				rep.MCPTasks++
+				switch {
+				case m.Refused != "":
+					rep.MCPRefused++
+				case m.Same:
+					rep.MCPSame++
+				}
 			}
 			for i, g := range r.Gold {
 				if !evidence.IsTestFile(g.Path) {
@@ -320,6 +335,15 @@ func writeExtras(w io.Writer, vs []variantReport, rankLimit int) {
 	}
 	fmt.Fprintf(w, "  candidate misses (a gold file in bm25-code's top %d, not among cra's %d candidates): %s\n", candidateMissRank, rankLimit, strings.Join(miss, "; "))
 	fmt.Fprintf(w, "  gold test files with changed lines in cra's package: %s\n", strings.Join(tests, "; "))
+	var agree []string
+	for _, v := range vs {
+		if v.MCPTasks > 0 {
+			agree = append(agree, fmt.Sprintf("%s %d/%d (%d refused)", v.Name, v.MCPSame, v.MCPTasks, v.MCPRefused))
+		}
+	}
+	if len(agree) > 0 {
+		fmt.Fprintf(w, "  'cra mcp' localize top 10 the same as cra's ranking: %s\n", strings.Join(agree, "; "))
+	}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }

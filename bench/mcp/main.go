@@ -1,0 +1,193 @@
+// Command mcp measures 'cra mcp' (issue 31) against the command line on
+// an indexed repository: the latency of the localize and context tools
+// through MCP (one server, a call after another, as an agent makes them)
+// next to 'cra retrieve --deterministic' (a process per task, as a person
+// or a script runs it), p50 and p95, and the server's memory at rest.
+//
+//	go build -o /tmp/cra ./cmd/cra
+//	go run ./bench/mcp -cra /tmp/cra -repo /path/to/django -tasks 30
+//
+// The tasks are the subjects of the repository's newest commits (merges
+// left out), a stand-in for what people ask; the repository must be
+// indexed ('cra index'). Each tool call is also timed once more through
+// overview, the cheapest call, which shows the fixed cost of a call: the
+// check of the files against the index and the world-log line.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/mcp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	cra := fs.String("cra", "", "the cra binary to measure (required)")
+	repo := fs.String("repo", "", "an indexed repository (required)")
+	n := fs.Int("tasks", 30, "how many tasks (newest commit subjects)")
+	budget := fs.Int("budget", 8000, "the context tool's budget_tokens, and the retrieve command's package size")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cra == "" || *repo == "" {
+		fs.Usage()
+		return errors.New("-cra and -repo are required")
+	}
+	abs, err := filepath.Abs(*repo)
+	if err != nil {
+		return err
+	}
+	tasks, err := commitSubjects(ctx, abs, *n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%d tasks from %s\n", len(tasks), abs)
+
+	// The command line: a process per task, as 'cra retrieve' is run.
+	var cli []time.Duration
+	for i, task := range tasks {
+		cmd := exec.CommandContext(ctx, *cra, "retrieve", task, "--repo", abs, "--deterministic", "--stages", "scope,precision",
+			"--context-window", strconv.Itoa(*budget+2048), "--reserved-tokens", "2048", "--safety-margin", "0")
+		cmd.Stdout = io.Discard
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("cra retrieve (task %d): %v\n%s", i, err, out)
+		}
+		cli = append(cli, time.Since(start))
+	}
+
+	// MCP: one server, the calls one after another.
+	cmd := exec.Command(*cra, "mcp", "--repo", abs)
+	cmd.Stderr = stderr
+	startServer := time.Now()
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	initialized := time.Since(startServer)
+	pid := cmd.Process.Pid
+	rssInit := rssKiB(pid)
+	callTool := func(name string, args map[string]any) (time.Duration, error) {
+		start := time.Now()
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		d := time.Since(start)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s: tool error: %v", name, res.Content)
+		}
+		return d, err
+	}
+	var first time.Duration
+	var loc, pkg, floor []time.Duration
+	for i, task := range tasks {
+		d, err := callTool("localize", map[string]any{"task": task, "top": 10})
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			first = d // opens the index: not at rest
+		} else {
+			loc = append(loc, d)
+		}
+		if d, err = callTool("context", map[string]any{"task": task, "budget_tokens": *budget}); err != nil {
+			return err
+		}
+		pkg = append(pkg, d)
+		if d, err = callTool("overview", nil); err != nil {
+			return err
+		}
+		floor = append(floor, d)
+	}
+	rssAfter := rssKiB(pid)
+	time.Sleep(2 * time.Second)
+	rssRest := rssKiB(pid)
+
+	fmt.Fprintf(stdout, "repository %s, %d tasks, budget %d tokens\n\n", abs, len(tasks), *budget)
+	fmt.Fprintf(stdout, "| what | p50 | p95 | n |\n|---|---|---|---|\n")
+	row := func(name string, ds []time.Duration) {
+		fmt.Fprintf(stdout, "| %s | %s | %s | %d |\n", name, pct(ds, 50), pct(ds, 95), len(ds))
+	}
+	row("`cra retrieve --deterministic` (a process per task)", cli)
+	row("MCP `localize` top 10 (after the first call)", loc)
+	row("MCP `context` "+strconv.Itoa(*budget)+" tokens", pkg)
+	row("MCP `overview` (the fixed cost of a call)", floor)
+	fmt.Fprintf(stdout, "\nserver start and initialize: %s; first localize (opens the index): %s\n", initialized.Round(time.Millisecond), first.Round(time.Millisecond))
+	fmt.Fprintf(stdout, "server memory (RSS): %s after initialize, %s after %d calls, %s at rest 2 s later\n",
+		kib(rssInit), kib(rssAfter), 3*len(tasks), kib(rssRest))
+	return nil
+}
+
+// commitSubjects are the subjects of the newest n commits that are not
+// merges, without duplicates.
+func commitSubjects(ctx context.Context, repo string, n int) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "git", "-C", repo, "log", "--no-merges", "--format=%s", "-n", strconv.Itoa(3*n)).Output()
+	if err != nil {
+		return nil, fmt.Errorf("git log: %w", err)
+	}
+	var tasks []string
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() && len(tasks) < n {
+		if t := strings.TrimSpace(sc.Text()); t != "" && !slices.Contains(tasks, t) {
+			tasks = append(tasks, t)
+		}
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("%s has no commits to take tasks from", repo)
+	}
+	return tasks, nil
+}
+
+// pct is the nearest-rank percentile p of ds.
+func pct(ds []time.Duration, p int) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (p*len(s)+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))].Round(time.Millisecond).String()
+}
+
+// rssKiB is a process's resident set size from /proc (Linux), 0 elsewhere.
+func rssKiB(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func kib(n int) string {
+	if n == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/1024)
+}
