@@ -14,9 +14,10 @@ import (
 	"github.com/cra-dev/cra/internal/atomicfile"
 )
 
-// indexName is the list index in the tasks directory; its leading dot
-// keeps it out of listings and sweeps.
-const indexName = ".index"
+// indexPrefix names the list index of each folder in the tasks
+// directory (.index.pending, …); the leading dot keeps the files out of
+// listings and sweeps.
+const indexPrefix = ".index."
 
 // indexVersion is the list index's format; an index of another version
 // is rebuilt from the files.
@@ -29,7 +30,8 @@ const indexVersion = 1
 // racily clean entries).
 const racySlack = time.Second
 
-// listIndex is tasks/.index: each readable task file's folder, id, stat
+// listIndex is a folder's list index, tasks/.index.<folder>: each
+// readable task file's id, stat
 // (size, mtime, ctime, inode) and parsed task with the bytes it was
 // parsed from, so that List decodes one file and stats each task instead
 // of parsing every YAML file: 10,000 files took 2 s. The files stay the
@@ -40,15 +42,12 @@ const racySlack = time.Second
 // or one of another version, is rebuilt from the files. Writes (Put,
 // Move, Delete) leave the index alone, so adding a task costs the same on
 // any board; the next listing reads what they changed and writes the
-// index back.
+// index back. Each folder has its own, so that listing one folder (the
+// processor's pending tasks) costs what that folder holds, whatever the
+// finished folders hold.
 type listIndex struct {
 	Version int
-	Entries map[indexKey]*indexEntry
-}
-
-type indexKey struct {
-	Folder Folder
-	ID     string
+	Entries map[string]*indexEntry // by task id
 }
 
 type indexEntry struct {
@@ -72,52 +71,61 @@ func (e *indexEntry) trusted(st fileStat) bool {
 	return e != nil && e.Task != nil && e.Stat == st && st.CtimeNS+int64(racySlack) < e.ReadNS
 }
 
-func (s *FileStore) indexPath() string { return filepath.Join(s.dir, indexName) }
+func (s *FileStore) indexPath(f Folder) string { return filepath.Join(s.dir, indexPrefix+string(f)) }
 
-// loadIndex reads the list index; a missing, damaged or other version's
-// index reads as empty, so that the listing rebuilds it from the files.
-func (s *FileStore) loadIndex() *listIndex {
-	empty := &listIndex{Version: indexVersion, Entries: map[indexKey]*indexEntry{}}
-	data, err := os.ReadFile(s.indexPath())
+func newListIndex() *listIndex {
+	return &listIndex{Version: indexVersion, Entries: map[string]*indexEntry{}}
+}
+
+// loadIndex reads folder f's list index; a missing, damaged or other
+// version's index reads as empty, so that the listing rebuilds it from
+// the files.
+func (s *FileStore) loadIndex(f Folder) *listIndex {
+	data, err := os.ReadFile(s.indexPath(f))
 	if err != nil {
-		return empty
+		return newListIndex()
 	}
 	var ix listIndex
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ix); err != nil || ix.Version != indexVersion || ix.Entries == nil {
-		return empty
+		return newListIndex()
 	}
-	for k, e := range ix.Entries {
-		if e == nil || e.Task == nil || e.Task.ID != k.ID {
-			return empty
+	for id, e := range ix.Entries {
+		if e == nil || e.Task == nil || e.Task.ID != id {
+			return newListIndex()
 		}
 		e.Task.raw = e.Raw
 	}
 	return &ix
 }
 
-// saveIndex writes the list index, atomically: a reader sees the old one
-// or the new one. Two listings writing at once leave either's, each
-// checked against the files on the next read.
-func (s *FileStore) saveIndex(ix *listIndex) error {
+// saveIndex writes folder f's list index, atomically: a reader sees the
+// old one or the new one. Two listings writing at once leave either's,
+// each checked against the files on the next read.
+func (s *FileStore) saveIndex(f Folder, ix *listIndex) error {
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(ix); err != nil {
 		return fmt.Errorf("write task list index: %w", err)
 	}
-	if err := atomicfile.Write(s.indexPath(), buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(s.indexPath(f), buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write task list index: %w", err)
 	}
 	return nil
 }
 
-// RebuildIndex replaces the list index with one read from every task
+// RebuildIndex replaces the list indexes with ones read from every task
 // file ('cra task rebuild' calls it through Board.Rebuild).
 func (s *FileStore) RebuildIndex() error {
-	if err := os.Remove(s.indexPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("rebuild task list index: %w", err)
+	for _, f := range Folders() {
+		if err := os.Remove(s.indexPath(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("rebuild task list index: %w", err)
+		}
+		ix := newListIndex()
+		if _, _, err := s.listIndexed(context.Background(), ix, f); err != nil {
+			return err
+		}
+		if err := s.saveIndex(f, ix); err != nil {
+			return err
+		}
 	}
-	ix := &listIndex{Version: indexVersion, Entries: map[indexKey]*indexEntry{}}
-	if _, _, err := s.listIndexed(context.Background(), ix, ""); err != nil {
-		return err
-	}
-	return s.saveIndex(ix)
+	return nil
 }

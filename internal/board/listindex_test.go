@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestListIndex: a listing through the list index (tasks/.index) is the
+// TestListIndex: a listing through the list indexes (tasks/.index.<folder>) is the
 // listing every file gives, after the index is deleted, damaged or
 // rebuilt, and after files change behind it: by the board, by hand at
 // the same size with the mtime put back, removed, or unreadable. A
@@ -45,44 +45,50 @@ func TestListIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _, err := s.listIndexed(ctx, &listIndex{Version: indexVersion, Entries: map[indexKey]*indexEntry{}}, "")
-		if err != nil {
-			t.Fatal(err)
+		var want []Listed
+		for _, f := range Folders() {
+			l, _, err := s.listIndexed(ctx, newListIndex(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, l...)
 		}
 		if diff := cmp.Diff(view(want), view(got)); diff != "" {
 			t.Errorf("%s: the listing (+) differs from the files (-):\n%s", step, diff)
 		}
-		ix := s.loadIndex()
-		readable := 0
+		entries, readable := 0, 0
+		for _, f := range Folders() {
+			entries += len(s.loadIndex(f).Entries)
+		}
 		for _, l := range want {
 			if l.Err == nil {
 				readable++
-				if e := ix.Entries[indexKey{l.Folder, l.ID}]; e == nil || e.Task.Title != l.Task.Title {
+				if e := s.loadIndex(l.Folder).Entries[l.ID]; e == nil || e.Task.Title != l.Task.Title {
 					t.Errorf("%s: the index has no entry for %s/%s as its file says", step, l.Folder, l.ID)
 				}
 			}
 		}
-		if len(ix.Entries) != readable {
-			t.Errorf("%s: the index has %d entries, want %d", step, len(ix.Entries), readable)
+		if entries != readable {
+			t.Errorf("%s: the indexes have %d entries, want %d", step, entries, readable)
 		}
 	}
 	check("first listing")
 
 	// The listing reads the index: a title changed in it alone shows.
-	ix := s.loadIndex()
-	ix.Entries[indexKey{Pending, ids[0]}].Task.Title = "from the index"
-	if err := s.saveIndex(ix); err != nil {
+	ix := s.loadIndex(Pending)
+	ix.Entries[ids[0]].Task.Title = "from the index"
+	if err := s.saveIndex(Pending, ix); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := s.List(ctx, Pending); err != nil || l[indexOf(l, ids[0])].Task.Title != "from the index" {
 		t.Fatalf("the listing did not come from the index (%v)", err)
 	}
-	if err := os.Remove(s.indexPath()); err != nil {
+	if err := os.Remove(s.indexPath(Pending)); err != nil {
 		t.Fatal(err)
 	}
 	check("index deleted")
 
-	if err := os.WriteFile(s.indexPath(), []byte("not an index"), 0o644); err != nil {
+	if err := os.WriteFile(s.indexPath(Pending), []byte("not an index"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check("index damaged")
@@ -141,15 +147,19 @@ func TestListIndex(t *testing.T) {
 		t.Errorf("written back from the index: %q (%v), want custom_key kept and the notes", data, err)
 	}
 
-	// 'cra task rebuild' builds the index anew from the files.
-	if err := os.WriteFile(s.indexPath(), []byte("damaged"), 0o644); err != nil {
+	// 'cra task rebuild' builds the indexes anew from the files: one
+	// damaged, one deleted.
+	if err := os.WriteFile(s.indexPath(Pending), []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(s.indexPath(FailedBlocked)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Rebuild(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if ix := s.loadIndex(); len(ix.Entries) == 0 {
-		t.Error("Rebuild left no list index")
+	if len(s.loadIndex(Pending).Entries) == 0 || len(s.loadIndex(FailedBlocked).Entries) == 0 {
+		t.Error("Rebuild left a folder without its list index")
 	}
 	check("rebuilt")
 }

@@ -170,30 +170,37 @@ func (s *FileStore) Get(ctx context.Context, id string) (*Task, Folder, error) {
 	return nil, "", &DuplicateError{ID: id, Folders: found}
 }
 
-// List implements Store. It reads the tasks through the list index
-// (tasks/.index, see listIndex), reading only the files that changed
-// since it was written, and writes the index back when they did; the
-// index is a cache, so failing to write it fails nothing.
+// List implements Store. It reads the tasks through each folder's list
+// index (tasks/.index.<folder>, see listIndex), reading only the files
+// that changed since it was written, and writes the index back when they
+// did; the index is a cache, so failing to write it fails nothing.
 func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
-	ix := s.loadIndex()
-	out, changed, err := s.listIndexed(ctx, ix, folder)
-	if err != nil {
-		return nil, err
+	folders := Folders()
+	if folder != "" {
+		folders = []Folder{folder}
 	}
-	if changed {
-		s.saveIndex(ix) // best effort: the next listing reads the files again
+	var out []Listed
+	for _, f := range folders {
+		ix := s.loadIndex(f)
+		l, changed, err := s.listIndexed(ctx, ix, f)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			s.saveIndex(f, ix) // best effort: the next listing reads the files again
+		}
+		out = append(out, l...)
 	}
 	return out, nil
 }
 
-// listIndexed lists folder ("" for all) through ix, bringing ix's entries
-// of the folders listed up to date with the files; changed says whether
-// it changed any.
+// listIndexed lists folder through its index ix, bringing ix up to date
+// with the files; changed says whether it changed any entry.
 func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folder) ([]Listed, bool, error) {
 	start := s.now().UnixNano()
 	var out []Listed
 	changed := false
-	seen := map[indexKey]bool{}
+	seen := map[string]bool{}
 	err := s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
 		l := Listed{ID: id, Folder: f}
 		if err := CheckID(id); err != nil {
@@ -201,9 +208,8 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 			out = append(out, l)
 			return
 		}
-		k := indexKey{f, id}
-		seen[k] = true
-		old := ix.Entries[k]
+		seen[id] = true
+		old := ix.Entries[id]
 		if info, err := d.Info(); err == nil && old.trusted(statOf(info)) {
 			l.Task, l.ModTime = old.Task, info.ModTime()
 			out = append(out, l)
@@ -217,7 +223,7 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 		out = append(out, l)
 		if err != nil {
 			if old != nil {
-				delete(ix.Entries, k)
+				delete(ix.Entries, id)
 				changed = true
 			}
 			return
@@ -229,14 +235,14 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 		if old == nil || old.Stat != e.Stat || e.trusted(e.Stat) {
 			changed = true
 		}
-		ix.Entries[k] = e
+		ix.Entries[id] = e
 	})
 	if err != nil {
 		return nil, false, err
 	}
-	for k := range ix.Entries {
-		if (folder == "" || k.Folder == folder) && !seen[k] {
-			delete(ix.Entries, k)
+	for id := range ix.Entries {
+		if !seen[id] {
+			delete(ix.Entries, id)
 			changed = true
 		}
 	}
