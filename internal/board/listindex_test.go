@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,10 @@ func TestListIndex(t *testing.T) {
 	task := l[indexOf(l, ids[5])].Task
 	if task.node != nil || task.raw == nil {
 		t.Fatal("the task did not come from the index")
+	}
+	// What 'cra task migrate' asks of it: the keys its file lacks.
+	if got := task.missingKeys([]string{"title", "kind"}); !slices.Equal(got, []string{"kind"}) {
+		t.Errorf("keys missing from the file of a task from the index: %v, want [kind]", got)
 	}
 	task.Notes = "written back"
 	if err := s.Put(ctx, task, Pending); err != nil {

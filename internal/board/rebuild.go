@@ -287,12 +287,13 @@ func (b *Board) startTimes(ctx context.Context) (map[string]time.Time, error) {
 // missingKeys returns the keys among keys that the parsed file lacks; a
 // task not read from a file lacks none.
 func (t *Task) missingKeys(keys []string) []string {
-	if t.node == nil {
+	node := t.document()
+	if node == nil {
 		return nil
 	}
 	have := map[string]bool{}
-	for i := 0; i+1 < len(t.node.Content); i += 2 {
-		have[t.node.Content[i].Value] = true
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		have[node.Content[i].Value] = true
 	}
 	var out []string
 	for _, k := range keys {

@@ -127,6 +127,20 @@ func yamlKeys(t reflect.Type) map[string]bool {
 	return keys
 }
 
+// document returns the mapping t was parsed from: its node, or for a
+// task from the list index its file's bytes parsed now; nil for a task
+// never read from a file.
+func (t *Task) document() *yaml.Node {
+	if t.node != nil || t.raw == nil {
+		return t.node
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(t.raw, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	return doc.Content[0]
+}
+
 // Encode renders t as a task file. A task read by Parse keeps the keys
 // this cra does not know, in their order, and the layout of the values
 // that did not change; known fields are written in the order of Task.
@@ -136,15 +150,7 @@ func Encode(t *Task) ([]byte, error) {
 		return nil, fmt.Errorf("encode task %s: %w", t.ID, err)
 	}
 	out := &fresh
-	node := t.node
-	if node == nil && t.raw != nil {
-		// A task from the list index: its file, parsed now.
-		var doc yaml.Node
-		if err := yaml.Unmarshal(t.raw, &doc); err == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
-			node = doc.Content[0]
-		}
-	}
-	if node != nil {
+	if node := t.document(); node != nil {
 		out = mergeMapping(node, &fresh, taskKeys, map[string]map[string]bool{"results": resultKeys})
 	}
 	var buf bytes.Buffer
