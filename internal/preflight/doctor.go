@@ -247,7 +247,7 @@ func (dr *doctor) checkModels(ctx context.Context, root string, cfg *config.Conf
 	if curated, err := f.Open(ctx, store.Curated, "", true); err == nil {
 		defer curated.Close()
 		k := kb.New(curated)
-		adapters = k
+		adapters = indexAdapters(k)
 		stages, _ = k.ActiveAdapterStages(ctx)
 	}
 	router := llm.NewRouter(cfg, adapters)
@@ -393,4 +393,17 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// indexAdapters is the index's active adapters as the router reads them;
+// workspace.Adapters is the same for commands that open a workspace,
+// which this package sits below.
+func indexAdapters(k *kb.KnowledgeBase) llm.AdapterSource {
+	return llm.AdapterFunc(func(ctx context.Context, stage string) (*llm.Adapter, error) {
+		a, err := k.AdapterForStage(ctx, stage)
+		if err != nil || a == nil {
+			return nil, err
+		}
+		return &llm.Adapter{ModelTag: a.ModelTag, BaseModel: a.BaseModel}, nil
+	})
 }
