@@ -18,7 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/stage"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -135,7 +135,7 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 		dr.fail(false, "config keys", "unknown keys, ignored: "+strings.Join(cfg.Unknown, ", "), "correct or remove them in "+name)
 	}
 	if cfg.Stages != nil && cfg.Stages.Default != "" {
-		if _, err := retrieve.ParseStages(cfg.Stages.Default); err != nil {
+		if _, err := stage.ParseRetrieval(cfg.Stages.Default); err != nil {
 			dr.fail(true, "config stages", "[stages] default: "+err.Error(), "run 'cra init --stages scope,precision'")
 		}
 	}
