@@ -135,7 +135,7 @@ var stateNames = map[string]bool{
 // stateFilePrefixes begin the names of files the state directory holds
 // one of per task or run; joined by hand they mean a path built outside
 // statedir.
-var stateFilePrefixes = []string{"run-%", "prompt-%", "task-%", "session_", "plan-%", "dataset-%"}
+var stateFilePrefixes = []string{"run-%", "prompt-%", "task-%", "session_", "plan-%", "dataset-%", ".index."}
 
 func stateLiteral(lit *ast.BasicLit) bool {
 	if lit.Kind != token.STRING {
