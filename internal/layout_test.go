@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,7 +135,7 @@ var stateNames = map[string]bool{
 // stateFilePrefixes begin the names of files the state directory holds
 // one of per task or run; joined by hand they mean a path built outside
 // statedir.
-var stateFilePrefixes = []string{"run-%", "prompt-%", "task-%", "session_", "plan-%", "dataset-%"}
+var stateFilePrefixes = []string{"run-%", "prompt-%", "task-%", "session_", "plan-%", "dataset-%", ".index."}
 
 func stateLiteral(lit *ast.BasicLit) bool {
 	if lit.Kind != token.STRING {
@@ -267,4 +268,181 @@ func isCall(call *ast.CallExpr, pkg, name string) bool {
 	}
 	x, ok := sel.X.(*ast.Ident)
 	return ok && x.Name == pkg
+}
+
+// leafPackages import no internal package; every other package may import
+// any of them.
+var leafPackages = []string{"atomicfile", "flock", "jsonl", "lazyre", "procgroup", "sandbox", "stage", "statedir", "terms", "tokens"}
+
+// allowedImports is the package map of DESIGN.md as a rule: for each
+// package under internal/, the internal packages it may import besides
+// the leaves. Data flows down the floors, front ends first; a package
+// imports from its own floor only where it is listed. A new package gets
+// a line on its floor; a new import that is not listed means the map or
+// the import is wrong.
+var allowedImports = map[string][]string{
+	// Front ends.
+	"cli":    {"*"}, // the top: flags, rendering, exit codes
+	"server": {"fleet", "fleet/runner", "board", "config", "world"},
+	// mcp: cra's MCP server, a front end beside server over the fleet
+	// and the execution half.
+	"mcp": {"fleet", "fleet/runner", "board", "review", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
+		"run", "workspace", "agent", "retrieve", "edit", "enrich", "preflight", "validation",
+		"index", "lang", "kb", "corpus", "store", "world", "llm", "config", "gitx"},
+
+	// Supervision: fleet owns one repository's board and its workers.
+	"fleet": {"fleet/runner", "board", "review", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
+		"run", "workspace", "validation",
+		"kb", "corpus", "store", "world", "llm", "config", "gitx"},
+	"fleet/runner":         {"board", "supervise", "knowledge", "world", "config", "gitx"}, // runs agent profiles
+	"knowledge/supervisor": {"board", "review", "knowledge", "world", "llm", "config"},
+	"cleanup":              {"board", "world", "llm"},
+	"review":               {"board", "evidence", "supervise", "notify", "validation", "world", "llm", "config", "gitx"},
+	"board":                {"world"}, // tasks and their lifecycle; the runner runs them
+	"evidence":             {"validation", "gitx"},
+	"supervise":            {"world"},
+	"notify":               {},
+	"knowledge":            {}, // the store in docs/knowledge/; run injects it, so it imports leaves only
+
+	// Training: beside supervision, over the execution half.
+	"adapter":   {"workspace", "agent", "retrieve", "edit", "preflight", "dataset", "index", "kb", "corpus", "llm", "gitx"},
+	"bootstrap": {"agent", "retrieve", "edit", "knowledge", "dataset", "index", "lang", "kb", "corpus", "store", "gitx"},
+	"train":     {"dataset", "corpus", "llm", "config"},
+	"learn":     {"bootstrap", "retrieve", "evidence", "lang", "store", "gitx"}, // ranking weights from replayed commits
+	"dataset":   {},
+
+	// Execution: workspace and run own it.
+	"enrich":     {"workspace", "index", "kb", "corpus", "llm"},
+	"run":        {"workspace", "agent", "retrieve", "validation", "knowledge", "store", "world", "llm", "config", "gitx"},
+	"workspace":  {"preflight", "kb", "corpus", "store", "world", "llm", "config"},
+	"preflight":  {"kb", "corpus", "store", "llm", "config", "gitx"},
+	"agent":      {"retrieve", "edit", "validation", "corpus", "store", "llm", "config", "gitx"},
+	"retrieve":   {"index", "lang", "kb", "corpus", "store", "llm"},
+	"edit":       {},
+	"validation": {"config"},
+
+	// Data.
+	"index":  {"lang", "corpus", "store", "config", "gitx"},
+	"llm":    {"corpus", "config"},
+	"kb":     {"store"},
+	"corpus": {"store"},
+	"store":  {},
+	"world":  {},
+	"lang":   {},
+	"config": {},
+	"gitx":   {},
+
+	// Test helpers.
+	"parsetest":       {},
+	"llm/llmtest":     {},
+	"kb/kbtest":       {"kb", "store"},
+	"gitx/gittest":    {"gitx"},
+	"store/storetest": {"store"},
+}
+
+// internalImports returns each internal package's imports of other
+// internal packages, from its non-test files.
+func internalImports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	graph := map[string]map[string]bool{}
+	for _, s := range sources(t) {
+		if graph[s.pkg] == nil {
+			graph[s.pkg] = map[string]bool{}
+		}
+		for _, imp := range s.imports {
+			if p, ok := strings.CutPrefix(imp, module); ok {
+				graph[s.pkg][p] = true
+			}
+		}
+	}
+	return graph
+}
+
+// TestImportsFollowTheMap: every package imports only what its line of
+// allowedImports (and the leaves) allow.
+func TestImportsFollowTheMap(t *testing.T) {
+	leaves := map[string]bool{}
+	for _, l := range leafPackages {
+		leaves[l] = true
+	}
+	for pkg, imps := range internalImports(t) {
+		allowed, listed := allowedImports[pkg]
+		if !listed && !leaves[pkg] {
+			t.Errorf("internal/%s is not in allowedImports: give it a line on its floor (DESIGN.md, \"Packages\")", pkg)
+			continue
+		}
+		ok := map[string]bool{}
+		for _, a := range allowed {
+			ok[a] = true
+		}
+		for imp := range imps {
+			switch {
+			case leaves[pkg]:
+				t.Errorf("internal/%s is a leaf but imports internal/%s", pkg, imp)
+			case ok["*"], ok[imp], leaves[imp]:
+			default:
+				t.Errorf("internal/%s imports internal/%s, which allowedImports does not allow: import the other way, move the name down, or change the map on purpose", pkg, imp)
+			}
+		}
+	}
+}
+
+// maxImportChain bounds the longest chain of internal imports, counted in
+// packages from the top one to a leaf (cli → … → atomicfile); cmd/cra
+// adds one more. Tighten it as the floors flatten (issue 27: at most 7
+// counted with cmd/cra).
+const maxImportChain = 9
+
+// TestImportChainIsShort: a deep chain means packages borrow names across
+// floors; each link makes a change below reach further up.
+func TestImportChainIsShort(t *testing.T) {
+	graph := internalImports(t)
+	longest := map[string][]string{}
+	var chain func(pkg string, seen map[string]bool) []string
+	chain = func(pkg string, seen map[string]bool) []string {
+		if c, ok := longest[pkg]; ok {
+			return c
+		}
+		if seen[pkg] {
+			t.Fatalf("import cycle through internal/%s", pkg)
+		}
+		seen[pkg] = true
+		best := []string{pkg}
+		for imp := range graph[pkg] {
+			if c := chain(imp, seen); len(c)+1 > len(best) || len(c)+1 == len(best) && imp < best[1] {
+				best = append([]string{pkg}, c...)
+			}
+		}
+		delete(seen, pkg)
+		longest[pkg] = best
+		return best
+	}
+	var worst []string
+	for pkg := range graph {
+		if c := chain(pkg, map[string]bool{}); len(c) > len(worst) || len(c) == len(worst) && strings.Join(c, " ") < strings.Join(worst, " ") {
+			worst = c
+		}
+	}
+	t.Logf("longest internal import chain, %d packages: %s", len(worst), strings.Join(worst, " → "))
+	if len(worst) > maxImportChain {
+		t.Errorf("the longest internal import chain has %d packages, want at most %d: %s", len(worst), maxImportChain, strings.Join(worst, " → "))
+	}
+}
+
+// maxCommandLineImports bounds the internal packages internal/cli
+// imports: the command line calls the owners of the two halves (fleet,
+// workspace/run) rather than wiring their parts. Tighten it as cli thins
+// (issue 27: at most 15).
+const maxCommandLineImports = 31
+
+func TestCommandLineImportsFew(t *testing.T) {
+	imps := internalImports(t)["cli"]
+	if len(imps) > maxCommandLineImports {
+		names := make([]string, 0, len(imps))
+		for p := range imps {
+			names = append(names, p)
+		}
+		slices.Sort(names)
+		t.Errorf("internal/cli imports %d internal packages, want at most %d: %s", len(imps), maxCommandLineImports, strings.Join(names, " "))
+	}
 }

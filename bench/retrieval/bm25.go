@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/terms"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // BM25 parameters of the baseline (the usual Okapi defaults).
@@ -27,7 +27,7 @@ type bm25Doc struct {
 }
 
 func newBM25Doc(path, content string) *bm25Doc {
-	d := &bm25Doc{Path: path, TF: map[string]int{}, Tokens: retrieve.EstimateTokens(content)}
+	d := &bm25Doc{Path: path, TF: map[string]int{}, Tokens: tokens.Estimate(content)}
 	count := func(t string) {
 		d.TF[t]++
 		d.Len++

@@ -486,7 +486,7 @@ func Baseline(ctx context.Context, ws *workspace.Workspace, rec corpus.AdapterRe
 	k, _, err := ws.Index(ctx)
 	switch {
 	case err == nil:
-		src = without{k, rec.ModelTag}
+		src = without{workspace.Adapters(k), rec.ModelTag}
 	case !errors.Is(err, workspace.ErrNotIndexed):
 		return llm.ModelConfig{}, err
 	}
@@ -520,7 +520,7 @@ type without struct {
 	tag string
 }
 
-func (w without) AdapterForStage(ctx context.Context, stage string) (*kb.Adapter, error) {
+func (w without) AdapterForStage(ctx context.Context, stage string) (*llm.Adapter, error) {
 	a, err := w.src.AdapterForStage(ctx, stage)
 	if err != nil || a == nil || a.ModelTag != w.tag {
 		return a, err

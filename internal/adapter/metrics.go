@@ -12,6 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -246,7 +247,7 @@ func (c *codeScorer) score(ctx context.Context, r dataset.Record, reply string) 
 	if m.Repo == "" || m.Parent == "" || m.Commit == "" {
 		return 0, false, nil
 	}
-	blocks, err := edit.Parse(reply)
+	blocks, err := edit.Parse(llm.StripThink(reply))
 	if err != nil {
 		return 0, true, unusable(err)
 	}

@@ -18,18 +18,19 @@ import (
 
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/validation"
 )
 
 // Failure classes of an attempt (seed 001 §13: the retry context
 // classifies the failure and carries its evidence).
 const (
-	ClassUnparseable         = "unparseable_reply"    // no usable edit blocks, or a NEED_CONTEXT without evidence
-	ClassApply               = "apply_failure"        // a block matched nothing, several places, or a refused path
-	ClassTest                = "test_failure"         // [validation] test failed
-	ClassLint                = "lint_failure"         // [validation] lint failed
-	ClassTypecheck           = "typecheck_failure"    // [validation] typecheck failed
-	ClassInsufficientContext = "insufficient_context" // a NEED_CONTEXT with concrete evidence
-	ClassModelError          = "model_error"          // the call itself failed; the run stops
+	ClassUnparseable         = "unparseable_reply"       // no usable edit blocks, or a NEED_CONTEXT without evidence
+	ClassApply               = "apply_failure"           // a block matched nothing, several places, or a refused path
+	ClassTest                = validation.ClassTest      // [validation] test failed
+	ClassLint                = validation.ClassLint      // [validation] lint failed
+	ClassTypecheck           = validation.ClassTypecheck // [validation] typecheck failed
+	ClassInsufficientContext = "insufficient_context"    // a NEED_CONTEXT with concrete evidence
+	ClassModelError          = "model_error"             // the call itself failed; the run stops
 )
 
 // ErrPromptTooLarge is returned when even the trimmed prompt and the
@@ -57,7 +58,7 @@ type AttemptRecord struct {
 	// Need is the model's refinement request, when it sent one.
 	Need       *retrieve.RefinementRequest `json:"need_context,omitempty"`
 	Refined    bool                        `json:"refined,omitempty"` // retrieval re-entered with Need
-	Validation *ValidationResult           `json:"validation,omitempty"`
+	Validation *validation.Result          `json:"validation,omitempty"`
 	// Class is empty for the attempt that succeeded.
 	Class string `json:"class,omitempty"`
 	// Evidence is what the next prompt is told about this attempt.

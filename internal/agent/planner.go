@@ -8,6 +8,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // Planner is plan mode's execute stage (seed 001 §8.1): the reasoning
@@ -72,7 +73,7 @@ func (p *Planner) Plan(ctx context.Context, task string, pkg *retrieve.Package, 
 			echo := head(lastRaw, maxEcho)
 			fix := fmt.Sprintf("That reply is not a valid plan: %v. Answer again with the JSON object only: {\"summary\": …, \"steps\": [{\"file\": …, \"change\": …, \"why\": …}]}.", lastErr)
 			// The correction's turns come out of the context before the reply.
-			extra := retrieve.EstimateTokens(echo) + retrieve.EstimateTokens(fix)
+			extra := tokens.Estimate(echo) + tokens.Estimate(fix)
 			if user, _, err = prompt.fit(PlanSystem, p.Budget.ContextWindow, p.ReplyTokens+extra); err != nil {
 				return res, err
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // CodeSystem is the coding model's system prompt. Small models follow a
@@ -68,7 +69,7 @@ Rules:
 
 // promptTokens estimates a prompt: system and user text, chars/4.
 func promptTokens(system, user string) int {
-	return retrieve.EstimateTokens(system) + retrieve.EstimateTokens(user)
+	return tokens.Estimate(system) + tokens.Estimate(user)
 }
 
 // retryNote is what the next prompt says about an earlier attempt.

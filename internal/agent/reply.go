@@ -32,7 +32,7 @@ const maxNeedItems = 20
 // nothing, a reply with both forms and a reply with neither are
 // *edit.FormatError: a malformed reply, not a refinement.
 func ParseReply(text string) (Reply, error) {
-	blocks, needLine, err := edit.ParseMarked(text)
+	blocks, needLine, err := edit.ParseMarked(llm.StripThink(text))
 	if err != nil {
 		return Reply{}, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/validation"
 )
 
 // Modes of task_runs (seed 001 §4.6).
@@ -63,8 +64,8 @@ func (l *RunLog) Attempt(ctx context.Context, a *AttemptRecord) error {
 			}
 			return sql.NullString{}
 		}
-		row.Validation = &corpus.Validation{Success: v.Success, TestOutput: output(CheckTest), LintOutput: output(CheckLint),
-			TypeCheckOutput: output(CheckTypecheck), FailingTests: v.FailingTests}
+		row.Validation = &corpus.Validation{Success: v.Success, TestOutput: output(validation.CheckTest), LintOutput: output(validation.CheckLint),
+			TypeCheckOutput: output(validation.CheckTypecheck), FailingTests: v.FailingTests}
 	}
 	return l.corpus.AddAttempt(ctx, l.ID, row)
 }

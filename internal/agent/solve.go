@@ -14,6 +14,7 @@ import (
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/validation"
 )
 
 // Solver is implement mode's execute stage (seed 001 §8.2): it asks the
@@ -28,7 +29,7 @@ type Solver struct {
 	Worktree *Worktree
 	// Validator runs the [validation] commands; nil or empty validates
 	// nothing, and TaskResult.Validated says so.
-	Validator *Validator
+	Validator *validation.Validator
 	// Refine re-enters retrieval and returns the new package (seed 001
 	// §13): the solver has written the refinement_request to Session, where
 	// retrieval reads it. nil disables refinement.
@@ -315,7 +316,7 @@ func blockReport(blocks []edit.Result) string {
 }
 
 // validationReport is the summary and evidence of a failed validation.
-func validationReport(v *ValidationResult, nothingNew bool) (string, string) {
+func validationReport(v *validation.Result, nothingNew bool) (string, string) {
 	var summary strings.Builder
 	if nothingNew {
 		summary.WriteString("Your edits were already in the files, and ")

@@ -22,6 +22,7 @@ import (
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/validation"
 )
 
 // fakeModel answers with a function and records every request.
@@ -107,7 +108,7 @@ func newSolveEnv(t *testing.T, model *fakeModel, test string, attempts int) *sol
 		t.Fatal(err)
 	}
 	out := &bytes.Buffer{}
-	s := &Solver{Model: model, Worktree: w, Validator: &Validator{Test: test}, Session: sess, Log: log, Budget: b,
+	s := &Solver{Model: model, Worktree: w, Validator: &validation.Validator{Test: test}, Session: sess, Log: log, Budget: b,
 		ReplyTokens: 1024, MaxAttempts: attempts, MaxRefinementLoops: 1, Progress: out}
 	return &solveEnv{solver: s, model: model, raw: raw, log: log, sess: sess, out: out}
 }

@@ -4,185 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/cra-dev/cra/internal/validation"
 )
-
-func TestFailingTests(t *testing.T) {
-	tests := []struct {
-		runner string
-		output string
-		want   []string
-	}{
-		{"go test", `--- FAIL: TestAdd (0.00s)
-    calc_test.go:7: Add(2, 3) = -1, want 5
---- FAIL: TestTable (0.00s)
-    --- FAIL: TestTable/negative (0.00s)
-        calc_test.go:20: got 1
-FAIL
-FAIL	example.com/calc	0.002s
-FAIL	example.com/broken [build failed]
-ok  	example.com/other	0.001s
-`, []string{"TestAdd", "TestTable", "TestTable/negative", "example.com/broken [build failed]"}},
-		{"pytest", `============================= test session starts ==============================
-tests/test_calc.py::test_add FAILED                                      [ 50%]
-tests/test_calc.py::test_sub PASSED                                      [100%]
-=================================== FAILURES ===================================
-___________________________________ test_add ___________________________________
-=========================== short test summary info ============================
-FAILED tests/test_calc.py::test_add - assert -1 == 5
-ERROR tests/test_db.py::test_connect[sqlite] - ConnectionError
-========================= 1 failed, 1 passed in 0.03s ==========================
-`, []string{"tests/test_calc.py::test_add", "tests/test_db.py::test_connect[sqlite]"}},
-		{"jest", ` FAIL  src/calc.test.js
-  calc
-    ✓ subtracts (2 ms)
-    ✕ adds (3 ms)
-
-  ● calc › adds
-
-    expect(received).toBe(expected) // Object.is equality
-
-  ● Test suite failed to run
-
-Tests:       1 failed, 1 passed, 2 total
-`, []string{"adds", "calc › adds"}},
-		{"vitest", ` ❯ src/calc.test.ts (2 tests | 1 failed) 5ms
-   × calc > adds 3ms
-     → expected -1 to be 5
-
-⎯⎯⎯⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯⎯⎯⎯
-
- FAIL  src/calc.test.ts > calc > adds
-AssertionError: expected -1 to be 5
-`, []string{"calc > adds", "src/calc.test.ts > calc > adds"}},
-		{"node:test tap", `TAP version 13
-# Subtest: adds
-not ok 1 - adds
-  ---
-  duration_ms: 0.5
-  ...
-ok 2 - subtracts
-not ok 3 - later # TODO
-1..3
-`, []string{"adds"}},
-		{"node:test spec", `✔ subtracts (0.4ms)
-✖ adds (1.2ms)
-  AssertionError [ERR_ASSERTION]: -1 == 5
-ℹ tests 2
-ℹ fail 1
-
-✖ failing tests:
-
-test at calc.test.mjs:4:1
-✖ adds (1.2ms)
-`, []string{"adds"}},
-		{"nothing failed", "ok  \texample.com/calc\t0.002s\n", []string{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.runner, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, FailingTests(tc.output)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestValidatorRun(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("sh commands")
-	}
-	ctx := context.Background()
-	dir := t.TempDir()
-	v := &Validator{
-		Test:    "echo running; echo '--- FAIL: TestAdd (0.00s)'; echo oops >&2; exit 3",
-		Lint:    "true",
-		Timeout: 5 * time.Second,
-	}
-	if !v.Configured() || (&Validator{}).Configured() || (*Validator)(nil).Configured() {
-		t.Error("Configured is wrong")
-	}
-	res, err := v.Run(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Success || len(res.Checks) != 2 || res.FirstFailure() != ClassTest {
-		t.Fatalf("got %+v", res)
-	}
-	test := res.Check(CheckTest)
-	if test.ExitCode != 3 || test.Passed || !strings.Contains(test.Output, "running") || !strings.Contains(test.Output, "oops") {
-		t.Errorf("test check: %+v", test)
-	}
-	if diff := cmp.Diff([]string{"TestAdd"}, res.FailingTests); diff != "" {
-		t.Errorf("failing tests (-want +got):\n%s", diff)
-	}
-	if lint := res.Check(CheckLint); !lint.Passed || res.Check(CheckTypecheck) != nil {
-		t.Errorf("lint %+v, typecheck %+v", lint, res.Check(CheckTypecheck))
-	}
-
-	// The command runs in dir; a slow one is killed at the timeout, its
-	// children with it.
-	slow := &Validator{Typecheck: "pwd; sleep 30 & sleep 30", Timeout: 300 * time.Millisecond}
-	start := time.Now()
-	res, err = slow.Run(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if time.Since(start) > 10*time.Second {
-		t.Errorf("the timeout took %v", time.Since(start))
-	}
-	tc := res.Check(CheckTypecheck)
-	if res.Success || !tc.TimedOut || res.FirstFailure() != ClassTypecheck || !strings.Contains(tc.Output, "timed out after 300ms") {
-		t.Errorf("got %+v", tc)
-	}
-	if real, _ := filepath.EvalSymlinks(dir); !strings.Contains(tc.Output, real) && !strings.Contains(tc.Output, dir) {
-		t.Errorf("not run in %s: %q", dir, tc.Output)
-	}
-
-	// Output beyond the cap keeps its head and its tail.
-	big := &Validator{Lint: "i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; exit 1", MaxOutput: 400}
-	res, _ = big.Run(ctx, dir)
-	out := res.Check(CheckLint).Output
-	if !strings.HasPrefix(out, "line0\n") || !strings.Contains(out, "bytes of output left out") || !strings.HasSuffix(out, "line1999\n") {
-		t.Errorf("capped output: %q", out)
-	}
-}
-
-// TestValidatorGoTest runs real go test output through the parser, on a
-// module whose test fails.
-func TestValidatorGoTest(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil || runtime.GOOS == "windows" {
-		t.Skip("no go command, or no sh")
-	}
-	dir := t.TempDir()
-	writeFile(t, dir, "go.mod", "module calc\n\ngo 1.21\n")
-	writeFile(t, dir, "calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
-	writeFile(t, dir, "calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
-	res, err := (&Validator{Test: "GOFLAGS=-mod=mod go test ./..."}).Run(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Success || !cmp.Equal([]string{"TestAdd"}, res.FailingTests) {
-		t.Errorf("got %v %v\n%s", res.Success, res.FailingTests, res.Check(CheckTest).Output)
-	}
-}
-
-func writeFile(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestValidationTimeoutReads: a check killed at its timeout reads as
 // timed out, with the bound, in what the model and the user read, not as
@@ -191,12 +20,12 @@ func TestValidationTimeoutReads(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("sh commands")
 	}
-	v := &Validator{Test: "sleep 30", Lint: "exit 1", Timeout: time.Second}
+	v := &validation.Validator{Test: "sleep 30", Lint: "exit 1", Timeout: time.Second}
 	res, err := v.Run(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Check(CheckTest); c == nil || !c.TimedOut || res.FirstFailure() != ClassTest {
+	if c := res.Check(validation.CheckTest); c == nil || !c.TimedOut || res.FirstFailure() != ClassTest {
 		t.Fatalf("got %+v", res)
 	}
 	summary, evidence := validationReport(res, false)
@@ -206,7 +35,7 @@ func TestValidationTimeoutReads(t *testing.T) {
 	if want := "Output of test (`sleep 30`, timed out after 1s: killed)"; !strings.Contains(evidence, want) {
 		t.Errorf("evidence lacks %q:\n%s", want, evidence)
 	}
-	data, _ := json.Marshal(res.Check(CheckTest))
+	data, _ := json.Marshal(res.Check(validation.CheckTest))
 	if !strings.Contains(string(data), `"timed_out":true`) {
 		t.Errorf("JSON lacks timed_out: %s", data)
 	}
@@ -224,5 +53,16 @@ func TestTimedOut(t *testing.T) {
 		if got := timedOut(d); got != want {
 			t.Errorf("%v: got %q, want %q", d, got, want)
 		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

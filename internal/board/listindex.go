@@ -8,16 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 )
-
-// indexPrefix names the list index of each folder in the tasks
-// directory (.index.pending, …); the leading dot keeps the files out of
-// listings and sweeps.
-const indexPrefix = ".index."
 
 // indexVersion is the list index's format; an index of another version
 // is rebuilt from the files.
@@ -71,7 +65,9 @@ func (e *indexEntry) trusted(st fileStat) bool {
 	return e != nil && e.Task != nil && e.Stat == st && st.CtimeNS+int64(racySlack) < e.ReadNS
 }
 
-func (s *FileStore) indexPath(f Folder) string { return filepath.Join(s.dir, indexPrefix+string(f)) }
+// indexPath is the list index of folder f, tasks/.index.<folder>
+// (statedir.Dir.TaskIndex).
+func (s *FileStore) indexPath(f Folder) string { return s.sd.TaskIndex(string(f)) }
 
 func newListIndex() *listIndex {
 	return &listIndex{Version: indexVersion, Entries: map[string]*indexEntry{}}

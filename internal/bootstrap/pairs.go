@@ -22,6 +22,7 @@ import (
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // commit is a kept commit, ready for its pairs.
@@ -674,7 +675,7 @@ func showChanges(pkg *retrieve.Package, changes []change, blocks []edit.Block) {
 		}
 		lines := splitLines(text)
 		body := strings.Join(lines[lo-1:min(hi, len(lines))], "")
-		it := retrieve.Item{Kind: "snippet", Detail: retrieve.DetailPrimary, StartLine: lo, EndLine: hi, Text: body, Tokens: retrieve.EstimateTokens(body)}
+		it := retrieve.Item{Kind: "snippet", Detail: retrieve.DetailPrimary, StartLine: lo, EndLine: hi, Text: body, Tokens: tokens.Estimate(body)}
 		pkg.Tokens += it.Tokens
 		f.Items = append(keep, it)
 		slices.SortFunc(f.Items, func(a, b retrieve.Item) int { return a.StartLine - b.StartLine })

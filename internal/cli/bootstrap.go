@@ -17,7 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/run"
-	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/train"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -154,8 +154,8 @@ func bootstrapRun(ctx context.Context, d *deps, opts *bootstrapOptions) error {
 	}
 	bo := bootstrap.Options{
 		Repo:        source,
-		ScratchDir:  statedir.At(ws.StateDir).TrainingBootstrap(scratchName(key)),
-		DatasetsDir: statedir.At(ws.StateDir).TrainingDatasets(),
+		ScratchDir:  train.NewLayout(ws.Root).Bootstrap(scratchName(key)),
+		DatasetsDir: train.NewLayout(ws.Root).Datasets(),
 		Corpus:      c, TaskID: run.NewTaskID(), MaxCommits: opts.maxCommits, Since: since, Budget: budget, Force: opts.force,
 	}
 	// As a run sizes them: the stage prompts by the reasoning window, the

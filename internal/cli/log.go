@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -71,7 +70,7 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	stateDir := statedir.Of(repo).Path()
+	stateDir := config.StateDir(repo)
 	if create {
 		if stateDir, err = config.EnsureStateDir(repo); err != nil {
 			return nil, "", err

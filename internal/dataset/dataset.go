@@ -35,16 +35,18 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/stage"
 )
 
-// The stages a dataset trains (seed 001 §3.4). They are the router's
-// stage keys: [models.overrides] and adapter_metadata.stage_name use them.
+// The stages a dataset trains (seed 001 §3.4), as package stage names
+// them. They are the router's stage keys: [models.overrides] and
+// adapter_metadata.stage_name use them.
 const (
-	TaskAnalysis = "task_analysis"
-	Scope        = "scope"
-	Precision    = "precision"
-	ExecutePlan  = "execute_plan"
-	ExecuteCode  = "execute_code"
+	TaskAnalysis = stage.TaskAnalysis
+	Scope        = stage.Scope
+	Precision    = stage.Precision
+	ExecutePlan  = stage.ExecutePlan
+	ExecuteCode  = stage.ExecuteCode
 )
 
 // Stages lists every stage, in pipeline order.

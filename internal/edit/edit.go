@@ -38,8 +38,6 @@ package edit
 import (
 	"fmt"
 	"strings"
-
-	"github.com/cra-dev/cra/internal/llm"
 )
 
 // Block is one SEARCH/REPLACE edit (seed 001 §18, §19): lines to find
@@ -110,7 +108,9 @@ func (e *FormatError) Error() string {
 //
 // A block without a path line of its own edits the file of the block
 // before it. Prose and fences between blocks are ignored; a marker out of
-// place is a *FormatError.
+// place is a *FormatError. The reply comes without the thinking a
+// reasoning model puts before its answer: the caller strips it
+// (llm.StripThink), as it holds the model's reply.
 func Parse(reply string) ([]Block, error) {
 	blocks, _, err := ParseMarked(reply)
 	return blocks, err
@@ -120,7 +120,7 @@ func Parse(reply string) ([]Block, error) {
 // NEED_CONTEXT marker outside the blocks, or 0: where a reply asking for
 // more context (agent.ParseReply) puts its request.
 func ParseMarked(reply string) ([]Block, int, error) {
-	lines := strings.Split(llm.StripThink(reply), "\n")
+	lines := strings.Split(reply, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}

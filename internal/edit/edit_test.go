@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/parsetest"
 )
 
@@ -73,7 +74,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Parse(tc.in)
+			got, err := Parse(llm.StripThink(tc.in)) // as its callers give it
 			parsetest.Check(t, got, err, tc.want, tc.wantErr)
 		})
 	}

@@ -24,8 +24,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/validation"
 )
 
 // Input is what the recycler knows of one finished run.
@@ -43,7 +43,7 @@ type Input struct {
 	Subdir string
 	// Validator holds the project's validation commands; nil or one
 	// without commands means validation is not configured.
-	Validator *agent.Validator
+	Validator *validation.Validator
 	// ExitCode is the run's exit code; nil when it was killed, timed
 	// out or never started.
 	ExitCode *int
@@ -79,7 +79,7 @@ type Evidence struct {
 	ValidationConfigured bool `json:"validation_configured"`
 	// Validation is the result of running them again in the worktree;
 	// nil when they did not run.
-	Validation *agent.ValidationResult `json:"validation,omitempty"`
+	Validation *validation.Result `json:"validation,omitempty"`
 	// ValidationSkipped says why configured validation did not run
 	// again; that counts as not passed.
 	ValidationSkipped string `json:"validation_skipped,omitempty"`

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/validation"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -203,7 +203,7 @@ def test_add():
 func TestCollectValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		validator *agent.Validator
+		validator *validation.Validator
 		subdir    string
 		prepare   func(t *testing.T, f *fixture) (worktree string)
 		// want is the checks' names and outcomes, "" when validation
@@ -212,20 +212,20 @@ func TestCollectValidation(t *testing.T) {
 		skipped  string // a part of ValidationSkipped
 		blockers []string
 	}{
-		{name: "not configured", validator: &agent.Validator{}},
-		{name: "passed", validator: &agent.Validator{Test: "exit 0", Lint: "true"},
+		{name: "not configured", validator: &validation.Validator{}},
+		{name: "passed", validator: &validation.Validator{Test: "exit 0", Lint: "true"},
 			want: "test:passed:0 lint:passed:0"},
-		{name: "failed", validator: &agent.Validator{Test: "echo '--- FAIL: TestAdd (0.00s)'; exit 3", Typecheck: "true"},
+		{name: "failed", validator: &validation.Validator{Test: "echo '--- FAIL: TestAdd (0.00s)'; exit 3", Typecheck: "true"},
 			want:     "test:failed:3 typecheck:passed:0",
 			blockers: []string{"validation test failed: exit 3"}},
-		{name: "timed out", validator: &agent.Validator{Lint: "sleep 5", Timeout: 300 * time.Millisecond},
+		{name: "timed out", validator: &validation.Validator{Lint: "sleep 5", Timeout: 300 * time.Millisecond},
 			want:     "lint:timed out:-1",
 			blockers: []string{"validation lint failed: timed out after 300ms"}},
-		{name: "runs in the subdirectory", validator: &agent.Validator{Test: `test "$(basename "$PWD")" = web`}, subdir: "web/",
+		{name: "runs in the subdirectory", validator: &validation.Validator{Test: `test "$(basename "$PWD")" = web`}, subdir: "web/",
 			want: "test:passed:0"},
-		{name: "its leftovers are not uncommitted work", validator: &agent.Validator{Test: "touch made-by-validation.txt"},
+		{name: "its leftovers are not uncommitted work", validator: &validation.Validator{Test: "touch made-by-validation.txt"},
 			want: "test:passed:0"},
-		{name: "worktree gone", validator: &agent.Validator{Test: "exit 0"},
+		{name: "worktree gone", validator: &validation.Validator{Test: "exit 0"},
 			prepare: func(t *testing.T, f *fixture) string {
 				if err := os.RemoveAll(f.wt); err != nil {
 					t.Fatal(err)
@@ -234,25 +234,25 @@ func TestCollectValidation(t *testing.T) {
 			},
 			skipped:  "is missing",
 			blockers: []string{"validation is configured but did not run again: worktree "}},
-		{name: "no worktree", validator: &agent.Validator{Test: "exit 0"},
+		{name: "no worktree", validator: &validation.Validator{Test: "exit 0"},
 			prepare:  func(t *testing.T, f *fixture) string { return "" },
 			skipped:  "the run has no worktree",
 			blockers: []string{"validation is configured but did not run again: the run has no worktree"}},
-		{name: "worktree on another branch", validator: &agent.Validator{Test: "exit 0"},
+		{name: "worktree on another branch", validator: &validation.Validator{Test: "exit 0"},
 			prepare: func(t *testing.T, f *fixture) string {
 				gittest.Run(t, f.wt, "checkout", "-q", "-b", "other")
 				return f.wt
 			},
 			skipped:  "is on branch other, not cra/t-1",
 			blockers: []string{"validation is configured but did not run again: worktree "}},
-		{name: "not a worktree of its own", validator: &agent.Validator{Test: "exit 0"},
+		{name: "not a worktree of its own", validator: &validation.Validator{Test: "exit 0"},
 			prepare:  func(t *testing.T, f *fixture) string { return filepath.Join(f.wt, "web") },
 			skipped:  "is not a worktree of its own",
 			blockers: []string{"validation is configured but did not run again: "}},
-		{name: "subdirectory missing", validator: &agent.Validator{Test: "exit 0"}, subdir: "nope/",
+		{name: "subdirectory missing", validator: &validation.Validator{Test: "exit 0"}, subdir: "nope/",
 			skipped:  "the directory nope/ is not in worktree",
 			blockers: []string{"validation is configured but did not run again: the directory nope/"}},
-		{name: "subdirectory outside", validator: &agent.Validator{Test: "exit 0"}, subdir: "../..",
+		{name: "subdirectory outside", validator: &validation.Validator{Test: "exit 0"}, subdir: "../..",
 			skipped:  "is not inside the worktree",
 			blockers: []string{"validation is configured but did not run again: the directory"}},
 	} {
@@ -338,7 +338,7 @@ func TestCollectErrors(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err := Collect(ctx, Input{Repo: f.repo, Branch: branch, Worktree: f.wt, Validator: &agent.Validator{Test: "sleep 10"}})
+	_, err := Collect(ctx, Input{Repo: f.repo, Branch: branch, Worktree: f.wt, Validator: &validation.Validator{Test: "sleep 10"}})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Collect cancelled during validation: got %v, want context.Canceled", err)
 	}

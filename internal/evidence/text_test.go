@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cra-dev/cra/internal/agent"
+	"github.com/cra-dev/cra/internal/validation"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -59,8 +59,8 @@ func fullEvidence() *Evidence {
 		DeletedTests:         []string{"calc_test.go"},
 		WeakenedTests:        []WeakenedTest{{Path: "tests/test_calc.py", Removed: 2, Added: 0}},
 		ValidationConfigured: true,
-		Validation: &agent.ValidationResult{
-			Checks: []agent.CheckResult{
+		Validation: &validation.Result{
+			Checks: []validation.CheckResult{
 				{Name: "test", Command: "pytest -q", ExitCode: 1, Duration: 1500 * time.Millisecond, Timeout: time.Minute, Output: "FAILED tests/test_calc.py::test_neg"},
 				{Name: "lint", Command: "ruff check .", Passed: true, Duration: time.Second, Timeout: time.Minute},
 				{Name: "typecheck", Command: "mypy .", TimedOut: true, ExitCode: -1, Duration: time.Minute, Timeout: time.Minute},
@@ -124,7 +124,7 @@ func TestEvidenceJSONGolden(t *testing.T) {
 }
 
 func TestBlockers(t *testing.T) {
-	passed := &agent.ValidationResult{Success: true, Checks: []agent.CheckResult{{Name: "test", Command: "exit 0", Passed: true}}}
+	passed := &validation.Result{Success: true, Checks: []validation.CheckResult{{Name: "test", Command: "exit 0", Passed: true}}}
 	changed := Diff{Base: "0123456789abcdef", Files: []File{{Path: "a.go", Status: "modified"}}}
 	ok := func() *Evidence {
 		return &Evidence{Run: Run{ExitCode: exit(0)}, Diff: changed, ValidationConfigured: true, Validation: passed}
@@ -150,10 +150,10 @@ func TestBlockers(t *testing.T) {
 		{"failed with exit 0", func(e *Evidence) { e.Run.Failed = true }, false,
 			[]string{"the run failed: exit 0 but recorded as failed"}},
 		{"validation failed", func(e *Evidence) {
-			e.Validation = &agent.ValidationResult{Checks: []agent.CheckResult{
+			e.Validation = &validation.Result{Checks: []validation.CheckResult{
 				{Name: "test", ExitCode: 1}, {Name: "lint", Passed: true}, {Name: "typecheck", TimedOut: true, ExitCode: -1, Timeout: 2 * time.Minute}}}
 		}, false, []string{"validation test failed: exit 1", "validation typecheck failed: timed out after 2m0s"}},
-		{"validation unsuccessful without a failed check", func(e *Evidence) { e.Validation = &agent.ValidationResult{} }, false,
+		{"validation unsuccessful without a failed check", func(e *Evidence) { e.Validation = &validation.Result{} }, false,
 			[]string{"validation failed"}},
 		{"validation skipped", func(e *Evidence) { e.Validation, e.ValidationSkipped = nil, "worktree /w is missing" }, false,
 			[]string{"validation is configured but did not run again: worktree /w is missing"}},

@@ -29,8 +29,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/terms"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // Dir is the knowledge store inside the repository (seed 003):
@@ -122,14 +122,14 @@ func Load(repo, task string, maxTokens int) (*Section, error) {
 	var b strings.Builder
 	for _, d := range docs {
 		part := "### " + d.rel + "\n" + d.text + "\n\n"
-		cost := retrieve.EstimateTokens(part)
+		cost := tokens.Estimate(part)
 		if k.Tokens+cost > maxTokens {
 			if b.Len() == 0 && maxTokens > 0 {
 				// The first document alone is too long: its head, said so.
 				note := fmt.Sprintf("\n… (cut to fit: read %s/%s)\n\n", Dir, d.rel)
 				keep := max(0, maxTokens*4-len(note)-len(d.rel)-5)
 				part = "### " + d.rel + "\n" + strings.ToValidUTF8(d.text[:min(keep, len(d.text))], "") + note
-				cost = retrieve.EstimateTokens(part)
+				cost = tokens.Estimate(part)
 				b.WriteString(part)
 				k.Tokens += cost
 				k.Docs = append(k.Docs, d.rel)

@@ -8,16 +8,28 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/kb"
 )
 
-// AdapterSource finds the active LoRA adapter of a stage in the curated
-// adapter_metadata table (seed 001 §4.5, §16.1); *kb.KnowledgeBase is one.
-type AdapterSource interface {
-	AdapterForStage(ctx context.Context, stage string) (*kb.Adapter, error)
+// Adapter is a stage's active LoRA adapter as the router uses it (seed
+// 001 §16.1): a row of the curated adapter_metadata table, read by kb.
+type Adapter struct {
+	ModelTag  string // the model tag that serves it
+	BaseModel string // the role it was trained on: coding or reasoning
 }
 
-var _ AdapterSource = (*kb.KnowledgeBase)(nil)
+// AdapterSource finds the active LoRA adapter of a stage, nil when it has
+// none (seed 001 §4.5, §16.1). workspace makes one of the index.
+type AdapterSource interface {
+	AdapterForStage(ctx context.Context, stage string) (*Adapter, error)
+}
+
+// AdapterFunc is an AdapterSource made of a function.
+type AdapterFunc func(ctx context.Context, stage string) (*Adapter, error)
+
+// AdapterForStage implements AdapterSource.
+func (f AdapterFunc) AdapterForStage(ctx context.Context, stage string) (*Adapter, error) {
+	return f(ctx, stage)
+}
 
 // Router resolves (role, stage) to a model (seed 001 §6.3, §16.1). It is
 // built once per command from the loaded config and handed to whatever

@@ -27,19 +27,19 @@ func parseConfig(t *testing.T, text string) *config.Config {
 
 // fakeAdapters is an AdapterSource with a function field.
 type fakeAdapters struct {
-	forStage func(stage string) (*kb.Adapter, error)
+	forStage func(stage string) (*Adapter, error)
 }
 
 var _ AdapterSource = (*fakeAdapters)(nil)
 
-func (f *fakeAdapters) AdapterForStage(_ context.Context, stage string) (*kb.Adapter, error) {
+func (f *fakeAdapters) AdapterForStage(_ context.Context, stage string) (*Adapter, error) {
 	return f.forStage(stage)
 }
 
 // curatedAdapters opens the kbtest fixture, whose active adapter for
 // "scope" is qwen3:4b-scope-v2 (reasoning) and whose "precision" adapter
-// is inactive.
-func curatedAdapters(t *testing.T) *kb.KnowledgeBase {
+// is inactive, read as workspace.Adapters reads the index.
+func curatedAdapters(t *testing.T) AdapterSource {
 	t.Helper()
 	dir := t.TempDir()
 	kbtest.Write(t, dir, "/src/shop")
@@ -48,7 +48,14 @@ func curatedAdapters(t *testing.T) *kb.KnowledgeBase {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return kb.New(db)
+	k := kb.New(db)
+	return AdapterFunc(func(ctx context.Context, stage string) (*Adapter, error) {
+		a, err := k.AdapterForStage(ctx, stage)
+		if err != nil || a == nil {
+			return nil, err
+		}
+		return &Adapter{ModelTag: a.ModelTag, BaseModel: a.BaseModel}, nil
+	})
 }
 
 const seedConfig = `[models]
@@ -106,8 +113,8 @@ func TestResolveOrder(t *testing.T) {
 func TestResolveAdapters(t *testing.T) {
 	cfg := parseConfig(t, seedConfig)
 	t.Run("trained for the other base model", func(t *testing.T) {
-		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*kb.Adapter, error) {
-			return &kb.Adapter{StageName: "scope", BaseModel: "coding", ModelTag: "qwen2.5-coder:3b-scope", Active: true}, nil
+		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*Adapter, error) {
+			return &Adapter{BaseModel: "coding", ModelTag: "qwen2.5-coder:3b-scope"}, nil
 		}})
 		m, err := r.Resolve(context.Background(), RoleReasoning, "scope")
 		if err != nil || m.Model != "qwen3:4b-instruct-2507" || m.Source != "role" {
@@ -115,8 +122,8 @@ func TestResolveAdapters(t *testing.T) {
 		}
 	})
 	t.Run("an override beats an active adapter", func(t *testing.T) {
-		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*kb.Adapter, error) {
-			return &kb.Adapter{StageName: "execute_code", BaseModel: "coding", ModelTag: "adapter-tag", Active: true}, nil
+		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*Adapter, error) {
+			return &Adapter{BaseModel: "coding", ModelTag: "adapter-tag"}, nil
 		}})
 		m, err := r.Resolve(context.Background(), RoleCoding, "execute_code")
 		if err != nil || m.Model != "qwen2.5-coder:3b-code-v1" || m.Source != "override" {
@@ -124,13 +131,13 @@ func TestResolveAdapters(t *testing.T) {
 		}
 	})
 	t.Run("lookup fails", func(t *testing.T) {
-		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*kb.Adapter, error) { return nil, sql.ErrConnDone }})
+		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*Adapter, error) { return nil, sql.ErrConnDone }})
 		if _, err := r.Resolve(context.Background(), RoleReasoning, "scope"); !errors.Is(err, sql.ErrConnDone) {
 			t.Errorf("got %v, want the lookup's error", err)
 		}
 	})
 	t.Run("not consulted for supervisors", func(t *testing.T) {
-		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*kb.Adapter, error) {
+		r := NewRouter(cfg, &fakeAdapters{forStage: func(string) (*Adapter, error) {
 			t.Error("adapter lookup for the supervisor role")
 			return nil, nil
 		}})

@@ -18,7 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/stage"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
@@ -135,7 +135,7 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 		dr.fail(false, "config keys", "unknown keys, ignored: "+strings.Join(cfg.Unknown, ", "), "correct or remove them in "+name)
 	}
 	if cfg.Stages != nil && cfg.Stages.Default != "" {
-		if _, err := retrieve.ParseStages(cfg.Stages.Default); err != nil {
+		if _, err := stage.ParseRetrieval(cfg.Stages.Default); err != nil {
 			dr.fail(true, "config stages", "[stages] default: "+err.Error(), "run 'cra init --stages scope,precision'")
 		}
 	}
@@ -247,7 +247,7 @@ func (dr *doctor) checkModels(ctx context.Context, root string, cfg *config.Conf
 	if curated, err := f.Open(ctx, store.Curated, "", true); err == nil {
 		defer curated.Close()
 		k := kb.New(curated)
-		adapters = k
+		adapters = indexAdapters(k)
 		stages, _ = k.ActiveAdapterStages(ctx)
 	}
 	router := llm.NewRouter(cfg, adapters)
@@ -393,4 +393,17 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// indexAdapters is the index's active adapters as the router reads them;
+// workspace.Adapters is the same for commands that open a workspace,
+// which this package sits below.
+func indexAdapters(k *kb.KnowledgeBase) llm.AdapterSource {
+	return llm.AdapterFunc(func(ctx context.Context, stage string) (*llm.Adapter, error) {
+		a, err := k.AdapterForStage(ctx, stage)
+		if err != nil || a == nil {
+			return nil, err
+		}
+		return &llm.Adapter{ModelTag: a.ModelTag, BaseModel: a.BaseModel}, nil
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/terms"
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 // Assembler builds context packages from ranked candidates (seed 001 §7):
@@ -173,12 +174,12 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 				if strings.TrimSpace(it.Text) == "" {
 					continue
 				}
-				p.item, p.cost = it, EstimateTokens(renderItem(it, fenceLang(pkg.Files[p.file].Path)))
+				p.item, p.cost = it, tokens.Estimate(renderItem(it, fenceLang(pkg.Files[p.file].Path)))
 			}
 		}
 		cost := p.cost
 		if !fileCharged[p.file] {
-			cost += EstimateTokens(renderFileHeader(pkg.Files[p.file]))
+			cost += tokens.Estimate(renderFileHeader(pkg.Files[p.file]))
 		}
 		if overlaps(covered[p.file], p.item) {
 			continue // a symbol inside an included whole file or class
@@ -204,7 +205,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 				cut[i] = c
 				refund += costs[p.file][i]
 				if strings.TrimSpace(c.Text) != "" {
-					refund -= EstimateTokens(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
+					refund -= tokens.Estimate(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
 				}
 			}
 		}
@@ -220,7 +221,7 @@ func (a *Assembler) Assemble(ctx context.Context, q TaskQuery, cands []Candidate
 					if strings.TrimSpace(c.Text) == "" {
 						continue
 					}
-					h, hc = c, EstimateTokens(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
+					h, hc = c, tokens.Estimate(renderItem(c, fenceLang(pkg.Files[p.file].Path)))
 				} else if replaces(p.item, h) {
 					continue
 				}
@@ -341,7 +342,7 @@ func unshown(have []Item, it Item) (out Item, clipped bool) {
 		it.Text = ""
 	}
 	it.StartLine, it.EndLine = lo, hi
-	it.Tokens = EstimateTokens(it.Text)
+	it.Tokens = tokens.Estimate(it.Text)
 	return it, true
 }
 
@@ -394,8 +395,8 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	}
 	fence := fenceLang(c.Path)
 	mk := func(kind, name, detail string, start, end int, body string, prio float64) piece {
-		it := Item{Kind: kind, Name: name, Detail: detail, StartLine: start, EndLine: end, Text: body, Tokens: EstimateTokens(body)}
-		return piece{file: fi, item: it, priority: prio, cost: EstimateTokens(renderItem(it, fence))}
+		it := Item{Kind: kind, Name: name, Detail: detail, StartLine: start, EndLine: end, Text: body, Tokens: tokens.Estimate(body)}
+		return piece{file: fi, item: it, priority: prio, cost: tokens.Estimate(renderItem(it, fence))}
 	}
 	var out []piece
 	whole := strings.Join(lines, "")
@@ -406,7 +407,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for _, d := range a.Details[c.Path] {
 		excludes = excludes || d == DetailExcluded
 	}
-	small := EstimateTokens(whole) <= a.WholeFileTokens && !excludes
+	small := tokens.Estimate(whole) <= a.WholeFileTokens && !excludes
 	// Leading imports the index defines (JS's `var x = require('x')`)
 	// are the file's header, not an item each.
 	syms = afterImports(lines, syms)
@@ -420,7 +421,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			syms = slices.SortedStableFunc(slices.Values(append(slices.Clip(syms), extra...)), func(x, y symbolRow) int { return x.start - y.start })
 		}
 	}
-	if !small && !excludes && fi < wholeRanks && EstimateTokens(whole) <= loc.whole {
+	if !small && !excludes && fi < wholeRanks && tokens.Estimate(whole) <= loc.whole {
 		out = append(out, mk("file", "", DetailPrimary, 1, len(lines), whole, weight*1.5))
 	}
 	var blocks []testBlock
@@ -431,7 +432,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	if small || len(syms) == 0 && len(blocks) == 0 {
 		end := len(lines)
 		body := whole
-		if len(syms) == 0 && EstimateTokens(whole) > a.WholeFileTokens {
+		if len(syms) == 0 && tokens.Estimate(whole) > a.WholeFileTokens {
 			end = min(len(lines), 60)
 			body = text(1, end)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/tokens"
 )
 
 func TestBudgetValidate(t *testing.T) {
@@ -32,7 +34,7 @@ func TestBudgetValidate(t *testing.T) {
 	if got := (Budget{ContextWindow: 1000, ReservedTokens: 200, SafetyMargin: 0.1}).Available(); got != 720 {
 		t.Errorf("Available: got %d, want 720", got)
 	}
-	if got := EstimateTokens("12345"); got != 2 {
+	if got := tokens.Estimate("12345"); got != 2 {
 		t.Errorf("EstimateTokens: got %d, want 2", got)
 	}
 }
@@ -82,7 +84,7 @@ func TestAssemblePriorities(t *testing.T) {
 	if len(pkg.Trimmed) == 0 {
 		t.Error("a 500-token budget over a 60-function file trimmed nothing")
 	}
-	if got := EstimateTokens(pkg.Render()); got > pkg.Budget || pkg.Tokens > pkg.Budget {
+	if got := tokens.Estimate(pkg.Render()); got > pkg.Budget || pkg.Tokens > pkg.Budget {
 		t.Errorf("rendered %d tokens, counted %d, budget %d", got, pkg.Tokens, pkg.Budget)
 	}
 	// The whole big file does not fit; a bigger budget brings more of it in
@@ -182,7 +184,7 @@ func TestAssembleWholeTopFile(t *testing.T) {
 	if len(cands) == 0 || cands[0].Path != "shop/orders.py" {
 		t.Fatalf("candidates %v, want shop/orders.py first", paths(cands))
 	}
-	size := EstimateTokens(b.String())
+	size := tokens.Estimate(b.String())
 	kinds := func(a *Assembler, avail int) []string {
 		t.Helper()
 		pkg, err := a.Assemble(ctx, q, cands, Budget{ContextWindow: avail + 100, ReservedTokens: 100})
@@ -277,7 +279,7 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := EstimateTokens(pkg.Render()); got > b.Available() || pkg.Tokens > b.Available() {
+		if got := tokens.Estimate(pkg.Render()); got > b.Available() || pkg.Tokens > b.Available() {
 			t.Fatalf("budget %+v (available %d): rendered %d tokens, counted %d", b, b.Available(), got, pkg.Tokens)
 		}
 		for _, pf := range pkg.Files {
@@ -429,7 +431,7 @@ func TestAssembleSnippetInsideLongDefinition(t *testing.T) {
 	if snip == nil || snip.StartLine > 153 || snip.EndLine < 153 || !strings.Contains(snip.Text, "requeue_stalled") {
 		t.Fatalf("got %+v, want a snippet of worker.py around line 153", pkg.Files)
 	}
-	if got := EstimateTokens(pkg.Render()); got > pkg.Budget {
+	if got := tokens.Estimate(pkg.Render()); got > pkg.Budget {
 		t.Errorf("rendered %d tokens over a budget of %d", got, pkg.Budget)
 	}
 	if !strings.Contains(pkg.Render(), "lines 151-155: snippet") {
@@ -671,8 +673,8 @@ func TestUnshown(t *testing.T) {
 			t.Errorf("%s: got %d-%d %q (clipped %v), want %d-%d %q (clipped %v)", tc.name,
 				got.StartLine, got.EndLine, got.Text, clipped, tc.start, tc.end, tc.text, tc.clipped)
 		}
-		if clipped && got.Tokens != EstimateTokens(got.Text) {
-			t.Errorf("%s: tokens %d, want the clipped text's %d", tc.name, got.Tokens, EstimateTokens(got.Text))
+		if clipped && got.Tokens != tokens.Estimate(got.Text) {
+			t.Errorf("%s: tokens %d, want the clipped text's %d", tc.name, got.Tokens, tokens.Estimate(got.Text))
 		}
 	}
 }

@@ -46,9 +46,3 @@ func (b Budget) Validate() error {
 func (b Budget) Available() int {
 	return int(float64(b.ContextWindow-b.ReservedTokens) * (1 - b.SafetyMargin))
 }
-
-// EstimateTokens approximates a text's token count as chars/4, rounded up
-// (seed 001 §7.3); exact counts come from the model server afterwards.
-func EstimateTokens(s string) int {
-	return (len(s) + 3) / 4
-}

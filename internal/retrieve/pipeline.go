@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/stage"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -70,35 +70,28 @@ type Decision struct {
 
 // stageRegistry maps stage names to constructors (seed 001 §5.4).
 var stageRegistry = map[string]func() Stage{
-	"scope":     func() Stage { return &ScopeStage{} },
-	"precision": func() Stage { return &PrecisionStage{} },
+	stage.Scope:     func() Stage { return &ScopeStage{} },
+	stage.Precision: func() Stage { return &PrecisionStage{} },
 }
 
 // StageNames lists the registered stages, sorted.
-func StageNames() []string {
-	names := make([]string, 0, len(stageRegistry))
-	for n := range stageRegistry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func StageNames() []string { return stage.Retrieval() }
 
 // ParseStages resolves a comma-separated stage list. Every name is checked
 // before anything runs; an unknown one is a hard error. Order is the
 // caller's (seed 001 §5.4).
 func ParseStages(list string) ([]Stage, error) {
-	var out []Stage
-	for _, n := range strings.Split(list, ",") {
-		n = strings.TrimSpace(n)
+	names, err := stage.ParseRetrieval(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stage, len(names))
+	for i, n := range names {
 		mk, ok := stageRegistry[n]
 		if !ok {
-			return nil, fmt.Errorf("unknown stage %q: known stages are %s", n, strings.Join(StageNames(), ", "))
+			return nil, fmt.Errorf("stage %q has no implementation in retrieve", n)
 		}
-		out = append(out, mk())
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no stages given: pass --stages scope,precision")
+		out[i] = mk()
 	}
 	return out, nil
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/stage"
 )
 
 // ReplyError is an LLM reply that could not be used: it carries the raw
@@ -386,7 +386,7 @@ Reply with JSON only: {"intent": "<one or two sentences>", "type": "bug|feature|
 // analyzeIntent is task analysis's LLM step (seed 001 §5.2): intent and
 // type, and names to add; it only adds to the deterministic extraction.
 func analyzeIntent(ctx context.Context, sc *StageContext) error {
-	reply, err := sc.Judge(ctx, llm.CallTaskAnalysis, dataset.TaskAnalysis, intentSystem, "Task:\n"+sc.Task.Text)
+	reply, err := sc.Judge(ctx, llm.CallTaskAnalysis, stage.TaskAnalysis, intentSystem, "Task:\n"+sc.Task.Text)
 	if err != nil {
 		return err
 	}

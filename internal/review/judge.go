@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/validation"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -141,7 +141,7 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 	in := evidence.Input{
 		Repo: top, Branch: board.BranchPrefix + t.ID,
 		Worktree: statedir.At(r.StateDir).Worktree(t.ID), Subdir: prefix,
-		Validator: validator(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
+		Validator: validation.FromConfig(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
 		Output: res.Output,
 	}
 	ev, err := evidence.Collect(ctx, in)
@@ -166,7 +166,7 @@ func storedEvidence(ev *evidence.Evidence) *evidence.Evidence {
 	}
 	c := *ev
 	v := *ev.Validation
-	v.Checks = append([]agent.CheckResult(nil), v.Checks...)
+	v.Checks = append([]validation.CheckResult(nil), v.Checks...)
 	for i := range v.Checks {
 		if out := v.Checks[i].Output; len(out) > maxCheckOutput {
 			v.Checks[i].Output = strings.ToValidUTF8(out[len(out)-maxCheckOutput:], "")
@@ -174,19 +174,6 @@ func storedEvidence(ev *evidence.Evidence) *evidence.Evidence {
 	}
 	c.Validation = &v
 	return &c
-}
-
-// validator is the [validation] section as the evidence re-runs it.
-func validator(cfg *config.Config) *agent.Validator {
-	v := cfg.Validation
-	if v == nil {
-		return nil
-	}
-	out := &agent.Validator{Test: v.Test, Lint: v.Lint, Typecheck: v.Typecheck}
-	if d, err := time.ParseDuration(v.Timeout); err == nil && d > 0 {
-		out.Timeout = d
-	}
-	return out
 }
 
 func validationSummary(ev *evidence.Evidence) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/validation"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -72,7 +73,7 @@ func Solve(ctx context.Context, ws *workspace.Workspace, spec SolveSpec) (*Solve
 		return nil, err
 	}
 	defer l.close()
-	validator := newValidator(ws.Config)
+	validator := validation.FromConfig(ws.Config)
 	if !validator.Configured() {
 		fmt.Fprintln(l.progress, "warning: no [validation] test, lint or typecheck command in config: the edits will not be validated")
 	}
@@ -256,20 +257,6 @@ func validated(cfg *config.Config) string {
 		}
 	}
 	return strings.Join(cmds, "; ")
-}
-
-// newValidator reads [validation]; without it nothing is validated.
-func newValidator(cfg *config.Config) *agent.Validator {
-	v := &agent.Validator{}
-	if cfg == nil || cfg.Validation == nil {
-		return v
-	}
-	c := cfg.Validation
-	v.Test, v.Lint, v.Typecheck = c.Test, c.Lint, c.Typecheck
-	if c.Timeout != "" {
-		v.Timeout, _ = time.ParseDuration(c.Timeout) // checked by config.Validate
-	}
-	return v
 }
 
 // handOver moves a run's commit onto the worktree it was branched from

@@ -14,7 +14,8 @@
 //	  world.log             WorldLog, and beside it WorldLock, WorldIndex,
 //	                        WorldCompacted, WorldCompacting, WorldArchive
 //	  markers/              Markers, Marker(name)
-//	  tasks/<folder>/       Tasks, TaskFolder, TaskFile: <id>.yaml; TasksLock
+//	  tasks/<folder>/       Tasks, TaskFolder, TaskFile: <id>.yaml; TasksLock,
+//	                        TaskIndex: tasks/.index.<folder>
 //	  worktrees/<id>/       Worktrees, Worktree(id)
 //	  runs/<id>/            Runs, Run(id): run.json, starting.json, prompt-N.md,
 //	                        task-N.md, run-N.log, reviews.jsonl
@@ -55,6 +56,7 @@ const (
 	MarkersDir      = "markers"              // read markers, one file each
 	TasksDir        = "tasks"                // the board's folders
 	TasksLockFile   = ".lock"                // in TasksDir; the dot keeps it out of listings
+	taskIndexPrefix = ".index."              // in TasksDir: a folder's list index
 	WorktreesDir    = "worktrees"            // board tasks' and 'cra solve's worktrees
 	RunsDir         = "runs"                 // one directory per task's runs
 	RunFile         = "run.json"             // in a run directory: the running run's identity
@@ -151,6 +153,11 @@ func (d Dir) TaskFolder(folder string) string { return d.join(TasksDir, folder) 
 
 // TaskFile is task id's file in folder, tasks/<folder>/<id>.yaml.
 func (d Dir) TaskFile(folder, id string) string { return d.join(TasksDir, folder, id+".yaml") }
+
+// TaskIndex is the list index of one folder of the board,
+// tasks/.index.<folder>; the leading dot keeps it out of listings and
+// sweeps.
+func (d Dir) TaskIndex(folder string) string { return d.join(TasksDir, taskIndexPrefix+folder) }
 
 // TasksLock is the board's flock(2) file, tasks/.lock.
 func (d Dir) TasksLock() string { return d.join(TasksDir, TasksLockFile) }

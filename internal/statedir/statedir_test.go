@@ -32,6 +32,7 @@ func TestPaths(t *testing.T) {
 		{d.TaskFolder("pending"), "/repo/.clean_room/tasks/pending"},
 		{d.TaskFile("pending", "t-1"), "/repo/.clean_room/tasks/pending/t-1.yaml"},
 		{d.TasksLock(), "/repo/.clean_room/tasks/.lock"},
+		{d.TaskIndex("pending"), "/repo/.clean_room/tasks/.index.pending"},
 		{d.Worktrees(), "/repo/.clean_room/worktrees"},
 		{d.Worktree("t-1"), "/repo/.clean_room/worktrees/t-1"},
 		{d.Runs(), "/repo/.clean_room/runs"},

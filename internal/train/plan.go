@@ -55,6 +55,10 @@ func (l Layout) PlanFile(id int64) string { return l.state().TrainingPlan(id) }
 // Datasets is the directory of the curated datasets.
 func (l Layout) Datasets() string { return l.state().TrainingDatasets() }
 
+// Bootstrap is cra bootstrap's scratch directory for the repository it
+// calls name.
+func (l Layout) Bootstrap(name string) string { return l.state().TrainingBootstrap(name) }
+
 // TrainDir is the directory of dataset id's trainer configurations and
 // output.
 func (l Layout) TrainDir(id int64) string { return l.state().TrainingJob(id) }

@@ -227,11 +227,23 @@ func (w *Workspace) Router(ctx context.Context) *llm.Router {
 	defer w.mu.Unlock()
 	var adapters llm.AdapterSource
 	if k, _, err := w.index(ctx); err == nil {
-		adapters = k
+		adapters = Adapters(k)
 	}
 	r := llm.NewRouter(w.Config, adapters)
 	r.Logger = w.logger
 	return r
+}
+
+// Adapters is the index's active LoRA adapters as the model router reads
+// them (llm.AdapterSource over kb's adapter_metadata).
+func Adapters(k *kb.KnowledgeBase) llm.AdapterSource {
+	return llm.AdapterFunc(func(ctx context.Context, stage string) (*llm.Adapter, error) {
+		a, err := k.AdapterForStage(ctx, stage)
+		if err != nil || a == nil {
+			return nil, err
+		}
+		return &llm.Adapter{ModelTag: a.ModelTag, BaseModel: a.BaseModel}, nil
+	})
 }
 
 // Gateway returns the one entry point to the models: it resolves every
@@ -255,7 +267,7 @@ func (w *Workspace) Gateway(ctx context.Context) (*llm.Gateway, error) {
 	if err := w.openRaw(ctx); err != nil {
 		return nil, err
 	}
-	router := llm.NewRouter(w.Config, k)
+	router := llm.NewRouter(w.Config, Adapters(k))
 	router.Logger = w.logger
 	g := llm.NewGateway(router, llm.NewRecorder(w.corpus))
 	g.Logger = w.logger

@@ -1,4 +1,10 @@
-package agent
+// Package validation runs a project's own checks, the [validation] test,
+// lint and typecheck commands, in a working copy and reads their outcome:
+// what passed, what timed out, which tests failed (seed 001 Phase 3,
+// §18). agent validates each attempt with it, evidence re-runs it on a
+// finished run's branch, and review and run build it from the config
+// through FromConfig, the one reader of [validation].
+package validation
 
 import (
 	"context"
@@ -11,12 +17,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/lazyre"
 )
 
-// DefaultValidationTimeout bounds each validation command when
-// [validation] timeout is unset.
-const DefaultValidationTimeout = 10 * time.Minute
+// DefaultTimeout bounds each validation command when [validation]
+// timeout is unset.
+const DefaultTimeout = 10 * time.Minute
 
 // The validation checks, in the order they run.
 const (
@@ -24,6 +31,29 @@ const (
 	CheckLint      = "lint"
 	CheckTypecheck = "typecheck"
 )
+
+// The failure classes of a failed check, as an attempt's retry context
+// names them (seed 001 §13).
+const (
+	ClassTest      = "test_failure"      // [validation] test failed
+	ClassLint      = "lint_failure"      // [validation] lint failed
+	ClassTypecheck = "typecheck_failure" // [validation] typecheck failed
+)
+
+// FromConfig returns the validator of the [validation] section, or nil
+// when there is none (a nil Validator is not Configured and validates
+// nothing). Its timeout was checked by config.Validate.
+func FromConfig(cfg *config.Config) *Validator {
+	if cfg == nil || cfg.Validation == nil {
+		return nil
+	}
+	c := cfg.Validation
+	v := &Validator{Test: c.Test, Lint: c.Lint, Typecheck: c.Typecheck}
+	if d, err := time.ParseDuration(c.Timeout); err == nil && d > 0 {
+		v.Timeout = d
+	}
+	return v
+}
 
 // Validator runs the project's own checks in a worktree (seed 001 Phase
 // 3): the [validation] test, lint and typecheck commands, each through
@@ -35,7 +65,7 @@ type Validator struct {
 	Test      string
 	Lint      string
 	Typecheck string
-	// Timeout bounds each command; 0 means DefaultValidationTimeout.
+	// Timeout bounds each command; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// MaxOutput caps the output kept of each command (its head and its
 	// tail); 0 means 256 KiB.
@@ -61,9 +91,9 @@ type CheckResult struct {
 	Output string `json:"output"`
 }
 
-// ValidationResult is the outcome of validating one attempt (seed 001
-// §18), a validation_results row.
-type ValidationResult struct {
+// Result is the outcome of validating one attempt (seed 001 §18), a
+// validation_results row.
+type Result struct {
 	Success bool          `json:"success"`
 	Checks  []CheckResult `json:"checks"`
 	// FailingTests are the names read from the test command's output.
@@ -71,7 +101,7 @@ type ValidationResult struct {
 }
 
 // Check returns the result of the named check, or nil when it did not run.
-func (r *ValidationResult) Check(name string) *CheckResult {
+func (r *Result) Check(name string) *CheckResult {
 	for i := range r.Checks {
 		if r.Checks[i].Name == name {
 			return &r.Checks[i]
@@ -82,7 +112,7 @@ func (r *ValidationResult) Check(name string) *CheckResult {
 
 // FirstFailure returns the failure class of the first check that failed,
 // tests first: a failing test says most about the task.
-func (r *ValidationResult) FirstFailure() string {
+func (r *Result) FirstFailure() string {
 	for _, c := range []struct{ name, class string }{{CheckTest, ClassTest}, {CheckLint, ClassLint}, {CheckTypecheck, ClassTypecheck}} {
 		if ch := r.Check(c.name); ch != nil && !ch.Passed {
 			return c.class
@@ -94,8 +124,8 @@ func (r *ValidationResult) FirstFailure() string {
 // Run runs every configured command in dir, all of them even after a
 // failure, so the evidence is complete. Its error is for a cancelled
 // context or a shell that cannot start; a failing command is a result.
-func (v *Validator) Run(ctx context.Context, dir string) (*ValidationResult, error) {
-	res := &ValidationResult{Success: true, FailingTests: []string{}}
+func (v *Validator) Run(ctx context.Context, dir string) (*Result, error) {
+	res := &Result{Success: true, FailingTests: []string{}}
 	for _, c := range []struct{ name, cmd string }{{CheckTest, v.Test}, {CheckLint, v.Lint}, {CheckTypecheck, v.Typecheck}} {
 		if strings.TrimSpace(c.cmd) == "" {
 			continue
@@ -118,7 +148,7 @@ func (v *Validator) Run(ctx context.Context, dir string) (*ValidationResult, err
 func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckResult, error) {
 	timeout := v.Timeout
 	if timeout <= 0 {
-		timeout = DefaultValidationTimeout
+		timeout = DefaultTimeout
 	}
 	max := v.MaxOutput
 	if max <= 0 {

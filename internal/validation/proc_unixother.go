@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package agent
+package validation
 
 import "syscall"
 
