@@ -105,6 +105,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		d.Output = guidance(rv)
 	}
 	rv.Entry = d.Output
+	d.Review = reviewLine(rv)
 	d.Update = func(t *board.Task) {
 		t.Notes = rv.Note.String()
 		t.ConsecutiveCompletionClaims, t.ConsecutiveFailures = rv.After.Completion, rv.After.Failure
@@ -321,6 +322,20 @@ func conservativeNote(rv *Review, evText, previous string) Note {
 	}
 	n.fit()
 	return n
+}
+
+// reviewLine is the [event:review] line the recycler logs before its
+// verdict: the run, the final classification (and the model's, when the
+// evidence lowered it) and what was done.
+func reviewLine(rv *Review) string {
+	s := fmt.Sprintf("review of run %d: %s", rv.Run, rv.Classification)
+	if len(rv.Lowered) > 0 {
+		s += fmt.Sprintf(" (the model said %s: %s)", rv.Model, clipRunes(strings.Join(rv.Lowered, "; "), 200))
+	}
+	if rv.Fallback != "" {
+		s += " (not reviewed by the model: " + clipRunes(rv.Fallback, 200) + ")"
+	}
+	return s + fmt.Sprintf(", then %s (streaks %d/%d)", rv.Action, rv.After.Completion, rv.After.Failure)
 }
 
 // guidance is the output of a retry entry: the note's next actions, on

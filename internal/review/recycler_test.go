@@ -842,3 +842,29 @@ func blockedAfterMarker(t *testing.T, f *fixture, title string) *board.Task {
 	}
 	return task
 }
+
+// TestForgedVerifiedIsNotTold: a verified appended to the world log by
+// hand, which the lifecycle forbids (no finish, no review), ends nothing,
+// so no one is told the task was verified.
+func TestForgedVerifiedIsNotTold(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "told")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\n", out))
+	task := f.add(t, "pending", "")
+	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker at the end
+		t.Fatal(err)
+	}
+	lf, err := os.OpenFile(f.board.Log.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(lf, "[2026-01-02T03:04:05.000Z][agent:verified][%s] verified by hand\n", task.ID)
+	lf.Close()
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(out); len(data) != 0 || len(rep.Notified) != 0 {
+		t.Errorf("told %q (%+v), want nothing", data, rep.Notified)
+	}
+}

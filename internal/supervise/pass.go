@@ -13,8 +13,9 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// Pass is one Level 1 pass over a repository (seed 002 Phase 3): read who
-// the log calls active, look at the machine, decide (Reconcile), act
+// Pass is one Level 1 pass over a repository (seed 002 Phase 3): report
+// the log's entries the lifecycle forbids (reportSkipped), read who the
+// log calls active, look at the machine, decide (Reconcile), act
 // (Executor). 'cra supervise --once' runs one; the daemon runs one at
 // start and every few seconds.
 type Pass struct {
@@ -85,6 +86,9 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	}
 	t := now()
 	policy := p.Policy.withDefaults()
+	if err := p.reportSkipped(ctx); err != nil {
+		p.say("warning: %v", err) // the report waits for the next pass; the runs do not
+	}
 	agents, err := p.Log.Current(ctx)
 	if err != nil {
 		return nil, err
