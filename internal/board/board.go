@@ -89,7 +89,7 @@ func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
 	}
 	t.CreatedAt, t.UpdatedAt = e.Time, e.Time
 	if err := b.Store.Put(ctx, t, Pending); err != nil {
-		return nil, fmt.Errorf("task %s is in the world log but its file was not written (run 'cra task rebuild'): %w", t.ID, err)
+		return nil, fmt.Errorf("task %s is in the world log but its file was not written: once the cause is fixed, 'cra task rebuild' recreates it from the log (title, need): %w", t.ID, err)
 	}
 	return t, nil
 }
