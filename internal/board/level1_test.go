@@ -44,3 +44,46 @@ func TestLevel1BrokenTaskFile(t *testing.T) {
 		t.Errorf("the broken task: the log has %s, want it left active until its file is fixed", a.Status)
 	}
 }
+
+// TestLevel1RepairsFolders: a task whose file did not follow its log line
+// (the finish logged, the move out of in-progress failed) is put where the
+// log says by the next Level 1 pass, not only at the daemon's next start,
+// and the repair is logged; a task whose run the pass is told still goes
+// is left to its run.
+func TestLevel1RepairsFolders(t *testing.T) {
+	ctx := context.Background()
+	b, s, dir := newTestBoard(t)
+	var ids []string
+	for _, title := range []string{"moved badly", "still running"} {
+		task := add(t, b, title)
+		for _, st := range []world.Status{world.StatusActive, world.StatusFinish} {
+			if _, err := b.Log.Agent(ctx, st, task.ID, "run 1: shell", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Move(ctx, task.ID, Pending, InProgress); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	p := &supervise.Pass{Log: b.Log, Board: b, StateDir: dir,
+		Held: func(id string) bool { return id == ids[1] },
+		Only: func(supervise.Process) bool { return false }}
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, s, ids[0]); f != Completed {
+		t.Errorf("the task whose move failed: in %s, want completed", f)
+	}
+	if f := folderOn(t, s, ids[1]); f != InProgress {
+		t.Errorf("the task a run holds: in %s, want it left in in-progress", f)
+	}
+	var logged []string
+	b.Log.Select(ctx, world.Filter{IDs: []string{ids[0]}, Sources: []world.Source{world.SourceSystem}}, func(r *world.Record) error {
+		logged = append(logged, r.Entry.Output)
+		return nil
+	})
+	if len(logged) != 1 || logged[0] != "Level 1: moved from in-progress to completed, where its latest entry (finish) puts it" {
+		t.Errorf("logged %q, want the repair", logged)
+	}
+}

@@ -370,3 +370,75 @@ func (t *Task) missingKeys(keys []string) []string {
 	}
 	return out
 }
+
+// RepairFolders is the part of Rebuild a running daemon's Level 1 pass
+// makes on every pass (supervise.Board): each task file that is in one
+// folder but not the one its latest entry puts it in (a move that failed
+// after its log line) is moved there, the repair logged as Rebuild logs
+// it. It reads the folders' listings and the log's states only; no file is
+// parsed. A task the log has active is its run's to move, and so is one
+// for which live reports a run still going (an agent that reported its
+// own finish while its process runs); a task in two folders, a file the
+// log does not know and a missing one are left to 'cra task rebuild' and
+// the daemon's start. It returns what it moved, a line each.
+func (b *Board) RepairFolders(ctx context.Context, live func(id string) bool) ([]string, error) {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	statuses, err := b.Log.Statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	where := map[string][]Folder{}
+	var ids []string
+	for _, f := range Folders() {
+		in, err := b.Store.IDs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range in {
+			if where[id] == nil {
+				ids = append(ids, id)
+			}
+			where[id] = append(where[id], f)
+		}
+	}
+	slices.Sort(ids)
+	var out []string
+	for _, id := range ids {
+		status, known := statuses[id]
+		if !known || len(where[id]) != 1 || status == world.StatusActive || fits(where[id][0], status) {
+			continue
+		}
+		a, _, err := b.Log.Lookup(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		from := where[id][0]
+		want, ok := folderOfAgent(a)
+		if !ok || from == want || (live != nil && live(id)) {
+			continue
+		}
+		why := fmt.Sprintf("Level 1: moved from %s to %s, where its latest entry (%s) puts it", from, want, a.Status)
+		if err := b.logRepair(ctx, id, why); err != nil {
+			return out, err
+		}
+		if err := b.Store.Move(ctx, id, from, want); err != nil {
+			return out, fmt.Errorf("task %s: %w", id, err)
+		}
+		out = append(out, fmt.Sprintf("moved %s from %s to %s, where its latest entry (%s) puts it", id, from, want, a.Status))
+	}
+	return out, nil
+}
+
+// fits reports whether folder f may hold a task whose latest entry has
+// status: FolderOf for every output of that status.
+func fits(f Folder, status world.Status) bool {
+	if status == world.StatusFinish {
+		return f == Completed || f == Failed
+	}
+	want, ok := FolderOf(status, "")
+	return ok && f == want
+}

@@ -14,9 +14,9 @@ import (
 )
 
 // Pass is one Level 1 pass over a repository (seed 002 Phase 3): report
-// the log's entries the lifecycle forbids (reportSkipped), read who the
-// log calls active, look at the machine, decide (Reconcile), act
-// (Executor). 'cra supervise --once' runs one; the daemon runs one at
+// the log's entries the lifecycle forbids (reportSkipped), put task files
+// back where the log says (repairFolders), read who the log calls active,
+// look at the machine, decide (Reconcile), act (Executor). 'cra supervise --once' runs one; the daemon runs one at
 // start and every few seconds.
 type Pass struct {
 	// Log is the world log; required.
@@ -75,6 +75,11 @@ type Board interface {
 	// BlockRun logs [agent:failed][id] output | need: need, then moves
 	// the task to failed-blocked, with RestartRun's condition.
 	BlockRun(ctx context.Context, id string, run int, output, need string) error
+	// RepairFolders moves each task file that is not in the folder its
+	// latest entry puts it in (a move that failed after its log line)
+	// there, leaving alone active tasks and those live reports a run
+	// still going for, and returns what it moved, a line each.
+	RepairFolders(ctx context.Context, live func(id string) bool) ([]string, error)
 }
 
 // Run carries out one pass and returns the actions it decided on (taken,
@@ -88,6 +93,9 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	policy := p.Policy.withDefaults()
 	if err := p.reportSkipped(ctx); err != nil {
 		p.say("warning: %v", err) // the report waits for the next pass; the runs do not
+	}
+	if err := p.repairFolders(ctx); err != nil {
+		p.say("warning: %v", err) // tried again next pass
 	}
 	agents, err := p.Log.Current(ctx)
 	if err != nil {
@@ -291,4 +299,43 @@ func (p *Pass) say(format string, args ...any) {
 	if p.Out != nil {
 		fmt.Fprintf(p.Out, format+"\n", args...)
 	}
+}
+
+// repairFolders has the board put back the task files the log places
+// elsewhere (Board.RepairFolders): a task whose move failed after its log
+// line does not wait for the daemon's next start. A task whose run may
+// still go is left to it: the processor holds it (Held), or its run's
+// process or starter, or a claim's starter, is alive. A dry run repairs
+// nothing.
+func (p *Pass) repairFolders(ctx context.Context) error {
+	if p.Board == nil || p.DryRun {
+		return nil
+	}
+	runs := statedir.At(p.StateDir).Runs()
+	live := func(id string) bool {
+		if p.Held != nil && p.Held(id) {
+			return true
+		}
+		if path, err := RunFile(runs, id); err == nil {
+			if run, err := LoadIdentity(path); err == nil {
+				if alive, err := run.Alive(ctx); err != nil || alive || run.StarterAlive(ctx) {
+					return true
+				}
+			}
+		}
+		if path, err := ClaimFile(runs, id); err == nil {
+			if c, err := LoadClaim(path); err == nil && c.StarterAlive(ctx) {
+				return true
+			}
+		}
+		return false
+	}
+	moved, err := p.Board.RepairFolders(ctx, live)
+	for _, m := range moved {
+		p.say("repaired: %s", m)
+	}
+	if err != nil {
+		return fmt.Errorf("repair task folders: %w", err)
+	}
+	return nil
 }
