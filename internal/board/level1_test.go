@@ -87,3 +87,41 @@ func TestLevel1RepairsFolders(t *testing.T) {
 		t.Errorf("logged %q, want the repair", logged)
 	}
 }
+
+// TestLevel1FutureStamps: an [agent:active] stamped an hour ahead (a clock
+// stepped back, a line written by hand) does not make Level 1 wait an
+// hour: the start grace counts from when the pass first saw it, and so
+// does the backoff after restarts stamped ahead. The run, gone, is
+// restarted once the grace has passed.
+func TestLevel1FutureStamps(t *testing.T) {
+	ctx := context.Background()
+	b, s, dir := newTestBoard(t)
+	task := add(t, b, "stamped ahead")
+	now := time.Now()
+	if _, err := b.Log.Append(ctx, world.Entry{Time: now.Add(time.Hour), Kind: world.KindAgent, Status: world.StatusActive,
+		ID: task.ID, Output: "run 1: shell"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Move(ctx, task.ID, Pending, InProgress); err != nil {
+		t.Fatal(err)
+	}
+	p := &supervise.Pass{Log: b.Log, Board: b, StateDir: dir, Now: func() time.Time { return now },
+		Only: func(supervise.Process) bool { return false }}
+	actions, err := p.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(actions) != 1 {
+		t.Fatalf("first pass: %v, want one wait", actions)
+	}
+	if w, ok := actions[0].(supervise.Wait); !ok || w.Until.After(now.Add(supervise.DefaultStartGrace)) {
+		t.Fatalf("first pass: %+v, want a wait of at most the start grace, not until the stamp", actions[0])
+	}
+	now = now.Add(supervise.DefaultStartGrace + time.Second)
+	if _, err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, s, task.ID); f != Pending {
+		t.Errorf("after the grace: in %s, want pending (restarted)", f)
+	}
+}

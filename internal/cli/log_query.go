@@ -33,7 +33,8 @@ of the current format that cannot match are skipped before parsing.
 
 --current prints the latest status of each agent; --limbo D prints the
 agents neither verified nor failed whose latest entry (events with their id
-included) is older than D. Both read the side index, .clean_room/world.log.idx,
+included) is older than D, or stamped after now (a clock stepped back:
+its silence cannot be told, SILENT says "stamped ahead"). Both read the side index, .clean_room/world.log.idx,
 and only the log written since; --status and --id narrow them.
 
 --skipped prints the agent entries the log's fold skips because the
@@ -174,8 +175,12 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 		if a.Need != "" {
 			out += " | need: " + world.Escape(a.Need)
 		}
+		silent := now.Sub(a.LastSeen).Round(time.Second).String()
+		if a.LastSeen.After(now) {
+			silent = "stamped ahead" // a clock stepped back: the silence cannot be told
+		}
 		rows = append(rows, []string{world.Escape(a.ID), string(a.Status), a.Since.Format("2006-01-02T15:04:05Z"),
-			now.Sub(a.LastSeen).Round(time.Second).String(), clipRunes(out, 60)})
+			silent, clipRunes(out, 60)})
 	}
 	if err := writeTable(w, rows); err != nil {
 		return err

@@ -55,11 +55,12 @@ type Recycler struct {
 	Now func() time.Time
 
 	mu       sync.Mutex
-	cfg      *config.Config       // the last config that loaded
-	held     map[string]time.Time // tasks whose decision failed, left alone until then
-	skipped  map[string]time.Time // tasks not eligible, with their file's time
-	skipFor  string               // the enabled_for those were judged under
-	lastTick time.Time            // the last review tick, for Loop
+	cfg      *config.Config        // the last config that loaded
+	held     map[string]time.Time  // tasks whose decision failed, left alone until then
+	skipped  map[string]time.Time  // tasks not eligible, with their file's time
+	skipFor  string                // the enabled_for those were judged under
+	lastTick time.Time             // the last review tick, for Loop
+	future   supervise.FutureClamp // Level 2's times stamped after now
 
 	// notifyApart: Loop sends the notifications from a goroutine of
 	// their own, so that a notifier that hangs holds no review up.

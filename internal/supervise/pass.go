@@ -59,6 +59,9 @@ type Pass struct {
 	// while its starter lived (Input.GoneSince), across the Runs of one
 	// Pass: the daemon keeps one.
 	gone map[string]time.Time
+	// future keeps times the log stamps after now (an active entry, a
+	// restart) from deferring a wait past when the pass first saw them.
+	future FutureClamp
 }
 
 // Board is what a pass needs of the task board (*board.Board is one).
@@ -102,6 +105,10 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		return nil, err
 	}
 	active := ActiveAgents(agents)
+	for i, a := range active {
+		active[i].Since = p.future.At("active "+a.ID, a.Since, t)
+	}
+	defer p.future.Prune()
 	obs, err := p.observe(ctx, active)
 	if err != nil {
 		return nil, err
@@ -117,6 +124,11 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	restarts, err := p.restarts(ctx, t.Add(-policy.Window))
 	if err != nil {
 		return nil, err
+	}
+	for id, ts := range restarts {
+		for i, r := range ts {
+			ts[i] = p.future.At("restart "+id, r, t)
+		}
 	}
 	starters := map[string]bool{}
 	for _, a := range active {

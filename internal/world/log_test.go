@@ -207,27 +207,34 @@ func TestLimbo(t *testing.T) {
 		{"waiting", StatusActive, false},
 		{"waiting", StatusFinish, false}, // finished, never verified
 		{"busy", "", true},               // an event counts as activity
+		{"ahead", StatusStart, false},    // stamped an hour ahead: a clock stepped back
 	}
 	for _, s := range steps {
 		c.advance(time.Minute)
 		var err error
-		if s.event {
+		switch {
+		case s.event:
 			_, err = l.Event(ctx, SourceBash, s.id, "still working")
-		} else {
+		case s.id == "ahead":
+			_, err = l.Append(ctx, Entry{Time: c.now.Add(time.Hour), Kind: KindAgent, Status: s.status, ID: s.id})
+			c.advance(-time.Minute)
+		default:
 			_, err = logStep(ctx, l, s.status, s.id, "", "")
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Now t0+12m. quiet last moved at t0+1m, waiting at t0+11m, busy at t0+12m.
+	// Now t0+12m. quiet last moved at t0+1m, waiting at t0+11m, busy at
+	// t0+12m; ahead's entry is stamped t0+1h13m, in the future: how long it
+	// has been silent cannot be told, so every --limbo lists it.
 	tests := []struct {
 		silent time.Duration
 		want   []string
 	}{
-		{30 * time.Second, []string{"quiet", "waiting"}},
-		{5 * time.Minute, []string{"quiet"}},
-		{11 * time.Minute, nil},
+		{30 * time.Second, []string{"quiet", "waiting", "ahead"}},
+		{5 * time.Minute, []string{"quiet", "ahead"}},
+		{11 * time.Minute, []string{"ahead"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.silent.String(), func(t *testing.T) {

@@ -500,10 +500,18 @@ func (l *Log) Current(ctx context.Context) ([]Agent, error) {
 
 // Limbo returns the agents neither verified nor failed whose latest entry
 // is older than silent: those that have not moved and may never reach an
-// end ("件件有着落", seed 002).
+// end ("件件有着落", seed 002). An agent whose latest entry is stamped after
+// now (a clock stepped back, a line written by hand) is listed too: how
+// long it has been silent cannot be told, and a time in the future must
+// not hide it.
 func (l *Log) Limbo(ctx context.Context, silent time.Duration) ([]Agent, error) {
-	cutoff := l.Now().Add(-silent).UnixMilli()
-	return l.agents(ctx, func(a *agentState) bool { return !a.Status.Settled() && a.Seen < cutoff })
+	now := l.Now()
+	return l.agents(ctx, func(a *agentState) bool { return inLimbo(a, now, silent) })
+}
+
+// inLimbo reports whether a is in limbo at now for silent (Limbo).
+func inLimbo(a *agentState, now time.Time, silent time.Duration) bool {
+	return !a.Status.Settled() && (a.Seen < now.Add(-silent).UnixMilli() || a.Seen > now.UnixMilli())
 }
 
 // CountAgents counts the agents Current (silent 0) or Limbo (silent > 0)
@@ -511,11 +519,11 @@ func (l *Log) Limbo(ctx context.Context, silent time.Duration) ([]Agent, error) 
 // status) match selects, without reading their lines: a count needs only
 // the side index.
 func (l *Log) CountAgents(ctx context.Context, silent time.Duration, match func(Entry) bool) (int, error) {
-	cutoff := l.Now().Add(-silent).UnixMilli()
+	now := l.Now()
 	n := 0
 	err := l.withState(ctx, func(_ *os.File, st *state) error {
 		for _, a := range st.byID {
-			if silent > 0 && (a.Status.Settled() || a.Seen >= cutoff) {
+			if silent > 0 && !inLimbo(a, now, silent) {
 				continue
 			}
 			if match == nil || match(Entry{Kind: KindAgent, Status: a.Status, ID: a.ID, Time: time.UnixMilli(a.Since).UTC()}) {
