@@ -3,7 +3,11 @@ package board
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/world"
 )
 
 // BenchmarkList lists a board of 1,000 and 10,000 task files, as 'cra task
@@ -30,5 +34,42 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRepairFolders is what each Level 1 pass adds to find the task
+// files that are not where the log puts them, on a board of 10,000 tasks
+// that agree with the log.
+func BenchmarkRepairFolders(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	l, err := world.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewFileStore(dir)
+	board := New(s, l)
+	var lines []byte
+	for i := range 10000 {
+		t := NewTask(fmt.Sprintf("task number %d", i))
+		t.ID = fmt.Sprintf("t-%08x", i)
+		line, err := world.Format(world.Entry{Time: time.Now(), Kind: world.KindAgent, Status: world.StatusStart, ID: t.ID, Output: t.Title})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines = append(append(lines, line...), '\n')
+		if err := s.Put(ctx, t, Pending); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(l.Path(), lines, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		moved, err := board.RepairFolders(ctx, nil)
+		if err != nil || len(moved) != 0 {
+			b.Fatalf("moved %v, %v", moved, err)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
 	}
 	t.CreatedAt, t.UpdatedAt = e.Time, e.Time
 	if err := b.Store.Put(ctx, t, Pending); err != nil {
-		return nil, fmt.Errorf("task %s is in the world log but its file was not written (run 'cra task rebuild'): %w", t.ID, err)
+		return nil, fmt.Errorf("task %s is in the world log but its file was not written: once the cause is fixed, 'cra task rebuild' recreates it from the log (title, need): %w", t.ID, err)
 	}
 	return t, nil
 }
@@ -284,7 +284,14 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 	if _, err := b.Log.Event(ctx, world.SourceUser, id, text); err != nil {
 		return nil, fmt.Errorf("log the move: %w", err)
 	}
-	if status != "" {
+	switch status {
+	case "":
+	case world.StatusVerified:
+		// A person's move is the review a verified needs (world.Next).
+		if _, err := b.Log.Verify(ctx, id, "a person verified it: "+text, output); err != nil {
+			return nil, fmt.Errorf("log the move: %w", err)
+		}
+	default:
 		need := ""
 		if status == world.StatusFailed {
 			need = "a person answers: cra answer " + id + " '…'"

@@ -249,7 +249,7 @@ func TestRebuildRepairsFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantKinds := map[string]string{
-		moved.ID: "move", twice.ID: "duplicate,move", gone.ID: "missing",
+		moved.ID: "move", twice.ID: "duplicate,move", gone.ID: "recreate",
 		"hand-1": "adopt", "hand-2": "unlogged", "broken": "malformed", "": "temp",
 	}
 	if got := repairKinds(rep); !equalMaps(got, wantKinds) {
@@ -269,7 +269,7 @@ func TestRebuildRepairsFolders(t *testing.T) {
 	if got := repairKinds(rep); !equalMaps(got, wantKinds) {
 		t.Fatalf("rebuild found %v, want %v", got, wantKinds)
 	}
-	for id, want := range map[string]Folder{moved.ID: Pending, twice.ID: Completed, ok.ID: Pending, "hand-1": Pending, "hand-2": Completed} {
+	for id, want := range map[string]Folder{moved.ID: Pending, twice.ID: Completed, ok.ID: Pending, "hand-1": Pending, "hand-2": Completed, gone.ID: Pending} {
 		if f := folderOn(t, s, id); f != want {
 			t.Errorf("%s in %s, want %s", id, f, want)
 		}
@@ -285,12 +285,12 @@ func TestRebuildRepairsFolders(t *testing.T) {
 		t.Errorf("adopted task is %s in the log, want start", a.Status)
 	}
 
-	// What is left needs a person: the missing, unlogged and malformed ones.
+	// What is left needs a person: the unlogged and malformed ones.
 	rep, err = b.Rebuild(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	left := map[string]string{gone.ID: "missing", "hand-2": "unlogged", "broken": "malformed"}
+	left := map[string]string{"hand-2": "unlogged", "broken": "malformed"}
 	if got := repairKinds(rep); !equalMaps(got, left) {
 		t.Errorf("second check found %v, want %v", got, left)
 	}

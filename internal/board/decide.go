@@ -29,19 +29,27 @@ type Decision struct {
 	// are its entry's.
 	Status       world.Status
 	Output, Need string
+	// Review is the review of the run the decision comes from, logged as
+	// [event:review][id] review before the verdict: a verified stands
+	// only after one (world.Next), so it is required for verified.
+	Review string
 	// Update changes the task's fields (notes, streaks, results) before
 	// it is written; it may be nil.
 	Update func(*Task)
 }
 
 // Decide carries out d under the board's lock: it checks that the task is
-// still where it was reviewed, logs [agent:STATUS][id] output | need:
-// need, and then writes the updated task into the folder the entry maps
-// to. A terminal folder sets processor_auto_requeue false (seed 004).
+// still where it was reviewed, logs [event:review][id] review (when d has
+// one) and [agent:STATUS][id] output | need: need, and then writes the
+// updated task into the folder the entry maps to. A terminal folder sets
+// processor_auto_requeue false (seed 004).
 func (b *Board) Decide(ctx context.Context, d Decision) (*Task, Folder, error) {
 	to, ok := FolderOf(d.Status, d.Output)
 	if !ok || d.Status != world.StatusRetry && d.Status != world.StatusVerified && d.Status != world.StatusFailed {
 		return nil, "", fmt.Errorf("decide task %s: %q is not a recycler's status (retry, verified or failed)", d.ID, d.Status)
+	}
+	if d.Status == world.StatusVerified && strings.TrimSpace(d.Review) == "" {
+		return nil, "", fmt.Errorf("decide task %s: a verified needs the review it comes from", d.ID)
 	}
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
@@ -54,6 +62,11 @@ func (b *Board) Decide(ctx context.Context, d Decision) (*Task, Folder, error) {
 	}
 	if from != d.From || t.Runs != d.Runs {
 		return nil, "", fmt.Errorf("task %s is in %s after %d runs, not in %s after %d: %w", d.ID, from, t.Runs, d.From, d.Runs, ErrChanged)
+	}
+	if d.Review != "" {
+		if _, err := b.Log.Event(ctx, world.SourceReview, d.ID, d.Review); err != nil {
+			return nil, "", fmt.Errorf("log the review of task %s: %w", d.ID, err)
+		}
 	}
 	if _, err := b.Log.Agent(ctx, d.Status, d.ID, d.Output, d.Need); err != nil {
 		return nil, "", fmt.Errorf("log %s of task %s: %w", d.Status, d.ID, err)

@@ -43,11 +43,11 @@ func TestDecide(t *testing.T) {
 	task := finished(t, b, "finish me", Completed)
 
 	// A decision about a task that ran again meanwhile is dropped whole.
-	_, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 0, Status: world.StatusVerified, Output: "done"})
+	_, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 0, Status: world.StatusVerified, Output: "done", Review: "run 1: full_complete"})
 	if !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
-	_, _, err = b.Decide(ctx, Decision{ID: task.ID, From: Failed, Runs: 1, Status: world.StatusVerified, Output: "done"})
+	_, _, err = b.Decide(ctx, Decision{ID: task.ID, From: Failed, Runs: 1, Status: world.StatusVerified, Output: "done", Review: "run 1: full_complete"})
 	if !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
@@ -59,7 +59,7 @@ func TestDecide(t *testing.T) {
 	}
 
 	got, to, err := b.Decide(ctx, Decision{ID: task.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "verified: 3 complete reviews",
-		Update: func(t *Task) { t.Notes, t.ConsecutiveCompletionClaims = "the note", 3 }})
+		Review: "run 1: full_complete", Update: func(t *Task) { t.Notes, t.ConsecutiveCompletionClaims = "the note", 3 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestAnswer(t *testing.T) {
 
 	// A verified task takes none.
 	v := finished(t, b, "done", Completed)
-	if _, _, err := b.Decide(ctx, Decision{ID: v.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "ok"}); err != nil {
+	if _, _, err := b.Decide(ctx, Decision{ID: v.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "ok", Review: "run 1: full_complete"}); err != nil {
 		t.Fatal(err)
 	}
 	var ae *AnswerError

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/world"
@@ -17,9 +18,11 @@ type Repair struct {
 	// What is the kind: "move" (the file is not where the log puts it),
 	// "duplicate" (a second copy, removed), "adopt" (a file in pending/
 	// the log does not know: its start entry is logged), "unlogged" (a
-	// file elsewhere the log does not know: left for a person), "missing"
-	// (the log knows the task, no file holds it: reported, never
-	// invented), "malformed" (a file that cannot be read: left for a
+	// file elsewhere the log does not know: left for a person),
+	// "recreate" (the log knows the task, no file holds it: the file is
+	// written again from its start entry, as far as the log tells),
+	// "missing" (the same, with no start entry to recreate it from: left
+	// for a person), "malformed" (a file that cannot be read: left for a
 	// person), "temp" (a crashed write's temp file, removed).
 	What   string       `json:"what"`
 	From   Folder       `json:"from,omitempty"`
@@ -50,8 +53,13 @@ func (r Report) Clean() bool { return len(r.Repairs) == 0 }
 //     there and removes the others;
 //   - logs the start entry of a file in pending/ the log does not know (a
 //     task dropped in by hand), and reports such a file elsewhere;
-//   - reports a task of the board's id form (t-xxxxxxxx) that the log knows
-//     but no folder holds, and files that cannot be read;
+//   - recreates the file of a task of the board's id form (t-xxxxxxxx)
+//     that the log knows but no folder holds (a 'cra task add' whose
+//     write failed after its log line, ENOSPC say): its title and need
+//     from its start entry, created_at its time, runs its active entries,
+//     in the folder of its latest entry; the fields the log does not hold
+//     take their defaults. Without a start entry it is reported;
+//   - reports files that cannot be read;
 //   - removes temp files older than TempAge left by crashed writes;
 //   - builds the store's index of its tasks anew from the files
 //     (FileStore's list index, tasks/.index).
@@ -102,9 +110,9 @@ func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
 		if present[a.ID] || !boardID.MatchString(a.ID) {
 			continue
 		}
-		f, _ := folderOfAgent(a)
-		rep.Repairs = append(rep.Repairs, Repair{ID: a.ID, What: "missing", To: f, Status: a.Status,
-			Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file: restore tasks/%s/%s.yaml from a backup", a.Status, f, f, a.ID)})
+		if err := b.recreate(ctx, &rep, a, check); err != nil {
+			return rep, err
+		}
 	}
 	temps, err := b.Store.Sweep(ctx, b.TempAge, check)
 	if err != nil {
@@ -192,6 +200,65 @@ func (b *Board) rebuildTask(ctx context.Context, rep *Report, cs []Listed, byID 
 		rep.Repairs = append(rep.Repairs, r)
 	}
 	return nil
+}
+
+// recreate writes again the file of task a, which the log knows and no
+// folder holds, from what the log tells of it: the title and need of its
+// start entry, the time of that entry, its runs (active entries), in the
+// folder of its latest entry.
+func (b *Board) recreate(ctx context.Context, rep *Report, a world.Agent, check bool) error {
+	f, _ := folderOfAgent(a)
+	history, err := b.History(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	var start *world.Entry
+	runs := 0
+	for i, e := range history {
+		switch {
+		case e.Kind != world.KindAgent:
+		case e.Status == world.StatusStart && start == nil:
+			start = &history[i]
+		case e.Status == world.StatusActive:
+			runs++
+		}
+	}
+	if start == nil {
+		rep.Repairs = append(rep.Repairs, Repair{ID: a.ID, What: "missing", To: f, Status: a.Status,
+			Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file, and its start entry is gone: restore tasks/%s/%s.yaml from a backup", a.Status, f, f, a.ID)})
+		return nil
+	}
+	t := NewTask(titleFromLog(start.Output))
+	t.ID, t.Need, t.Runs = a.ID, start.Need, runs
+	t.CreatedAt = start.Time
+	t.UpdatedAt = b.Now().UTC().Truncate(time.Millisecond)
+	t.ProcessorAutoRequeue = !f.Terminal()
+	rel := fmt.Sprintf("tasks/%s/%s.yaml", f, a.ID)
+	rep.Repairs = append(rep.Repairs, Repair{ID: a.ID, What: "recreate", To: f, Status: a.Status, Fixed: !check,
+		Detail: fmt.Sprintf("the world log has it %s (%s) but no folder holds its file: %s is written again from its start entry (title, need)", a.Status, f, rel)})
+	if check {
+		return nil
+	}
+	if err := b.logRepair(ctx, a.ID, "rebuild: recreated "+rel+" from its start entry; the fields the log does not hold (description, type, priority, …) took their defaults"); err != nil {
+		return err
+	}
+	if err := b.Store.Put(ctx, t, f); err != nil {
+		return fmt.Errorf("rebuild: recreate %s: %w", rel, err)
+	}
+	return nil
+}
+
+// titleFromLog is a start entry's output as a task title: one line, at
+// most MaxTitle bytes, never empty.
+func titleFromLog(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(untitled in the world log)"
+	}
+	if len(s) > MaxTitle {
+		s = strings.ToValidUTF8(s[:MaxTitle-len("…")], "") + "…"
+	}
+	return s
 }
 
 func (b *Board) logRepair(ctx context.Context, id, what string) error {
@@ -302,4 +369,76 @@ func (t *Task) missingKeys(keys []string) []string {
 		}
 	}
 	return out
+}
+
+// RepairFolders is the part of Rebuild a running daemon's Level 1 pass
+// makes on every pass (supervise.Board): each task file that is in one
+// folder but not the one its latest entry puts it in (a move that failed
+// after its log line) is moved there, the repair logged as Rebuild logs
+// it. It reads the folders' listings and the log's states only; no file is
+// parsed. A task the log has active is its run's to move, and so is one
+// for which live reports a run still going (an agent that reported its
+// own finish while its process runs); a task in two folders, a file the
+// log does not know and a missing one are left to 'cra task rebuild' and
+// the daemon's start. It returns what it moved, a line each.
+func (b *Board) RepairFolders(ctx context.Context, live func(id string) bool) ([]string, error) {
+	unlock, err := b.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	statuses, err := b.Log.Statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	where := map[string][]Folder{}
+	var ids []string
+	for _, f := range Folders() {
+		in, err := b.Store.IDs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range in {
+			if where[id] == nil {
+				ids = append(ids, id)
+			}
+			where[id] = append(where[id], f)
+		}
+	}
+	slices.Sort(ids)
+	var out []string
+	for _, id := range ids {
+		status, known := statuses[id]
+		if !known || len(where[id]) != 1 || status == world.StatusActive || fits(where[id][0], status) {
+			continue
+		}
+		a, _, err := b.Log.Lookup(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		from := where[id][0]
+		want, ok := folderOfAgent(a)
+		if !ok || from == want || (live != nil && live(id)) {
+			continue
+		}
+		why := fmt.Sprintf("Level 1: moved from %s to %s, where its latest entry (%s) puts it", from, want, a.Status)
+		if err := b.logRepair(ctx, id, why); err != nil {
+			return out, err
+		}
+		if err := b.Store.Move(ctx, id, from, want); err != nil {
+			return out, fmt.Errorf("task %s: %w", id, err)
+		}
+		out = append(out, fmt.Sprintf("moved %s from %s to %s, where its latest entry (%s) puts it", id, from, want, a.Status))
+	}
+	return out, nil
+}
+
+// fits reports whether folder f may hold a task whose latest entry has
+// status: FolderOf for every output of that status.
+func fits(f Folder, status world.Status) bool {
+	if status == world.StatusFinish {
+		return f == Completed || f == Failed
+	}
+	want, ok := FolderOf(status, "")
+	return ok && f == want
 }

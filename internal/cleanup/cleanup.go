@@ -17,8 +17,14 @@
 //     cleanup.
 //  3. Call 2, the collapse: the pending tasks as id | bucket | type |
 //     content go in; canonical text | keep_id | drop_id1,drop_id2 lines
-//     come out (ParseCollapse), each carried out by board.Collapse, which
-//     keeps every dropped task's text in the world log.
+//     come out (ParseCollapse). A line is carried out by board.Collapse,
+//     which keeps every dropped task's text in the world log, only when
+//     the pre-pass finds its tasks alike (alikeGroup: each dropped task in
+//     the kept one's pre-pass group, or alike it above the stated floor,
+//     Threshold or Containment); any other line is a suggestion for a
+//     person (Report.Suggested, a log line), never applied. The model
+//     refines what the pre-pass found; it cannot merge what the pre-pass
+//     finds unrelated (DESIGN.md principle 2).
 //
 // Each call goes through the llm gateway with the supervisor role, so it
 // is recorded in raw.sqlite, and is asked once more after a malformed
@@ -126,6 +132,19 @@ type Report struct {
 	Collapse CallResult `json:"collapse"`
 	Merged   []Merged   `json:"merged"`
 	Skipped  []Skipped  `json:"skipped,omitempty"`
+	// Suggested are Call 2's groups the pre-pass does not find alike:
+	// left for a person, never applied.
+	Suggested []Suggestion `json:"suggested,omitempty"`
+}
+
+// Suggestion is a group Call 2 named that the pass did not apply,
+// because the pre-pass does not find its tasks alike: a person may merge
+// them by hand.
+type Suggestion struct {
+	Keep      string   `json:"keep"`
+	Canonical string   `json:"canonical"`
+	Drops     []string `json:"drops"`
+	Reason    string   `json:"reason"`
 }
 
 // CallResult is how a call went.
@@ -516,9 +535,11 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 	}
 	on := map[string]bool{}
 	read := map[string]board.Shown{}
+	title := map[string]string{}
 	for _, t := range shown {
 		on[t.ID] = true
 		read[t.ID] = board.ShownOf(t)
+		title[t.ID] = t.Title
 	}
 	kept := map[string]bool{}
 	for _, m := range merges {
@@ -531,6 +552,12 @@ func (p *pass) collapse(ctx context.Context, pending []*board.Task, groups []Gro
 		// put it in two groups, and the first one stands.
 		if i := slices.IndexFunc(m.Drops, func(id string) bool { return kept[id] }); i >= 0 {
 			p.rep.Skipped = append(p.rep.Skipped, Skipped{Line: line, Reason: "task " + m.Drops[i] + " keeps an earlier group"})
+			continue
+		}
+		if why, ok := alikeGroup(m.Keep, m.Drops, groups, func(id string) string { return title[id] }); !ok {
+			p.rep.Suggested = append(p.rep.Suggested, Suggestion{Keep: m.Keep, Canonical: m.Canonical, Drops: m.Drops, Reason: why})
+			p.event(ctx, fmt.Sprintf("suggested for a person, not applied: merge into %s as %q the tasks %s: %s",
+				m.Keep, titleOf(m.Canonical), strings.Join(m.Drops, ", "), why))
 			continue
 		}
 		// The texts were read before the call; a task that ran, came
@@ -558,4 +585,32 @@ func firstNotShown(m Merge, on map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+// alikeGroup reports whether Call 2's group of keep and drops may be
+// applied: each dropped task is in keep's pre-pass group, or alike keep
+// by itself (Matches either way: a Jaccard similarity of Threshold or
+// more, or Containment of one's words in the other's). Otherwise it says
+// which tasks are not alike. text gives a task's text as the pre-pass
+// read it.
+func alikeGroup(keep string, drops []string, groups []Group, text func(string) string) (string, bool) {
+	var mates []string
+	for _, g := range groups {
+		if slices.Contains(g.IDs, keep) {
+			mates = g.IDs
+			break
+		}
+	}
+	var unlike []string
+	for _, id := range drops {
+		a, b := text(keep), text(id)
+		if !slices.Contains(mates, id) && !Matches(a, b) && !Matches(b, a) {
+			unlike = append(unlike, id)
+		}
+	}
+	if len(unlike) == 0 {
+		return "", true
+	}
+	return fmt.Sprintf("the pre-pass finds %s not alike %s (not in its group, under %.1f similar, under %.0f%% of words shared)",
+		strings.Join(unlike, ", "), keep, Threshold, Containment*100), false
 }

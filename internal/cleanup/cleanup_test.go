@@ -407,3 +407,75 @@ func TestRunTodoMatchesOneTask(t *testing.T) {
 		t.Errorf("added %q, want %q; ignored %+v", added, want, rep.Ignored)
 	}
 }
+
+// TestRunCollapsesOnlyWhatThePrePassFindsAlike: five unrelated tasks the
+// model names as one group "Do everything" all stay, titles and all; the
+// group is a suggestion for a person, in the report and in the log, never
+// applied. A group of which one member is unlike the rest is not applied
+// either, while a group the pre-pass found is.
+func TestRunCollapsesOnlyWhatThePrePassFindsAlike(t *testing.T) {
+	ctx := context.Background()
+	unrelated := []string{
+		"Fix the login page crash",
+		"Add a --json flag to cra task list",
+		"Write the release notes for 2.0",
+		"Speed up the indexer on large repositories",
+		"Translate the README into French",
+	}
+	f := newFixture(t, append(unrelated, seedTitles[:2]...)...)
+	f.srv.On(llmtest.Contains("## CURRENT INDEX"), llmtest.Text("<WORLD_MODEL>\n## Project\n- cra is a coding agent\n</WORLD_MODEL>\n<TODOS>\n</TODOS>"))
+	f.srv.On(llmtest.Contains("id | bucket | type | content"), llmtest.Text(f.expand(
+		"Do everything | {Fix the login page crash} | {Add a --json flag to cra task list},{Write the release notes for 2.0},{Speed up the indexer on large repositories},{Translate the README into French}\n"+
+			"Develop ambient AI solutions | {Develop ambient AI solutions} | {Developing ambient AI solutions}\n")))
+	rep, err := Run(ctx, f.deps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range unrelated {
+		task, folder, err := f.deps.Board.Store.Get(ctx, f.ids[title])
+		if err != nil || folder != board.Pending || task.Title != title {
+			t.Errorf("%q: in %s, titled %q (%v); want it pending as it was", title, folder, task.Title, err)
+		}
+	}
+	if len(rep.Merged) != 1 || rep.Merged[0].Keep != f.ids[seedTitles[0]] {
+		t.Errorf("merged %+v, want only the ambient AI pair", rep.Merged)
+	}
+	if len(rep.Suggested) != 1 || rep.Suggested[0].Keep != f.ids[unrelated[0]] || len(rep.Suggested[0].Drops) != 4 ||
+		rep.Suggested[0].Canonical != "Do everything" || !strings.Contains(rep.Suggested[0].Reason, "not alike") {
+		t.Errorf("suggested %+v, want the Do everything group, not applied", rep.Suggested)
+	}
+	var lines []string
+	f.deps.Board.Log.Select(ctx, world.Filter{IDs: []string{Source}}, func(r *world.Record) error {
+		lines = append(lines, r.Entry.Output)
+		return nil
+	})
+	if s := strings.Join(lines, "\n"); !strings.Contains(s, "suggested for a person, not applied: merge into "+f.ids[unrelated[0]]+" as \"Do everything\"") {
+		t.Errorf("cleanup's log lines do not suggest the group:\n%s", s)
+	}
+}
+
+func TestAlikeGroup(t *testing.T) {
+	groups := []Group{{IDs: []string{"a", "b", "c"}}, {IDs: []string{"d", "e"}}}
+	text := map[string]string{
+		"a": "Develop ambient AI solutions", "b": "Developing ambient AI solutions", "c": "ambient AI",
+		"d": "Fix the login page crash", "e": "Fix the login page crash on mobile",
+		"f": "Develop ambient AI solutions for various applications", "g": "Write the release notes",
+	}
+	tests := []struct {
+		keep  string
+		drops []string
+		want  bool
+	}{
+		{"a", []string{"b", "c"}, true},  // one pre-pass group
+		{"a", []string{"b", "d"}, false}, // two groups
+		{"a", []string{"f"}, true},       // no group, but alike: f holds a's words
+		{"d", []string{"g"}, false},      // unlike
+		{"g", []string{"a"}, false},
+	}
+	for _, tc := range tests {
+		_, ok := alikeGroup(tc.keep, tc.drops, groups, func(id string) string { return text[id] })
+		if ok != tc.want {
+			t.Errorf("%s ← %v: got %v, want %v", tc.keep, tc.drops, ok, tc.want)
+		}
+	}
+}

@@ -33,11 +33,14 @@ run and from the board's Clean Up button:
      the todos; a todo that matches no task becomes a pending task with
      source cleanup;
   3. the collapse: the supervisor model groups the pending tasks that ask
-     for the same thing; each group's kept task takes the canonical text,
-     the others end as "duplicate of KEEP" in failed-blocked/, their text
-     in the world log ('cra log query --id ID'), and tasks waiting for
-     them wait for the kept task. 'cra answer ID "not a duplicate"'
-     sends a dropped task back to pending.
+     for the same thing; a group whose tasks the pre-pass finds alike (in
+     one of its groups, or alike above its floor) is applied: its kept
+     task takes the canonical text, the others end as "duplicate of KEEP"
+     in failed-blocked/, their text in the world log ('cra log query --id
+     ID'), and tasks waiting for them wait for the kept task. Any other
+     group is printed, and logged, as a suggestion for a person, never
+     applied. 'cra answer ID "not a duplicate"' sends a dropped task back
+     to pending.
 
 Each call fails alone: a reply that is malformed twice changes nothing,
 and the other call still runs. Every call is recorded in raw.sqlite. One
@@ -132,7 +135,11 @@ func printCleanup(d *deps, rep *cleanup.Report) {
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(w, "  skipped: %s (%s)\n", s.Line, s.Reason)
 	}
-	if !rep.Collapse.Failed() && len(rep.Merged) == 0 && len(rep.Skipped) == 0 {
+	for _, s := range rep.Suggested {
+		fmt.Fprintf(w, "suggested, not applied: merge %s into %s as %q\n  %s; a person may merge them by hand\n",
+			strings.Join(s.Drops, ", "), s.Keep, s.Canonical, s.Reason)
+	}
+	if !rep.Collapse.Failed() && len(rep.Merged) == 0 && len(rep.Skipped) == 0 && len(rep.Suggested) == 0 {
 		fmt.Fprintln(w, "no duplicates collapsed")
 	}
 }

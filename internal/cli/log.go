@@ -85,9 +85,7 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	l.Now = d.now
 	name := relPath(repo, l.Path())
 	l.Malformed = func(r *world.Record) { logWarnMalformed(d, name, r) }
-	l.Broken = func(r *world.Record, err *world.TransitionError) {
-		fmt.Fprintf(d.errOut, "warning: %s:%d: breaks the lifecycle: %v\n", name, r.Line, err)
-	}
+	l.Broken = func(r *world.Record, err *world.TransitionError) { logWarnSkipped(d, name, r.Line, err) }
 	return l, name, nil
 }
 
@@ -121,10 +119,18 @@ func logWarnMalformed(d *deps, name string, r *world.Record) {
 	fmt.Fprintf(d.errOut, "warning: %s:%d: malformed line: %v\n", name, r.Line, r.Err.Err)
 }
 
+// logWarnSkipped reports an agent entry the fold skips: it moves no task,
+// and a person should know it is there.
+func logWarnSkipped(d *deps, name string, line int64, err *world.TransitionError) {
+	fmt.Fprintf(d.errOut, "warning: %s:%d: skipped, the lifecycle forbids it: %v\n", name, line, err)
+}
+
 // logRecordJSON is a line of the log as JSON output.
 type logRecordJSON struct {
 	Line int64 `json:"line,omitempty"`
 	world.Entry
+	// Skipped says why the fold skips the entry.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // logRecordPrinter prints records: the line as written, or JSON lines.
@@ -148,13 +154,23 @@ func (p *logRecordPrinter) print(r *world.Record) error {
 		logWarnMalformed(p.d, p.name, r)
 		return nil
 	}
+	rec := logRecordJSON{Line: r.Line, Entry: r.Entry}
+	if r.Skipped != nil {
+		rec.Skipped = r.Skipped.Error()
+	}
 	if p.json {
-		if err := encodeJSONLines(p.w, logRecordJSON{Line: r.Line, Entry: r.Entry}); err != nil {
+		if err := encodeJSONLines(p.w, rec); err != nil {
 			return err
 		}
 	} else {
 		p.w.Write(r.Raw)
 		p.w.WriteByte('\n')
+	}
+	if r.Skipped != nil {
+		if err := p.w.Flush(); err != nil {
+			return err
+		}
+		logWarnSkipped(p.d, p.name, r.Line, r.Skipped)
 	}
 	if p.flush {
 		return p.w.Flush()

@@ -19,6 +19,7 @@ type logQueryOptions struct {
 	count   bool
 	current bool
 	limbo   time.Duration
+	skipped bool
 	noIndex bool
 }
 
@@ -32,13 +33,20 @@ of the current format that cannot match are skipped before parsing.
 
 --current prints the latest status of each agent; --limbo D prints the
 agents neither verified nor failed whose latest entry (events with their id
-included) is older than D. Both read the side index, .clean_room/world.log.idx,
-and only the log written since; --status and --id narrow them.`,
+included) is older than D, or stamped after now (a clock stepped back:
+its silence cannot be told, SILENT says "stamped ahead"). Both read the side index, .clean_room/world.log.idx,
+and only the log written since; --status and --id narrow them.
+
+--skipped prints the agent entries the log's fold skips because the
+lifecycle forbids them where they stand (a verified written by hand with no
+review of the run before it, say): they moved no task. 'cra log compact'
+moves them to the archive.`,
 		Example: `  cra log query --kind agent --status failed
   cra log query --source bash --since 2h --json
   cra log query --text "captcha" --count
   cra log query --current
-  cra log query --limbo 30m`,
+  cra log query --limbo 30m
+  cra log query --skipped`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -53,6 +61,7 @@ and only the log written since; --status and --id narrow them.`,
 	f.BoolVar(&opts.count, "count", false, "print only the number of matching entries")
 	f.BoolVar(&opts.current, "current", false, "print the latest status of each agent")
 	f.DurationVar(&opts.limbo, "limbo", 0, "print agents neither verified nor failed and silent for longer than this")
+	f.BoolVar(&opts.skipped, "skipped", false, "print the agent entries the lifecycle forbids, which the log's fold skips")
 	f.BoolVar(&opts.noIndex, "no-index", false, "replay the whole log instead of using the side index (for comparison)")
 	return cmd
 }
@@ -67,6 +76,10 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	if opts.current && opts.limbo > 0 {
 		return usageError{err: errors.New("--current and --limbo are two views: give one")}
 	}
+	if opts.skipped && (agentView || opts.count || filter.Kind != "" || len(filter.Statuses)+len(filter.Sources)+len(filter.IDs) > 0 ||
+		!filter.Since.IsZero() || !filter.Until.IsZero() || filter.Text != "") {
+		return usageError{err: errors.New("--skipped takes no filter and no other view")}
+	}
 	if opts.limbo < 0 {
 		return usageError{err: fmt.Errorf("--limbo %v: give a positive duration", opts.limbo)}
 	}
@@ -78,6 +91,9 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 		return err
 	}
 	l.UseIndex = !opts.noIndex
+	if opts.skipped {
+		return logPrintSkipped(ctx, d, l, opts.json)
+	}
 	if agentView {
 		return logPrintAgents(ctx, d, l, opts, filter, now)
 	}
@@ -159,11 +175,48 @@ func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOp
 		if a.Need != "" {
 			out += " | need: " + world.Escape(a.Need)
 		}
+		silent := now.Sub(a.LastSeen).Round(time.Second).String()
+		if a.LastSeen.After(now) {
+			silent = "stamped ahead" // a clock stepped back: the silence cannot be told
+		}
 		rows = append(rows, []string{world.Escape(a.ID), string(a.Status), a.Since.Format("2006-01-02T15:04:05Z"),
-			now.Sub(a.LastSeen).Round(time.Second).String(), clipRunes(out, 60)})
+			silent, clipRunes(out, 60)})
 	}
 	if err := writeTable(w, rows); err != nil {
 		return err
+	}
+	return w.Flush()
+}
+
+// logSkippedJSON is a skipped entry as JSON output.
+type logSkippedJSON struct {
+	world.Skip
+	Why string `json:"why"`
+}
+
+func logPrintSkipped(ctx context.Context, d *deps, l *world.Log, asJSON bool) error {
+	skips, total, err := l.Skipped(ctx)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(d.out)
+	if asJSON {
+		for _, s := range skips {
+			if err := encodeJSONLines(w, logSkippedJSON{Skip: s, Why: s.Err.Error()}); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	}
+	if total == 0 {
+		fmt.Fprintln(w, "no entry of the world log is skipped: every agent entry follows the lifecycle")
+		return w.Flush()
+	}
+	for _, s := range skips {
+		fmt.Fprintln(w, s.String())
+	}
+	if more := total - len(skips); more > 0 {
+		fmt.Fprintf(w, "and %d earlier ones ('cra log compact' archives them all)\n", more)
 	}
 	return w.Flush()
 }

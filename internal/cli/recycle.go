@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/review"
 )
 
 type recycleOptions struct {
@@ -95,7 +97,10 @@ func recycleRun(ctx context.Context, d *deps, opts *recycleOptions) error {
 		for _, why := range rv.Lowered {
 			fmt.Fprintf(d.out, "  lowered from %s: %s\n", rv.Model, why)
 		}
-		if rv.Fallback != "" {
+		switch {
+		case rv.Action == review.Wait:
+			fmt.Fprintf(d.out, "  waits for the model: %s\n", rv.Fallback)
+		case rv.Fallback != "":
 			fmt.Fprintf(d.out, "  conservative note: %s\n", rv.Fallback)
 		}
 	}

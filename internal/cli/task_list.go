@@ -113,7 +113,8 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 }
 
 // listTasks reads folder's tasks ("" for all) of the repository's board
-// (none when it has no board), reporting unreadable files on stderr.
+// (none when it has no board), reporting unreadable files and the world
+// log's skipped entries on stderr.
 func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) ([]taskJSON, error) {
 	b, err := openOps(ctx, d, repo, false, "cra task list")
 	if err != nil || b == nil {
@@ -126,6 +127,9 @@ func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) (
 	}
 	for _, p := range l.Problems {
 		fmt.Fprintf(d.errOut, "warning: skipped: %s\n", p)
+	}
+	for _, s := range l.Skipped {
+		fmt.Fprintf(d.errOut, "warning: skipped, the lifecycle forbids it: world log %s\n", s)
 	}
 	return l.Tasks, nil
 }

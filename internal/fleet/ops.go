@@ -112,6 +112,9 @@ type Listing struct {
 	Tasks []TaskView `json:"tasks"`
 	// Problems are the task files that could not be read, skipped.
 	Problems []string `json:"problems,omitempty"`
+	// Skipped are the world log's agent entries the lifecycle forbids,
+	// which moved no task (see Fleet.Skipped).
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // NeedsYou is a task that waits for a person.
@@ -189,6 +192,32 @@ func (f *Fleet) List(ctx context.Context, folder board.Folder) (*Listing, error)
 			continue
 		}
 		out.Tasks = append(out.Tasks, TaskView{Task: l.Task, Folder: l.Folder})
+	}
+	if out.Skipped, err = f.Skipped(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// maxSkippedShown bounds the skipped entries a listing names.
+const maxSkippedShown = 10
+
+// Skipped describes the agent entries of the world log that its fold
+// skips because the lifecycle forbids them where they stand (a verified
+// appended by hand, with no review of the run before it): the latest
+// ones, and how many more there are. They stay in the log, and are
+// reported, until a compaction moves them to the archive.
+func (f *Fleet) Skipped(ctx context.Context) ([]string, error) {
+	skips, total, err := f.Board.Log.Skipped(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	if more := total - min(len(skips), maxSkippedShown); more > 0 {
+		out = append(out, fmt.Sprintf("%d earlier entries of the world log are skipped too: 'cra log query --skipped' lists them, 'cra log compact' archives them", more))
+	}
+	for _, s := range skips[max(0, len(skips)-maxSkippedShown):] {
+		out = append(out, s.String())
 	}
 	return out, nil
 }

@@ -31,13 +31,16 @@ type Review struct {
 	Classification Classification `json:"classification"`
 	// Lowered says why the final verdict is below the model's.
 	Lowered []string `json:"lowered,omitempty"`
-	// Fallback says why the conservative note was used.
-	Fallback string  `json:"fallback,omitempty"`
-	Need     string  `json:"need,omitempty"`
-	Note     Note    `json:"note"`
-	Before   Streaks `json:"before"`
-	After    Streaks `json:"after"`
-	Action   Action  `json:"action"`
+	// Fallback says why the conservative note was used, or, for a review
+	// that waits (Action wait), why the model gave none.
+	Fallback string `json:"fallback,omitempty"`
+	// Malformed says the model answered, twice out of format.
+	Malformed bool    `json:"malformed,omitempty"`
+	Need      string  `json:"need,omitempty"`
+	Note      Note    `json:"note"`
+	Before    Streaks `json:"before"`
+	After     Streaks `json:"after"`
+	Action    Action  `json:"action"`
 	// Entry is the output of the lifecycle entry the review wrote.
 	Entry string `json:"entry"`
 	// Calls is how many model calls the review made (0, 1 or 2).

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	var since board.Prompt
 	since.FromLog(history)
 	var reply Reply
+	wait := false // the model gave no review: the run waits for it
 	switch strings.TrimSpace(res.Output) {
 	case "":
 		rv.Fallback = "the run left no output"
@@ -60,10 +62,21 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		reply, calls, err = r.ask(ctx, cfg, subject, board.RunTaskID(t.ID, t.Runs))
 		rv.Calls = calls
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // stopped, not a model error
+			}
 			rv.Fallback = err.Error()
+			var me *modelError
+			if errors.As(err, &me) {
+				rv.Malformed = me.malformed
+				wait = !me.malformed || r.malformedWaits(t) < maxMalformedWaits
+			}
 		}
 	}
 	r.countModel(rv, set)
+	if wait {
+		return r.wait(rv)
+	}
 	if rv.Fallback != "" {
 		rv.Classification = Uncertain
 		rv.Note = conservativeNote(rv, evText, t.Notes)
@@ -105,6 +118,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		d.Output = guidance(rv)
 	}
 	rv.Entry = d.Output
+	d.Review = reviewLine(rv)
 	d.Update = func(t *board.Task) {
 		t.Notes = rv.Note.String()
 		t.ConsecutiveCompletionClaims, t.ConsecutiveFailures = rv.After.Completion, rv.After.Failure
@@ -229,12 +243,12 @@ func (r *Recycler) ask(ctx context.Context, cfg *config.Config, s Subject, runID
 	gw.NewClient, gw.Logger = r.NewClient, r.Logger
 	client, _, err := gw.Client(ctx, llm.CallInfo{Kind: llm.KindGeneral, TaskID: runID, Type: CallReview, Role: llm.RoleSummarizer})
 	if err != nil {
-		return Reply{}, 0, &modelError{fmt.Errorf("the model could not be reached: %w", err)}
+		return Reply{}, 0, &modelError{err: fmt.Errorf("the model could not be reached: %w", err)}
 	}
 	req := Prompt(s)
 	resp, err := client.Complete(ctx, req)
 	if err != nil {
-		return Reply{}, 1, &modelError{fmt.Errorf("the model failed: %w", err)}
+		return Reply{}, 1, &modelError{err: fmt.Errorf("the model failed: %w", err)}
 	}
 	reply, perr := ParseReply(resp.Text)
 	if perr == nil {
@@ -242,47 +256,94 @@ func (r *Recycler) ask(ctx context.Context, cfg *config.Config, s Subject, runID
 	}
 	resp, err = client.Complete(ctx, retryPrompt(req, resp.Text, perr))
 	if err != nil {
-		return Reply{}, 2, &modelError{fmt.Errorf("the model failed on the retry after a malformed reply (%v): %w", perr, err)}
+		return Reply{}, 2, &modelError{err: fmt.Errorf("the model failed on the retry after a malformed reply (%v): %w", perr, err)}
 	}
 	reply, err = ParseReply(resp.Text)
 	if err != nil {
-		return Reply{}, 2, &modelError{fmt.Errorf("the reply was malformed twice: %w", err)}
+		return Reply{}, 2, &modelError{err: fmt.Errorf("the reply was malformed twice: %w", err), malformed: true}
 	}
 	return reply, 2, nil
 }
 
-// modelError is a review the model could not make: it counts towards the
-// circuit breaker.
-type modelError struct{ err error }
+// modelError is a review the model could not make: the review waits
+// for the model (Wait). One that could not reach the model counts towards
+// the circuit breaker; malformed says the model answered, out of format.
+type modelError struct {
+	err       error
+	malformed bool
+}
 
 func (e *modelError) Error() string { return e.err.Error() }
 func (e *modelError) Unwrap() error { return e.err }
 
-// countModel keeps the breaker's count: a review the model could not make
-// adds one, any other review resets it; at breaker_after in a row the
-// recycler pauses for breaker_cooldown, and says so in the log.
+// maxMalformedWaits bounds the reviews of one run that wait because the
+// model's reply broke the format twice: the next one falls back to the
+// conservative note, which counts a failure. The model answered, so the
+// run's own output (a prompt injection, say) may be what keeps it from
+// answering in the format, and waiting for ever would let a run hold its
+// review off.
+const maxMalformedWaits = 2
+
+// malformedWaits counts the reviews of t's last run that waited, in a
+// row, on a malformed reply.
+func (r *Recycler) malformedWaits(t *board.Task) int {
+	hist, _, err := History(r.StateDir, t.ID)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for i := len(hist) - 1; i >= 0 && hist[i].Run == t.Runs && hist[i].Action == Wait; i-- {
+		if hist[i].Malformed {
+			n++
+		}
+	}
+	return n
+}
+
+// wait is the end of a review the model could not give (DESIGN.md: a
+// review the model could not give counts nothing and moves nothing): the
+// task stays where its run left it, no streak moves, nothing is logged
+// but the review history's record, and the run is reviewed again on a
+// later tick, when the model is back.
+func (r *Recycler) wait(rv *Review) (*Review, error) {
+	rv.Action, rv.Classification, rv.After = Wait, "", rv.Before
+	if err := appendHistory(r.StateDir, rv); err != nil {
+		return nil, err
+	}
+	r.say("review of %s run %d waits for the model: %s (it stays in %s; nothing counted)", rv.TaskID, rv.Run, clipRunes(rv.Fallback, 200), rv.Folder)
+	return rv, nil
+}
+
+// countModel keeps the breaker's count in .clean_room/ (breaker): a
+// review that could not reach the model adds one, a reply from it (even
+// one out of format) resets it; at breaker_after in a row the recycler
+// pauses for breaker_cooldown, and says so in the log.
 func (r *Recycler) countModel(rv *Review, set config.RecyclerSettings) {
 	if rv.Calls == 0 {
 		return // no model call: nothing learned of the model
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if rv.Fallback == "" {
-		r.errs = 0
-		return
+	now := r.now()
+	b, err := readBreaker(r.StateDir, now, set.BreakerCooldown)
+	if err != nil {
+		r.say("warning: %v", err)
 	}
-	r.errs++
-	if r.errs < set.BreakerAfter {
-		return
+	if rv.Fallback == "" || rv.Malformed {
+		if b.Errors == 0 {
+			return
+		}
+		b.Errors = 0
+	} else if b.Errors++; b.Errors >= set.BreakerAfter {
+		b.Errors, b.PausedUntil = 0, now.Add(set.BreakerCooldown).UTC()
+		msg := fmt.Sprintf("recycler paused for %s after %d model errors in a row: %s", set.BreakerCooldown, set.BreakerAfter, clipRunes(rv.Fallback, 200))
+		if _, err := r.Board.Log.Event(context.WithoutCancel(context.Background()), world.SourceSystem, "recycler", msg); err != nil && r.Logger != nil {
+			r.Logger.Warn("log the pause", "err", err)
+		}
+		r.say("warning: %s", msg)
 	}
-	r.errs = 0
-	r.paused = r.now().Add(set.BreakerCooldown)
-	msg := fmt.Sprintf("recycler paused for %s after %d model errors in a row: %s", set.BreakerCooldown, set.BreakerAfter, clipRunes(rv.Fallback, 200))
-	if _, err := r.Board.Log.Event(context.WithoutCancel(context.Background()), world.SourceSystem, "recycler", msg); err != nil && r.Logger != nil {
-		r.Logger.Warn("log the pause", "err", err)
-	}
-	if r.Out != nil {
-		fmt.Fprintf(r.Out, "warning: %s\n", msg)
+	if err := b.save(r.StateDir); err != nil {
+		r.say("warning: %v", err)
 	}
 }
 
@@ -308,6 +369,20 @@ func conservativeNote(rv *Review, evText, previous string) Note {
 	}
 	n.fit()
 	return n
+}
+
+// reviewLine is the [event:review] line the recycler logs before its
+// verdict: the run, the final classification (and the model's, when the
+// evidence lowered it) and what was done.
+func reviewLine(rv *Review) string {
+	s := fmt.Sprintf("review of run %d: %s", rv.Run, rv.Classification)
+	if len(rv.Lowered) > 0 {
+		s += fmt.Sprintf(" (the model said %s: %s)", rv.Model, clipRunes(strings.Join(rv.Lowered, "; "), 200))
+	}
+	if rv.Fallback != "" {
+		s += " (not reviewed by the model: " + clipRunes(rv.Fallback, 200) + ")"
+	}
+	return s + fmt.Sprintf(", then %s (streaks %d/%d)", rv.Action, rv.After.Completion, rv.After.Failure)
 }
 
 // guidance is the output of a retry entry: the note's next actions, on

@@ -52,6 +52,11 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		return err
 	}
 	now := r.now()
+	defer func() {
+		r.mu.Lock()
+		r.future.Prune()
+		r.mu.Unlock()
+	}()
 	for _, a := range active {
 		id, ok := obs.Runs[a.ID]
 		if a.Run == 0 || !ok || id.Run != a.Run {
@@ -70,7 +75,16 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 			continue
 		}
 		logPath := statedir.At(r.StateDir).Run(a.ID).Log(a.Run)
-		reason := staleReason(logPath, seen[a.ID], a.Since, now, set.StaleAfter)
+		// Times stamped after now (a clock stepped back) count from when
+		// they were first seen: they never keep a run from going stale.
+		r.mu.Lock()
+		last, since := r.future.At("seen "+a.ID, seen[a.ID], now), r.future.At("active "+a.ID, a.Since, now)
+		r.mu.Unlock()
+		reason := staleReason(logPath, last, since, now, set.StaleAfter, func(t time.Time) time.Time {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.future.At("output "+a.ID, t, now)
+		})
 		if reason == "" {
 			continue
 		}
@@ -88,15 +102,18 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 
 // staleReason says why a live run should be stopped, or "" when it
 // should not: no output and no log line for staleAfter, or loop signs in
-// its output's tail.
-func staleReason(logPath string, lastSeen, since, now time.Time, staleAfter time.Duration) string {
+// its output's tail. clamp maps the output's time, which a clock stepped
+// back may put after now, as the log's times were.
+func staleReason(logPath string, lastSeen, since, now time.Time, staleAfter time.Duration, clamp func(time.Time) time.Time) string {
 	last := lastSeen
 	if since.After(last) {
 		last = since
 	}
 	fi, err := os.Stat(logPath)
-	if err == nil && fi.ModTime().After(last) {
-		last = fi.ModTime()
+	if err == nil {
+		if mod := clamp(fi.ModTime()); mod.After(last) {
+			last = mod
+		}
 	}
 	if idle := now.Sub(last); idle >= staleAfter {
 		return fmt.Sprintf("stale: no output and no log line for %s", idle.Round(time.Second))

@@ -176,8 +176,8 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 // a person hears of.
 func noticeOf(rec *world.Record) (notify.Event, bool) {
 	e := rec.Entry
-	if rec.Err != nil || e.Kind != world.KindAgent || strings.HasPrefix(e.Output, "moved by a person") {
-		return notify.Event{}, false
+	if rec.Err != nil || rec.Skipped != nil || e.Kind != world.KindAgent || strings.HasPrefix(e.Output, "moved by a person") {
+		return notify.Event{}, false // a line the lifecycle forbids ended nothing
 	}
 	ev := notify.Event{TaskID: e.ID, Need: e.Need, Time: e.Time}
 	switch e.Status {

@@ -55,13 +55,12 @@ type Recycler struct {
 	Now func() time.Time
 
 	mu       sync.Mutex
-	cfg      *config.Config       // the last config that loaded
-	errs     int                  // consecutive model errors
-	paused   time.Time            // the breaker is open until then
-	held     map[string]time.Time // tasks whose decision failed, left alone until then
-	skipped  map[string]time.Time // tasks not eligible, with their file's time
-	skipFor  string               // the enabled_for those were judged under
-	lastTick time.Time            // the last review tick, for Loop
+	cfg      *config.Config        // the last config that loaded
+	held     map[string]time.Time  // tasks whose decision failed, left alone until then
+	skipped  map[string]time.Time  // tasks not eligible, with their file's time
+	skipFor  string                // the enabled_for those were judged under
+	lastTick time.Time             // the last review tick, for Loop
+	future   supervise.FutureClamp // Level 2's times stamped after now
 
 	// notifyApart: Loop sends the notifications from a goroutine of
 	// their own, so that a notifier that hangs holds no review up.
@@ -279,11 +278,12 @@ const holdFor = 5 * time.Minute
 // failed/ (seed 004 step 2), unless the breaker is open.
 func (r *Recycler) reviewNext(ctx context.Context, cfg *config.Config, rep *Report) error {
 	now := r.now()
-	r.mu.Lock()
-	paused := r.paused
-	r.mu.Unlock()
-	if now.Before(paused) {
-		rep.PausedUntil = paused
+	b, err := readBreaker(r.StateDir, now, cfg.RecyclerSettings().BreakerCooldown)
+	if err != nil {
+		r.warn(rep, "%v", err)
+	}
+	if now.Before(b.PausedUntil) {
+		rep.PausedUntil = b.PausedUntil
 		return nil
 	}
 	if _, err := llm.NewRouter(cfg, nil).Resolve(ctx, llm.RoleSummarizer, ""); err != nil {

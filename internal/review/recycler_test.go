@@ -23,6 +23,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 	"github.com/cra-dev/cra/internal/supervise"
@@ -115,43 +116,50 @@ Remaining issues or limitations: none
 Suggested next actions: none
 Validation evidence: ran it`
 
-// A reply that breaks the format twice gets one retry, then the
-// conservative note; both calls are in raw.sqlite under the run's id,
-// with the malformed replies as they came.
+// A reply that breaks the format twice gets one retry; the review then
+// waits, counting nothing, as when the model cannot be reached. Three such
+// reviews of one run in a row fall back to the conservative note, which
+// counts a failure: a run whose output keeps the model from answering in
+// the format (a prompt injection, say) cannot hold its review off for
+// ever. Every call is in raw.sqlite under the run's id, with the malformed
+// replies as they came, and every review in the history.
 func TestMalformedRepliesAreRecorded(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.Enqueue(llmtest.Text("It went well, I think."), llmtest.Text("classification: done"))
+	f.srv.SetDefault(llmtest.Text("still no format"))
 	task := f.add(t, "say hi", "hi")
 	if _, err := f.proc.Run(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.rec.Tick(ctx)
-	if err != nil {
-		t.Fatal(err)
+	var rv *Review
+	for i := range 3 {
+		rep, err := f.rec.Tick(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rv = rep.Review; rv == nil || !strings.Contains(rv.Fallback, "malformed twice") || rv.Calls != 2 {
+			t.Fatalf("tick %d: got %+v, want a review whose reply was malformed twice, 2 calls", i+1, rv)
+		}
+		if i < 2 && (rv.Action != Wait || f.folder(t, task.ID) != board.Completed) {
+			t.Fatalf("tick %d: got %s, task in %s; want it to wait in completed", i+1, rv.Action, f.folder(t, task.ID))
+		}
 	}
-	rv := rep.Review
-	if rv == nil {
-		t.Fatalf("no review: %+v", rep)
-	}
-	if rv.Classification != Uncertain || !strings.Contains(rv.Fallback, "malformed twice") || rv.Calls != 2 {
-		t.Errorf("got %s, fallback %q, %d calls; want uncertain, malformed twice, 2 calls", rv.Classification, rv.Fallback, rv.Calls)
-	}
-	if rv.After != (Streaks{Failure: 1}) || rv.Action != Requeue {
-		t.Errorf("got streaks %+v and %s, want one failure (a review that cannot judge is an error) and a retry", rv.After, rv.Action)
+	if rv.Classification != Uncertain || rv.After != (Streaks{Failure: 1}) || rv.Action != Requeue {
+		t.Errorf("third: got %s, streaks %+v and %s, want uncertain, one failure and a retry", rv.Classification, rv.After, rv.Action)
 	}
 	rows := storetest.Rows(t, f.raw, `SELECT task_id, call_type, role, response FROM llm_calls ORDER BY id`)
-	if len(rows) != 2 {
-		t.Fatalf("got %d recorded calls, want 2: %v", len(rows), rows)
+	if len(rows) != 6 {
+		t.Fatalf("got %d recorded calls, want 6: %v", len(rows), rows)
 	}
-	for i, want := range []string{"It went well, I think.", "classification: done"} {
+	for i, want := range []string{"It went well, I think.", "classification: done", "still no format"} {
 		r := rows[i]
 		if r["task_id"] != board.RunTaskID(task.ID, 1) || r["call_type"] != CallReview || r["role"] != "summarizer" || r["response"] != want {
 			t.Errorf("call %d: got %v, want task %s, review, summarizer, %q", i, r, board.RunTaskID(task.ID, 1), want)
 		}
 	}
 	reqs := f.srv.ChatRequests()
-	if len(reqs) != 2 || !strings.Contains(reqs[1].Prompt(), "does not follow the format") {
+	if len(reqs) != 6 || !strings.Contains(reqs[1].Prompt(), "does not follow the format") {
 		t.Errorf("the retry does not name the problem: %d requests", len(reqs))
 	}
 	got, _, err := f.board.Store.Get(ctx, task.ID)
@@ -162,20 +170,23 @@ func TestMalformedRepliesAreRecorded(t *testing.T) {
 		t.Errorf("the note is not the conservative one:\n%s", got.Notes)
 	}
 	hist, bad, err := History(f.state, task.ID)
-	if err != nil || bad != 0 || len(hist) != 1 || hist[0].Fallback == "" {
-		t.Errorf("history: %d reviews, %d bad, %v", len(hist), bad, err)
+	if err != nil || bad != 0 || len(hist) != 3 || hist[0].Action != Wait || hist[1].Action != Wait || hist[2].Action != Requeue {
+		t.Errorf("history: %d reviews (%+v), %d bad, %v", len(hist), hist, bad, err)
 	}
 }
 
 // The circuit breaker: after breaker_after model errors in a row the
 // recycler pauses, says so in the log, and reviews nothing until the
-// cool-down ends.
+// cool-down ends. Its state is in .clean_room/, so it holds for 'cra
+// recycle --once' (a new Recycler each time) and across a daemon's
+// restart.
 func TestBreakerPausesAfterModelErrors(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[recycler]\nbreaker_after = 2\nbreaker_cooldown = \"10m\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.SetDefault(llmtest.Status(500, "model crashed"))
 	now := time.Now()
-	f.rec.Now = func() time.Time { return now }
+	clock := func() time.Time { return now }
+	f.rec.Now = clock
 	var ids []string
 	for i := range 3 {
 		task := f.add(t, fmt.Sprintf("task %d", i), "hi")
@@ -184,18 +195,28 @@ func TestBreakerPausesAfterModelErrors(t *testing.T) {
 		}
 		ids = append(ids, task.ID)
 	}
+	// Each tick is another process's 'cra recycle --once': a new Recycler.
 	for range 2 {
+		f.rec = f.newRecycler(clock)
 		rep, err := f.rec.Tick(ctx)
-		if err != nil || rep.Review == nil || !strings.Contains(rep.Review.Fallback, "the model failed") {
+		if err != nil || rep.Review == nil || !strings.Contains(rep.Review.Fallback, "the model failed") || rep.Review.Action != Wait {
 			t.Fatalf("tick: %+v, %v", rep, err)
 		}
 	}
-	rep, err := f.rec.Tick(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(statedir.At(f.state).RecyclerBreaker()); err != nil {
+		t.Fatalf("the breaker is not kept in .clean_room/: %v", err)
 	}
-	if rep.Review != nil || !rep.PausedUntil.Equal(now.Add(10*time.Minute)) {
-		t.Fatalf("got review %v, paused until %v; want none, paused 10m", rep.Review, rep.PausedUntil)
+	for _, name := range []string{"the same recycler", "a restarted one"} {
+		if name == "a restarted one" {
+			f.rec = f.newRecycler(clock)
+		}
+		rep, err := f.rec.Tick(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Review != nil || !rep.PausedUntil.Equal(now.Add(10*time.Minute)) {
+			t.Fatalf("%s: got review %v, paused until %v; want none, paused 10m", name, rep.Review, rep.PausedUntil)
+		}
 	}
 	var paused bool
 	f.board.Log.Select(ctx, world.Filter{IDs: []string{"recycler"}}, func(r *world.Record) error {
@@ -209,6 +230,86 @@ func TestBreakerPausesAfterModelErrors(t *testing.T) {
 	f.srv.SetDefault(llmtest.Text(completeReply))
 	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review == nil || rep.Review.Fallback != "" {
 		t.Fatalf("after the cool-down: %+v, %v", rep, err)
+	}
+}
+
+// newRecycler is a Recycler over f's board and state, as a new process
+// (or a restarted daemon) makes it.
+func (f *fixture) newRecycler(now func() time.Time) *Recycler {
+	return &Recycler{Board: f.board, Root: f.repo, StateDir: f.state, Now: now,
+		Config:   func() (*config.Config, error) { return config.Load(f.repo) },
+		Recorder: f.rec.Recorder}
+}
+
+// TestModelOutageIsNotTheAgentsFailure: a review that cannot reach the
+// model (500, 429, a timeout) leaves the task where it is, completed or
+// failed, counts nothing and requeues nothing; the run is reviewed when
+// the model is back.
+func TestModelOutageIsNotTheAgentsFailure(t *testing.T) {
+	tests := []struct {
+		name    string
+		reply   llmtest.Reply
+		timeout string
+	}{
+		{"500", llmtest.Status(500, "model crashed"), ""},
+		{"429", llmtest.RateLimited("60"), ""},
+		{"timeout", llmtest.Slow(5*time.Second, completeReply), "200ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			models := ""
+			if tc.timeout != "" {
+				models = fmt.Sprintf("timeout = %q\n", tc.timeout)
+			}
+			f := newFixture(t, "[recycler]\nbreaker_after = 100\n\n[agents.ok]\ncommand = \"echo hi > hi.txt; echo done\"\n[agents.bad]\ncommand = \"echo broken; exit 3\"\n")
+			if models != "" {
+				cfg := filepath.Join(f.state, config.FileName)
+				data, _ := os.ReadFile(cfg)
+				write(t, cfg, strings.Replace(string(data), "max_retries = 0\n", "max_retries = 0\n"+models, 1))
+			}
+			f.srv.SetDefault(tc.reply)
+			done := f.add(t, "good work", "ok")
+			failed := f.add(t, "failed run", "bad")
+			for _, task := range []*board.Task{done, failed} {
+				f.proc.Run(ctx, task.ID)
+			}
+			lines := func() int {
+				n := 0
+				f.board.Log.Select(ctx, world.Filter{IDs: []string{done.ID, failed.ID}}, func(*world.Record) error { n++; return nil })
+				return n
+			}
+			before := lines()
+			for range 3 {
+				rep, err := f.rec.Tick(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rv := rep.Review; rv == nil || rv.Action != Wait || rv.Fallback == "" {
+					t.Fatalf("got %+v, want a review that waits for the model", rep.Review)
+				}
+			}
+			for task, want := range map[*board.Task]board.Folder{done: board.Completed, failed: board.Failed} {
+				got, folder, err := f.board.Store.Get(ctx, task.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if folder != want || got.Runs != 1 || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != 0 || got.Notes != "" {
+					t.Errorf("%s: in %s after %d runs, streaks %d/%d, note %q; want %s, 1 run, 0/0, no note",
+						task.Title, folder, got.Runs, got.ConsecutiveCompletionClaims, got.ConsecutiveFailures, got.Notes, want)
+				}
+			}
+			if n := lines(); n != before {
+				t.Errorf("the log gained %d lines for the tasks, want none (no retry, no review)", n-before)
+			}
+			// The model is back: the good work is reviewed and counts.
+			f.srv.SetDefault(llmtest.Text(completeReply))
+			rep, err := f.rec.Tick(ctx)
+			if err != nil || rep.Review == nil || rep.Review.TaskID != done.ID || rep.Review.After != (Streaks{Completion: 1}) {
+				t.Fatalf("with the model back: %+v, %v; want %s reviewed with one completion", rep.Review, err, done.ID)
+			}
+		})
 	}
 }
 
@@ -841,4 +942,30 @@ func blockedAfterMarker(t *testing.T, f *fixture, title string) *board.Task {
 		t.Fatal(err)
 	}
 	return task
+}
+
+// TestForgedVerifiedIsNotTold: a verified appended to the world log by
+// hand, which the lifecycle forbids (no finish, no review), ends nothing,
+// so no one is told the task was verified.
+func TestForgedVerifiedIsNotTold(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "told")
+	f := newFixture(t, fmt.Sprintf("[notify]\ncommand = 'echo \"$CRA_TASK_EVENT $CRA_TASK_ID\" >> %s'\n", out))
+	task := f.add(t, "pending", "")
+	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker at the end
+		t.Fatal(err)
+	}
+	lf, err := os.OpenFile(f.board.Log.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(lf, "[2026-01-02T03:04:05.000Z][agent:verified][%s] verified by hand\n", task.ID)
+	lf.Close()
+	rep, err := f.rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(out); len(data) != 0 || len(rep.Notified) != 0 {
+		t.Errorf("told %q (%+v), want nothing", data, rep.Notified)
+	}
 }

@@ -47,13 +47,17 @@ func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []
 // the work, or the work from standing: a run that failed (non-zero exit,
 // killed, timed out) adds one to the failure streak whatever the model
 // said, since the exit status is evidence and the model may not raise it;
-// so does a review that fell back to the conservative note (the model
-// failed, or the run left no output), which earns no completion; and so
+// so does a review that fell back to the conservative note (the run left
+// no output, or the model's reply broke the format review after review),
+// which earns no completion; and so
 // does a completion claim the evidence refuted (Gate lowered it: the
 // tests fail, the diff is empty). Every review thus moves a streak, and a
 // task whose runs always fail, that nothing can judge, or whose agent
 // claims a completion the evidence keeps refuting reaches
-// failure_threshold and a person instead of cycling for ever.
+// failure_threshold and a person instead of cycling for ever. A review the
+// model could not give at all (it was down, failed or timed out) is no
+// review: it waits (Wait) and moves no streak, since a model outage is not
+// the agent's failure.
 func NextStreaks(s Streaks, c Classification, erred bool) Streaks {
 	var next Streaks
 	if c == FullComplete && !erred {
@@ -73,6 +77,11 @@ const (
 	Requeue  Action = "retry"    // back to pending with guidance
 	Finalize Action = "verified" // completed-finalized
 	Block    Action = "blocked"  // failed-blocked: a person must look
+	// Wait is a review the model could not give (it could not be
+	// reached, failed, timed out, or replied out of format): the task
+	// stays where it is, no streak moves, and the run is reviewed again
+	// when the model is back.
+	Wait Action = "wait"
 )
 
 // Thresholds are the streak limits of seed 004 step 6.

@@ -95,7 +95,7 @@ func entries(t *testing.T, ws *workspace.Workspace, id string) ([]world.Entry, [
 const fixReply = "calc/calc.go\n```go\n<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn a + b\n>>>>>>> REPLACE\n```\n"
 
 // TestSolveLifecycle: a solved, validated run is start → active → finish
-// → verified in the world log, the evidence in the last line; its branch
+// → review → verified in the world log, the evidence in the last two lines; its branch
 // holds the fix, and its session is archived.
 func TestSolveLifecycle(t *testing.T) {
 	ctx := context.Background()
@@ -116,10 +116,11 @@ func TestSolveLifecycle(t *testing.T) {
 		t.Errorf("progress lacks the deterministic line:\n%s", progress.String())
 	}
 	es, shape := entries(t, ws, "solve-1")
-	if got := strings.Join(shape, " "); got != "start active finish verified" {
-		t.Fatalf("world log: got %q, want start active finish verified", got)
+	if got := strings.Join(shape, " "); got != "start active finish review verified" {
+		t.Fatalf("world log: got %q, want start active finish review verified", got)
 	}
-	if es[0].Need != "TestAdd fails: Add subtracts" || es[2].Output != res.Summary || es[3].Output != "validation passed (sh test.sh) on cra/solve-1" {
+	if es[0].Need != "TestAdd fails: Add subtracts" || es[2].Output != res.Summary || es[4].Output != "validation passed (sh test.sh) on cra/solve-1" ||
+		es[3].Output != "cra solve, the harness: "+es[4].Output {
 		t.Errorf("world log: criteria %q, summary %q, evidence %q; want the task, %q and the validation", es[0].Need, es[2].Output, es[3].Output, res.Summary)
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws.StateDir, "sessions")); len(left) != 0 {
@@ -240,7 +241,7 @@ func TestRunsCloseThemselves(t *testing.T) {
 		t.Fatal(err)
 	}
 	es, shape := entries(t, ws, "plan-ok")
-	if got := strings.Join(shape, " "); got != "start active finish verified" || !strings.HasPrefix(es[3].Output, "plan written: .clean_room/plans/plan-ok.md") {
+	if got := strings.Join(shape, " "); got != "start active finish review verified" || !strings.HasPrefix(es[4].Output, "plan written: .clean_room/plans/plan-ok.md") {
 		t.Errorf("plan: got %q, %+v", got, es[len(es)-1])
 	}
 	if p.Markdown == "" {

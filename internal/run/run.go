@@ -237,12 +237,13 @@ func (l *lifecycle) end(ctx context.Context, ok bool, summary, need string) erro
 }
 
 // verify closes a finished run as verified with its evidence, unless the
-// spec leaves it open for a reviewer.
+// spec leaves it open for a reviewer: the harness's evidence is the
+// review the verified needs (world.Log.Verify).
 func (l *lifecycle) verify(ctx context.Context, evidence string) error {
 	if l.spec.LeaveOpen || !l.ended {
 		return nil
 	}
-	if _, err := l.log.Agent(context.WithoutCancel(ctx), world.StatusVerified, l.taskID, evidence, ""); err != nil {
+	if _, err := l.log.Verify(context.WithoutCancel(ctx), l.taskID, fmt.Sprintf("cra %s, the harness: %s", l.mode, evidence), evidence); err != nil {
 		return fmt.Errorf("record the run's verification in the world log: %w", err)
 	}
 	return nil

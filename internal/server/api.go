@@ -95,7 +95,7 @@ func (s *Server) locked(ctx context.Context, fn func() error) error {
 // ?folder=NAME, and "offset", the end of the world log when the list was
 // read, from which /api/events brings what changed since. ?view=card
 // leaves out the long texts. Unreadable task files are listed under
-// "problems".
+// "problems", the world log's entries its fold skips under "skipped".
 func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	var folder board.Folder
 	if f := r.URL.Query().Get("folder"); f != "" {
@@ -142,12 +142,20 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 			tasks = append(tasks, taskJSON{Task: l.Task, Folder: l.Folder, WaitsForPerson: waiting[l.ID]})
 		}
 	}
+	skipped, err := s.Fleet.Skipped(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Tasks    []any    `json:"tasks"`
 		Offset   int64    `json:"offset"`
 		File     string   `json:"file"`
 		Problems []string `json:"problems,omitempty"`
-	}{tasks, end, file, problems})
+		// Skipped: the world log's entries the lifecycle forbids, which
+		// moved no task (fleet.Fleet.Skipped).
+		Skipped []string `json:"skipped,omitempty"`
+	}{tasks, end, file, problems, skipped})
 }
 
 // logEnd returns the end of the log's complete lines and the identity of

@@ -240,6 +240,7 @@ func (c *Client) List(ctx context.Context, folder board.Folder) (*fleet.Listing,
 	var out struct {
 		Tasks    []fleet.TaskView `json:"tasks"`
 		Problems []string         `json:"problems"`
+		Skipped  []string         `json:"skipped"`
 	}
 	if err := c.call(ctx, nil, http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
@@ -247,7 +248,7 @@ func (c *Client) List(ctx context.Context, folder board.Folder) (*fleet.Listing,
 	if out.Tasks == nil {
 		out.Tasks = []fleet.TaskView{}
 	}
-	return &fleet.Listing{Tasks: out.Tasks, Problems: out.Problems}, nil
+	return &fleet.Listing{Tasks: out.Tasks, Problems: out.Problems, Skipped: out.Skipped}, nil
 }
 
 // NeedsYou lists the tasks that wait for a person through the daemon.

@@ -136,7 +136,7 @@ func (f *fixture) decide(t testing.TB, id string, status world.Status, class, ou
 		t.Fatal(err)
 	}
 	_, _, err = f.b.Decide(ctx, board.Decision{ID: id, From: from, Runs: task.Runs, Status: status, Output: output, Need: need,
-		Update: func(t *board.Task) {
+		Review: fmt.Sprintf("run %d: %s", task.Runs, class), Update: func(t *board.Task) {
 			if t.Results == nil {
 				t.Results = &board.Results{}
 			}

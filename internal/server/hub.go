@@ -41,6 +41,9 @@ type Message struct {
 	End    int64        `json:"end"`
 	Entry  *world.Entry `json:"entry,omitempty"`
 	Error  string       `json:"error,omitempty"`
+	// Skipped says why the log's fold skips the entry (the lifecycle
+	// forbids it where it stands): it moved no task.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Position is where a client of the stream is: an offset in the file
@@ -226,6 +229,9 @@ func message(r *world.Record) Message {
 	} else {
 		e := r.Entry
 		m.Entry = &e
+	}
+	if r.Skipped != nil {
+		m.Skipped = r.Skipped.Error()
 	}
 	return m
 }

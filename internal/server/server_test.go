@@ -113,8 +113,8 @@ func TestTask(t *testing.T) {
 		t.Fatalf("task: %d %v", code, body)
 	}
 	logLines, _ := body["log"].([]any)
-	if len(logLines) != 6 { // start, active, finish, retry, active, finish
-		t.Errorf("log lines: %d, want 6: %v", len(logLines), logLines)
+	if len(logLines) != 7 { // start, active, finish, review, retry, active, finish
+		t.Errorf("log lines: %d, want 7: %v", len(logLines), logLines)
 	}
 	runs, _ := body["runs"].([]any)
 	if len(runs) != 2 {

@@ -48,38 +48,39 @@ const (
 	RawFile         = "raw.sqlite"
 	SessionsDir     = "sessions"
 	WorldLogFile    = "world.log"
-	WorldLockFile   = "world.log.lock"       // flock(2) target; never renamed
-	WorldIndexFile  = "world.log.idx"        // side index: agent states and byte offsets
-	WorldCompacted  = "world.log.compacted"  // where appends resume after a compaction
-	WorldCompacting = "world.log.compacting" // a compaction's journal while it runs
-	WorldArchive    = "world.log.archive"    // lines compaction dropped
-	MarkersDir      = "markers"              // read markers, one file each
-	TasksDir        = "tasks"                // the board's folders
-	TasksLockFile   = ".lock"                // in TasksDir; the dot keeps it out of listings
-	taskIndexPrefix = ".index."              // in TasksDir: a folder's list index
-	WorktreesDir    = "worktrees"            // board tasks' and 'cra solve's worktrees
-	RunsDir         = "runs"                 // one directory per task's runs
-	RunFile         = "run.json"             // in a run directory: the running run's identity
-	ClaimFile       = "starting.json"        // in a run directory: a starter's claim
-	ReviewsFile     = "reviews.jsonl"        // in a run directory: the recycler's history
-	PlansDir        = "plans"                // 'cra plan' output
-	TrainingDir     = "training"             // datasets, plans and trainer configs
-	NotifyPending   = "notify-pending.jsonl" // notifications not told yet
-	NotifyLock      = "notify.lock"          // one sender at a time
-	SupervisorsLog  = "supervisors.jsonl"    // the supervisors' run records
-	SupervisorsLock = "supervisors.lock"     // one supervisor pass at a time
-	ServeInfo       = "serve.json"           // the running daemon's pid and address
-	ServeLock       = "serve.lock"           // one daemon per repository
-	ServeToken      = "serve.token"          // the daemon's API token, mode 0600
-	IndexLock       = "index.lock"           // the index writers
-	CleanupLock     = "cleanup.lock"         // one cleanup pass at a time
-	AdaptersLock    = "adapters.lock"        // adapter registration
-	GitIgnoreFile   = ".gitignore"           // "*", so git never shows the directory
-	trainingCurate  = "curate.lock"          // in TrainingDir: one curate-data at a time
-	trainingPlans   = "plans"                // in TrainingDir
-	trainingData    = "datasets"             // in TrainingDir
-	trainingJobs    = "train"                // in TrainingDir
-	trainingBoot    = "bootstrap"            // in TrainingDir
+	WorldLockFile   = "world.log.lock"        // flock(2) target; never renamed
+	WorldIndexFile  = "world.log.idx"         // side index: agent states and byte offsets
+	WorldCompacted  = "world.log.compacted"   // where appends resume after a compaction
+	WorldCompacting = "world.log.compacting"  // a compaction's journal while it runs
+	WorldArchive    = "world.log.archive"     // lines compaction dropped
+	MarkersDir      = "markers"               // read markers, one file each
+	TasksDir        = "tasks"                 // the board's folders
+	TasksLockFile   = ".lock"                 // in TasksDir; the dot keeps it out of listings
+	taskIndexPrefix = ".index."               // in TasksDir: a folder's list index
+	WorktreesDir    = "worktrees"             // board tasks' and 'cra solve's worktrees
+	RunsDir         = "runs"                  // one directory per task's runs
+	RunFile         = "run.json"              // in a run directory: the running run's identity
+	ClaimFile       = "starting.json"         // in a run directory: a starter's claim
+	ReviewsFile     = "reviews.jsonl"         // in a run directory: the recycler's history
+	PlansDir        = "plans"                 // 'cra plan' output
+	TrainingDir     = "training"              // datasets, plans and trainer configs
+	NotifyPending   = "notify-pending.jsonl"  // notifications not told yet
+	NotifyLock      = "notify.lock"           // one sender at a time
+	SupervisorsLog  = "supervisors.jsonl"     // the supervisors' run records
+	SupervisorsLock = "supervisors.lock"      // one supervisor pass at a time
+	ServeInfo       = "serve.json"            // the running daemon's pid and address
+	ServeLock       = "serve.lock"            // one daemon per repository
+	ServeToken      = "serve.token"           // the daemon's API token, mode 0600
+	IndexLock       = "index.lock"            // the index writers
+	CleanupLock     = "cleanup.lock"          // one cleanup pass at a time
+	RecyclerBreaker = "recycler-breaker.json" // the recycler's circuit breaker
+	AdaptersLock    = "adapters.lock"         // adapter registration
+	GitIgnoreFile   = ".gitignore"            // "*", so git never shows the directory
+	trainingCurate  = "curate.lock"           // in TrainingDir: one curate-data at a time
+	trainingPlans   = "plans"                 // in TrainingDir
+	trainingData    = "datasets"              // in TrainingDir
+	trainingJobs    = "train"                 // in TrainingDir
+	trainingBoot    = "bootstrap"             // in TrainingDir
 	compactTempGlob = "." + WorldLogFile + ".compact*"
 )
 
@@ -231,6 +232,11 @@ func (d Dir) ServeLock() string { return d.join(ServeLock) }
 
 // ServeToken is the daemon's API token.
 func (d Dir) ServeToken() string { return d.join(ServeToken) }
+
+// RecyclerBreaker is the recycler's circuit breaker: its model errors in a
+// row and the pause they started, kept here so that they hold for every
+// process that reviews ('cra recycle --once', a restarted daemon).
+func (d Dir) RecyclerBreaker() string { return d.join(RecyclerBreaker) }
 
 // IndexLock is the index writers' flock(2) file.
 func (d Dir) IndexLock() string { return d.join(IndexLock) }

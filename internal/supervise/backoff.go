@@ -104,7 +104,8 @@ type Decision struct {
 // restarts now; with n of them, Limit or more fail it, and otherwise the
 // next restart waits Backoff·2^(n-1), at most MaxBackoff, after the
 // latest one. A start time after now (a clock stepped back) counts as
-// recent.
+// recent, and as now: no wait ends later than its delay from now (a
+// Pass keeps such a time where it first saw it, FutureClamp).
 func (p Policy) Next(starts []time.Time, now time.Time) Decision {
 	p = p.withDefaults()
 	from := now.Add(-p.Window)
@@ -124,6 +125,9 @@ func (p Policy) Next(starts []time.Time, now time.Time) Decision {
 		return Decision{Verdict: RestartNow, At: now}
 	case n >= p.Limit:
 		return Decision{Verdict: LimitReached, Starts: n}
+	}
+	if last.After(now) {
+		last = now
 	}
 	at := last.Add(p.delay(n))
 	if !now.Before(at) {

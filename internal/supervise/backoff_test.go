@@ -47,8 +47,8 @@ func TestPolicyNext(t *testing.T) {
 		{name: "custom limit", policy: Policy{Limit: 2, Window: m},
 			starts: at(0, 20*s), now: t0.Add(30 * s),
 			want: Decision{Verdict: LimitReached, Starts: 2}},
-		{name: "a start after now counts as recent", starts: at(20 * s), now: t0,
-			want: Decision{Verdict: RestartAt, At: t0.Add(30 * s), Starts: 1}},
+		{name: "a start after now counts as recent, and as now", starts: at(20 * s), now: t0,
+			want: Decision{Verdict: RestartAt, At: t0.Add(10 * s), Starts: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.policy.Next(tc.starts, tc.now)

@@ -13,9 +13,10 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// Pass is one Level 1 pass over a repository (seed 002 Phase 3): read who
-// the log calls active, look at the machine, decide (Reconcile), act
-// (Executor). 'cra supervise --once' runs one; the daemon runs one at
+// Pass is one Level 1 pass over a repository (seed 002 Phase 3): report
+// the log's entries the lifecycle forbids (reportSkipped), put task files
+// back where the log says (repairFolders), read who the log calls active,
+// look at the machine, decide (Reconcile), act (Executor). 'cra supervise --once' runs one; the daemon runs one at
 // start and every few seconds.
 type Pass struct {
 	// Log is the world log; required.
@@ -58,6 +59,9 @@ type Pass struct {
 	// while its starter lived (Input.GoneSince), across the Runs of one
 	// Pass: the daemon keeps one.
 	gone map[string]time.Time
+	// future keeps times the log stamps after now (an active entry, a
+	// restart) from deferring a wait past when the pass first saw them.
+	future FutureClamp
 }
 
 // Board is what a pass needs of the task board (*board.Board is one).
@@ -74,6 +78,11 @@ type Board interface {
 	// BlockRun logs [agent:failed][id] output | need: need, then moves
 	// the task to failed-blocked, with RestartRun's condition.
 	BlockRun(ctx context.Context, id string, run int, output, need string) error
+	// RepairFolders moves each task file that is not in the folder its
+	// latest entry puts it in (a move that failed after its log line)
+	// there, leaving alone active tasks and those live reports a run
+	// still going for, and returns what it moved, a line each.
+	RepairFolders(ctx context.Context, live func(id string) bool) ([]string, error)
 }
 
 // Run carries out one pass and returns the actions it decided on (taken,
@@ -85,11 +94,21 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	}
 	t := now()
 	policy := p.Policy.withDefaults()
+	if err := p.reportSkipped(ctx); err != nil {
+		p.say("warning: %v", err) // the report waits for the next pass; the runs do not
+	}
+	if err := p.repairFolders(ctx); err != nil {
+		p.say("warning: %v", err) // tried again next pass
+	}
 	agents, err := p.Log.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	active := ActiveAgents(agents)
+	for i, a := range active {
+		active[i].Since = p.future.At("active "+a.ID, a.Since, t)
+	}
+	defer p.future.Prune()
 	obs, err := p.observe(ctx, active)
 	if err != nil {
 		return nil, err
@@ -105,6 +124,11 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	restarts, err := p.restarts(ctx, t.Add(-policy.Window))
 	if err != nil {
 		return nil, err
+	}
+	for id, ts := range restarts {
+		for i, r := range ts {
+			ts[i] = p.future.At("restart "+id, r, t)
+		}
 	}
 	starters := map[string]bool{}
 	for _, a := range active {
@@ -287,4 +311,43 @@ func (p *Pass) say(format string, args ...any) {
 	if p.Out != nil {
 		fmt.Fprintf(p.Out, format+"\n", args...)
 	}
+}
+
+// repairFolders has the board put back the task files the log places
+// elsewhere (Board.RepairFolders): a task whose move failed after its log
+// line does not wait for the daemon's next start. A task whose run may
+// still go is left to it: the processor holds it (Held), or its run's
+// process or starter, or a claim's starter, is alive. A dry run repairs
+// nothing.
+func (p *Pass) repairFolders(ctx context.Context) error {
+	if p.Board == nil || p.DryRun {
+		return nil
+	}
+	runs := statedir.At(p.StateDir).Runs()
+	live := func(id string) bool {
+		if p.Held != nil && p.Held(id) {
+			return true
+		}
+		if path, err := RunFile(runs, id); err == nil {
+			if run, err := LoadIdentity(path); err == nil {
+				if alive, err := run.Alive(ctx); err != nil || alive || run.StarterAlive(ctx) {
+					return true
+				}
+			}
+		}
+		if path, err := ClaimFile(runs, id); err == nil {
+			if c, err := LoadClaim(path); err == nil && c.StarterAlive(ctx) {
+				return true
+			}
+		}
+		return false
+	}
+	moved, err := p.Board.RepairFolders(ctx, live)
+	for _, m := range moved {
+		p.say("repaired: %s", m)
+	}
+	if err != nil {
+		return fmt.Errorf("repair task folders: %w", err)
+	}
+	return nil
 }

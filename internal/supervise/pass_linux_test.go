@@ -39,6 +39,10 @@ func (b *fakeBoard) RestartRun(ctx context.Context, id string, run int, event, o
 	return err
 }
 
+func (b *fakeBoard) RepairFolders(context.Context, func(string) bool) ([]string, error) {
+	return nil, nil
+}
+
 func (b *fakeBoard) BlockRun(ctx context.Context, id string, run int, output, need string) error {
 	b.called = append(b.called, "block "+id)
 	b.tasks[id] = "failed-blocked"

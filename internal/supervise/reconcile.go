@@ -175,6 +175,15 @@ func (w Wait) String() string {
 // run's finish a moment after the exit.
 func Reconcile(in Input) []Action {
 	p := in.Policy.withDefaults()
+	// A start stamped after now counts as now: a time in the future never
+	// holds a wait past its grace from now (a Pass keeps such a time
+	// where it first saw it, FutureClamp).
+	in.Active = slices.Clone(in.Active)
+	for i, a := range in.Active {
+		if a.Since.After(in.Now) {
+			in.Active[i].Since = in.Now
+		}
+	}
 	active := make(map[string]Active, len(in.Active))
 	for _, a := range in.Active {
 		active[a.ID] = a

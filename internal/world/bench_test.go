@@ -128,6 +128,14 @@ func writeBenchLog(b *testing.B, dir string, n int) int64 {
 	for i := range n {
 		t = t.Add(10 * time.Millisecond)
 		e := Entry{Time: t, Kind: KindEvent, Source: SourceBash, ID: fmt.Sprintf("src/file%d.go", i%500), Output: fmt.Sprintf("step %d ok ok ok", i)}
+		if i%5 == 0 && steps[step] == StatusVerified {
+			// the review a verified needs
+			line, err := Format(Entry{Time: t, Kind: KindEvent, Source: SourceReview, ID: fmt.Sprintf("T-%d", agent), Output: "reviewed"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.WriteString(line + "\n")
+		}
 		if i%5 == 0 {
 			e = Entry{Time: t, Kind: KindAgent, Status: steps[step], ID: fmt.Sprintf("T-%d", agent), Output: "step", Need: "tests pass"}
 			if step++; step == len(steps) {

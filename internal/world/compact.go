@@ -36,7 +36,10 @@ type CompactStats struct {
 // Compact rewrites the log without the history of verified agents: of each
 // verified agent it keeps the start entry (its criteria) and the verified
 // entry (its latest state), and drops its other entries and the events with
-// its id. It never drops the latest state of any agent, nor any line of an
+// its id. It also drops the agent entries the fold skips (Skipped): the
+// part of the log a compaction writes is vouched for, and a fold reads a
+// start followed by a verified there as the compacted history it is. It
+// never drops the latest state of any agent, nor any other line of an
 // agent that is not verified, nor a malformed line. Dropped lines are
 // appended to world.log.archive first, so nothing is lost (DESIGN.md
 // principle 5). Appends wait meanwhile; read markers are moved to the same
@@ -68,12 +71,17 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	}
 	defer src.Close()
 
-	// Pass 1: every agent's final state, from the log itself.
-	st := newState(fi)
-	if err := st.catchUp(ctx, src, nil, nil); err != nil {
+	// Pass 1: every agent's final state, from the log itself, and the
+	// entries its fold skips.
+	st := l.freshState(fi)
+	skipped := map[int64]bool{}
+	if err := st.catchUp(ctx, src, nil, func(r *Record, _ *TransitionError) { skipped[r.Offset] = true }); err != nil {
 		return stats, err
 	}
 	keepAgentLine := func(off int64, e Entry) bool {
+		if skipped[off] {
+			return false
+		}
 		a := st.byID[e.ID]
 		if a == nil || a.Status != StatusVerified {
 			return true

@@ -43,8 +43,9 @@ func compactMain(dir, die string) int {
 	return 0
 }
 
-// writeBigLog writes a log of n verified agents (7 lines each, 5 of them
-// archived by a compaction) and n/4 running ones straight to dir.
+// writeBigLog writes a log of n verified agents (8 lines each, the review
+// included, 6 of them archived by a compaction) and n/4 running ones
+// straight to dir.
 func writeBigLog(t *testing.T, dir string, n int) {
 	t.Helper()
 	var b bytes.Buffer
@@ -62,6 +63,9 @@ func writeBigLog(t *testing.T, dir string, n int) {
 	for i := range n {
 		id := fmt.Sprintf("a%06d", i)
 		for _, st := range agentSteps {
+			if st == StatusVerified {
+				line(Entry{Kind: KindEvent, Source: SourceReview, ID: id, Output: "run of " + id + " reviewed"})
+			}
 			line(Entry{Kind: KindAgent, Status: st, ID: id, Output: "step " + string(st) + " of " + id + " with some words to make the line longer"})
 		}
 		if i%4 == 0 {
@@ -103,8 +107,8 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLog, wantArchive, _ := compactedState(t, ref)
-	if bytes.Count(wantArchive, []byte("\n")) != agents*5 {
-		t.Fatalf("reference archive has %d lines, want %d", bytes.Count(wantArchive, []byte("\n")), agents*5)
+	if bytes.Count(wantArchive, []byte("\n")) != agents*6 {
+		t.Fatalf("reference archive has %d lines, want %d", bytes.Count(wantArchive, []byte("\n")), agents*6)
 	}
 
 	check := func(t *testing.T, dir string) {
@@ -117,7 +121,7 @@ func TestCompactionSurvivesKill9(t *testing.T) {
 			t.Errorf("log differs from one clean compaction's (%d bytes, want %d)", len(log), len(wantLog))
 		}
 		if !bytes.Equal(archive, wantArchive) {
-			t.Errorf("archive differs from one clean compaction's: %d lines, want %d", bytes.Count(archive, []byte("\n")), agents*5)
+			t.Errorf("archive differs from one clean compaction's: %d lines, want %d", bytes.Count(archive, []byte("\n")), agents*6)
 		}
 		if len(stray) > 0 {
 			t.Errorf("left behind: %v", stray)

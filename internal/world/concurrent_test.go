@@ -55,7 +55,11 @@ func writerMain(dir string) int {
 	id := fmt.Sprintf("w%02d", w)
 	for i := range n {
 		if i%1000 == 0 && i/1000 < len(agentSteps) {
-			_, err = l.Agent(ctx, agentSteps[i/1000], id, payload(w, i), "")
+			if agentSteps[i/1000] == StatusVerified {
+				_, err = l.Verify(ctx, id, "reviewed", payload(w, i))
+			} else {
+				_, err = l.Agent(ctx, agentSteps[i/1000], id, payload(w, i), "")
+			}
 		} else {
 			_, err = l.Event(ctx, SourceBash, id, payload(w, i))
 		}

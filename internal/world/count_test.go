@@ -20,6 +20,9 @@ func TestCountAgentsAgreesWithTheViews(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := l.Append(ctx, Entry{Time: c.now.Add(5 * time.Hour), Kind: KindAgent, Status: StatusStart, ID: "ahead"}); err != nil {
+		t.Fatal(err)
+	}
 	c.advance(time.Hour)
 	failed := Filter{Statuses: []Status{StatusFailed}}
 	for _, tc := range []struct {

@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"os"
 	"slices"
 )
 
@@ -10,4 +11,20 @@ import (
 // active or failed agents among many settled ones pays for those alone.
 func (l *Log) CurrentIn(ctx context.Context, statuses ...Status) ([]Agent, error) {
 	return l.agents(ctx, func(a *agentState) bool { return slices.Contains(statuses, a.Status) })
+}
+
+// Statuses returns every agent's current status, read from the side index
+// and the log written since alone: no agent's line is read, so a caller
+// that checks many agents against another view (the board's folders on
+// every Level 1 pass) pays for the few that disagree only.
+func (l *Log) Statuses(ctx context.Context) (map[string]Status, error) {
+	var out map[string]Status
+	err := l.withState(ctx, func(_ *os.File, st *state) error {
+		out = make(map[string]Status, len(st.byID))
+		for id, a := range st.byID {
+			out[id] = a.Status
+		}
+		return nil
+	})
+	return out, err
 }

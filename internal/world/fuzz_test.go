@@ -1,12 +1,14 @@
 package world
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // FuzzParseLine feeds arbitrary lines to the parser: it never panics, and
@@ -91,6 +93,35 @@ func FuzzEscape(f *testing.F) {
 		}
 		if diff := cmp.Diff(e, got); diff != "" {
 			t.Fatalf("round trip of %q (-want +got):\n%s", line, diff)
+		}
+	})
+}
+
+// FuzzReadIndex feeds arbitrary side indexes to the reader (the file sits
+// in .clean_room/, where a hand can write): it never panics, and what it
+// accepts saves and reads back the same.
+func FuzzReadIndex(f *testing.F) {
+	f.Add("cra-world-index 2\n7 42 1234 9 656e640a 1 99 2\nT-1\tstart\t1\t0\t0\t1\t0\t0\t1\n\t5\t2\tT-1\t\tverified\t-\n")
+	f.Add("cra-world-index 2\n0 0 0 0 - 0 0 0\n")
+	f.Add("cra-world-index 1\n7 42 1234 9 656e640a\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		path := t.TempDir() + "/" + indexName
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st := readIndex(path)
+		if st == nil {
+			return
+		}
+		if err := st.save(path); err != nil {
+			t.Fatal(err)
+		}
+		again := readIndex(path)
+		if again == nil {
+			t.Fatalf("saved index of %q does not read back", text)
+		}
+		if diff := cmp.Diff(st, again, cmp.AllowUnexported(state{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("(-first +again):\n%s", diff)
 		}
 	})
 }

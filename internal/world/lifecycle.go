@@ -12,10 +12,16 @@ import (
 //	(none)   → start
 //	start    → active | failed            (a task dropped before it runs)
 //	active   → finish | retry | failed    (retry: Level 2 nudges a silent agent)
-//	finish   → verified | retry | failed
+//	finish   → verified | retry | failed  (verified: only after an [event:review] for it)
 //	retry    → active | failed            (failed: bounded restarts ran out)
 //	failed   → retry                      (only after an [event:user] for it)
 //	verified → (none: the end)
+//
+// The two conditions tie a step to what must come first: a person's
+// answer before a failed agent retries (seed 002 phase 5), and a review
+// of the run, logged by the recycler, a person's move or 'cra solve', before
+// a finished one is verified. An agent's own word that it is done is its
+// finish, never its verification.
 func Next(from Status) []Status {
 	switch from {
 	case "":
@@ -43,6 +49,9 @@ type TransitionError struct {
 	// NeedsUser is set when From is failed and no [event:user] for the
 	// agent came after it: a person must answer first (seed 002 phase 5).
 	NeedsUser bool
+	// NeedsReview is set when From is finish, To is verified and no
+	// [event:review] for the agent came after its finish.
+	NeedsReview bool
 }
 
 func (e *TransitionError) Error() string {
@@ -51,6 +60,8 @@ func (e *TransitionError) Error() string {
 		return fmt.Sprintf("agent %s has no entry yet: its first status must be start, not %s", e.ID, e.To)
 	case e.NeedsUser:
 		return fmt.Sprintf("agent %s is failed: %s needs an [event:user][%s] entry after the failure first (a person's answer)", e.ID, e.To, e.ID)
+	case e.NeedsReview:
+		return fmt.Sprintf("agent %s is finish: verified needs an [event:review][%s] entry after the finish first (the recycler's review of the run, or a person's move to completed-finalized)", e.ID, e.ID)
 	case e.From == StatusVerified:
 		return fmt.Sprintf("agent %s is verified: its lifecycle is over, %s is not allowed (start a new task id)", e.ID, e.To)
 	}
@@ -64,14 +75,18 @@ func (e *TransitionError) Error() string {
 
 // checkTransition returns a *TransitionError unless an agent whose status
 // is from may log to. userAfterFailed says whether an [event:user] for the
-// agent came after its failed entry.
-func checkTransition(id string, from Status, userAfterFailed bool, to Status) error {
+// agent came after its failed entry, reviewed whether an [event:review]
+// came after its finish entry.
+func checkTransition(id string, from Status, userAfterFailed, reviewed bool, to Status) error {
 	for _, s := range Next(from) {
 		if s != to {
 			continue
 		}
 		if from == StatusFailed && !userAfterFailed {
 			return &TransitionError{ID: id, From: from, To: to, NeedsUser: true}
+		}
+		if from == StatusFinish && to == StatusVerified && !reviewed {
+			return &TransitionError{ID: id, From: from, To: to, NeedsReview: true}
 		}
 		return nil
 	}

@@ -78,9 +78,10 @@ type Log struct {
 	// callback instead).
 	Malformed func(*Record)
 	// Broken, when set, is called with each agent entry met while
-	// replaying that the lifecycle would have refused (a hand-written
-	// verified with no start, say): the log is followed as written, and
-	// the reader is told where it breaks the rules.
+	// replaying that the lifecycle forbids where it stands (a
+	// hand-written verified with no finish and review before it, say):
+	// the fold skips it, so that no state comes from it, and the reader
+	// is told. Skipped lists them later too.
 	Broken func(*Record, *TransitionError)
 
 	dir  string
@@ -129,6 +130,26 @@ func (l *Log) Event(ctx context.Context, source Source, id, output string) (Entr
 // person must do on failed; it may be empty.
 func (l *Log) Agent(ctx context.Context, status Status, id, output, need string) (Entry, error) {
 	return l.Append(ctx, Entry{Kind: KindAgent, Status: status, ID: id, Output: output, Need: need})
+}
+
+// Verify closes finished agent id as verified: it logs [event:review][id]
+// review, the review of its run the lifecycle asks for (see Next), then
+// [agent:verified][id] output. A person's move to completed-finalized
+// and 'cra solve' on passing validation verify this way (the recycler
+// logs its review with its verdict, board.Decide); an agent never does.
+// An agent not at finish is a *TransitionError, and nothing is written.
+func (l *Log) Verify(ctx context.Context, id, review, output string) (Entry, error) {
+	a, _, err := l.Lookup(ctx, id)
+	if err != nil {
+		return Entry{}, err
+	}
+	if a.Status != StatusFinish {
+		return Entry{}, &TransitionError{ID: id, From: a.Status, To: StatusVerified}
+	}
+	if _, err := l.Event(ctx, SourceReview, id, review); err != nil {
+		return Entry{}, err
+	}
+	return l.Agent(ctx, StatusVerified, id, output, "")
 }
 
 // Begin records that agent id begins a run, the way 'cra solve' does: for
@@ -225,11 +246,11 @@ func (l *Log) appendLocked(ctx context.Context, e Entry, line []byte, exclusive 
 			return false, err
 		}
 		var from Status
-		var user bool
+		var user, reviewed bool
 		if a := st.byID[e.ID]; a != nil {
-			from, user = a.Status, a.UserAfter
+			from, user, reviewed = a.Status, a.UserAfter, a.Reviewed
 		}
-		if err := checkTransition(e.ID, from, user, e.Status); err != nil {
+		if err := checkTransition(e.ID, from, user, reviewed, e.Status); err != nil {
 			return false, err
 		}
 	}

@@ -31,6 +31,15 @@ func newTestLog(t *testing.T) (*Log, *clock) {
 	return l, c
 }
 
+// logStep logs status for agent id, with the review a verified needs
+// before it.
+func logStep(ctx context.Context, l *Log, status Status, id, output, need string) (Entry, error) {
+	if status == StatusVerified {
+		return l.Verify(ctx, id, "reviewed", output)
+	}
+	return l.Agent(ctx, status, id, output, need)
+}
+
 func readLines(t *testing.T, l *Log) []string {
 	t.Helper()
 	data, err := os.ReadFile(l.Path())
@@ -53,11 +62,12 @@ func TestTransitionTable(t *testing.T) {
 	for from, next := range legal {
 		for _, to := range Statuses() {
 			for _, user := range []bool{false, true} {
-				want := slices.Contains(next, to) && (from != StatusFailed || user)
+				reviewed := !user // each of the two conditions met and not
+				want := slices.Contains(next, to) && (from != StatusFailed || user) && (from != StatusFinish || to != StatusVerified || reviewed)
 				t.Run(string(from)+"→"+string(to), func(t *testing.T) {
-					err := checkTransition("T-1", from, user, to)
+					err := checkTransition("T-1", from, user, reviewed, to)
 					if got := err == nil; got != want {
-						t.Fatalf("user answered %v: got legal %v, want %v (err %v)", user, got, want, err)
+						t.Fatalf("user answered %v, reviewed %v: got legal %v, want %v (err %v)", user, reviewed, got, want, err)
 					}
 					var te *TransitionError
 					if err != nil && (!errors.As(err, &te) || te.From != from) {
@@ -75,27 +85,30 @@ func TestTransitionTable(t *testing.T) {
 // TestLifecycleFlows runs seed 002's testing checklist through the log.
 func TestLifecycleFlows(t *testing.T) {
 	type step struct {
-		kind    Kind // KindEvent: an [event:user] for the agent
+		kind    Kind // KindEvent: an [event:user] for the agent, or with status "review" an [event:review]
 		status  Status
 		wantErr string
 	}
+	review := step{KindEvent, "review", ""}
 	tests := []struct {
 		name  string
 		steps []step
 		want  Status
 	}{
-		{"verified", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, {KindAgent, StatusVerified, ""}}, StatusVerified},
-		{"retry", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, {KindAgent, StatusRetry, ""},
-			{KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, {KindAgent, StatusVerified, ""}}, StatusVerified},
+		{"verified", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, review, {KindAgent, StatusVerified, ""}}, StatusVerified},
+		{"no review, no verified", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, review, {KindAgent, StatusFinish, ""},
+			{KindAgent, StatusVerified, "is finish: verified needs an [event:review][T-1]"}}, StatusFinish},
+		{"retry", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, review, {KindAgent, StatusRetry, ""},
+			{KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, {KindAgent, StatusVerified, "needs an [event:review]"}, review, {KindAgent, StatusVerified, ""}}, StatusVerified},
 		{"failure, answer, retry", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFailed, ""},
 			{KindAgent, StatusRetry, "is failed: retry needs an [event:user][T-1]"}, {KindEvent, "", ""}, {KindAgent, StatusRetry, ""},
-			{KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, {KindAgent, StatusVerified, ""}}, StatusVerified},
+			{KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""}, review, {KindAgent, StatusVerified, ""}}, StatusVerified},
 		{"answer before the failure does not count", []step{{KindAgent, StatusStart, ""}, {KindEvent, "", ""}, {KindAgent, StatusActive, ""},
 			{KindAgent, StatusFailed, ""}, {KindAgent, StatusRetry, "needs an [event:user]"}}, StatusFailed},
 		{"no start", []step{{KindAgent, StatusActive, "has no entry yet"}}, ""},
 		{"skipping a step", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusFinish, "is start: it cannot go to finish (allowed: active, failed)"}}, StatusStart},
 		{"verified is the end", []step{{KindAgent, StatusStart, ""}, {KindAgent, StatusActive, ""}, {KindAgent, StatusFinish, ""},
-			{KindAgent, StatusVerified, ""}, {KindAgent, StatusRetry, "is verified"}, {KindAgent, StatusStart, "is verified"}}, StatusVerified},
+			review, {KindAgent, StatusVerified, ""}, {KindAgent, StatusRetry, "is verified"}, {KindAgent, StatusStart, "is verified"}}, StatusVerified},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,9 +118,12 @@ func TestLifecycleFlows(t *testing.T) {
 			for i, s := range tc.steps {
 				c.advance(time.Second)
 				var err error
-				if s.kind == KindEvent {
+				switch {
+				case s.kind == KindEvent && s.status == "review":
+					_, err = l.Event(ctx, SourceReview, "T-1", "run reviewed")
+				case s.kind == KindEvent:
 					_, err = l.Event(ctx, SourceUser, "T-1", "answered")
-				} else {
+				default:
 					_, err = l.Agent(ctx, s.status, "T-1", "step", "")
 				}
 				if s.wantErr == "" && err != nil {
@@ -191,27 +207,34 @@ func TestLimbo(t *testing.T) {
 		{"waiting", StatusActive, false},
 		{"waiting", StatusFinish, false}, // finished, never verified
 		{"busy", "", true},               // an event counts as activity
+		{"ahead", StatusStart, false},    // stamped an hour ahead: a clock stepped back
 	}
 	for _, s := range steps {
 		c.advance(time.Minute)
 		var err error
-		if s.event {
+		switch {
+		case s.event:
 			_, err = l.Event(ctx, SourceBash, s.id, "still working")
-		} else {
-			_, err = l.Agent(ctx, s.status, s.id, "", "")
+		case s.id == "ahead":
+			_, err = l.Append(ctx, Entry{Time: c.now.Add(time.Hour), Kind: KindAgent, Status: s.status, ID: s.id})
+			c.advance(-time.Minute)
+		default:
+			_, err = logStep(ctx, l, s.status, s.id, "", "")
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Now t0+12m. quiet last moved at t0+1m, waiting at t0+11m, busy at t0+12m.
+	// Now t0+12m. quiet last moved at t0+1m, waiting at t0+11m, busy at
+	// t0+12m; ahead's entry is stamped t0+1h13m, in the future: how long it
+	// has been silent cannot be told, so every --limbo lists it.
 	tests := []struct {
 		silent time.Duration
 		want   []string
 	}{
-		{30 * time.Second, []string{"quiet", "waiting"}},
-		{5 * time.Minute, []string{"quiet"}},
-		{11 * time.Minute, nil},
+		{30 * time.Second, []string{"quiet", "waiting", "ahead"}},
+		{5 * time.Minute, []string{"quiet", "ahead"}},
+		{11 * time.Minute, []string{"ahead"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.silent.String(), func(t *testing.T) {
@@ -369,9 +392,16 @@ func TestNoteEventWarns(t *testing.T) {
 }
 
 func TestIndexRoundTrip(t *testing.T) {
-	st := &state{Dev: 7, Ino: 42, Pos: Position{Offset: 1234, Line: 9}, Tail: []byte("end\n"), byID: map[string]*agentState{}}
+	st := &state{Dev: 7, Ino: 42, Pos: Position{Offset: 1234, Line: 9}, Tail: []byte("end\n"), Current: true, Vouched: 99, SkipTotal: 1025,
+		byID: map[string]*agentState{}}
 	for i, id := range []string{"T-1", "with\ttab", "a [b] c", "ünï\\code", "x\n"} {
-		st.byID[id] = &agentState{ID: id, Status: Statuses()[i], Since: int64(i), Off: int64(10 * i), StartOff: int64(i - 1), Seen: int64(100 + i), UserAfter: i%2 == 0, Retries: i}
+		st.byID[id] = &agentState{ID: id, Status: Statuses()[i], Since: int64(i), Off: int64(10 * i), StartOff: int64(i - 1), Seen: int64(100 + i),
+			UserAfter: i%2 == 0, Reviewed: i%3 == 0, Retries: i}
+	}
+	st.Skips = []skipState{
+		{Off: 5, Line: 2, Err: TransitionError{ID: "T-1", To: StatusVerified}},
+		{Off: 50, Line: 7, Err: TransitionError{ID: "a [b]\tc", From: StatusFinish, To: StatusVerified, NeedsReview: true}},
+		{Off: 60, Line: 8, Err: TransitionError{ID: "T-2", From: StatusFailed, To: StatusRetry, NeedsUser: true}},
 	}
 	path := filepath.Join(t.TempDir(), indexName)
 	if err := st.save(path); err != nil {
@@ -383,6 +413,14 @@ func TestIndexRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(st, got, cmp.AllowUnexported(state{})); diff != "" {
 		t.Errorf("(-saved +read):\n%s", diff)
+	}
+	// An empty log's state (no tail) reads back too.
+	empty := &state{byID: map[string]*agentState{}}
+	if err := empty.save(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := readIndex(path); got == nil || got.Pos.Offset != 0 || len(got.Tail) != 0 {
+		t.Errorf("empty state: got %+v", got)
 	}
 }
 

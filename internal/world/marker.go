@@ -121,7 +121,13 @@ func (l *Log) CheckThen(ctx context.Context, name string, fn func(*Record) error
 	} else if !m.valid(f, fi) {
 		return Position{}, fmt.Errorf("marker %q: %w (it was replaced or cut outside cra): run 'cra log check --marker %s --reset' to read from the start", name, ErrStaleMarker, name)
 	}
-	pos, err := scanFile(ctx, f, m.Pos, nil, fn)
+	mk := l.marks(ctx, f)
+	pos, err := scanFile(ctx, f, m.Pos, nil, func(r *Record) error {
+		if err := mk.mark(r); err != nil {
+			return err
+		}
+		return fn(r)
+	})
 	if err == nil && done != nil {
 		err = done()
 	}

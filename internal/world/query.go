@@ -144,9 +144,13 @@ func (l *Log) Select(ctx context.Context, f Filter, fn func(*Record) error) erro
 	}
 	defer file.Close()
 	m := newMatcher(f)
+	mk := l.marks(ctx, file)
 	_, err = scanFile(ctx, file, Position{}, m.pre, func(r *Record) error {
 		if !m.match(r) {
 			return nil
+		}
+		if err := mk.mark(r); err != nil {
+			return err
 		}
 		return fn(r)
 	})
@@ -201,7 +205,11 @@ func (l *Log) Tail(ctx context.Context, n int, f Filter, fn func(*Record) error)
 	if err != nil {
 		return Position{}, err
 	}
+	mk := l.marks(ctx, file)
 	for i := len(recs) - 1; i >= 0; i-- {
+		if err := mk.mark(&recs[i]); err != nil {
+			return Position{}, err
+		}
 		if err := fn(&recs[i]); err != nil {
 			return Position{}, err
 		}
@@ -233,6 +241,16 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 	}
 	defer func() { file.Close() }()
 	pos := from
+	mk := l.marks(ctx, file)
+	each := func(r *Record) error {
+		if !m.match(r) {
+			return nil
+		}
+		if err := mk.mark(r); err != nil {
+			return err
+		}
+		return fn(r)
+	}
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -244,12 +262,7 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 			return ErrReplaced // cut short in place: where to go on is unknown
 		}
 		if cur.Size() > pos.Offset {
-			pos, err = scanFile(ctx, file, pos, m.pre, func(r *Record) error {
-				if !m.match(r) {
-					return nil
-				}
-				return fn(r)
-			})
+			pos, err = scanFile(ctx, file, pos, m.pre, each)
 			if err != nil {
 				return err
 			}
@@ -265,12 +278,7 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 		}
 		// Replaced: finish the old file, then go on where compaction left
 		// the new one.
-		if pos, err = scanFile(ctx, file, pos, m.pre, func(r *Record) error {
-			if !m.match(r) {
-				return nil
-			}
-			return fn(r)
-		}); err != nil {
+		if pos, err = scanFile(ctx, file, pos, m.pre, each); err != nil {
 			return err
 		}
 		next, nfi, err := l.open()
@@ -284,6 +292,7 @@ func (l *Log) Follow(ctx context.Context, from Position, f Filter, fn func(*Reco
 		}
 		file.Close()
 		file, fi, pos = next, nfi, resume
+		mk = l.marks(ctx, file)
 	}
 }
 

@@ -28,6 +28,11 @@ type Record struct {
 	Raw   []byte
 	Entry Entry
 	Err   *LineError // non-nil for a malformed line; Entry is then zero
+	// Skipped is set on an agent entry the log's fold ignores, because
+	// the lifecycle forbids it where it stands (see Log.Skipped). Every
+	// reader of the log (Select, Tail, Follow, Scan, Check) sets it, so
+	// that none takes such an entry for what happened.
+	Skipped *TransitionError
 }
 
 // parseRecord parses raw into a record at start.
@@ -124,8 +129,8 @@ func scanFile(ctx context.Context, f io.ReaderAt, from Position, pre func([]byte
 }
 
 // Scan calls fn for each non-empty line of the log from position from to
-// the last complete line, malformed ones included (Record.Err says why),
-// and returns the position after it. A line still being written is left
+// the last complete line, malformed ones included (Record.Err says why)
+// and skipped ones marked (Record.Skipped), and returns the position after it. A line still being written is left
 // for a later call.
 func (l *Log) Scan(ctx context.Context, from Position, fn func(*Record) error) (Position, error) {
 	f, err := os.Open(l.path)
@@ -133,7 +138,13 @@ func (l *Log) Scan(ctx context.Context, from Position, fn func(*Record) error) (
 		return from, fmt.Errorf("open world log: %w", err)
 	}
 	defer f.Close()
-	return scanFile(ctx, f, from, nil, fn)
+	mk := l.marks(ctx, f)
+	return scanFile(ctx, f, from, nil, func(r *Record) error {
+		if err := mk.mark(r); err != nil {
+			return err
+		}
+		return fn(r)
+	})
 }
 
 // tailBytes is how much of the log before a position an index or marker

@@ -47,6 +47,7 @@ type agentState struct {
 	StartOff  int64 // offset of the latest start entry; -1 if none
 	Seen      int64 // unix ms of the latest entry with this id
 	UserAfter bool  // an [event:user] came after the failed entry
+	Reviewed  bool  // an [event:review] came after the finish entry
 	Retries   int
 }
 
@@ -61,14 +62,44 @@ type state struct {
 	Dev, Ino uint64
 	Pos      Position
 	Tail     []byte
+	// Current says a line of the current format came before Pos: from
+	// there on, agent entries of the old format are checked as well (a
+	// log of the old format alone is read as it was written).
+	Current bool
+	// Vouched is where the part of the file a compaction wrote ends (0:
+	// none). In it, a verified agent's start and verified entries stand
+	// without the steps between, which compaction moved to the archive.
+	Vouched int64
+	// Skips are the latest maxSkips agent entries the fold ignored, in
+	// the order met; SkipTotal counts them all.
+	Skips     []skipState
+	SkipTotal int
 
 	byID    map[string]*agentState
 	savedAt int64 // Pos.Offset of the copy on disk; -1 when none
 }
 
-func newState(fi os.FileInfo) *state {
+// skipState is an entry the fold ignored: where it is, and why.
+type skipState struct {
+	Off, Line int64
+	Err       TransitionError
+}
+
+// maxSkips bounds the skipped entries a state remembers: a log full of
+// forged lines costs the index no more than this.
+const maxSkips = 1024
+
+// newState returns the state of the empty start of the file fi, which a
+// compaction wrote up to vouched.
+func newState(fi os.FileInfo, vouched int64) *state {
 	dev, ino := fileID(fi)
-	return &state{Dev: dev, Ino: ino, byID: map[string]*agentState{}, savedAt: -1}
+	return &state{Dev: dev, Ino: ino, Vouched: vouched, byID: map[string]*agentState{}, savedAt: -1}
+}
+
+// freshState is newState for the log's file fi, vouched for as far as the
+// notes of the compaction that wrote it say.
+func (l *Log) freshState(fi os.FileInfo) *state {
+	return newState(fi, vouchedEnd(l.sd.WorldCompacted(), fi))
 }
 
 // describes reports whether s is a state of f (whose info is fi): same
@@ -82,9 +113,8 @@ func (s *state) describes(f *os.File, fi os.FileInfo) bool {
 	return err == nil && bytes.Equal(tail, s.Tail)
 }
 
-// apply folds entry e, whose line starts at off, into s. It follows the log
-// as written, legal or not: the log is the truth, the lifecycle is checked
-// when writing.
+// apply folds entry e, whose line starts at off, into s; check has found
+// it allowed.
 func (s *state) apply(off int64, e Entry) {
 	ms := e.Time.UnixMilli()
 	a := s.byID[e.ID]
@@ -95,6 +125,9 @@ func (s *state) apply(off int64, e Entry) {
 		a.Seen = max(a.Seen, ms)
 		if e.Source == SourceUser && a.Status == StatusFailed {
 			a.UserAfter = true
+		}
+		if e.Source == SourceReview && a.Status == StatusFinish {
+			a.Reviewed = true
 		}
 		return
 	}
@@ -108,13 +141,50 @@ func (s *state) apply(off int64, e Entry) {
 	case StatusRetry:
 		a.Retries++
 	}
-	a.Status, a.Since, a.Off, a.UserAfter = e.Status, ms, off, false
+	a.Status, a.Since, a.Off, a.UserAfter, a.Reviewed = e.Status, ms, off, false, false
 	a.Seen = max(a.Seen, ms)
 }
 
+// check returns why the fold ignores entry e, whose line starts at off,
+// or nil when it folds it: an agent entry stands only where the lifecycle
+// allows it (Next), the same rule the writer keeps. A hand, or an agent
+// that can write the file, may append any line; the fold does not let
+// such a line move a task (a verified with no finish and no review after
+// it, say). Two kinds of line are read as written: entries of the old
+// format in a log that has no line of the current one before them (a log
+// of seed 002's tools), and a verified agent's start and verified entries
+// in the part a compaction wrote.
+func (s *state) check(off int64, e Entry) *TransitionError {
+	if e.Kind != KindAgent || (e.Legacy && !s.Current) {
+		return nil
+	}
+	var from Status
+	var user, reviewed bool
+	if a := s.byID[e.ID]; a != nil {
+		from, user, reviewed = a.Status, a.UserAfter, a.Reviewed
+	}
+	if off < s.Vouched && e.Status == StatusVerified && (from == "" || from == StatusStart) {
+		return nil
+	}
+	var te *TransitionError
+	if errors.As(checkTransition(e.ID, from, user, reviewed, e.Status), &te) {
+		return te
+	}
+	return nil
+}
+
+// skip records that the fold ignored the entry of r, for te.
+func (s *state) skip(r *Record, te *TransitionError) {
+	s.SkipTotal++
+	if len(s.Skips) == maxSkips {
+		s.Skips = slices.Delete(s.Skips, 0, 1)
+	}
+	s.Skips = append(s.Skips, skipState{Off: r.Offset, Line: r.Line, Err: *te})
+}
+
 // catchUp replays the complete lines of f after s.Pos. An agent entry the
-// lifecycle would have refused (a hand-edited log) is folded all the same,
-// and told to broken when set.
+// lifecycle forbids where it stands (check) is not folded: it is
+// remembered among the skips and told to broken when set.
 func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record), broken func(*Record, *TransitionError)) error {
 	pos, err := scanFile(ctx, f, s.Pos, nil, func(r *Record) error {
 		if r.Err != nil {
@@ -123,15 +193,15 @@ func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record)
 			}
 			return nil
 		}
-		if e := r.Entry; broken != nil && e.Kind == KindAgent && !e.Legacy {
-			from, userAfter := Status(""), false
-			if a := s.byID[e.ID]; a != nil {
-				from, userAfter = a.Status, a.UserAfter
-			}
-			var te *TransitionError
-			if errors.As(checkTransition(e.ID, from, userAfter, e.Status), &te) {
+		if !r.Entry.Legacy {
+			s.Current = true
+		}
+		if te := s.check(r.Offset, r.Entry); te != nil {
+			s.skip(r, te)
+			if broken != nil {
 				broken(r, te)
 			}
+			return nil
 		}
 		s.apply(r.Offset, r.Entry)
 		return nil
@@ -152,23 +222,29 @@ func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record)
 // the side index or a full replay, whichever still describes f. The caller
 // holds l.mu.
 func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
+	return l.loadStateTelling(ctx, f, l.Malformed, l.Broken)
+}
+
+// loadStateTelling is loadState that tells the lines it replays to
+// malformed and broken instead of the Log's.
+func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*Record), broken func(*Record, *TransitionError)) (*state, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat world log: %w", err)
 	}
 	if !l.UseIndex {
-		st := newState(fi)
-		return st, st.catchUp(ctx, f, l.Malformed, l.Broken)
+		st := l.freshState(fi)
+		return st, st.catchUp(ctx, f, malformed, broken)
 	}
 	st := l.cache
 	if st == nil || !st.describes(f, fi) {
 		st = readIndex(l.sd.WorldIndex())
 		if st == nil || !st.describes(f, fi) {
-			st = newState(fi)
+			st = l.freshState(fi)
 		}
 	}
 	l.cache = nil // until caught up: a failed replay must not leave half a state
-	if err := st.catchUp(ctx, f, l.Malformed, l.Broken); err != nil {
+	if err := st.catchUp(ctx, f, malformed, broken); err != nil {
 		return nil, err
 	}
 	l.cache = st
@@ -182,13 +258,20 @@ func (l *Log) loadState(ctx context.Context, f *os.File) (*state, error) {
 
 // The side index is text, quick to parse and easy to inspect:
 //
-//	cra-world-index 1
-//	DEV INO OFFSET LINES TAIL-HEX
-//	ID<TAB>STATUS<TAB>SINCE<TAB>OFF<TAB>START<TAB>SEEN<TAB>USER<TAB>RETRIES
+//	cra-world-index 2
+//	DEV INO OFFSET LINES TAIL-HEX CURRENT VOUCHED SKIPTOTAL
+//	ID<TAB>STATUS<TAB>SINCE<TAB>OFF<TAB>START<TAB>SEEN<TAB>USER<TAB>RETRIES<TAB>REVIEWED
+//	...
+//	<TAB>OFF<TAB>LINE<TAB>ID<TAB>FROM<TAB>TO<TAB>WHY
 //	...
 //
-// with identifiers escaped as in the log, so they hold no tab or newline.
-const indexHeader = "cra-world-index 1"
+// with identifiers escaped as in the log, so they hold no tab or newline;
+// an empty TAIL-HEX is written "-", CURRENT, USER and REVIEWED are 0 or 1,
+// and the skipped entries' lines start with a tab (an agent line starts
+// with its id, which is never empty). WHY is "user", "review" or "-", the
+// TransitionError's NeedsUser and NeedsReview. An index of version 1 is
+// not read: the log rebuilds it.
+const indexHeader = "cra-world-index 2"
 
 // readIndex reads the side index; any problem makes it absent, since the
 // log can always rebuild it.
@@ -204,18 +287,45 @@ func readIndex(path string) *state {
 		return nil
 	}
 	st := &state{byID: map[string]*agentState{}}
-	var tail string
-	if _, err := fmt.Sscanf(where, "%d %d %d %d %s", &st.Dev, &st.Ino, &st.Pos.Offset, &st.Pos.Line, &tail); err != nil {
-		if _, err := fmt.Sscanf(where, "%d %d %d %d", &st.Dev, &st.Ino, &st.Pos.Offset, &st.Pos.Line); err != nil {
+	f := strings.Fields(where)
+	if len(f) != 8 {
+		return nil
+	}
+	nums := []*uint64{&st.Dev, &st.Ino}
+	for i, p := range nums {
+		if *p, err = strconv.ParseUint(f[i], 10, 64); err != nil {
 			return nil
 		}
 	}
-	if st.Tail, err = hex.DecodeString(tail); err != nil {
+	ints := []*int64{&st.Pos.Offset, &st.Pos.Line, &st.Vouched}
+	for i, k := range []int{2, 3, 6} {
+		if *ints[i], err = strconv.ParseInt(f[k], 10, 64); err != nil {
+			return nil
+		}
+	}
+	if st.Pos.Offset < 0 || st.Pos.Line < 0 {
+		return nil
+	}
+	if f[4] != "-" {
+		if st.Tail, err = hex.DecodeString(f[4]); err != nil {
+			return nil
+		}
+	}
+	st.Current = f[5] == "1"
+	if st.SkipTotal, err = strconv.Atoi(f[7]); err != nil {
 		return nil
 	}
 	for text != "" {
 		var line string
 		line, text, _ = strings.Cut(text, "\n")
+		if rest, ok := strings.CutPrefix(line, "\t"); ok {
+			sk, ok := parseSkip(rest)
+			if !ok {
+				return nil
+			}
+			st.Skips = append(st.Skips, sk)
+			continue
+		}
 		a, ok := parseAgentState(line)
 		if !ok {
 			return nil
@@ -226,15 +336,18 @@ func readIndex(path string) *state {
 	return st
 }
 
+// cutFields splits line at tabs into exactly n fields.
+func cutFields(line string, n int) ([]string, bool) {
+	f := strings.Split(line, "\t")
+	return f, len(f) == n
+}
+
 func parseAgentState(line string) (*agentState, bool) {
-	var f [8]string
-	for i := range f {
-		var ok bool
-		if f[i], line, ok = strings.Cut(line, "\t"); !ok && i < len(f)-1 {
-			return nil, false
-		}
+	f, ok := cutFields(line, 9)
+	if !ok {
+		return nil, false
 	}
-	a := &agentState{Status: Status(f[1]), UserAfter: f[6] == "1"}
+	a := &agentState{Status: Status(f[1]), UserAfter: f[6] == "1", Reviewed: f[8] == "1"}
 	var err error
 	if a.ID, err = Unescape(f[0]); err != nil || a.ID == "" || !a.Status.Valid() {
 		return nil, false
@@ -251,6 +364,45 @@ func parseAgentState(line string) (*agentState, bool) {
 	return a, true
 }
 
+func parseSkip(line string) (skipState, bool) {
+	f, ok := cutFields(line, 6)
+	if !ok {
+		return skipState{}, false
+	}
+	var sk skipState
+	var err error
+	if sk.Off, err = strconv.ParseInt(f[0], 10, 64); err != nil {
+		return skipState{}, false
+	}
+	if sk.Line, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+		return skipState{}, false
+	}
+	if sk.Err.ID, err = Unescape(f[2]); err != nil || sk.Err.ID == "" {
+		return skipState{}, false
+	}
+	sk.Err.From, sk.Err.To = Status(f[3]), Status(f[4])
+	if (sk.Err.From != "" && !sk.Err.From.Valid()) || !sk.Err.To.Valid() {
+		return skipState{}, false
+	}
+	switch f[5] {
+	case "user":
+		sk.Err.NeedsUser = true
+	case "review":
+		sk.Err.NeedsReview = true
+	case "-":
+	default:
+		return skipState{}, false
+	}
+	return sk, true
+}
+
+func boolDigit(b bool) byte {
+	if b {
+		return '1'
+	}
+	return '0'
+}
+
 // save writes s as the side index, atomically.
 func (s *state) save(path string) error {
 	agents := make([]*agentState, 0, len(s.byID))
@@ -258,8 +410,13 @@ func (s *state) save(path string) error {
 		agents = append(agents, a)
 	}
 	slices.SortFunc(agents, func(a, b *agentState) int { return cmp.Compare(a.ID, b.ID) })
-	buf := make([]byte, 0, 64+len(agents)*96)
-	buf = fmt.Appendf(buf, "%s\n%d %d %d %d %x\n", indexHeader, s.Dev, s.Ino, s.Pos.Offset, s.Pos.Line, s.Tail)
+	buf := make([]byte, 0, 64+len(agents)*96+len(s.Skips)*64)
+	tail := hex.EncodeToString(s.Tail)
+	if tail == "" {
+		tail = "-"
+	}
+	buf = fmt.Appendf(buf, "%s\n%d %d %d %d %s %c %d %d\n", indexHeader, s.Dev, s.Ino, s.Pos.Offset, s.Pos.Line, tail,
+		boolDigit(s.Current), s.Vouched, s.SkipTotal)
 	for _, a := range agents {
 		buf = appendEscaped(buf, a.ID, true)
 		buf = append(buf, '\t')
@@ -268,12 +425,30 @@ func (s *state) save(path string) error {
 			buf = append(buf, '\t')
 			buf = strconv.AppendInt(buf, n, 10)
 		}
-		user := byte('0')
-		if a.UserAfter {
-			user = '1'
-		}
-		buf = append(buf, '\t', user, '\t')
+		buf = append(buf, '\t', boolDigit(a.UserAfter), '\t')
 		buf = strconv.AppendInt(buf, int64(a.Retries), 10)
+		buf = append(buf, '\t', boolDigit(a.Reviewed), '\n')
+	}
+	for _, sk := range s.Skips {
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, sk.Off, 10)
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, sk.Line, 10)
+		buf = append(buf, '\t')
+		buf = appendEscaped(buf, sk.Err.ID, true)
+		buf = append(buf, '\t')
+		buf = append(buf, sk.Err.From...)
+		buf = append(buf, '\t')
+		buf = append(buf, sk.Err.To...)
+		why := "-"
+		switch {
+		case sk.Err.NeedsUser:
+			why = "user"
+		case sk.Err.NeedsReview:
+			why = "review"
+		}
+		buf = append(buf, '\t')
+		buf = append(buf, why...)
 		buf = append(buf, '\n')
 	}
 	if err := atomicfile.Write(path, buf, 0o644); err != nil {
@@ -325,10 +500,18 @@ func (l *Log) Current(ctx context.Context) ([]Agent, error) {
 
 // Limbo returns the agents neither verified nor failed whose latest entry
 // is older than silent: those that have not moved and may never reach an
-// end ("件件有着落", seed 002).
+// end ("件件有着落", seed 002). An agent whose latest entry is stamped after
+// now (a clock stepped back, a line written by hand) is listed too: how
+// long it has been silent cannot be told, and a time in the future must
+// not hide it.
 func (l *Log) Limbo(ctx context.Context, silent time.Duration) ([]Agent, error) {
-	cutoff := l.Now().Add(-silent).UnixMilli()
-	return l.agents(ctx, func(a *agentState) bool { return !a.Status.Settled() && a.Seen < cutoff })
+	now := l.Now()
+	return l.agents(ctx, func(a *agentState) bool { return inLimbo(a, now, silent) })
+}
+
+// inLimbo reports whether a is in limbo at now for silent (Limbo).
+func inLimbo(a *agentState, now time.Time, silent time.Duration) bool {
+	return !a.Status.Settled() && (a.Seen < now.Add(-silent).UnixMilli() || a.Seen > now.UnixMilli())
 }
 
 // CountAgents counts the agents Current (silent 0) or Limbo (silent > 0)
@@ -336,11 +519,11 @@ func (l *Log) Limbo(ctx context.Context, silent time.Duration) ([]Agent, error) 
 // status) match selects, without reading their lines: a count needs only
 // the side index.
 func (l *Log) CountAgents(ctx context.Context, silent time.Duration, match func(Entry) bool) (int, error) {
-	cutoff := l.Now().Add(-silent).UnixMilli()
+	now := l.Now()
 	n := 0
 	err := l.withState(ctx, func(_ *os.File, st *state) error {
 		for _, a := range st.byID {
-			if silent > 0 && (a.Status.Settled() || a.Seen >= cutoff) {
+			if silent > 0 && !inLimbo(a, now, silent) {
 				continue
 			}
 			if match == nil || match(Entry{Kind: KindAgent, Status: a.Status, ID: a.ID, Time: time.UnixMilli(a.Since).UTC()}) {

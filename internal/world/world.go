@@ -39,13 +39,25 @@
 // # Lifecycle
 //
 // Agent entries are checked against the agent's current status (see Next):
-// start → active → finish → verified | retry | failed, retry → active, and
-// failed → retry only after an [event:user] for the agent. The current
-// statuses come from the side index world.log.idx, which records the byte
-// offsets of each agent's latest and start entries and how far into the log
-// it reaches; an append reads it and only the log written since. It is
-// rebuilt from the log when missing, unreadable, or describing another file
-// (device, inode and the bytes before its offset are checked).
+// start → active → finish → verified | retry | failed, retry → active,
+// failed → retry only after an [event:user] for the agent, and finish →
+// verified only after an [event:review] for it. The current statuses come
+// from the side index world.log.idx, which records the byte offsets of each
+// agent's latest and start entries and how far into the log it reaches; an
+// append reads it and only the log written since. It is rebuilt from the
+// log when missing, unreadable, or describing another file (device, inode
+// and the bytes before its offset are checked).
+//
+// The file can be written by other hands than cra's (a person's editor, an
+// agent that can reach it). Reading holds to the same rules as writing: the
+// fold that gives each agent's current status skips an agent entry the
+// lifecycle forbids where it stands, so that a line appended by hand, a
+// verified with no review after the run's finish, moves no task. Such
+// entries are reported (Log.Broken while replaying, Log.Skipped, and
+// Record.Skipped for every reader of the lines) and compaction moves them
+// to the archive. A log of the old format alone, before cra wrote to it,
+// is read as written; the part of a log a compaction wrote holds of a
+// verified agent only its start and verified entries, which stand there.
 package world
 
 import (
@@ -84,6 +96,11 @@ const (
 	// SourceMCP is a tool call an agent made to 'cra mcp' (issue 31): the
 	// tool, what it returned, and the caller's run when known.
 	SourceMCP Source = "mcp"
+	// SourceReview is a review of a finished run, logged by the recycler
+	// (or a person's move to completed-finalized, or 'cra solve' on its
+	// validation) before the verdict: a verified stands only after one
+	// (see Next).
+	SourceReview Source = "review"
 )
 
 // Sources returns the sources cra writes, in the order they are documented.
@@ -91,6 +108,7 @@ func Sources() []Source {
 	return []Source{
 		SourceChrome, SourceBash, SourceFile, SourceAPI, SourceSystem, SourceUser,
 		SourceIndex, SourceEnrich, SourceRetrieve, SourcePlan, SourceSolve, SourceBoard, SourceSupervisor, SourceMCP,
+		SourceReview,
 	}
 }
 

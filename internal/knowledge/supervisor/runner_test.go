@@ -75,6 +75,9 @@ func logVerdict(t *testing.T, r *Runner, id string, run int, action review.Actio
 	if c != "" {
 		class, out = c, string(c)+": go on"
 	}
+	if _, err := l.Event(ctx, world.SourceReview, id, fmt.Sprintf("run %d: %s", run, class)); err != nil {
+		t.Fatal(err)
+	}
 	e, err := l.Agent(ctx, status, id, out, "")
 	if err != nil {
 		t.Fatal(err)

@@ -38,8 +38,8 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 	reviews := map[string][]review.Review{}
 	used := map[string]int{} // reviews already matched, per task
 	err := b.Log.Select(ctx, world.Filter{}, func(r *world.Record) error {
-		if r.Err != nil {
-			return nil
+		if r.Err != nil || r.Skipped != nil {
+			return nil // a line the lifecycle forbids is no verdict
 		}
 		e := r.Entry
 		switch {

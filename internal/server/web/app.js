@@ -331,10 +331,14 @@ function logLine(m) {
   if (!m.entry) return el("li", { class: "malformed" }, "malformed line: " + (m.error || ""));
   const e = m.entry;
   const kind = e.kind === "agent" ? "agent:" + e.status : "event:" + e.source;
-  return el("li", { dataset: { offset: String(m.offset) } },
+  // An entry the lifecycle forbids moved nothing: shown struck through, with why.
+  const attrs = m.skipped ? { class: "skipped", title: "skipped: " + m.skipped } : {};
+  attrs.dataset = { offset: String(m.offset) };
+  return el("li", attrs,
     el("span", { class: "muted" }, clock(e.time) + " "),
     el("span", { class: "mono tag tag-" + (e.status || e.source) }, "[" + kind + "]"), " ",
-    e.output, e.need ? el("span", { class: "need" }, " | need: " + e.need) : null);
+    e.output, e.need ? el("span", { class: "need" }, " | need: " + e.need) : null,
+    m.skipped ? el("span", { class: "need" }, " (skipped: " + m.skipped + ")") : null);
 }
 
 const NOTE_SECTIONS = [
