@@ -131,6 +131,13 @@ model = "qwen2.5:0.5b"
 		{name: "bad keep_worktree", in: "[solve]\nkeep_worktree = \"sometimes\"\n", wantErr: `solve.keep_worktree is "sometimes": use always, on_failure or never`},
 		{name: "bad validation timeout", in: "[validation]\ntimeout = \"0s\"\n", wantErr: `validation.timeout is "0s"`},
 		{name: "unknown validation key", in: "[validation]\ntests = \"pytest\"\n", want: &Config{Validation: &Validation{}, Unknown: []string{"validation.tests"}}},
+		{name: "protected and caches", in: "[validation]\ntest = \"sh check.sh\"\nprotected = [\"ci/**\", \"**/*.golden\"]\ncaches = [\"~/.cache/go-build\", \"/var/cache/pip\"]\n",
+			want: &Config{Validation: &Validation{Test: "sh check.sh", Protected: []string{"ci/**", "**/*.golden"}, Caches: []string{"~/.cache/go-build", "/var/cache/pip"}}}},
+		{name: "protected outside the repository", in: "[validation]\nprotected = [\"../secrets\", \"/etc/x\"]\n",
+			wantErr: `validation.protected: bad pattern: "../secrets" has a segment ".."; write a plain path inside the repository; validation.protected: bad pattern: "/etc/x" is absolute`},
+		{name: "protected bad glob", in: "[validation]\nprotected = [\"tests**\", \"[\"]\n", wantErr: `"tests**" uses ** inside a segment`},
+		{name: "protected as a string", in: "[validation]\nprotected = \"ci/**\"\n", wantErr: "parse config.toml"},
+		{name: "relative cache", in: "[validation]\ncaches = [\".cache\"]\n", wantErr: `validation.caches has ".cache": give an absolute path, or one under ~/`},
 		{name: "train", in: "[train]\ncommand = \"sh train.sh\"\nstages = \"stage_rates\"\ncoding_hf_model = \"Qwen/Qwen2.5-Coder-3B-Instruct\"\n",
 			want: &Config{Train: &Train{Command: "sh train.sh", Stages: "stage_rates", CodingHFModel: "Qwen/Qwen2.5-Coder-3B-Instruct"}}},
 		{name: "blank train command", in: "[train]\ncommand = \"  \"\n", wantErr: "train.command is blank: name a command or remove the key"},
@@ -308,5 +315,17 @@ func TestOverrideStagesHoldTheDatasetStages(t *testing.T) {
 		if !slices.Contains(OverrideStages, st) {
 			t.Errorf("stage %s is not among OverrideStages %v", st, OverrideStages)
 		}
+	}
+}
+
+func TestExpandHome(t *testing.T) {
+	t.Setenv("HOME", "/home/me")
+	for in, want := range map[string]string{"~/.cache/go-build": "/home/me/.cache/go-build", "/var/cache//pip/": "/var/cache/pip"} {
+		if got, err := ExpandHome(in); err != nil || got != want {
+			t.Errorf("ExpandHome(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ExpandHome("cache"); err == nil {
+		t.Error("ExpandHome(\"cache\"): no error, want one")
 	}
 }
