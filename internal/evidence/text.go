@@ -170,7 +170,9 @@ func (e *Evidence) Text() string {
 		if l.Kind == LoopBlock {
 			what = fmt.Sprintf("block of %d line(s) repeated", l.Lines)
 		}
-		add("loop: %s %d times: %s", what, l.Count, l.Line)
+		// The line is the agent's output: quoted, so that it reads as what
+		// the agent printed, not as the harness's word.
+		add("loop: %s %d times: %s", what, l.Count, strconv.Quote(clipBytes(l.Line, maxTextLine-60)))
 	}
 
 	var b strings.Builder
