@@ -172,7 +172,9 @@ type Validation struct {
 	Protected []string `toml:"protected,omitempty"`
 	// Caches are the directories outside the checkout the commands may
 	// write in their sandbox (a build cache, a package cache): absolute,
-	// or under ~/. Go's build cache is one: `go env GOCACHE`.
+	// under ~/, or starting with an environment variable ($GOCACHE),
+	// expanded when validation runs. Go's build cache is one: `go env
+	// GOCACHE`.
 	Caches []string `toml:"caches,omitempty"`
 }
 

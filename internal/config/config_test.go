@@ -137,7 +137,7 @@ model = "qwen2.5:0.5b"
 			wantErr: `validation.protected: bad pattern: "../secrets" has a segment ".."; write a plain path inside the repository; validation.protected: bad pattern: "/etc/x" is absolute`},
 		{name: "protected bad glob", in: "[validation]\nprotected = [\"tests**\", \"[\"]\n", wantErr: `"tests**" uses ** inside a segment`},
 		{name: "protected as a string", in: "[validation]\nprotected = \"ci/**\"\n", wantErr: "parse config.toml"},
-		{name: "relative cache", in: "[validation]\ncaches = [\".cache\"]\n", wantErr: `validation.caches has ".cache": give an absolute path, or one under ~/`},
+		{name: "relative cache", in: "[validation]\ncaches = [\".cache\"]\n", wantErr: `validation.caches has ".cache": give an absolute path, one under ~/, or one starting with an environment variable`},
 		{name: "train", in: "[train]\ncommand = \"sh train.sh\"\nstages = \"stage_rates\"\ncoding_hf_model = \"Qwen/Qwen2.5-Coder-3B-Instruct\"\n",
 			want: &Config{Train: &Train{Command: "sh train.sh", Stages: "stage_rates", CodingHFModel: "Qwen/Qwen2.5-Coder-3B-Instruct"}}},
 		{name: "blank train command", in: "[train]\ncommand = \"  \"\n", wantErr: "train.command is blank: name a command or remove the key"},
@@ -318,14 +318,17 @@ func TestOverrideStagesHoldTheDatasetStages(t *testing.T) {
 	}
 }
 
-func TestExpandHome(t *testing.T) {
+func TestExpandCache(t *testing.T) {
 	t.Setenv("HOME", "/home/me")
-	for in, want := range map[string]string{"~/.cache/go-build": "/home/me/.cache/go-build", "/var/cache//pip/": "/var/cache/pip"} {
-		if got, err := ExpandHome(in); err != nil || got != want {
-			t.Errorf("ExpandHome(%q) = %q, %v; want %q", in, got, err, want)
+	t.Setenv("CRA_TEST_CACHE", "/var/cache/go")
+	for in, want := range map[string]string{"~/.cache/go-build": "/home/me/.cache/go-build", "/var/cache//pip/": "/var/cache/pip", "$CRA_TEST_CACHE/build": "/var/cache/go/build"} {
+		if got, err := ExpandCache(in); err != nil || got != want {
+			t.Errorf("ExpandCache(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ExpandHome("cache"); err == nil {
-		t.Error("ExpandHome(\"cache\"): no error, want one")
+	for _, in := range []string{"cache", "$CRA_TEST_UNSET/x"} {
+		if _, err := ExpandCache(in); err == nil {
+			t.Errorf("ExpandCache(%q): no error, want one", in)
+		}
 	}
 }

@@ -36,26 +36,39 @@ func (v *Validation) validate() []string {
 		}
 	}
 	for _, dir := range v.Caches {
-		if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") {
-			problems = append(problems, fmt.Sprintf("validation.caches has %q: give an absolute path, or one under ~/ (for Go's build cache, the output of 'go env GOCACHE')", dir))
+		if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") && !strings.HasPrefix(dir, "$") {
+			problems = append(problems, fmt.Sprintf("validation.caches has %q: give an absolute path, one under ~/, or one starting with an environment variable ($GOCACHE)", dir))
 		}
 	}
 	return problems
 }
 
-// ExpandHome returns dir with a leading ~/ replaced by the home
-// directory, cleaned; an absolute dir comes back cleaned. Anything else
-// is an error: a cache is named absolutely.
-func ExpandHome(dir string) (string, error) {
-	if rest, ok := strings.CutPrefix(dir, "~/"); ok {
+// ExpandCache returns a cache directory as a command may write it: its
+// environment variables expanded ($GOCACHE), a leading ~/ made the home
+// directory, cleaned. What is not absolute then is an error: a cache is
+// named absolutely.
+func ExpandCache(dir string) (string, error) {
+	var unset []string
+	d := os.Expand(dir, func(name string) string {
+		v := os.Getenv(name)
+		if v == "" {
+			unset = append(unset, "$"+name)
+		}
+		return v
+	})
+	if len(unset) > 0 {
+		// An empty variable would make "$X/cache" the root's "/cache".
+		return "", fmt.Errorf("%s: %s is not set", dir, strings.Join(unset, ", "))
+	}
+	if rest, ok := strings.CutPrefix(d, "~/"); ok {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return "", fmt.Errorf("expand %s: %w", dir, err)
 		}
-		return filepath.Join(home, rest), nil
+		d = filepath.Join(home, rest)
 	}
-	if !filepath.IsAbs(dir) {
-		return "", errors.New(dir + " is neither absolute nor under ~/")
+	if !filepath.IsAbs(d) {
+		return "", errors.New(dir + " is not absolute once expanded (" + d + ")")
 	}
-	return filepath.Clean(dir), nil
+	return filepath.Clean(d), nil
 }
