@@ -20,10 +20,13 @@ import (
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/store"
 )
 
 func TestMain(m *testing.M) {
+	// In-process commands confine what they run through this binary.
+	sandbox.Main(os.Args)
 	testscript.Main(m, map[string]func(){
 		// As cmd/cra: SIGINT and SIGTERM end the context, so a script can
 		// stop a daemon the way a person does.

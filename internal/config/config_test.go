@@ -332,3 +332,15 @@ func TestExpandCache(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretEnv(t *testing.T) {
+	c := &Config{Models: &Models{APIKeyEnv: "OPENROUTER_API_KEY", Summarizer: &Endpoint{APIKeyEnv: "SUM_KEY"}, Supervisor: &Endpoint{APIKeyEnv: "OPENROUTER_API_KEY"}},
+		Notify: &Notify{WebhookTokenEnv: "HOOK_TOKEN"}}
+	if diff := cmp.Diff([]string{"OPENROUTER_API_KEY", "SUM_KEY", "HOOK_TOKEN"}, c.SecretEnv()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var none *Config
+	if got := none.SecretEnv(); got != nil {
+		t.Errorf("nil config: %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,4 +72,31 @@ func ExpandCache(dir string) (string, error) {
 		return "", errors.New(dir + " is not absolute once expanded (" + d + ")")
 	}
 	return filepath.Clean(d), nil
+}
+
+// SecretEnv names the environment variables this config reads secrets
+// from (the models' API keys, the webhook's token): the code a
+// validation command runs has no need of them, so it does not get them.
+func (c *Config) SecretEnv() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if m := c.Models; m != nil {
+		add(m.APIKeyEnv)
+		for _, e := range []*Endpoint{m.Supervisor, m.Summarizer} {
+			if e != nil {
+				add(e.APIKeyEnv)
+			}
+		}
+	}
+	if n := c.Notify; n != nil {
+		add(n.WebhookTokenEnv)
+	}
+	return out
 }

@@ -148,7 +148,7 @@ const (
 // and a task that may change its tests runs the branch's.
 func TestHostileGo(t *testing.T) {
 	g := newGameRepo(t, map[string]string{"go.mod": "module example.com/calc\n\ngo 1.22\n", "calc.go": goCalc, "calc_test.go": goTest})
-	v := &agent.Validator{Test: "go test ./..."}
+	v := &agent.Validator{Test: "go test -vet=off ./..."}
 	runGames(t, g, v, "Fix Sub so that TestSub passes.", 1, []gameCase{
 		{name: "honest", edits: map[string]string{"calc.go": goFix}, passed: true,
 			fixed: []string{"example.com/calc::TestSub"}, vanished: []string{}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -151,7 +153,14 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 		Repo: top, Branch: board.BranchPrefix + t.ID,
 		Worktree: statedir.At(r.StateDir).Worktree(t.ID), Subdir: prefix,
 		Validator: validator(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
-		Output: res.Output,
+		Output: res.Output, TestsMayChange: t.TestsMayChange, TaskText: t.Title + "\n" + t.Description + "\n" + t.Need,
+		BaseCache: statedir.At(r.StateDir).ValidationBases(), Unset: cfg.SecretEnv(),
+	}
+	if v := cfg.Validation; v != nil {
+		in.Protected = v.Protected
+	}
+	if in.Sandbox, err = r.sandbox(cfg); err != nil {
+		return nil, err.Error(), nil
 	}
 	ev, err := evidence.Collect(ctx, in)
 	if err != nil {
@@ -161,6 +170,39 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 		return nil, err.Error(), nil
 	}
 	return ev, ev.Text(), nil
+}
+
+// sandbox is how the validation that decides a verdict is confined:
+// through cra itself (Executable) as the launcher, writing its checkout,
+// its temp directory and [validation] caches; or, with [board] sandbox =
+// "off", unconfined.
+func (r *Recycler) sandbox(cfg *config.Config) (evidence.Sandbox, error) {
+	if cfg.SandboxOff() {
+		return evidence.Sandbox{Off: true}, nil
+	}
+	var sb evidence.Sandbox
+	if v := cfg.Validation; v != nil {
+		for _, dir := range v.Caches {
+			d, err := config.ExpandCache(dir)
+			if err != nil {
+				return sb, fmt.Errorf("validation.caches: %w", err)
+			}
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return sb, fmt.Errorf("validation.caches: %w", err)
+			}
+			sb.Caches = append(sb.Caches, d)
+		}
+	}
+	exe := r.Executable
+	if exe == "" {
+		exe, _ = os.Executable()
+	}
+	if exe != "" {
+		sb.Wrap = func(cmd *exec.Cmd, write []string) error {
+			return sandbox.Wrap(cmd, exe, sandbox.Spec{Write: write})
+		}
+	}
+	return sb, nil
 }
 
 // unverified says why nothing checked t's work, or nil (DESIGN.md, "Trust": no validation, no full_complete):
