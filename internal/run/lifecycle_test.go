@@ -2,9 +2,9 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
