@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,15 @@ func TestMain(m *testing.M) {
 // TestScripts runs the end-to-end scenarios in testdata/script: each reads
 // like a user's session with the real binary entry point.
 func TestScripts(t *testing.T) {
+	// Scripts that run go test share this machine's build cache (which
+	// their [validation] caches declare): a cold one per script would
+	// compile the standard library each time.
+	goCache := os.Getenv("GOCACHE")
+	if goCache == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			goCache = strings.TrimSpace(string(out))
+		}
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -57,6 +67,9 @@ func TestScripts(t *testing.T) {
 			// Under -race every process sleeps a second at exit to let the
 			// detector report; the scripts start hundreds of them.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			if goCache != "" {
+				env.Setenv("GOCACHE", goCache)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
