@@ -123,7 +123,7 @@ func (b *Board) checkAfter(ctx context.Context, t *Task) error {
 // task and the names of the fields that changed; nothing is logged or
 // written when none did. change may set the descriptive fields (title,
 // description, need, type, kind, priority, milestone, after, agent,
-// no_change, notes);
+// no_change, tests_may_change, notes);
 // the id and the run's fields are the board's.
 func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (*Task, []string, error) {
 	unlock, err := b.Store.Lock(ctx)
@@ -188,6 +188,7 @@ func editedFields(a, b *Task) []fieldChange {
 		{"after", func(t *Task) string { return strings.Join(t.After, ",") }},
 		{"agent", func(t *Task) string { return t.Agent }},
 		{"no_change", func(t *Task) string { return strconv.FormatBool(t.NoChange) }},
+		{"tests_may_change", func(t *Task) string { return strconv.FormatBool(t.TestsMayChange) }},
 		{"source", func(t *Task) string { return t.Source }},
 		{"rationale", func(t *Task) string { return t.Rationale }},
 		{"files", func(t *Task) string { return strings.Join(t.Files, ",") }},

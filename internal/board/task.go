@@ -143,7 +143,12 @@ type Task struct {
 	// NoChange says the task is done without changing files (a review,
 	// an answer, an investigation): the recycler then does not require a
 	// diff before it accepts a claim of completion.
-	NoChange                    bool      `yaml:"no_change,omitempty" json:"no_change,omitempty"`
+	NoChange bool `yaml:"no_change,omitempty" json:"no_change,omitempty"`
+	// TestsMayChange says the task may change the tests and the other
+	// protected files (rewrite a test, change the validation script):
+	// the recycler then validates the branch's own tests, and a change to
+	// them does not stand against a claim of completion.
+	TestsMayChange              bool      `yaml:"tests_may_change,omitempty" json:"tests_may_change,omitempty"`
 	CreatedAt                   time.Time `yaml:"created_at,omitempty" json:"created_at,omitzero"`
 	UpdatedAt                   time.Time `yaml:"updated_at,omitempty" json:"updated_at,omitzero"`
 	Runs                        int       `yaml:"runs" json:"runs"`

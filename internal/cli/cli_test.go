@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -20,10 +21,13 @@ import (
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/store"
 )
 
 func TestMain(m *testing.M) {
+	// In-process commands confine what they run through this binary.
+	sandbox.Main(os.Args)
 	testscript.Main(m, map[string]func(){
 		// As cmd/cra: SIGINT and SIGTERM end the context, so a script can
 		// stop a daemon the way a person does.
@@ -39,6 +43,15 @@ func TestMain(m *testing.M) {
 // TestScripts runs the end-to-end scenarios in testdata/script: each reads
 // like a user's session with the real binary entry point.
 func TestScripts(t *testing.T) {
+	// Scripts that run go test share this machine's build cache (which
+	// their [validation] caches declare): a cold one per script would
+	// compile the standard library each time.
+	goCache := os.Getenv("GOCACHE")
+	if goCache == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			goCache = strings.TrimSpace(string(out))
+		}
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -54,6 +67,9 @@ func TestScripts(t *testing.T) {
 			// Under -race every process sleeps a second at exit to let the
 			// detector report; the scripts start hundreds of them.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			if goCache != "" {
+				env.Setenv("GOCACHE", goCache)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

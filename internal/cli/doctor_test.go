@@ -61,7 +61,7 @@ func TestDoctorRunJSON(t *testing.T) {
 		status[c.Name] = c.Status
 	}
 	want := map[string]string{"git": "ok", "repository": "ok", "config": "ok", "index": "FAIL", "raw database": "skip",
-		"endpoint " + s.OllamaURL() + " (ollama)": "ok", "coding model c:1b": "ok", "reasoning model r:1b": "ok"}
+		"endpoint " + s.OllamaURL() + " (ollama)": "ok", "coding model c:1b": "ok", "reasoning model r:1b": "ok", "verification": "warn"}
 	if diff := cmp.Diff(want, status); diff != "" || report.OK {
 		t.Errorf("ok=%v, checks (-want +got):\n%s", report.OK, diff)
 	}

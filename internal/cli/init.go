@@ -300,7 +300,7 @@ func applyInit(cfg *config.Config, o *initOptions) ([]string, error) {
 			set = append(set, v.key)
 		}
 	}
-	if cfg.Validation != nil && *cfg.Validation == (config.Validation{}) {
+	if cfg.Validation != nil && cfg.Validation.Empty() {
 		cfg.Validation = nil // made by section above, nothing in it
 	}
 	if o.stages != "" {

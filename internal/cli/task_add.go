@@ -26,6 +26,7 @@ type taskFields struct {
 	after       []string
 	agent       string
 	noChange    bool
+	testsMay    bool
 }
 
 func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
@@ -40,6 +41,7 @@ func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
 	f.StringSliceVar(&tf.after, "after", nil, "an id this task waits for until it is verified (repeatable)")
 	f.StringVar(&tf.agent, "agent", "", "the agent profile that runs the task (default: the board's)")
 	f.BoolVar(&tf.noChange, "no-change", false, "the task is done without changing files (a review, an investigation): its review needs no diff")
+	f.BoolVar(&tf.testsMay, "tests-may-change", false, "the task may change tests and the validation's own files: its review runs the branch's tests, not the base's")
 	cmd.MarkFlagsMutuallyExclusive("description", "file")
 }
 
@@ -96,6 +98,10 @@ func (tf *taskFields) patch(d *deps, cmd *cobra.Command) (fleet.Patch, error) {
 	if set("no-change") {
 		v := tf.noChange
 		p.NoChange = &v
+	}
+	if set("tests-may-change") {
+		v := tf.testsMay
+		p.TestsMayChange = &v
 	}
 	return p, nil
 }

@@ -162,6 +162,20 @@ type Validation struct {
 	// Timeout bounds each command, as a Go duration ("2m"); unset means
 	// 10 minutes.
 	Timeout string `toml:"timeout,omitempty"`
+	// Protected are globs of files a branch may not change, beyond the
+	// ones cra protects itself (the files the commands name, the tests
+	// that exist at a branch's base): the recycler validates a branch
+	// with them at their base version, and a branch that changes one is
+	// not verified unless its task allows test changes. Relative to the
+	// repository's directory, path.Match syntax per segment, "**" for
+	// any number of directories ("ci/**", "**/*.golden").
+	Protected []string `toml:"protected,omitempty"`
+	// Caches are the directories outside the checkout the commands may
+	// write in their sandbox (a build cache, a package cache): absolute,
+	// under ~/, or starting with an environment variable ($GOCACHE),
+	// expanded when validation runs. Go's build cache is one: `go env
+	// GOCACHE`.
+	Caches []string `toml:"caches,omitempty"`
 }
 
 // Stages is the [stages] section.
@@ -325,10 +339,8 @@ func (c *Config) Validate() error {
 			problems = append(problems, fmt.Sprintf("solve.keep_worktree is %q: use always, on_failure or never", s.KeepWorktree))
 		}
 	}
-	if v := c.Validation; v != nil && v.Timeout != "" {
-		if d, err := time.ParseDuration(v.Timeout); err != nil || d <= 0 {
-			problems = append(problems, fmt.Sprintf("validation.timeout is %q: use a duration like \"90s\" or \"10m\"", v.Timeout))
-		}
+	if v := c.Validation; v != nil {
+		problems = append(problems, v.validate()...)
 	}
 	if ix := c.Index; ix != nil {
 		if ix.HistoryDepth != nil && *ix.HistoryDepth < 0 {

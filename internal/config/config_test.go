@@ -131,6 +131,13 @@ model = "qwen2.5:0.5b"
 		{name: "bad keep_worktree", in: "[solve]\nkeep_worktree = \"sometimes\"\n", wantErr: `solve.keep_worktree is "sometimes": use always, on_failure or never`},
 		{name: "bad validation timeout", in: "[validation]\ntimeout = \"0s\"\n", wantErr: `validation.timeout is "0s"`},
 		{name: "unknown validation key", in: "[validation]\ntests = \"pytest\"\n", want: &Config{Validation: &Validation{}, Unknown: []string{"validation.tests"}}},
+		{name: "protected and caches", in: "[validation]\ntest = \"sh check.sh\"\nprotected = [\"ci/**\", \"**/*.golden\"]\ncaches = [\"~/.cache/go-build\", \"/var/cache/pip\"]\n",
+			want: &Config{Validation: &Validation{Test: "sh check.sh", Protected: []string{"ci/**", "**/*.golden"}, Caches: []string{"~/.cache/go-build", "/var/cache/pip"}}}},
+		{name: "protected outside the repository", in: "[validation]\nprotected = [\"../secrets\", \"/etc/x\"]\n",
+			wantErr: `validation.protected: bad pattern: "../secrets" has a segment ".."; write a plain path inside the repository; validation.protected: bad pattern: "/etc/x" is absolute`},
+		{name: "protected bad glob", in: "[validation]\nprotected = [\"tests**\", \"[\"]\n", wantErr: `"tests**" uses ** inside a segment`},
+		{name: "protected as a string", in: "[validation]\nprotected = \"ci/**\"\n", wantErr: "parse config.toml"},
+		{name: "relative cache", in: "[validation]\ncaches = [\".cache\"]\n", wantErr: `validation.caches has ".cache": give an absolute path, one under ~/, or one starting with an environment variable`},
 		{name: "train", in: "[train]\ncommand = \"sh train.sh\"\nstages = \"stage_rates\"\ncoding_hf_model = \"Qwen/Qwen2.5-Coder-3B-Instruct\"\n",
 			want: &Config{Train: &Train{Command: "sh train.sh", Stages: "stage_rates", CodingHFModel: "Qwen/Qwen2.5-Coder-3B-Instruct"}}},
 		{name: "blank train command", in: "[train]\ncommand = \"  \"\n", wantErr: "train.command is blank: name a command or remove the key"},
@@ -308,5 +315,32 @@ func TestOverrideStagesHoldTheDatasetStages(t *testing.T) {
 		if !slices.Contains(OverrideStages, st) {
 			t.Errorf("stage %s is not among OverrideStages %v", st, OverrideStages)
 		}
+	}
+}
+
+func TestExpandCache(t *testing.T) {
+	t.Setenv("HOME", "/home/me")
+	t.Setenv("CRA_TEST_CACHE", "/var/cache/go")
+	for in, want := range map[string]string{"~/.cache/go-build": "/home/me/.cache/go-build", "/var/cache//pip/": "/var/cache/pip", "$CRA_TEST_CACHE/build": "/var/cache/go/build"} {
+		if got, err := ExpandCache(in); err != nil || got != want {
+			t.Errorf("ExpandCache(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"cache", "$CRA_TEST_UNSET/x"} {
+		if _, err := ExpandCache(in); err == nil {
+			t.Errorf("ExpandCache(%q): no error, want one", in)
+		}
+	}
+}
+
+func TestSecretEnv(t *testing.T) {
+	c := &Config{Models: &Models{APIKeyEnv: "OPENROUTER_API_KEY", Summarizer: &Endpoint{APIKeyEnv: "SUM_KEY"}, Supervisor: &Endpoint{APIKeyEnv: "OPENROUTER_API_KEY"}},
+		Notify: &Notify{WebhookTokenEnv: "HOOK_TOKEN"}}
+	if diff := cmp.Diff([]string{"OPENROUTER_API_KEY", "SUM_KEY", "HOOK_TOKEN"}, c.SecretEnv()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var none *Config
+	if got := none.SecretEnv(); got != nil {
+		t.Errorf("nil config: %q", got)
 	}
 }

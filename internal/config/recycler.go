@@ -35,6 +35,11 @@ type Recycler struct {
 	// lasts: seed 004's circuit breaker for repeated LLM errors.
 	BreakerAfter    *int   `toml:"breaker_after,omitempty"`
 	BreakerCooldown string `toml:"breaker_cooldown,omitempty"`
+	// AllowUnvalidated lets a task be verified on the model's word and a
+	// diff where no [validation] command is configured. Unset (false): a
+	// full_complete without validation becomes significant_progress, and
+	// only tasks added with --no-change are verified without it.
+	AllowUnvalidated *bool `toml:"allow_unvalidated,omitempty"`
 }
 
 // The words recycler.enabled_for may be instead of a list.
@@ -279,6 +284,9 @@ type RecyclerSettings struct {
 	// BreakerCooldown.
 	BreakerAfter    int
 	BreakerCooldown time.Duration
+	// AllowUnvalidated lets a task be verified without a [validation]
+	// command.
+	AllowUnvalidated bool
 }
 
 // DefaultRecyclerSettings are the settings of a config without
@@ -322,6 +330,9 @@ func (c *Config) RecyclerSettings() RecyclerSettings {
 	pick(&s.BreakerAfter, r.BreakerAfter)
 	pickDuration(&s.StaleAfter, r.StaleAfter, MinRecyclerDuration, MaxRecyclerDuration)
 	pickDuration(&s.BreakerCooldown, r.BreakerCooldown, MinRecyclerDuration, MaxRecyclerDuration)
+	if r.AllowUnvalidated != nil {
+		s.AllowUnvalidated = *r.AllowUnvalidated
+	}
 	return s
 }
 
@@ -348,10 +359,20 @@ func (s RecyclerSettings) Section() *Recycler {
 		StaleAfter:          shortDuration(s.StaleAfter),
 		BreakerAfter:        ptrTo(s.BreakerAfter),
 		BreakerCooldown:     shortDuration(s.BreakerCooldown),
+		AllowUnvalidated:    allowUnvalidated(s.AllowUnvalidated),
 	}
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// allowUnvalidated writes allow_unvalidated only when it is true: the
+// default needs no line.
+func allowUnvalidated(v bool) *bool {
+	if v {
+		return &v
+	}
+	return nil
+}
 
 // Notify is the [notify] section: how a person is told that a task ended
 // verified, is blocked, or needs them. Secrets never live in the file:

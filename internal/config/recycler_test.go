@@ -20,6 +20,7 @@ failure_threshold = 6
 stale_after = "20m"
 breaker_after = 2
 breaker_cooldown = "1h"
+allow_unvalidated = true
 
 [notify]
 command = "notify-send \"cra: $CRA_TASK_TITLE\" \"$CRA_TASK_STATUS $CRA_TASK_NEED\""
@@ -32,7 +33,7 @@ timeout = "45s"
 	}
 	want := &Config{
 		Recycler: &Recycler{EnabledFor: EnabledForTypes("bug", "docs"), IntervalSeconds: intp(90), CompletionThreshold: intp(4),
-			FailureThreshold: intp(6), StaleAfter: "20m", BreakerAfter: intp(2), BreakerCooldown: "1h"},
+			FailureThreshold: intp(6), StaleAfter: "20m", BreakerAfter: intp(2), BreakerCooldown: "1h", AllowUnvalidated: boolp(true)},
 		Notify: &Notify{Command: `notify-send "cra: $CRA_TASK_TITLE" "$CRA_TASK_STATUS $CRA_TASK_NEED"`,
 			Webhook: "https://example.org/hook", WebhookTokenEnv: "CRA_NOTIFY_TOKEN", Timeout: "45s"},
 	}
@@ -40,7 +41,7 @@ timeout = "45s"
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	wantSettings := RecyclerSettings{EnabledFor: EnabledFor{Types: []string{"bug", "docs"}}, Interval: 90 * time.Second,
-		CompletionThreshold: 4, FailureThreshold: 6, StaleAfter: 20 * time.Minute, BreakerAfter: 2, BreakerCooldown: time.Hour}
+		CompletionThreshold: 4, FailureThreshold: 6, StaleAfter: 20 * time.Minute, BreakerAfter: 2, BreakerCooldown: time.Hour, AllowUnvalidated: true}
 	if diff := cmp.Diff(wantSettings, c.RecyclerSettings()); diff != "" {
 		t.Errorf("RecyclerSettings (-want +got):\n%s", diff)
 	}
@@ -138,6 +139,9 @@ func TestRecyclerKeys(t *testing.T) {
 		{"timeout too short", "[notify]\ntimeout = \"999ms\"", `notify.timeout is "999ms": use a duration from 1s to 10m, like "30s"`},
 		{"timeout too long", "[notify]\ntimeout = \"10m1s\"", `notify.timeout is "10m1s": use a duration from 1s to 10m, like "30s"`},
 		{"timeout zero", "[notify]\ntimeout = \"0s\"", `notify.timeout is "0s"`},
+		{"allow unvalidated", "[recycler]\nallow_unvalidated = true", ""},
+		{"allow unvalidated false", "[recycler]\nallow_unvalidated = false", ""},
+		{"allow unvalidated as string", "[recycler]\nallow_unvalidated = \"yes\"", "parse config.toml"},
 		{"unknown recycler key", "[recycler]\nmodel_name = \"llama3.1:8b\"", ""},
 	}
 	for _, tc := range tests {
@@ -276,10 +280,11 @@ func TestRecyclerSettingsDefaults(t *testing.T) {
 // changed in memory become a [recycler] section that validates, saves and
 // loads back to the same settings.
 func TestRecyclerSectionSaves(t *testing.T) {
-	for _, enabled := range []EnabledFor{{Word: "off"}, {Word: "both"}, {Types: []string{"bug", "docs"}}} {
+	for i, enabled := range []EnabledFor{{Word: "off"}, {Word: "both"}, {Types: []string{"bug", "docs"}}} {
 		t.Run(enabled.String(), func(t *testing.T) {
 			s := DefaultRecyclerSettings()
 			s.EnabledFor = enabled
+			s.AllowUnvalidated = i == 1
 			s.Interval = 90 * time.Second
 			s.StaleAfter = 90 * time.Minute
 			s.BreakerCooldown = 24 * time.Hour
@@ -364,3 +369,5 @@ func FuzzEnabledFor(f *testing.F) {
 		}
 	})
 }
+
+func boolp(v bool) *bool { return &v }

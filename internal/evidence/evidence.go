@@ -2,9 +2,19 @@
 // agent run, which the recycler reads before it asks a model anything
 // (DESIGN.md: "evidence first, the model second"): how the run ended,
 // what its branch changed against its base (files, lines, deleted and
-// weakened tests), what it left uncommitted, whether the project's
-// validation passes when run again in its worktree, and whether its
-// output shows it going round in circles.
+// weakened tests, protected files), what it left uncommitted, whether
+// the project's validation passes when run again, and whether its output
+// shows it going round in circles.
+//
+// Validation that decides a verdict never runs in the agent's working
+// copy, nor on what the agent could rewrite (DESIGN.md, "Trust"): it
+// runs in a checkout of the branch's commit made for it outside the
+// repository, sandboxed, with the protected files at the base's version
+// (the files the commands name, the tests that existed at the base,
+// [validation] protected). Where the test runner's reports can be read
+// (package outcome), the branch's tests are compared with the base's,
+// test by test: what passed at the base still runs and passes, and the
+// tests the task names pass.
 //
 // Evidence is cheap and decided by code alone: the same branch, worktree
 // and output give the same Evidence (validation aside, which runs the
@@ -22,7 +32,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/validation"
@@ -34,16 +43,31 @@ type Input struct {
 	Repo string
 	// Branch is the task's branch, cra/<id>.
 	Branch string
-	// Worktree is the task's worktree, where validation runs again; ""
-	// or a missing directory means validation cannot run again, and the
-	// evidence says so.
+	// Worktree is the task's working copy, whose uncommitted work the
+	// evidence lists; validation never runs in it.
 	Worktree string
 	// Subdir is the repository-relative directory (forward slashes)
-	// validation runs in inside the worktree; "" is the worktree's top.
+	// validation runs in inside its checkout; "" is the top.
 	Subdir string
 	// Validator holds the project's validation commands; nil or one
 	// without commands means validation is not configured.
 	Validator *validation.Validator
+	// Sandbox confines the validation commands.
+	Sandbox Sandbox
+	// Protected are [validation] protected's patterns.
+	Protected []string
+	// TestsMayChange says the task may change tests and the validation's
+	// own files: its tests run as the branch has them, and a change to a
+	// protected file stands against nothing.
+	TestsMayChange bool
+	// TaskText is the task's title, description and criteria: the tests
+	// it names must pass on the branch.
+	TaskText string
+	// BaseCache is the directory where a base's test results are kept
+	// (statedir's ValidationBases); "" keeps none.
+	BaseCache string
+	// Unset names environment variables validation does not get.
+	Unset []string
 	// ExitCode is the run's exit code; nil when it was killed, timed
 	// out or never started.
 	ExitCode *int
@@ -77,12 +101,30 @@ type Evidence struct {
 	WorktreeProblem string `json:"worktree_problem,omitempty"`
 	// ValidationConfigured says the project has validation commands.
 	ValidationConfigured bool `json:"validation_configured"`
-	// Validation is the result of running them again in the worktree;
-	// nil when they did not run.
+	// Validation is the result of running them again in a checkout of
+	// the branch; nil when they did not run.
 	Validation *validation.Result `json:"validation,omitempty"`
 	// ValidationSkipped says why configured validation did not run
 	// again; that counts as not passed.
 	ValidationSkipped string `json:"validation_skipped,omitempty"`
+	// Checkout is where validation ran.
+	Checkout *Checkout `json:"checkout,omitempty"`
+	// Sandbox is how it was confined: "landlock", or "off" ([board]
+	// sandbox = "off": unconfined, a warning).
+	Sandbox string `json:"sandbox,omitempty"`
+	// ProtectedChanges are the protected files the branch changes.
+	ProtectedChanges []ProtectedChange `json:"protected_changes"`
+	// TestsMayChange says the task allows them (Input.TestsMayChange).
+	TestsMayChange bool `json:"tests_may_change,omitempty"`
+	// Tests compares the branch's tests with the base's; nil where the
+	// test runner's reports cannot be read.
+	Tests *TestComparison `json:"tests,omitempty"`
+	// Weaker says why the verdict rests on exit statuses alone (a runner
+	// cra cannot read).
+	Weaker string `json:"weaker,omitempty"`
+	// Notes are what a person should know besides (a write the sandbox
+	// refused, a cache not written).
+	Notes []string `json:"notes,omitempty"`
 	// OutputTail is the end of the run's output for a prompt: its last
 	// 60 lines, at most 4 KB, without colour codes.
 	OutputTail string `json:"output_tail"`
@@ -148,20 +190,23 @@ const maxTestPatches = 64
 const maxTestPatch = 4 << 20
 
 // Collect gathers the evidence of a run. It reads the branch's diff in
-// Repo, the worktree's status, and runs the validation commands again in
-// the worktree (Subdir inside it) when they are configured and the
-// worktree is there, on Branch. A missing branch or worktree is
-// evidence, not an error; the error is for a cancelled context and for
-// git failing in a repository that is there.
+// Repo and the worktree's status, and runs the validation commands again
+// when they are configured: in a checkout of Branch's commit made for
+// them, sandboxed, the protected files at the base's version (verify). A
+// missing branch or worktree is evidence, not an error; the error is for
+// a cancelled context and for git failing in a repository that is
+// there.
 func Collect(ctx context.Context, in Input) (*Evidence, error) {
 	e := &Evidence{
-		Run:           Run{TimedOut: in.TimedOut, Failed: in.RunFailed},
-		Diff:          Diff{Files: []File{}},
-		Uncommitted:   []string{},
-		DeletedTests:  []string{},
-		WeakenedTests: []WeakenedTest{},
-		OutputTail:    tail(in.Output, 60, 4096),
-		Loops:         DetectLoops(in.Output),
+		Run:              Run{TimedOut: in.TimedOut, Failed: in.RunFailed},
+		Diff:             Diff{Files: []File{}},
+		Uncommitted:      []string{},
+		DeletedTests:     []string{},
+		ProtectedChanges: []ProtectedChange{},
+		TestsMayChange:   in.TestsMayChange,
+		WeakenedTests:    []WeakenedTest{},
+		OutputTail:       tail(in.Output, 60, 4096),
+		Loops:            DetectLoops(in.Output),
 	}
 	if in.ExitCode != nil {
 		code := *in.ExitCode // the caller's variable stays the caller's
@@ -192,28 +237,8 @@ func Collect(ctx context.Context, in Input) (*Evidence, error) {
 	if !e.ValidationConfigured {
 		return e, nil
 	}
-	if problem != "" {
-		e.ValidationSkipped = problem
-		return e, nil
-	}
-	sub := filepath.FromSlash(strings.TrimSuffix(in.Subdir, "/"))
-	dir := filepath.Join(in.Worktree, sub)
-	if sub != "" && !filepath.IsLocal(sub) {
-		e.ValidationSkipped = fmt.Sprintf("the directory %q is not inside the worktree", in.Subdir)
-		return e, nil
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		e.ValidationSkipped = fmt.Sprintf("the directory %s is not in worktree %s", in.Subdir, in.Worktree)
-		return e, nil
-	}
-	res, err := in.Validator.Run(ctx, dir)
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil:
-		e.ValidationSkipped = fmt.Sprintf("validation could not run: %v", err)
-	default:
-		e.Validation = res
+	if err := e.verify(ctx, in); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

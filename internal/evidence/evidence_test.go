@@ -203,57 +203,74 @@ def test_add():
 func TestCollectValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		validator *validation.Validator
+		validator func(f *fixture) *validation.Validator
 		subdir    string
+		sandbox   func(t *testing.T) Sandbox
 		prepare   func(t *testing.T, f *fixture) (worktree string)
 		// want is the checks' names and outcomes, "" when validation
 		// must not run.
 		want     string
 		skipped  string // a part of ValidationSkipped
 		blockers []string
+		text     string // a part of Text
 	}{
-		{name: "not configured", validator: &validation.Validator{}},
-		{name: "passed", validator: &validation.Validator{Test: "exit 0", Lint: "true"},
-			want: "test:passed:0 lint:passed:0"},
-		{name: "failed", validator: &validation.Validator{Test: "echo '--- FAIL: TestAdd (0.00s)'; exit 3", Typecheck: "true"},
+		{name: "not configured", validator: test("")},
+		{name: "passed", validator: func(*fixture) *validation.Validator { return &validation.Validator{Test: "exit 0", Lint: "true"} },
+			want: "test:passed:0 lint:passed:0", text: "validation ran sandboxed (Landlock)"},
+		{name: "failed", validator: func(*fixture) *validation.Validator {
+			return &validation.Validator{Test: "echo '--- FAIL: TestAdd (0.00s)'; exit 3", Typecheck: "true"}
+		},
 			want:     "test:failed:3 typecheck:passed:0",
 			blockers: []string{"validation test failed: exit 3"}},
-		{name: "timed out", validator: &validation.Validator{Lint: "sleep 5", Timeout: 300 * time.Millisecond},
+		{name: "timed out", validator: func(*fixture) *validation.Validator {
+			return &validation.Validator{Lint: "sleep 5", Timeout: 300 * time.Millisecond}
+		},
 			want:     "lint:timed out:-1",
 			blockers: []string{"validation lint failed: timed out after 300ms"}},
-		{name: "runs in the subdirectory", validator: &validation.Validator{Test: `test "$(basename "$PWD")" = web`}, subdir: "web/",
+		{name: "runs in the subdirectory", validator: test(`test "$(basename "$PWD")" = web`), subdir: "web/",
 			want: "test:passed:0"},
-		{name: "its leftovers are not uncommitted work", validator: &validation.Validator{Test: "touch made-by-validation.txt"},
+		{name: "its leftovers are not uncommitted work", validator: test("touch made-by-validation.txt"),
 			want: "test:passed:0"},
-		{name: "worktree gone", validator: &validation.Validator{Test: "exit 0"},
+		{name: "it runs the branch's commit, not the working copy", validator: test("grep -rq --include='*.py' 'b + a' . && ! test -e scratch.txt"),
+			prepare: func(t *testing.T, f *fixture) string {
+				write(t, f.wt, "calc.py", "def add(a, b):\n    return 3\n")
+				write(t, f.wt, "scratch.txt", "x\n")
+				return f.wt
+			},
+			want: "test:passed:0"},
+		{name: "the working copy gone", validator: test("exit 0"),
 			prepare: func(t *testing.T, f *fixture) string {
 				if err := os.RemoveAll(f.wt); err != nil {
 					t.Fatal(err)
 				}
 				return f.wt
 			},
-			skipped:  "is missing",
-			blockers: []string{"validation is configured but did not run again: worktree "}},
-		{name: "no worktree", validator: &validation.Validator{Test: "exit 0"},
-			prepare:  func(t *testing.T, f *fixture) string { return "" },
-			skipped:  "the run has no worktree",
-			blockers: []string{"validation is configured but did not run again: the run has no worktree"}},
-		{name: "worktree on another branch", validator: &validation.Validator{Test: "exit 0"},
+			want: "test:passed:0"},
+		{name: "no working copy", validator: test("exit 0"),
+			prepare: func(t *testing.T, f *fixture) string { return "" },
+			want:    "test:passed:0"},
+		{name: "the working copy on another branch", validator: test("exit 0"),
 			prepare: func(t *testing.T, f *fixture) string {
 				gittest.Run(t, f.wt, "checkout", "-q", "-b", "other")
 				return f.wt
 			},
-			skipped:  "is on branch other, not cra/t-1",
-			blockers: []string{"validation is configured but did not run again: worktree "}},
-		{name: "not a worktree of its own", validator: &validation.Validator{Test: "exit 0"},
-			prepare:  func(t *testing.T, f *fixture) string { return filepath.Join(f.wt, "web") },
-			skipped:  "is not a worktree of its own",
-			blockers: []string{"validation is configured but did not run again: "}},
-		{name: "subdirectory missing", validator: &validation.Validator{Test: "exit 0"}, subdir: "nope/",
-			skipped:  "the directory nope/ is not in worktree",
+			want: "test:passed:0"},
+		{name: "sandboxed", validator: func(f *fixture) *validation.Validator {
+			return &validation.Validator{Test: "echo forged >> " + filepath.Join(f.repo, ".clean_room", "world.log") + " || { echo refused; exit 9; }"}
+		},
+			want:     "test:failed:9",
+			blockers: []string{"validation test failed: exit 9"},
+			text:     "note: validation test failed with a refused write"},
+		{name: "sandbox off", validator: test("exit 0"), sandbox: func(*testing.T) Sandbox { return Sandbox{Off: true} },
+			want: "test:passed:0", text: "WARNING: validation ran unconfined"},
+		{name: "no launcher", validator: test("exit 0"), sandbox: func(*testing.T) Sandbox { return Sandbox{} },
+			skipped:  "validation cannot be confined here",
+			blockers: []string{"validation is configured but did not run again: validation cannot be confined here"}},
+		{name: "subdirectory missing", validator: test("exit 0"), subdir: "nope/",
+			skipped:  "the directory nope/ is not in the branch's commit",
 			blockers: []string{"validation is configured but did not run again: the directory nope/"}},
-		{name: "subdirectory outside", validator: &validation.Validator{Test: "exit 0"}, subdir: "../..",
-			skipped:  "is not inside the worktree",
+		{name: "subdirectory outside", validator: test("exit 0"), subdir: "../..",
+			skipped:  "is not inside the repository",
 			blockers: []string{"validation is configured but did not run again: the directory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,13 +282,18 @@ func TestCollectValidation(t *testing.T) {
 			if tc.prepare != nil {
 				wt = tc.prepare(t, f)
 			}
+			sb := confined(t)
+			if tc.sandbox != nil {
+				sb = tc.sandbox(t)
+			}
+			v := tc.validator(f)
 			e, err := Collect(context.Background(), Input{Repo: f.repo, Branch: branch, Worktree: wt, Subdir: tc.subdir,
-				Validator: tc.validator, ExitCode: exit(0)})
+				Validator: v, Sandbox: sb, ExitCode: exit(0)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.ValidationConfigured != tc.validator.Configured() {
-				t.Errorf("configured: got %v, want %v", e.ValidationConfigured, tc.validator.Configured())
+			if e.ValidationConfigured != v.Configured() {
+				t.Errorf("configured: got %v, want %v", e.ValidationConfigured, v.Configured())
 			}
 			var got []string
 			if e.Validation != nil {
@@ -287,12 +309,12 @@ func TestCollectValidation(t *testing.T) {
 				}
 			}
 			if g := strings.Join(got, " "); g != tc.want {
-				t.Errorf("checks: got %q, want %q", g, tc.want)
+				t.Errorf("checks: got %q, want %q (skipped %q)", g, tc.want, e.ValidationSkipped)
 			}
 			if tc.skipped == "" && e.ValidationSkipped != "" || !strings.Contains(e.ValidationSkipped, tc.skipped) {
 				t.Errorf("skipped: got %q, want it to hold %q", e.ValidationSkipped, tc.skipped)
 			}
-			if len(e.Uncommitted) != 0 {
+			if tc.prepare == nil && len(e.Uncommitted) != 0 {
 				t.Errorf("uncommitted: got %q, want none", e.Uncommitted)
 			}
 			blockers := e.Blockers(false)
@@ -304,8 +326,19 @@ func TestCollectValidation(t *testing.T) {
 					t.Errorf("blocker %d: got %q, want it to start %q", i, b, tc.blockers[i])
 				}
 			}
+			if text := e.Text(); !strings.Contains(text, tc.text) {
+				t.Errorf("text:\n%s\nwant it to hold %q", text, tc.text)
+			}
+			if data, err := os.ReadFile(filepath.Join(f.repo, ".clean_room", "world.log")); err == nil {
+				t.Errorf("validation wrote the world log: %q", data)
+			}
 		})
 	}
+}
+
+// test is a validator of one test command.
+func test(command string) func(*fixture) *validation.Validator {
+	return func(*fixture) *validation.Validator { return &validation.Validator{Test: command} }
 }
 
 func TestCollectMissingBranch(t *testing.T) {
@@ -338,7 +371,9 @@ func TestCollectErrors(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err := Collect(ctx, Input{Repo: f.repo, Branch: branch, Worktree: f.wt, Validator: &validation.Validator{Test: "sleep 10"}})
+	write(t, f.wt, "calc.py", "def add(a, b):\n    return b + a\n")
+	f.commit(t, "work")
+	_, err := Collect(ctx, Input{Repo: f.repo, Branch: branch, Worktree: f.wt, Validator: &validation.Validator{Test: "sleep 10"}, Sandbox: confined(t)})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Collect cancelled during validation: got %v, want context.Canceled", err)
 	}

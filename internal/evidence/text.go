@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/outcome"
 )
 
 // Bounds of Text.
@@ -59,6 +60,8 @@ func (e *Evidence) Blockers(noChangeExpected bool) []string {
 		}
 		out = append(out, s)
 	}
+	out = append(out, e.protectedBlockers()...)
+	out = append(out, e.testBlockers()...)
 	if len(e.DeletedTests) > 0 {
 		out = append(out, "test file(s) deleted: "+names(e.DeletedTests, maxTextNames))
 	}
@@ -71,6 +74,55 @@ func (e *Evidence) Blockers(noChangeExpected bool) []string {
 		}
 	}
 	return out
+}
+
+// protectedBlockers: a branch that changes a protected file has no claim
+// of completion, unless its task may change tests.
+func (e *Evidence) protectedBlockers() []string {
+	if len(e.ProtectedChanges) == 0 || e.TestsMayChange {
+		return nil
+	}
+	var items []string
+	for _, c := range e.ProtectedChanges {
+		items = append(items, fmt.Sprintf("%s (%s, %s)", quoteName(c.Path), c.Status, c.Why))
+	}
+	return []string{"the branch changes protected file(s), which the task may not (add it with --tests-may-change if it should): " + fitList(items, maxTextLine)}
+}
+
+// testBlockers: what the test-by-test comparison stands against.
+func (e *Evidence) testBlockers() []string {
+	t := e.Tests
+	if t == nil {
+		return nil
+	}
+	var out []string
+	if t.BranchMissing != "" {
+		out = append(out, "the branch's test run gave no per-test results, though the base's did ("+t.BranchMissing+"): it may have ended before its runner reported")
+	}
+	if len(t.Broken) > 0 {
+		out = append(out, "test(s) that passed at the base fail on the branch: "+names(t.Broken, maxTextNames))
+	}
+	if !e.TestsMayChange {
+		if len(t.Vanished) > 0 {
+			out = append(out, "test(s) that passed at the base no longer run on the branch (a build constraint, a TestMain that does not run them, a conftest.py, a deletion?): "+names(t.Vanished, maxTextNames))
+		}
+		if len(t.Skipped) > 0 {
+			out = append(out, "test(s) that passed at the base are skipped on the branch: "+names(t.Skipped, maxTextNames))
+		}
+	}
+	for _, n := range t.Named {
+		if !n.Stands() {
+			out = append(out, fmt.Sprintf("the task names %s, which does not pass on the branch (base: %s, branch: %s)", quoteName(n.ID), statusText(n.Base), statusText(n.Branch)))
+		}
+	}
+	return out
+}
+
+func statusText(s outcome.Status) string {
+	if s == "" {
+		return "did not run"
+	}
+	return string(s)
 }
 
 // failure describes a run that did not exit 0, or is "".
@@ -128,6 +180,39 @@ func (e *Evidence) Text() string {
 			add("failing tests: %s", fitList(quoteAll(e.Validation.FailingTests), maxTextLine-len("failing tests: ")))
 		}
 	}
+	if c := e.Checkout; c != nil {
+		add("validation ran in a fresh checkout of %s, its protected files at the base %s", short(c.Commit), short(e.Diff.Base))
+	}
+	switch e.Sandbox {
+	case "off":
+		add("WARNING: validation ran unconfined ([board] sandbox = \"off\"): the code under test could write anywhere")
+	case "landlock":
+		add("validation ran sandboxed (Landlock): it could write only its checkout, its temp directory and [validation] caches")
+	}
+	if len(e.ProtectedChanges) > 0 {
+		var items []string
+		for _, c := range e.ProtectedChanges {
+			s := fmt.Sprintf("%s (%s, %s", quoteName(c.Path), c.Status, c.Why)
+			if c.Restored {
+				s += "; validated as at the base"
+			}
+			items = append(items, s+")")
+		}
+		head := "protected files changed: "
+		if e.TestsMayChange {
+			head = "protected files changed (the task may change tests): "
+		}
+		add("%s%s", head, fitList(items, maxTextLine-len(head)))
+	}
+	if t := e.Tests; t != nil {
+		e.testText(t, add)
+	}
+	if e.Weaker != "" {
+		add("weaker evidence: %s", e.Weaker)
+	}
+	for _, n := range e.Notes {
+		add("note: %s", n)
+	}
 
 	switch {
 	case e.Diff.Unavailable != "":
@@ -170,7 +255,9 @@ func (e *Evidence) Text() string {
 		if l.Kind == LoopBlock {
 			what = fmt.Sprintf("block of %d line(s) repeated", l.Lines)
 		}
-		add("loop: %s %d times: %s", what, l.Count, l.Line)
+		// The line is the agent's output: quoted, so that it reads as what
+		// the agent printed, not as the harness's word.
+		add("loop: %s %d times: %s", what, l.Count, strconv.Quote(clipBytes(l.Line, maxTextLine-60)))
 	}
 
 	var b strings.Builder
@@ -183,6 +270,38 @@ func (e *Evidence) Text() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// testText adds the lines of the test-by-test comparison.
+func (e *Evidence) testText(t *TestComparison, add func(string, ...any)) {
+	base := "base " + short(t.BaseCommit)
+	if t.BaseCached {
+		base += " (cached)"
+	}
+	switch {
+	case t.BaseUnreadable != "":
+		add("tests: the base's results could not be read (%s): nothing to compare with", t.BaseUnreadable)
+	case t.BranchMissing != "":
+		add("tests: %s: %s; branch: no results (%s)", base, t.Base, t.BranchMissing)
+	default:
+		add("tests: %s: %s; branch: %s", base, t.Base, t.Branch)
+	}
+	list := func(head string, ids []string) {
+		if len(ids) > 0 {
+			add("%s%s", head, fitList(quoteAll(ids), maxTextLine-len(head)))
+		}
+	}
+	list("tests fixed (fail → pass): ", t.Fixed)
+	list("tests broken (pass → fail): ", t.Broken)
+	list("tests that no longer run (pass → not run): ", t.Vanished)
+	list("tests skipped now (pass → skip): ", t.Skipped)
+	if len(t.Named) > 0 {
+		var items []string
+		for _, n := range t.Named {
+			items = append(items, fmt.Sprintf("%s %s → %s", quoteName(n.ID), statusText(n.Base), statusText(n.Branch)))
+		}
+		add("tests the task names: %s", fitList(items, maxTextLine-len("tests the task names: ")))
+	}
 }
 
 // fileText is one file of the diff line: "M a.go +3 -1",

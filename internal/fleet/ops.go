@@ -72,6 +72,8 @@ type Patch struct {
 	After       *[]string       `json:"after,omitempty"`
 	Agent       *string         `json:"agent,omitempty"`
 	NoChange    *bool           `json:"no_change,omitempty"`
+	// TestsMayChange is --tests-may-change (board.Task.TestsMayChange).
+	TestsMayChange *bool `json:"tests_may_change,omitempty"`
 }
 
 // Apply sets on t the fields p sets.
@@ -98,6 +100,9 @@ func (p Patch) Apply(t *board.Task) {
 	}
 	if p.NoChange != nil {
 		t.NoChange = *p.NoChange
+	}
+	if p.TestsMayChange != nil {
+		t.TestsMayChange = *p.TestsMayChange
 	}
 }
 

@@ -72,7 +72,39 @@ func Doctor(ctx context.Context, root string, timeout time.Duration) []Check {
 	dr.checkDatabases(ctx, root)
 	dr.checkModels(ctx, root, cfg, timeout)
 	dr.checkNotify(cfg)
+	dr.checkVerification(cfg)
 	return dr.checks
+}
+
+// checkVerification says what the recycler verifies a task with
+// (DESIGN.md, "Trust": no validation, no full_complete).
+func (dr *doctor) checkVerification(cfg *config.Config) {
+	if cfg == nil {
+		return
+	}
+	const name = "verification"
+	v := cfg.Validation
+	allow := cfg.RecyclerSettings().AllowUnvalidated
+	switch {
+	case v != nil && (v.Test != "" || v.Lint != "" || v.Typecheck != ""):
+		var cmds []string
+		for _, c := range []struct{ key, cmd string }{{"test", v.Test}, {"lint", v.Lint}, {"typecheck", v.Typecheck}} {
+			if c.cmd != "" {
+				cmds = append(cmds, fmt.Sprintf("%s = %q", c.key, c.cmd))
+			}
+		}
+		detail := "[validation] " + strings.Join(cmds, ", ") + ", re-run by the recycler in a fresh checkout with the protected files at their base version"
+		if n := len(v.Protected); n > 0 {
+			detail += fmt.Sprintf(" (and %d protected pattern(s))", n)
+		}
+		dr.ok(name, detail)
+	case allow:
+		dr.fail(false, name, "no [validation] command, and recycler.allow_unvalidated = true: the model's word and a diff verify a task",
+			"set [validation] test in "+config.Dir+"/"+config.FileName+" and remove allow_unvalidated")
+	default:
+		dr.fail(false, name, "no [validation] command: the recycler verifies no task that changes files (a claim of completion stays significant_progress)",
+			"set [validation] test in "+config.Dir+"/"+config.FileName+" (e.g. test = \"go test ./...\"), or recycler.allow_unvalidated = true to let the model's word stand")
+	}
 }
 
 // checkNotify checks what [notify] needs from the environment: the

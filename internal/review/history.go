@@ -24,6 +24,9 @@ type Review struct {
 	Evidence json.RawMessage `json:"evidence,omitempty"`
 	// Blockers is what in the evidence stands against completion.
 	Blockers []string `json:"blockers,omitempty"`
+	// Unverified says why nothing checked the work (no [validation]):
+	// a claim of completion stands as significant_progress at most.
+	Unverified []string `json:"unverified,omitempty"`
 	// Model is the model's classification; "" when the review fell back.
 	Model    Classification `json:"model,omitempty"`
 	Criteria Criteria       `json:"criteria,omitempty"`

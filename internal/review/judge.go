@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/validation"
 	"github.com/cra-dev/cra/internal/world"
@@ -37,6 +39,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	}
 	if ev != nil {
 		rv.Blockers = ev.Blockers(t.NoChange)
+		rv.Unverified = unverified(ev, t, set)
 		rv.Evidence, _ = json.Marshal(storedEvidence(ev))
 	} else {
 		rv.Blockers = []string{"the evidence could not be collected: " + evText}
@@ -56,8 +59,9 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		rv.Fallback = "the run left no output"
 	default:
 		subject := Subject{Title: t.Title, Description: t.Description, Need: t.Need, NoChange: t.NoChange,
-			Run: t.Runs, Folder: string(folder), Finish: r.finishLine(ctx, t.ID), Evidence: evText,
-			Blockers: rv.Blockers, PreviousNote: t.Notes, Answers: since.Answers, OutputTail: res.Output, OutputHead: r.outputHead(t, res)}
+			Run: t.Runs, Folder: string(folder), Evidence: evText,
+			Blockers: append(append([]string(nil), rv.Blockers...), rv.Unverified...), PreviousNote: t.Notes, Answers: since.Answers,
+			OutputTail: res.Output, OutputHead: r.outputHead(t, res)}
 		var calls int
 		reply, calls, err = r.ask(ctx, cfg, subject, board.RunTaskID(t.ID, t.Runs))
 		rv.Calls = calls
@@ -82,9 +86,13 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		rv.Note = conservativeNote(rv, evText, t.Notes)
 	} else {
 		rv.Model, rv.Criteria, rv.Need, rv.Note = reply.Classification, reply.Criteria, reply.Need, reply.Note
-		rv.Classification, rv.Lowered = Gate(reply.Classification, reply.Criteria, strings.TrimSpace(t.Need) != "", rv.Blockers)
+		rv.Classification, rv.Lowered = Gate(reply.Classification, reply.Criteria, strings.TrimSpace(t.Need) != "", rv.Blockers, rv.Unverified)
 		if len(rv.Lowered) > 0 {
-			rv.Note.Remaining = strings.TrimSpace("Not complete, whatever the run claimed: " + strings.Join(rv.Lowered, "; ") + ".\n" + rv.Note.Remaining)
+			lead := "Not complete, whatever the run claimed: "
+			if rv.Classification == SignificantProgress {
+				lead = "Not verified, whatever the run claimed: "
+			}
+			rv.Note.Remaining = strings.TrimSpace(lead + strings.Join(rv.Lowered, "; ") + ".\n" + rv.Note.Remaining)
 			rv.Note.fit()
 		}
 	}
@@ -109,6 +117,9 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		if rv.Need != "" {
 			d.Output = "needs a person: " + clipRunes(rv.Note.Remaining, 200)
 			d.Need = rv.Need
+		} else if rv.Classification == SignificantProgress && len(rv.Unverified) > 0 && !runFailed {
+			d.Output = fmt.Sprintf("blocked: %d claims of completion in a row that nothing could check: %s", rv.After.Failure, clipRunes(strings.Join(rv.Unverified, "; "), 200))
+			d.Need = fmt.Sprintf("nothing checks this task's work: add a [validation] command to .clean_room/config.toml (or set [recycler] allow_unvalidated = true) and answer (cra answer %s '…'), or check branch %s%s yourself", t.ID, board.BranchPrefix, t.ID)
 		} else {
 			d.Output = fmt.Sprintf("blocked: %d runs in a row failed, could not be judged or claimed a completion the evidence refuted: %s", rv.After.Failure, clipRunes(rv.Note.Remaining, 200))
 			d.Need = fmt.Sprintf("read the note (cra task show %s), fix the cause or tell the agent how: cra answer %s '…'", t.ID, t.ID)
@@ -156,7 +167,14 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 		Repo: top, Branch: board.BranchPrefix + t.ID,
 		Worktree: statedir.At(r.StateDir).Worktree(t.ID), Subdir: prefix,
 		Validator: validation.FromConfig(cfg), ExitCode: res.ExitCode, TimedOut: res.TimedOut, RunFailed: runFailed,
-		Output: res.Output,
+		Output: res.Output, TestsMayChange: t.TestsMayChange, TaskText: t.Title + "\n" + t.Description + "\n" + t.Need,
+		BaseCache: statedir.At(r.StateDir).ValidationBases(), Unset: cfg.SecretEnv(),
+	}
+	if v := cfg.Validation; v != nil {
+		in.Protected = v.Protected
+	}
+	if in.Sandbox, err = r.sandbox(cfg); err != nil {
+		return nil, err.Error(), nil
 	}
 	ev, err := evidence.Collect(ctx, in)
 	if err != nil {
@@ -166,6 +184,51 @@ func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Tas
 		return nil, err.Error(), nil
 	}
 	return ev, ev.Text(), nil
+}
+
+// sandbox is how the validation that decides a verdict is confined:
+// through cra itself (Executable) as the launcher, writing its checkout,
+// its temp directory and [validation] caches; or, with [board] sandbox =
+// "off", unconfined.
+func (r *Recycler) sandbox(cfg *config.Config) (evidence.Sandbox, error) {
+	if cfg.SandboxOff() {
+		return evidence.Sandbox{Off: true}, nil
+	}
+	var sb evidence.Sandbox
+	if v := cfg.Validation; v != nil {
+		for _, dir := range v.Caches {
+			d, err := config.ExpandCache(dir)
+			if err != nil {
+				return sb, fmt.Errorf("validation.caches: %w", err)
+			}
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return sb, fmt.Errorf("validation.caches: %w", err)
+			}
+			sb.Caches = append(sb.Caches, d)
+		}
+	}
+	exe := r.Executable
+	if exe == "" {
+		exe, _ = os.Executable()
+	}
+	if exe != "" {
+		sb.Wrap = func(cmd *exec.Cmd, write []string) error {
+			return sandbox.Wrap(cmd, exe, sandbox.Spec{Write: write})
+		}
+	}
+	return sb, nil
+}
+
+// unverified says why nothing checked t's work, or nil (DESIGN.md, "Trust": no validation, no full_complete):
+// no [validation] command is configured, and neither does the task
+// change nothing (--no-change) nor does [recycler] allow_unvalidated let
+// the model's word stand.
+func unverified(ev *evidence.Evidence, t *board.Task, set config.RecyclerSettings) []string {
+	if ev == nil || ev.ValidationConfigured || t.NoChange || set.AllowUnvalidated {
+		return nil
+	}
+	return []string{"no [validation] command is configured, so nothing but the model's word says the work is done " +
+		"(set [validation] test in .clean_room/config.toml, or [recycler] allow_unvalidated = true to let that word stand)"}
 }
 
 // maxCheckOutput caps each validation check's output in the stored
@@ -206,16 +269,6 @@ func validationSummary(ev *evidence.Evidence) string {
 		parts = append(parts, c.Name+" "+s)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// finishLine is the output of the task's latest lifecycle entry, its
-// [agent:finish] as the recycler finds it.
-func (r *Recycler) finishLine(ctx context.Context, id string) string {
-	a, ok, err := r.Board.Log.Lookup(ctx, id)
-	if err != nil || !ok {
-		return ""
-	}
-	return a.Output
 }
 
 // outputHead returns the start of the run's log when the stored tail does

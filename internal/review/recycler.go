@@ -40,6 +40,9 @@ type Recycler struct {
 	// Recorder records every review call in raw.sqlite; required for
 	// reviews.
 	Recorder *llm.Recorder
+	// Executable is the cra binary that confines the validation commands
+	// (sandbox.Wrap's launcher); "" is os.Executable().
+	Executable string
 	// NewClient builds a model client; nil is llm.New.
 	NewClient func(llm.ModelConfig) (llm.Client, error)
 	// Stop ends a stale run's process group; nil is supervise.Stop.

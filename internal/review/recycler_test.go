@@ -969,3 +969,56 @@ func TestForgedVerifiedIsNotTold(t *testing.T) {
 		t.Errorf("told %q (%+v), want nothing", data, rep.Notified)
 	}
 }
+
+// TestNoValidationNoVerification: without a [validation] command a
+// claim of completion stands as significant_progress at most, the note
+// and the lowering say why, and the task reaches a person at
+// failure_threshold with the fix named; a task that changes nothing, or
+// a config that allows it, lets the claim stand.
+func TestNoValidationNoVerification(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra string
+		noChange    bool
+		want        Classification
+	}{
+		{name: "no validation", want: SignificantProgress},
+		{name: "no change expected", noChange: true, want: FullComplete},
+		{name: "allowed", extra: "[recycler]\nallow_unvalidated = true\n", want: FullComplete},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, tc.extra+"\n[agents.a]\ncommand = \"echo done > out.txt; echo all done\"\n")
+			f.srv.SetDefault(llmtest.Text(completeReply))
+			task := board.NewTask(tc.name)
+			task.Agent, task.Need, task.NoChange = "a", "it is done", tc.noChange
+			task, err := f.board.Add(ctx, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.proc.Run(ctx, task.ID); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := f.rec.Tick(ctx)
+			if err != nil || rep.Review == nil {
+				t.Fatalf("tick: %+v, %v", rep, err)
+			}
+			rv := rep.Review
+			if rv.Classification != tc.want {
+				t.Fatalf("got %s (lowered %q), want %s", rv.Classification, rv.Lowered, tc.want)
+			}
+			if tc.want == FullComplete {
+				if len(rv.Unverified) > 0 || rv.After.Completion != 1 {
+					t.Errorf("unverified %q, streaks %+v; want the claim to count", rv.Unverified, rv.After)
+				}
+				return
+			}
+			if len(rv.Lowered) != 1 || !strings.Contains(rv.Lowered[0], "no [validation] command is configured") ||
+				!strings.Contains(rv.Note.Remaining, "Not verified, whatever the run claimed: no [validation] command") {
+				t.Errorf("lowered %q, note %q", rv.Lowered, rv.Note.Remaining)
+			}
+			if rv.After.Failure != 1 || rv.After.Completion != 0 {
+				t.Errorf("streaks %+v, want a failure: a claim nothing can check must reach a person", rv.After)
+			}
+		})
+	}
+}

@@ -15,11 +15,14 @@ type Streaks struct {
 // Gate is the evidence's say over the model's classification (DESIGN.md
 // principle 2: the model may lower the evidence's verdict, never raise
 // it). A full_complete claim stands only when nothing in blockers stands
-// against it (failed validation, an empty diff, a deleted or weakened
-// test, a failed run) and, for a task with criteria, the model judged
-// them met. Otherwise it is lowered to some_progress, and the reasons say
-// why. Other classifications pass unchanged.
-func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []string) (Classification, []string) {
+// against it (failed validation, an empty diff, a deleted, weakened or
+// protected test changed, a failed run), nothing in unverified says the
+// work could not be checked (no validation is configured), and, for a
+// task with criteria, the model judged them met. A blocker or unmet
+// criteria lower it to some_progress; unverified alone to
+// significant_progress: the work may be good, and nothing checked it.
+// The reasons say why. Other classifications pass unchanged.
+func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers, unverified []string) (Classification, []string) {
 	if model != FullComplete {
 		return model, nil
 	}
@@ -28,10 +31,13 @@ func Gate(model Classification, criteria Criteria, hasCriteria bool, blockers []
 	if hasCriteria && criteria != CriteriaMet {
 		why = append(why, fmt.Sprintf("the task's criteria were not judged met (criteria: %s)", criteria))
 	}
-	if len(why) == 0 {
-		return FullComplete, nil
+	if len(why) > 0 {
+		return SomeProgress, append(why, unverified...)
 	}
-	return SomeProgress, why
+	if len(unverified) > 0 {
+		return SignificantProgress, append([]string(nil), unverified...)
+	}
+	return FullComplete, nil
 }
 
 // NextStreaks applies seed 004 step 5 to s for a review whose final

@@ -73,25 +73,30 @@ func TestGate(t *testing.T) {
 		criteria    Criteria
 		hasCriteria bool
 		blockers    []string
+		unverified  []string
 		want        Classification
 		why         []string
 	}{
-		{"evidence agrees", FullComplete, CriteriaMet, true, nil, FullComplete, nil},
-		{"no criteria to judge", FullComplete, CriteriaUnclear, false, nil, FullComplete, nil},
+		{"evidence agrees", FullComplete, CriteriaMet, true, nil, nil, FullComplete, nil},
+		{"no criteria to judge", FullComplete, CriteriaUnclear, false, nil, nil, FullComplete, nil},
 		{"failing validation lowers the claim", FullComplete, CriteriaMet, true,
-			[]string{"validation failed: test (exit 1)"}, SomeProgress, []string{"validation failed: test (exit 1)"}},
+			[]string{"validation failed: test (exit 1)"}, nil, SomeProgress, []string{"validation failed: test (exit 1)"}},
 		{"an empty diff lowers the claim", FullComplete, CriteriaMet, true,
-			[]string{"the diff against the base is empty"}, SomeProgress, []string{"the diff against the base is empty"}},
+			[]string{"the diff against the base is empty"}, nil, SomeProgress, []string{"the diff against the base is empty"}},
 		{"a deleted test lowers the claim", FullComplete, CriteriaMet, true,
-			[]string{"test file deleted: a_test.go"}, SomeProgress, []string{"test file deleted: a_test.go"}},
-		{"criteria not met lowers the claim", FullComplete, CriteriaNotMet, true, nil, SomeProgress,
+			[]string{"test file deleted: a_test.go"}, nil, SomeProgress, []string{"test file deleted: a_test.go"}},
+		{"criteria not met lowers the claim", FullComplete, CriteriaNotMet, true, nil, nil, SomeProgress,
 			[]string{"the task's criteria were not judged met (criteria: not_met)"}},
-		{"a lower claim is never raised", SignificantProgress, CriteriaMet, true, []string{"x"}, SignificantProgress, nil},
-		{"uncertain stays", Uncertain, CriteriaUnclear, true, nil, Uncertain, nil},
+		{"nothing checked it: significant progress at most", FullComplete, CriteriaMet, true, nil, []string{"no validation"},
+			SignificantProgress, []string{"no validation"}},
+		{"a blocker and nothing checked: some progress, both said", FullComplete, CriteriaMet, true, []string{"empty diff"}, []string{"no validation"},
+			SomeProgress, []string{"empty diff", "no validation"}},
+		{"a lower claim is never raised", SignificantProgress, CriteriaMet, true, []string{"x"}, nil, SignificantProgress, nil},
+		{"uncertain stays", Uncertain, CriteriaUnclear, true, nil, []string{"no validation"}, Uncertain, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Gate(tc.model, tc.criteria, tc.hasCriteria, tc.blockers)
+			got, why := Gate(tc.model, tc.criteria, tc.hasCriteria, tc.blockers, tc.unverified)
 			if got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,5 +298,47 @@ func TestSolveExternalLifecycle(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(task, "calc", "calc.go"))
 	if err != nil || !strings.Contains(string(data), "return a + b") {
 		t.Errorf("the task's worktree lacks the fix (%v):\n%s", err, data)
+	}
+}
+
+// TestSolveValidationIsConfined: the validation commands run code the
+// model wrote, so they write only the worktree: one that tries the world
+// log is refused, and the log is unchanged; with [board] sandbox = "off"
+// they run unconfined, and the progress says so.
+func TestSolveValidationIsConfined(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(map[bool]string{false: "confined", true: "off"}[off], func(t *testing.T) {
+			ctx := context.Background()
+			s := llmtest.NewServer(t)
+			s.SetDefault(llmtest.Text(fixReply))
+			ws := fixture(t, s)
+			forge := fmt.Sprintf("if echo forged >> %q 2>/dev/null; then echo 'wrote the world log'; exit 1; fi\n", filepath.Join(ws.StateDir, "world.log"))
+			if err := os.WriteFile(filepath.Join(ws.Root, "test.sh"), []byte(forge+"grep -q 'return a + b' calc/calc.go\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gittest.Run(t, ws.Root, "commit", "-qam", "a test that tries the log")
+			if off {
+				ws.Config.Board = &config.Board{Sandbox: "off"}
+			}
+			var progress strings.Builder
+			sp := spec(t, "TestAdd fails: Add subtracts", "solve-1")
+			sp.Progress = &progress
+			res, err := Solve(ctx, ws, SolveSpec{Spec: sp, MaxAttempts: 1, Keep: config.KeepNever})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, progress.String())
+			}
+			log, _ := os.ReadFile(filepath.Join(ws.StateDir, "world.log"))
+			forged := strings.Contains(string(log), "forged")
+			warned := strings.Contains(progress.String(), `warning: [board] sandbox = "off": the validation commands run unconfined`)
+			if off {
+				if !forged || res.Success || !warned {
+					t.Errorf("unconfined: forged %v, success %v, warned %v; want the write to go through, and said:\n%s", forged, res.Success, warned, progress.String())
+				}
+				return
+			}
+			if forged || !res.Success || warned {
+				t.Errorf("confined: forged %v, success %v, warned %v; want the write refused and the fix validated:\n%s", forged, res.Success, warned, progress.String())
+			}
+		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/validation"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -100,6 +104,13 @@ func Solve(ctx context.Context, ws *workspace.Workspace, spec SolveSpec) (*Solve
 	}
 	for _, n := range wt.Notes {
 		fmt.Fprintf(l.progress, "note: %s\n", n)
+	}
+	if validator.Configured() {
+		done, err := confine(ws.Config, validator, wt.Git.Path, l.progress)
+		if err != nil {
+			return nil, l.fail(ctx, err, `run cra on Linux 5.13+ with Landlock, or set [board] sandbox = "off" in .clean_room/config.toml to run the validation commands unconfined`)
+		}
+		defer done()
 	}
 	solver := &agent.Solver{
 		Model: c, Worktree: wt, Validator: validator, Log: l.runLog, Budget: spec.Budget,
@@ -257,6 +268,48 @@ func validated(cfg *config.Config) string {
 		}
 	}
 	return strings.Join(cmds, "; ")
+}
+
+// confine makes v's commands run sandboxed (DESIGN.md, "Trust": they run
+// code the model wrote): they write only the worktree at dir, a temp
+// directory of their own and [validation] caches, through cra itself as
+// the launcher, and get none of the config's secrets. With [board]
+// sandbox = "off" they run unconfined, and progress says so. done
+// removes the temp directory.
+func confine(cfg *config.Config, v *validation.Validator, dir string, progress io.Writer) (done func(), err error) {
+	v.Unset = cfg.SecretEnv()
+	if cfg.SandboxOff() {
+		fmt.Fprintln(progress, `warning: [board] sandbox = "off": the validation commands run unconfined and could write anything this user can`)
+		return func() {}, nil
+	}
+	if sandbox.ABI() == 0 {
+		return nil, sandbox.ErrUnavailable
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("confine validation: %w", err)
+	}
+	write := []string{dir}
+	if c := cfg.Validation; c != nil {
+		for _, d := range c.Caches {
+			x, err := config.ExpandCache(d)
+			if err != nil {
+				return nil, fmt.Errorf("validation.caches: %w", err)
+			}
+			if err := os.MkdirAll(x, 0o755); err != nil {
+				return nil, fmt.Errorf("validation.caches: %w", err)
+			}
+			write = append(write, x)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "cra-validate-")
+	if err != nil {
+		return nil, fmt.Errorf("confine validation: %w", err)
+	}
+	write = append(write, tmp)
+	v.Env = append(v.Env, "TMPDIR="+tmp)
+	v.Confine = func(cmd *exec.Cmd) error { return sandbox.Wrap(cmd, exe, sandbox.Spec{Write: write}) }
+	return func() { os.RemoveAll(tmp) }, nil
 }
 
 // handOver moves a run's commit onto the worktree it was branched from

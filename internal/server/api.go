@@ -329,6 +329,8 @@ type newTask struct {
 	After       []string `json:"after"`
 	Agent       string   `json:"agent"`
 	NoChange    bool     `json:"no_change"`
+	// TestsMayChange is --tests-may-change.
+	TestsMayChange bool `json:"tests_may_change"`
 }
 
 // addTask answers POST /api/tasks as 'cra task add' does: the start entry
@@ -340,7 +342,7 @@ func (s *Server) addTask(w http.ResponseWriter, r *http.Request) {
 	}
 	t := board.NewTask(strings.TrimSpace(in.Title))
 	t.ID, t.Description, t.Need, t.Type = in.ID, in.Description, in.Need, in.Type
-	t.Milestone, t.Agent, t.NoChange = in.Milestone, in.Agent, in.NoChange
+	t.Milestone, t.Agent, t.NoChange, t.TestsMayChange = in.Milestone, in.Agent, in.NoChange, in.TestsMayChange
 	if in.Kind != "" {
 		t.Kind = board.Kind(in.Kind)
 	}

@@ -181,7 +181,7 @@ func taskPath(id string, rest string) string { return "/api/tasks/" + url.PathEs
 func (c *Client) Add(ctx context.Context, t *board.Task) (*board.Task, error) {
 	in := newTask{ID: t.ID, Title: t.Title, Description: t.Description, Need: t.Need, Type: t.Type,
 		Kind: string(t.Kind), Priority: string(t.Priority), Milestone: t.Milestone, After: t.After,
-		Agent: t.Agent, NoChange: t.NoChange}
+		Agent: t.Agent, NoChange: t.NoChange, TestsMayChange: t.TestsMayChange}
 	var out taskJSON
 	if err := c.call(ctx, nil, http.MethodPost, "/api/tasks", in, &out); err != nil {
 		return nil, err

@@ -144,13 +144,13 @@ func TestTask(t *testing.T) {
 func TestAddTask(t *testing.T) {
 	f := newFixture(t)
 	ts, _ := f.serve(t, &Server{})
-	code, body := call(t, ts, "POST", "/api/tasks", map[string]any{"title": "  add a flag ", "need": "tests pass", "type": "bug", "priority": "high"})
+	code, body := call(t, ts, "POST", "/api/tasks", map[string]any{"title": "  add a flag ", "need": "tests pass", "type": "bug", "priority": "high", "tests_may_change": true})
 	id, _ := body["id"].(string)
-	if code != 201 || body["folder"] != "pending" || body["title"] != "add a flag" || !strings.HasPrefix(id, "t-") {
+	if code != 201 || body["folder"] != "pending" || body["title"] != "add a flag" || !strings.HasPrefix(id, "t-") || body["tests_may_change"] != true {
 		t.Fatalf("add: %d %v", code, body)
 	}
 	got, folder, err := f.b.Store.Get(context.Background(), id)
-	if err != nil || folder != board.Pending || got.Priority != board.High || got.Type != "bug" {
+	if err != nil || folder != board.Pending || got.Priority != board.High || got.Type != "bug" || !got.TestsMayChange {
 		t.Errorf("the file: %v in %s (%v)", got, folder, err)
 	}
 	for _, tc := range []struct {

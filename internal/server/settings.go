@@ -43,10 +43,21 @@ type SummarizerSettings struct {
 	Model    string `json:"model"`
 }
 
-// settingsOut is GET /api/settings: the settings and their bounds.
+// settingsOut is GET /api/settings: the settings and their bounds, and
+// what verifies a task, which the board shows and only config.toml
+// changes.
 type settingsOut struct {
 	Settings
-	Limits map[string][2]int `json:"limits"`
+	Limits       map[string][2]int `json:"limits"`
+	Verification Verification      `json:"verification"`
+}
+
+// Verification is what the recycler verifies a task with: whether
+// [validation] has a command, and whether [recycler] allow_unvalidated
+// lets the model's word stand without one.
+type Verification struct {
+	ValidationConfigured bool `json:"validation_configured"`
+	AllowUnvalidated     bool `json:"allow_unvalidated"`
 }
 
 func settingsOf(cfg *config.Config) settingsOut {
@@ -62,6 +73,9 @@ func settingsOf(cfg *config.Config) settingsOut {
 		"completion_threshold": {1, config.MaxRecyclerThreshold},
 		"failure_threshold":    {1, config.MaxRecyclerThreshold},
 	}}
+	v := cfg.Validation
+	out.Verification = Verification{ValidationConfigured: v != nil && (v.Test != "" || v.Lint != "" || v.Typecheck != ""),
+		AllowUnvalidated: rs.AllowUnvalidated}
 	out.Summarizer.Provider = providerOf(cfg)
 	if cfg.Models != nil && cfg.Models.Summarizer != nil {
 		out.Summarizer.Model = cfg.Models.Summarizer.Model

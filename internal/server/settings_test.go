@@ -29,6 +29,9 @@ func TestSettings(t *testing.T) {
 	if code != 200 || rec["enabled_for"] != "all" || rec["interval_seconds"] != float64(60) || rec["completion_threshold"] != float64(3) || rec["failure_threshold"] != float64(5) {
 		t.Fatalf("defaults: %d %v", code, body)
 	}
+	if v, _ := body["verification"].(map[string]any); v["validation_configured"] != false || v["allow_unvalidated"] != false {
+		t.Errorf("verification: %v", body["verification"])
+	}
 	good := map[string]any{
 		"recycler":   map[string]any{"enabled_for": []string{"bug", "docs"}, "interval_seconds": 120, "completion_threshold": 4, "failure_threshold": 2},
 		"summarizer": map[string]any{"provider": "ollama", "model": "llama3.1:8b"},

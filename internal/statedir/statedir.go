@@ -25,6 +25,9 @@
 //	  notify-pending.jsonl  NotifyPending; NotifyLock
 //	  supervisors.jsonl     SupervisorsLog; SupervisorsLock
 //	  serve.json            ServeInfo; ServeLock, ServeToken
+//	  validation/base/      ValidationBase(key): <key>.json, a base commit's
+//	                        test results, which every branch from it is
+//	                        compared with
 //	  *.lock                IndexLock, CleanupLock, AdaptersLock
 //
 // The package imports only the standard library, so that every floor may
@@ -72,6 +75,8 @@ const (
 	ServeLock       = "serve.lock"            // one daemon per repository
 	ServeToken      = "serve.token"           // the daemon's API token, mode 0600
 	IndexLock       = "index.lock"            // the index writers
+	ValidationDir   = "validation"            // the recycler's validation: base results
+	validationBase  = "base"                  // in ValidationDir: one file per base and commands
 	CleanupLock     = "cleanup.lock"          // one cleanup pass at a time
 	RecyclerBreaker = "recycler-breaker.json" // the recycler's circuit breaker
 	AdaptersLock    = "adapters.lock"         // adapter registration
@@ -237,6 +242,15 @@ func (d Dir) ServeToken() string { return d.join(ServeToken) }
 // row and the pause they started, kept here so that they hold for every
 // process that reviews ('cra recycle --once', a restarted daemon).
 func (d Dir) RecyclerBreaker() string { return d.join(RecyclerBreaker) }
+
+// ValidationBases is the directory of the base commits' test results.
+func (d Dir) ValidationBases() string { return d.join(ValidationDir, validationBase) }
+
+// ValidationBase is one base's test results under the commands whose
+// hash is key (evidence caches them: a base's tests ran once).
+func (d Dir) ValidationBase(key string) string {
+	return d.join(ValidationDir, validationBase, key+".json")
+}
 
 // IndexLock is the index writers' flock(2) file.
 func (d Dir) IndexLock() string { return d.join(IndexLock) }

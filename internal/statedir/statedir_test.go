@@ -61,6 +61,8 @@ func TestPaths(t *testing.T) {
 		{d.ServeInfo(), "/repo/.clean_room/serve.json"},
 		{d.ServeLock(), "/repo/.clean_room/serve.lock"},
 		{d.ServeToken(), "/repo/.clean_room/serve.token"},
+		{d.ValidationBases(), "/repo/.clean_room/validation/base"},
+		{d.ValidationBase("ab12"), "/repo/.clean_room/validation/base/ab12.json"},
 		{d.IndexLock(), "/repo/.clean_room/index.lock"},
 		{d.CleanupLock(), "/repo/.clean_room/cleanup.lock"},
 		{d.AdaptersLock(), "/repo/.clean_room/adapters.lock"},

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +72,27 @@ type Validator struct {
 	// MaxOutput caps the output kept of each command (its head and its
 	// tail); 0 means 256 KiB.
 	MaxOutput int
+	// Confine, when set, rewrites each command before it starts so that
+	// it runs confined (sandbox.Wrap); its error keeps the command from
+	// running and is Run's. Nil runs the commands as they are.
+	Confine func(cmd *exec.Cmd) error
+	// Env is added to each command's environment (TMPDIR, for one).
+	Env []string
+	// Unset names variables taken out of each command's environment: the
+	// secrets of the process that validates (a model's API key), which
+	// the code under test has no need of.
+	Unset []string
+	// Transcripts, when set, is a directory where each check's whole
+	// output is also written, as <name>.out (at most MaxTranscript
+	// bytes): what a reader of per-test reports needs whole.
+	Transcripts string
 }
+
+// MaxTranscript bounds a check's transcript.
+const MaxTranscript = 512 << 20
+
+// Transcript is the file of check name's whole output under dir.
+func Transcript(dir, name string) string { return filepath.Join(dir, name+".out") }
 
 // Configured reports whether any command is set.
 func (v *Validator) Configured() bool {
@@ -155,10 +177,26 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 		max = 256 << 10
 	}
 	cr := CheckResult{Name: name, Command: command, Timeout: timeout}
+	out := &cappedBuffer{max: max}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd, killLeft := shellCommand(cctx, command)
 	cmd.Dir = dir
+	cmd.Env = environ(cmd.Env, v.Env, v.Unset)
+	if v.Confine != nil {
+		if err := v.Confine(cmd); err != nil {
+			return cr, fmt.Errorf("validation %s: %w", name, err)
+		}
+	}
+	var sink io.Writer = out
+	if v.Transcripts != "" {
+		f, err := os.Create(Transcript(v.Transcripts, name))
+		if err != nil {
+			return cr, fmt.Errorf("validation %s: %w", name, err)
+		}
+		defer f.Close()
+		sink = io.MultiWriter(out, &limitWriter{w: f, n: MaxTranscript})
+	}
 	// The command writes to a pipe of cra's own, not through exec's
 	// copying: Wait returns when the command exits, even if what it left
 	// running holds the pipe, and those are killed before the pipe is
@@ -168,7 +206,6 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 		return cr, fmt.Errorf("validation %s: %w", name, err)
 	}
 	defer pr.Close()
-	out := &cappedBuffer{max: max}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// A command that outlives its kill must not keep Wait from returning.
 	cmd.WaitDelay = 5 * time.Second
@@ -180,7 +217,7 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	}
 	copied := make(chan struct{})
 	go func() {
-		io.Copy(out, pr)
+		io.Copy(sink, pr)
 		close(copied)
 	}()
 	err = cmd.Wait()
@@ -211,6 +248,44 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	}
 	cr.Output = out.String()
 	return cr, nil
+}
+
+// environ is base (nil: this process's environment) with the variables
+// unset names taken out and add appended.
+func environ(base, add, unset []string) []string {
+	if len(add) == 0 && len(unset) == 0 {
+		return base
+	}
+	if base == nil {
+		base = os.Environ()
+	}
+	out := make([]string, 0, len(base)+len(add))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(unset, name) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
+}
+
+// limitWriter writes at most n bytes to w and drops the rest, never
+// failing the copy that feeds it.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(int64(len(p)), l.n)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			l.n = 0
+		} else {
+			l.n -= k
+		}
+	}
+	return len(p), nil
 }
 
 // cappedBuffer keeps the first quarter and the last three quarters of at

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,5 +181,46 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidatorEnvironmentAndTranscript: a command gets Env, loses the
+// variables Unset names, its whole output lands in its transcript beside
+// the capped copy, and Confine rewrites it before it starts (its error
+// keeps it from running).
+func TestValidatorEnvironmentAndTranscript(t *testing.T) {
+	t.Setenv("CRA_TEST_SECRET", "s3cret")
+	t.Setenv("CRA_TEST_KEPT", "kept")
+	dir, transcripts := t.TempDir(), t.TempDir()
+	v := &Validator{
+		Test:        `echo "secret=${CRA_TEST_SECRET:-none} kept=$CRA_TEST_KEPT extra=$CRA_TEST_EXTRA"; seq 1 20000`,
+		Env:         []string{"CRA_TEST_EXTRA=x"},
+		Unset:       []string{"CRA_TEST_SECRET"},
+		Transcripts: transcripts,
+		MaxOutput:   4096,
+	}
+	var confined []string
+	v.Confine = func(cmd *exec.Cmd) error {
+		confined = append(confined, strings.Join(cmd.Args, " "))
+		return nil
+	}
+	res, err := v.Run(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Check(CheckTest)
+	if c == nil || !c.Passed || !strings.Contains(c.Output, "secret=none kept=kept extra=x") || len(c.Output) > 4200 {
+		t.Fatalf("check: %+v", c)
+	}
+	whole, err := os.ReadFile(Transcript(transcripts, CheckTest))
+	if err != nil || !strings.HasSuffix(string(whole), "\n19999\n20000\n") || !strings.Contains(string(whole), "\n5000\n") {
+		t.Errorf("transcript: %d bytes, %v", len(whole), err)
+	}
+	if len(confined) != 1 || !strings.HasPrefix(confined[0], "sh -c ") {
+		t.Errorf("confined %q, want the shell command once", confined)
+	}
+	v.Confine = func(*exec.Cmd) error { return errors.New("no sandbox here") }
+	if _, err := v.Run(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "no sandbox here") {
+		t.Errorf("a command Confine refuses: got %v", err)
 	}
 }

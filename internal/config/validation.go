@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cra-dev/cra/internal/glob"
+)
+
+// MaxProtected bounds validation.protected.
+const MaxProtected = 200
+
+// Empty says the section sets nothing.
+func (v *Validation) Empty() bool {
+	return v.Test == "" && v.Lint == "" && v.Typecheck == "" && v.Timeout == "" && len(v.Protected) == 0 && len(v.Caches) == 0
+}
+
+// validate returns the problems of [validation]'s values.
+func (v *Validation) validate() []string {
+	var problems []string
+	if v.Timeout != "" {
+		if d, err := time.ParseDuration(v.Timeout); err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("validation.timeout is %q: use a duration like \"90s\" or \"10m\"", v.Timeout))
+		}
+	}
+	if len(v.Protected) > MaxProtected {
+		problems = append(problems, fmt.Sprintf("validation.protected has %d patterns: at most %d (a pattern like \"ci/**\" covers a directory)", len(v.Protected), MaxProtected))
+	}
+	for _, p := range v.Protected {
+		if err := glob.Check(p); err != nil {
+			problems = append(problems, fmt.Sprintf("validation.protected: %v", err))
+		}
+	}
+	for _, dir := range v.Caches {
+		if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") && !strings.HasPrefix(dir, "$") {
+			problems = append(problems, fmt.Sprintf("validation.caches has %q: give an absolute path, one under ~/, or one starting with an environment variable ($GOCACHE)", dir))
+		}
+	}
+	return problems
+}
+
+// ExpandCache returns a cache directory as a command may write it: its
+// environment variables expanded ($GOCACHE), a leading ~/ made the home
+// directory, cleaned. What is not absolute then is an error: a cache is
+// named absolutely.
+func ExpandCache(dir string) (string, error) {
+	var unset []string
+	d := os.Expand(dir, func(name string) string {
+		v := os.Getenv(name)
+		if v == "" {
+			unset = append(unset, "$"+name)
+		}
+		return v
+	})
+	if len(unset) > 0 {
+		// An empty variable would make "$X/cache" the root's "/cache".
+		return "", fmt.Errorf("%s: %s is not set", dir, strings.Join(unset, ", "))
+	}
+	if rest, ok := strings.CutPrefix(d, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("expand %s: %w", dir, err)
+		}
+		d = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(d) {
+		return "", errors.New(dir + " is not absolute once expanded (" + d + ")")
+	}
+	return filepath.Clean(d), nil
+}
+
+// SecretEnv names the environment variables this config reads secrets
+// from (the models' API keys, the webhook's token): the code a
+// validation command runs has no need of them, so it does not get them.
+func (c *Config) SecretEnv() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if m := c.Models; m != nil {
+		add(m.APIKeyEnv)
+		for _, e := range []*Endpoint{m.Supervisor, m.Summarizer} {
+			if e != nil {
+				add(e.APIKeyEnv)
+			}
+		}
+	}
+	if n := c.Notify; n != nil {
+		add(n.WebhookTokenEnv)
+	}
+	return out
+}

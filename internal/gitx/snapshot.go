@@ -1,0 +1,91 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Blob is one file of a commit's tree.
+type Blob struct {
+	Path string
+	// Mode is git's: 100644, 100755, 120000 (a symbolic link).
+	Mode string
+}
+
+// TreeFiles lists the files of commit's whole tree (submodules left out),
+// in git's order.
+func TreeFiles(ctx context.Context, dir, commit string) ([]Blob, error) {
+	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	if err != nil {
+		return nil, err
+	}
+	var blobs []Blob
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		// "<mode> SP <type> SP <object> TAB <path>"
+		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 3 || f[1] != "blob" {
+			continue
+		}
+		blobs = append(blobs, Blob{Path: string(p), Mode: f[0]})
+	}
+	return blobs, nil
+}
+
+// RevParse returns the commit rev names, resolved once: a caller that
+// holds it works on that commit whatever the branch does next.
+func RevParse(ctx context.Context, dir, rev string) (string, error) {
+	out, err := run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// RestorePaths puts paths (relative to the top level, literal) back in
+// the work tree at dir as commit holds them, and in its index; every
+// path must be in commit. Git writes them: a leading directory that the
+// work tree has as a symbolic link is replaced, never followed out of
+// the tree. Hooks do not run.
+func RestorePaths(ctx context.Context, dir, commit string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := runInput(ctx, dir, literal(paths), "-c", noHooks, "checkout", "--no-recurse-submodules",
+		commit, "--pathspec-from-file=-", "--pathspec-file-nul")
+	if err != nil {
+		return fmt.Errorf("restore %d file(s) at %.12s: %w", len(paths), commit, err)
+	}
+	return nil
+}
+
+// RemovePaths deletes paths (relative to the top level, literal) from
+// the work tree at dir and its index; a path that is not there is no
+// error.
+func RemovePaths(ctx context.Context, dir string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := runInput(ctx, dir, literal(paths), "rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul")
+	if err != nil {
+		return fmt.Errorf("remove %d file(s): %w", len(paths), err)
+	}
+	return nil
+}
+
+// literal is paths as a NUL-separated pathspec file, each path taken as
+// written (no glob, no magic of its own).
+func literal(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(":(literal)")
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
