@@ -230,7 +230,11 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 		if h.opts.verbose {
 			progress = h.stderr
 		}
-		l, err := newRepoLearner(ctx, h.opts, st.Repo, clone, live[len(live)-1].Checkout, progress)
+		var l *repoLearner
+		err := fmt.Errorf("left out by -learn-only")
+		if len(h.opts.learnOnly) == 0 || slices.Contains(h.opts.learnOnly, st.Repo) {
+			l, err = newRepoLearner(ctx, h.opts, st.Repo, clone, live[len(live)-1].Checkout, progress)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

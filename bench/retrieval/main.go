@@ -51,6 +51,9 @@ type options struct {
 	// learning ("repo" weights); learnCommits bounds them.
 	learnDir     string
 	learnCommits int
+	// learnOnly, when set, limits per-repository learning to these
+	// repositories (owner/name); the others' repo weights are the default.
+	learnOnly []string
 }
 
 // setSpec is one -set with the tasks read from it.
@@ -123,6 +126,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	weights := fs.String("weights", weightsDefault, "comma-separated `list` of the weights to measure cra with, a row each: "+strings.Join(weightNames, ", "))
 	fs.StringVar(&opts.learnDir, "learn", "", "a `dir` caching each repository's examples for the repo weights (needed by -weights repo)")
 	fs.IntVar(&opts.learnCommits, "learn-commits", 300, "qualifying commits per repository the repo weights learn from, the newest before its newest task")
+	learnOnly := fs.String("learn-only", "", "comma-separated owner/name `list`: learn repo weights for these repositories only (the others rank with the default weights in the repo row)")
 	var err error
 	if err = fs.Parse(args); err != nil {
 		return nil, err
@@ -132,6 +136,9 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	}
 	if opts.weights, err = parseWeights(*weights); err != nil {
 		return nil, err
+	}
+	if *learnOnly != "" {
+		opts.learnOnly = strings.Split(*learnOnly, ",")
 	}
 	if slices.Contains(opts.weights, weightsRepo) && opts.learnDir == "" {
 		return nil, fmt.Errorf("-weights %s learns from each repository's history: give -learn DIR to cache it in", weightsRepo)
