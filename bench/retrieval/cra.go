@@ -30,14 +30,15 @@ type craResult struct {
 	budgetSeen int // the 8k package's Budget, to check the arithmetic
 }
 
-// runCRA analyses text, ranks up to limit files and assembles the packages
-// of both budgets, as 'cra retrieve --deterministic' would.
-func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int, precision bool) (*craResult, error) {
+// runCRA analyses text, ranks up to limit files with the weights w and
+// assembles the packages of both budgets, as 'cra retrieve
+// --deterministic' would.
+func runCRA(ctx context.Context, db *sql.DB, repoID int64, root, text string, limit int, precision bool, w retrieve.Weights) (*craResult, error) {
 	k := kb.New(db)
 	start := time.Now()
 	q := retrieve.Analyze(text)
 	rk := retrieve.NewRanker(k, repoID)
-	rk.Root = root
+	rk.Root, rk.Weights = root, w
 	cands, err := rk.Rank(ctx, q, limit)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -60,6 +62,9 @@ type taskResult struct {
 	FullIndex bool             `json:"full_index,omitempty"`
 	Files     int              `json:"files"`
 	Variants  []*variantResult `json:"variants,omitempty"`
+	// RepoFit is the repository's own weights for the task (-weights
+	// repo): learned from commits before its checkout only.
+	RepoFit *taskFit `json:"repo_fit,omitempty"`
 
 	task  Task
 	order int // position in its set
@@ -79,6 +84,10 @@ type variantResult struct {
 	CRAError string `json:"cra_error,omitempty"`
 	// MCP is what 'cra mcp' localize returned for the text, with -mcp.
 	MCP *mcpResult `json:"mcp,omitempty"`
+	// Alt are cra's scores with the other -weights, by name (CRA is the
+	// first's); AltErrors their failures.
+	Alt       map[string]score  `json:"cra_weights,omitempty"`
+	AltErrors map[string]string `json:"cra_weights_errors,omitempty"`
 }
 
 // repoStat is what indexing one repository cost.
@@ -90,6 +99,14 @@ type repoStat struct {
 	FullIndex   time.Duration   `json:"full_index_ns"`
 	Incremental []time.Duration `json:"incremental_ns"`
 	Error       string          `json:"error,omitempty"`
+	// LearnExtract is what drawing the examples for the repo weights
+	// took (cached ones cost nothing), LearnFit the fits for all tasks;
+	// Fits counts them and Kept the tasks whose weights won.
+	LearnExtract time.Duration `json:"learn_extract_ns,omitempty"`
+	LearnFit     time.Duration `json:"learn_fit_ns,omitempty"`
+	LearnTasks   int           `json:"learn_tasks,omitempty"`
+	LearnKept    int           `json:"learn_kept,omitempty"`
+	LearnError   string        `json:"learn_error,omitempty"`
 }
 
 func (h *harness) logf(format string, args ...any) {
@@ -207,6 +224,32 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 		}
 	}()
 
+	var learner *repoLearner
+	if slices.Contains(h.opts.weights, weightsRepo) {
+		var progress io.Writer
+		if h.opts.verbose {
+			progress = h.stderr
+		}
+		var l *repoLearner
+		err := fmt.Errorf("left out by -learn-only")
+		if len(h.opts.learnOnly) == 0 || slices.Contains(h.opts.learnOnly, st.Repo) {
+			l, err = newRepoLearner(ctx, h.opts, st.Repo, clone, live[len(live)-1].Checkout, progress)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The repository is still measured; its repo weights are the
+			// default ones, and the report says why.
+			st.LearnError = err.Error()
+			h.logf("%s: no repo weights: %v", st.Repo, err)
+			l = &repoLearner{clone: clone, fits: map[string]fitResult{}}
+		}
+		learner, st.LearnExtract = l, l.Extract
+		defer func() { st.LearnFit = learner.Fit }()
+		h.logf("%s: %d examples for the repo weights (drawn in %s)", st.Repo, len(l.examples), l.Extract.Round(time.Second))
+	}
+
 	co := &checkouter{wt: wt}
 	factory := store.NewFactory(filepath.Join(dir, "state"))
 	if h.opts.mcp != "" {
@@ -276,7 +319,22 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 		if err != nil {
 			return err
 		}
-		if err := h.evalTask(ctx, db, res.RepoID, wt, docs, r); err != nil {
+		weights := map[string]retrieve.Weights{}
+		for _, n := range h.opts.weights {
+			weights[n] = fixedWeights(n)
+		}
+		if learner != nil {
+			w, fit, err := learner.weightsFor(ctx, r.Checkout)
+			if err != nil {
+				return err
+			}
+			weights[weightsRepo], r.RepoFit = w, &fit
+			st.LearnTasks++
+			if fit.Use {
+				st.LearnKept++
+			}
+		}
+		if err := h.evalTask(ctx, db, res.RepoID, wt, docs, r, weights); err != nil {
 			return err
 		}
 		if h.opts.verbose {
@@ -497,8 +555,9 @@ func codeOnly(docs []*bm25Doc) []*bm25Doc {
 	return out
 }
 
-// evalTask runs both methods on each of the task's texts.
-func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt string, docs []*bm25Doc, r *taskResult) error {
+// evalTask runs both methods on each of the task's texts, cra once for
+// each of the -weights (weights holds them by name).
+func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt string, docs []*bm25Doc, r *taskResult, weights map[string]retrieve.Weights) error {
 	texts := []struct{ name, text string }{{variantMessage, r.task.Text}}
 	if r.task.Kind == kindSWEBench {
 		texts[0].name = variantIssue
@@ -515,30 +574,27 @@ func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt str
 			continue
 		}
 		v := &variantResult{Name: t.name, Text: t.text}
-		c, err := runCRA(ctx, db, repoID, wt, t.text, h.opts.rankLimit, h.opts.precision)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			v.CRAError = err.Error()
-			v.CRA = evaluate(r.Gold, nil, pack{}, pack{})
-		default:
-			if c.budgetSeen != budgets[0] {
-				return fmt.Errorf("the assembler budgeted %d tokens for a %d-token budget", c.budgetSeen, budgets[0])
+		for j, name := range h.opts.weights {
+			s, ranked, errText, err := h.craScore(ctx, db, repoID, wt, t.text, r, weights[name])
+			if err != nil {
+				return err
 			}
-			v.CRA = evaluate(r.Gold, c.ranked, c.p8k, c.p32k)
-			v.CRA.Latency, v.CRA.Packed8k = c.latency, c.files8k
-			v.CRA.Signals = map[string]map[string]float64{}
-			for _, p := range v.CRA.Top {
-				v.CRA.Signals[p] = c.signals[p]
-			}
-			for _, g := range r.Gold {
-				if sig, ok := c.signals[g.Path]; ok {
-					v.CRA.Signals[g.Path] = sig
+			if j == 0 {
+				v.CRA, v.CRAError = s, errText
+				if h.mcp != nil && errText == "" {
+					v.MCP = h.mcp.compare(ctx, t.text, ranked)
 				}
+				continue
 			}
-			if h.mcp != nil {
-				v.MCP = h.mcp.compare(ctx, t.text, c.ranked)
+			if v.Alt == nil {
+				v.Alt = map[string]score{}
+			}
+			v.Alt[name] = s
+			if errText != "" {
+				if v.AltErrors == nil {
+					v.AltErrors = map[string]string{}
+				}
+				v.AltErrors[name] = errText
 			}
 		}
 		query := terms.List(t.text)
@@ -547,6 +603,34 @@ func (h *harness) evalTask(ctx context.Context, db *sql.DB, repoID int64, wt str
 		r.Variants = append(r.Variants, v)
 	}
 	return nil
+}
+
+// craScore scores cra's retrieval of text with the weights w, and returns
+// its ranking; a retrieval failure is a miss, its message returned as
+// errText.
+func (h *harness) craScore(ctx context.Context, db *sql.DB, repoID int64, wt, text string, r *taskResult, w retrieve.Weights) (s score, ranked []string, errText string, err error) {
+	c, err := runCRA(ctx, db, repoID, wt, text, h.opts.rankLimit, h.opts.precision, w)
+	switch {
+	case ctx.Err() != nil:
+		return score{}, nil, "", ctx.Err()
+	case err != nil:
+		return evaluate(r.Gold, nil, pack{}, pack{}), nil, err.Error(), nil
+	}
+	if c.budgetSeen != budgets[0] {
+		return score{}, nil, "", fmt.Errorf("the assembler budgeted %d tokens for a %d-token budget", c.budgetSeen, budgets[0])
+	}
+	s = evaluate(r.Gold, c.ranked, c.p8k, c.p32k)
+	s.Latency, s.Packed8k = c.latency, c.files8k
+	s.Signals = map[string]map[string]float64{}
+	for _, p := range s.Top {
+		s.Signals[p] = c.signals[p]
+	}
+	for _, g := range r.Gold {
+		if sig, ok := c.signals[g.Path]; ok {
+			s.Signals[g.Path] = sig
+		}
+	}
+	return s, c.ranked, "", nil
 }
 
 // baseline ranks docs by BM25 and packs whole files.

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -43,6 +44,16 @@ type options struct {
 	// mcp is a cra binary whose 'cra mcp' localize is compared with the
 	// ranking at every task (issue 31); "" skips it.
 	mcp string
+	// weights are the ranking weights cra is measured with, one row each
+	// (the first is the "cra" of the candidate misses and test counts).
+	weights []string
+	// learnDir caches each repository's examples for per-repository
+	// learning ("repo" weights); learnCommits bounds them.
+	learnDir     string
+	learnCommits int
+	// learnOnly, when set, limits per-repository learning to these
+	// repositories (owner/name); the others' repo weights are the default.
+	learnOnly []string
 }
 
 // setSpec is one -set with the tasks read from it.
@@ -112,11 +123,25 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&opts.stateDir, "state", "", "keep the curated DBs in this `dir` (one per repository; default: a temp dir, removed)")
 	fs.BoolVar(&opts.verbose, "v", false, "print a line per task")
 	fs.StringVar(&opts.mcp, "mcp", "", "a cra `binary`: also call its 'cra mcp' localize at every task and report how often its top 10 is cra's ranking's")
-	if err := fs.Parse(args); err != nil {
+	weights := fs.String("weights", weightsDefault, "comma-separated `list` of the weights to measure cra with, a row each: "+strings.Join(weightNames, ", "))
+	fs.StringVar(&opts.learnDir, "learn", "", "a `dir` caching each repository's examples for the repo weights (needed by -weights repo)")
+	fs.IntVar(&opts.learnCommits, "learn-commits", 300, "qualifying commits per repository the repo weights learn from, the newest before its newest task")
+	learnOnly := fs.String("learn-only", "", "comma-separated owner/name `list`: learn repo weights for these repositories only (the others rank with the default weights in the repo row)")
+	var err error
+	if err = fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: sets and repositories go in -set and -repo", fs.Arg(0))
+	}
+	if opts.weights, err = parseWeights(*weights); err != nil {
+		return nil, err
+	}
+	if *learnOnly != "" {
+		opts.learnOnly = strings.Split(*learnOnly, ",")
+	}
+	if slices.Contains(opts.weights, weightsRepo) && opts.learnDir == "" {
+		return nil, fmt.Errorf("-weights %s learns from each repository's history: give -learn DIR to cache it in", weightsRepo)
 	}
 	if opts.rankLimit < 10 {
 		return nil, fmt.Errorf("-rank must be at least 10 (Acc@10 needs ten files), got %d", opts.rankLimit)

@@ -53,6 +53,8 @@ func TestParseArgs(t *testing.T) {
 		{"positional argument", []string{"-set", click, "extra"}, "unexpected argument"},
 		{"same set twice", []string{"-set", click, "-set", click}, "already given"},
 		{"rank below ten", []string{"-set", click, "-rank", "5"}, "-rank"},
+		{"repo weights without a cache", []string{"-set", click, "-weights", "hand-set,repo"}, "-learn DIR"},
+		{"unknown weights", []string{"-set", click, "-weights", "tuned"}, "unknown weights"},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,6 +54,13 @@ type variantReport struct {
 	MCPTasks   int `json:"mcp_tasks,omitempty"`
 	MCPSame    int `json:"mcp_same,omitempty"`
 	MCPRefused int `json:"mcp_refused,omitempty"`
+	// Alt are cra's summaries with the other -weights, by name.
+	Alt map[string]Summary `json:"cra_weights,omitempty"`
+	// SpanMisses8k counts the tasks with a gold file in cra's 8k package
+	// whose changed lines the package does not hold (the file is there,
+	// other parts of it shown): what choosing the spans of long files
+	// loses.
+	SpanMisses8k int `json:"span_misses_8k"`
 }
 
 // candidateMissRank is the bm25-code rank within which a gold file must
@@ -70,12 +78,24 @@ func candidateMiss(v *variantResult) bool {
 	return false
 }
 
+// spanMiss reports whether a gold file is in s's 8k package without its
+// changed lines.
+func spanMiss(golds []gold, s score) bool {
+	for i, g := range golds {
+		if i < len(s.Covered8k) && !s.Covered8k[i] && slices.Contains(s.Packed8k, g.Path) {
+			return true
+		}
+	}
+	return false
+}
+
 // summarizeTasks builds the report of tasks; variant maps a task to the
 // variant to score (by name, falling back to the task's first).
 func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 	var out []variantReport
 	for _, name := range names {
 		var cra, all, code []score
+		alt := map[string][]score{}
 		rep := variantReport{Name: name}
 		for _, r := range rs {
 			v := r.variant(name)
@@ -83,6 +103,9 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 				continue
 			}
 			cra, all, code = append(cra, v.CRA), append(all, v.BM25All), append(code, v.BM25Code)
+			for k, s := range v.Alt {
+				alt[k] = append(alt[k], s)
+			}
 			if v.CRAError != "" {
 				rep.CRAErrors++
 			}
@@ -98,6 +121,9 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 					rep.MCPSame++
 				}
 			}
+			if spanMiss(r.Gold, v.CRA) {
+				rep.SpanMisses8k++
+			}
 			for i, g := range r.Gold {
 				if !evidence.IsTestFile(g.Path) {
 					continue
@@ -112,6 +138,12 @@ func summarizeTasks(rs []*taskResult, names []string) []variantReport {
 			}
 		}
 		rep.CRA, rep.BM25All, rep.BM25Code = summarize(cra), summarize(all), summarize(code)
+		for k, ss := range alt {
+			if rep.Alt == nil {
+				rep.Alt = map[string]Summary{}
+			}
+			rep.Alt[k] = summarize(ss)
+		}
 		out = append(out, rep)
 	}
 	return out
@@ -277,7 +309,7 @@ func (h *harness) report() error {
 			fmt.Fprintf(w, "; stripping changed %d task texts", s.ScopeStripped)
 		}
 		fmt.Fprintln(w)
-		writeTable(w, s.Variants)
+		writeTable(w, s.Variants, h.opts.weights)
 		writeExtras(w, s.Variants, h.opts.rankLimit)
 		for _, sk := range s.Skipped {
 			fmt.Fprintf(w, "  skipped %s: %s\n", short(sk.ID), sk.Reason)
@@ -286,16 +318,24 @@ func (h *harness) report() error {
 	}
 	if len(sets) > 1 {
 		fmt.Fprintln(w, "all sets:")
-		writeTable(w, h.overall())
+		overall := h.overall()
+		writeTable(w, overall, h.opts.weights)
+		writeExtras(w, overall, h.opts.rankLimit)
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "by language (text as written):")
-	writeTable(w, h.byLanguage())
+	writeTable(w, h.byLanguage(), h.opts.weights)
 	fmt.Fprintln(w)
 	for _, st := range h.repoStats {
 		fmt.Fprintf(w, "index %s (%s): %d files, first index %s", st.Repo, st.Path, st.Files, secs(st.FullIndex))
 		if n := len(st.Incremental); n > 0 {
 			fmt.Fprintf(w, ", incremental p50 %s p95 %s (%d runs)", secs(median(st.Incremental)), secs(percentile(st.Incremental, 95)), n)
+		}
+		if st.LearnTasks > 0 {
+			fmt.Fprintf(w, "; repo weights: examples drawn in %s, fitted for %d tasks in %s, kept for %d", secs(st.LearnExtract), st.LearnTasks, secs(st.LearnFit), st.LearnKept)
+			if st.LearnError != "" {
+				fmt.Fprintf(w, " (no examples: %s)", firstLine(st.LearnError))
+			}
 		}
 		if st.Error != "" {
 			fmt.Fprintf(w, ", failed: %s", st.Error)
@@ -305,17 +345,29 @@ func (h *harness) report() error {
 	return nil
 }
 
-func writeTable(out io.Writer, vs []variantReport) {
+// writeTable prints a row per method; weights names cra's rows when
+// cra was measured with more than the default weights.
+func writeTable(out io.Writer, vs []variantReport, weights []string) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "variant\tmethod\ttasks\tAcc@1\tAcc@5\tAcc@10\tR@1\tR@5\tR@10\tR@8k\tR@32k\tp50 ms\tp95 ms\t")
 	for _, v := range vs {
-		for _, m := range []struct {
+		type method struct {
 			name string
 			s    Summary
-		}{{"cra", v.CRA}, {"bm25-code", v.BM25Code}, {"bm25-all", v.BM25All}} {
+		}
+		first := "cra"
+		if len(weights) > 1 || len(weights) == 1 && weights[0] != weightsDefault {
+			first = "cra " + weights[0]
+		}
+		rows := []method{{first, v.CRA}}
+		for _, n := range weights[min(1, len(weights)):] {
+			rows = append(rows, method{"cra " + n, v.Alt[n]})
+		}
+		rows = append(rows, method{"bm25-code", v.BM25Code}, method{"bm25-all", v.BM25All})
+		for i, m := range rows {
 			name := m.name
-			if m.name == "cra" && v.CRAErrors > 0 {
-				name = fmt.Sprintf("cra (%d errors)", v.CRAErrors)
+			if i == 0 && v.CRAErrors > 0 {
+				name = fmt.Sprintf("%s (%d errors)", m.name, v.CRAErrors)
 			}
 			s := m.s
 			fmt.Fprintf(w, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n",
@@ -328,13 +380,15 @@ func writeTable(out io.Writer, vs []variantReport) {
 // writeExtras prints, per variant, the candidate misses and how many gold
 // test files had their changed lines in cra's packages.
 func writeExtras(w io.Writer, vs []variantReport, rankLimit int) {
-	var miss, tests []string
+	var miss, tests, spans []string
 	for _, v := range vs {
 		miss = append(miss, fmt.Sprintf("%s %d", v.Name, v.CandidateMisses))
 		tests = append(tests, fmt.Sprintf("%s 8k %d/%d, 32k %d/%d", v.Name, v.GoldTests8k, v.GoldTests, v.GoldTests32k, v.GoldTests))
+		spans = append(spans, fmt.Sprintf("%s %d of %d", v.Name, v.SpanMisses8k, v.CRA.Tasks))
 	}
 	fmt.Fprintf(w, "  candidate misses (a gold file in bm25-code's top %d, not among cra's %d candidates): %s\n", candidateMissRank, rankLimit, strings.Join(miss, "; "))
 	fmt.Fprintf(w, "  gold test files with changed lines in cra's package: %s\n", strings.Join(tests, "; "))
+	fmt.Fprintf(w, "  tasks with a gold file in cra's 8k package but not its changed lines: %s\n", strings.Join(spans, "; "))
 	var agree []string
 	for _, v := range vs {
 		if v.MCPTasks > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/cra-dev/cra/internal/retrieve"
@@ -19,7 +20,15 @@ const (
 	// LossPairwise is RankNet's: the logistic loss of every (changed,
 	// unchanged) pair's score difference.
 	LossPairwise = "pairwise"
+	// LossCutoff aims at Acc@5 itself: every changed file must score
+	// above the unchanged file that would push the last of them out of
+	// the top 5 (the (6−g)-th best of the unchanged, for g changed files);
+	// the logistic loss of each changed file against that one.
+	LossCutoff = "cutoff"
 )
+
+// cutoffK is the k of LossCutoff's Acc@k.
+const cutoffK = 5
 
 // FitConfig says how Fit learns.
 type FitConfig struct {
@@ -143,8 +152,8 @@ func (p params) score(r *row) float64 {
 // Fit learns weights from examples (see FitConfig). It is deterministic:
 // full-batch steps over the examples in their order.
 func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
-	if cfg.Loss != LossSoftmax && cfg.Loss != LossPairwise {
-		return retrieve.Weights{}, fmt.Errorf("fit: unknown loss %q: want %s or %s", cfg.Loss, LossSoftmax, LossPairwise)
+	if cfg.Loss != LossSoftmax && cfg.Loss != LossPairwise && cfg.Loss != LossCutoff {
+		return retrieve.Weights{}, fmt.Errorf("fit: unknown loss %q: want %s, %s or %s", cfg.Loss, LossSoftmax, LossPairwise, LossCutoff)
 	}
 	if err := cfg.Prior.Validate(); err != nil {
 		return retrieve.Weights{}, fmt.Errorf("fit: prior: %w", err)
@@ -286,6 +295,20 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 					dl[j] += sg
 				}
 			}
+		case LossCutoff:
+			if len(q.positive) >= cutoffK {
+				break // no ranking puts them all in the top k
+			}
+			// The negative whose place the last positive must take.
+			cut := cutoffNegative(q.negative, s, cutoffK-len(q.positive))
+			k := 1 / float64(len(q.positive))
+			for _, i := range q.positive {
+				d := s[i] - s[cut]
+				loss += q.weight * k * softplus(-d)
+				sg := q.weight * k * sigmoid(-d)
+				dl[i] -= sg
+				dl[cut] += sg
+			}
 		}
 		for j := range q.rows {
 			if dl[j] == 0 {
@@ -311,6 +334,14 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 		g[i] += 2 * cfg.L2 * d
 	}
 	return loss, g
+}
+
+// cutoffNegative returns the negative row with the n-th highest score
+// (1-based), or the lowest when there are fewer; ties by row order.
+func cutoffNegative(neg []int, s []float64, n int) int {
+	order := slices.Clone(neg)
+	sort.SliceStable(order, func(a, b int) bool { return s[order[a]] > s[order[b]] })
+	return order[min(n, len(order))-1]
 }
 
 func softplus(x float64) float64 {
