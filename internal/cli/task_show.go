@@ -73,7 +73,25 @@ func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
 	if err := writeTask(d.out, t, folder, entries); err != nil {
 		return err
 	}
-	return writeReviews(d.out, reviews)
+	if err := writeReviews(d.out, reviews); err != nil {
+		return err
+	}
+	return writeEvidence(d.out, v.EvidenceText)
+}
+
+// writeEvidence prints the latest review's evidence as the reviewer saw
+// it: what validation found, test by test where it could tell.
+func writeEvidence(w io.Writer, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	fmt.Fprintln(w, "evidence (latest review):")
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if _, err := fmt.Fprintf(w, "  %s\n", line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeReviews prints the recycler's reviews, oldest first: the verdict,
