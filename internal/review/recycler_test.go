@@ -263,7 +263,7 @@ func TestModelOutageIsNotTheAgentsFailure(t *testing.T) {
 			if tc.timeout != "" {
 				models = fmt.Sprintf("timeout = %q\n", tc.timeout)
 			}
-			f := newFixture(t, "[recycler]\nbreaker_after = 100\n\n[agents.ok]\ncommand = \"echo hi > hi.txt; echo done\"\n[agents.bad]\ncommand = \"echo broken; exit 3\"\n")
+			f := newFixture(t, "[recycler]\nbreaker_after = 100\nallow_unvalidated = true\n\n[agents.ok]\ncommand = \"echo hi > hi.txt; echo done\"\n[agents.bad]\ncommand = \"echo broken; exit 3\"\n")
 			if models != "" {
 				cfg := filepath.Join(f.state, config.FileName)
 				data, _ := os.ReadFile(cfg)
