@@ -378,7 +378,7 @@ func ask[T any](ctx context.Context, p *pass, callType string, req llm.Request, 
 // rewrite is Call 1 and its write-back.
 func (p *pass) rewrite(ctx context.Context, pending []*board.Task) {
 	dir := filepath.Join(p.d.Root, filepath.FromSlash(KnowledgeDir))
-	index, docs, err := readKnowledge(dir)
+	index, docs, err := readKnowledge(p.d.Root, dir)
 	if err != nil {
 		p.rep.Rewrite.Err = fmt.Sprintf("read %s: %v", KnowledgeDir, err)
 		p.event(ctx, "knowledge rewrite failed: "+p.rep.Rewrite.Err+"; nothing changed")

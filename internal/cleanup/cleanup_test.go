@@ -479,3 +479,31 @@ func TestAlikeGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestReadKnowledgeRefusesLink: a committed symbolic link on the
+// knowledge store's path (docs/ or docs/knowledge/) is refused, so the
+// rewrite never reads or writes _index.md through it.
+func TestReadKnowledgeRefusesLink(t *testing.T) {
+	for _, link := range []string{"docs", "docs/knowledge"} {
+		t.Run(link, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			if err := os.MkdirAll(filepath.Join(outside, "knowledge"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			target := outside
+			if link == "docs/knowledge" {
+				target = filepath.Join(outside, "knowledge")
+				if err := os.Mkdir(filepath.Join(root, "docs"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := readKnowledge(root, filepath.Join(root, filepath.FromSlash(KnowledgeDir)))
+			if want := filepath.Join(root, filepath.FromSlash(link)) + " is a symbolic link"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("read through a link: %v, want %q", err, want)
+			}
+		})
+	}
+}

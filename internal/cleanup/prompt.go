@@ -56,7 +56,17 @@ type doc struct{ rel, summary string }
 
 // readKnowledge reads _index.md and the summaries of the documents under
 // dir (docs/knowledge): each document's title and its first lines.
-func readKnowledge(dir string) (index string, docs []doc, err error) {
+func readKnowledge(root, dir string) (index string, docs []doc, err error) {
+	// A committed link on the store's path would lead the index's write
+	// out of the repository (knowledge.CheckDir, which cleanup may not
+	// import).
+	p := root
+	for _, part := range strings.Split(KnowledgeDir, "/") {
+		p = filepath.Join(p, part)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, fmt.Errorf("%s is a symbolic link, which could lead out of the repository: replace it with a directory", p)
+		}
+	}
 	data, err := os.ReadFile(filepath.Join(dir, IndexFile))
 	switch {
 	case err == nil:

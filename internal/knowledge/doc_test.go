@@ -192,3 +192,54 @@ func TestPutKeepsDeprecation(t *testing.T) {
 		t.Errorf("the deprecated document is in the prompts again: %+v, %v", sec, err)
 	}
 }
+
+// TestStoreRefusesLinkedDir: a symbolic link anywhere on the store's
+// path (docs/ or docs/knowledge/, as a repository may commit) is
+// refused by every reader and writer, and nothing is written through it.
+func TestStoreRefusesLinkedDir(t *testing.T) {
+	for _, link := range []string{"docs", "docs/knowledge"} {
+		t.Run(link, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			if err := os.MkdirAll(filepath.Join(outside, "knowledge", "conventions"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(outside, "knowledge", "conventions", "x.md"), []byte("# X\n\n## Rules\nsecret\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target := outside
+			if link == "docs/knowledge" {
+				target = filepath.Join(outside, "knowledge")
+				if err := os.Mkdir(filepath.Join(root, "docs"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {
+				t.Fatal(err)
+			}
+			s := &Store{Root: root}
+			want := filepath.Join(root, filepath.FromSlash(link)) + " is a symbolic link"
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, ErrBadPath) || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: %v, want ErrBadPath naming %q", what, err, want)
+				}
+			}
+			_, err := s.Put(CodeStyle, "conventions/y.md", &Doc{Title: "Y", Rules: "r"}, "t-1")
+			check("put", err)
+			_, _, err = s.Read("conventions/x.md")
+			check("read", err)
+			_, err = s.List()
+			check("list", err)
+			_, err = s.SetStatus("conventions/x.md", Deprecated, "person", "why")
+			check("set status", err)
+			_, err = Load(root, "secret", MaxTokens)
+			check("load", err)
+			if _, err := os.Stat(filepath.Join(outside, "knowledge", "conventions", "y.md")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a write went through the link: %v", err)
+			}
+			if data, _ := os.ReadFile(filepath.Join(outside, "knowledge", "conventions", "x.md")); !strings.Contains(string(data), "secret") || strings.Contains(string(data), "deprecated") {
+				t.Errorf("the document behind the link changed:\n%s", data)
+			}
+		})
+	}
+}

@@ -60,8 +60,12 @@ type Section struct {
 // apply, then the others by how many of the task's terms they share; each
 // whole, while they fit in maxTokens. Deprecated documents and _index.md
 // are left out. A repository without the directory has no knowledge:
-// (nil, nil).
+// (nil, nil); one whose store's path holds a symbolic link is refused
+// (CheckDir).
 func Load(repo, task string, maxTokens int) (*Section, error) {
+	if err := CheckDir(repo); err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(repo, filepath.FromSlash(Dir))
 	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {
 		return nil, nil

@@ -136,8 +136,12 @@ type Listed struct {
 }
 
 // List returns every document of the store (Markdown files under it, not
-// _index.md), by path. A store that does not exist has none.
+// _index.md), by path. A store that does not exist has none; one whose
+// path holds a symbolic link is refused (CheckDir).
 func (s *Store) List() ([]Listed, error) {
+	if err := CheckDir(s.Root); err != nil {
+		return nil, err
+	}
 	dir := s.Dir()
 	var out []Listed
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -179,10 +183,33 @@ func bySupervisor(d *Doc) bool {
 	return err == nil
 }
 
+// CheckDir returns an error wrapping ErrBadPath when a directory on the
+// store's path in repository root (docs/, docs/knowledge/) is a symbolic
+// link: a committed link would send every write out of the repository.
+// A store that does not exist yet passes.
+func CheckDir(root string) error {
+	p := root
+	for _, part := range strings.Split(Dir, "/") {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil // missing: made as a directory when first written
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w: %s is a symbolic link, which could lead out of the repository: replace it with a directory", Dir, ErrBadPath, p)
+		}
+	}
+	return nil
+}
+
 // file returns the absolute path of rel after checking it, and refuses a
-// path through a symbolic link, which could lead out of the store.
+// path through a symbolic link, which could lead out of the store, the
+// store's own directories included.
 func (s *Store) file(rel string) (string, error) {
 	if err := CheckPath(rel); err != nil {
+		return "", err
+	}
+	if err := CheckDir(s.Root); err != nil {
 		return "", err
 	}
 	dir := s.Dir()
