@@ -507,3 +507,58 @@ func TestStoreIDs(t *testing.T) {
 		t.Errorf("pending: got %v, %v", ids, err)
 	}
 }
+
+// TestSymlinkTaskFile: a task file that is a symbolic link (to a file
+// outside the board, whose id matches) is reported by List and by
+// Rebuild's check, left out of IDs, and never read through: Get refuses
+// it, and a list index written while the file was regular is not
+// trusted for the link.
+func TestSymlinkTaskFile(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	task := add(t, b, "real")
+	if _, err := s.List(ctx, ""); err != nil { // the index now holds the regular file
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	copyFile(t, s.Path(task.ID, Pending), outside)
+	data, _ := os.ReadFile(outside)
+	writeFile(t, outside, strings.Replace(string(data), "title: real", "title: through the link", 1))
+	if err := os.Remove(s.Path(task.ID, Pending)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, s.Path(task.ID, Pending)); err != nil {
+		t.Fatal(err)
+	}
+	want := "task file tasks/pending/" + task.ID + ".yaml is a symbolic link, which cra never reads through"
+
+	ls, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Err == nil || !strings.Contains(ls[0].Err.Error(), want) || ls[0].Task != nil {
+		t.Fatalf("list: %+v, want the link reported", ls)
+	}
+	if _, _, err := s.Get(ctx, task.ID); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("get: %v, want %q", err, want)
+	}
+	if ids, err := s.IDs(ctx, Pending); err != nil || len(ids) != 0 {
+		t.Errorf("ids: %q %v, want none", ids, err)
+	}
+	rep, err := b.Rebuild(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repairs) != 1 || rep.Repairs[0].What != "malformed" || !strings.Contains(rep.Repairs[0].Detail, want) {
+		t.Errorf("rebuild --check: %+v", rep.Repairs)
+	}
+	if _, err := b.Rebuild(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(s.Path(task.ID, Pending)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("rebuild replaced the link (a person decides): %v", err)
+	}
+	if got, _ := os.ReadFile(outside); !strings.Contains(string(got), "title: through the link") {
+		t.Errorf("the file behind the link changed:\n%s", got)
+	}
+}

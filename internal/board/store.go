@@ -119,9 +119,19 @@ func (s *FileStore) read(id string, folder Folder) (*Task, os.FileInfo, error) {
 	return t, fi, err
 }
 
-// readRaw is read, with the bytes the task was parsed from.
+// readRaw is read, with the bytes the task was parsed from. A task file
+// that is a symbolic link (or anything but a regular file) is never read
+// through: it could lead anywhere, a file outside the repository or
+// another task's (errNotRegular).
 func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byte, error) {
 	path := s.Path(id, folder)
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !lfi.Mode().IsRegular() {
+		return nil, nil, nil, s.notRegular(id, folder, lfi)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, err
@@ -130,6 +140,10 @@ func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byt
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if !os.SameFile(lfi, fi) {
+		// Replaced between the two looks, by a link perhaps.
+		return nil, nil, nil, fmt.Errorf("task file %s changed while it was opened: read it again", s.rel(id, folder))
 	}
 	if fi.Size() > MaxFileBytes {
 		return nil, fi, nil, fmt.Errorf("task file %s is %d bytes, over the limit of %d: shorten its notes or results.output", s.rel(id, folder), fi.Size(), MaxFileBytes)
@@ -147,6 +161,15 @@ func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byt
 			Err: fmt.Sprintf("%q differs from the file name", t.ID), Fix: fmt.Sprintf("set id: %s or rename the file to %s.yaml", id, t.ID)})
 	}
 	return t, fi, data, nil
+}
+
+// notRegular is the error of a task file that is not a regular file.
+func (s *FileStore) notRegular(id string, folder Folder, fi os.FileInfo) error {
+	what := "not a regular file (" + fi.Mode().Type().String() + ")"
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		what = "a symbolic link"
+	}
+	return fmt.Errorf("task file %s is %s, which cra never reads through: replace it with the task's file itself, or remove it and run 'cra task rebuild' to recreate it from the world log", s.rel(id, folder), what)
 }
 
 // Get implements Store.
@@ -210,6 +233,19 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 		}
 		seen[id] = true
 		old := ix.Entries[id]
+		if !d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				l.Err, l.ModTime = s.notRegular(id, f, info), info.ModTime()
+			} else {
+				l.Err = fmt.Errorf("task file %s: %w", s.rel(id, f), err)
+			}
+			out = append(out, l)
+			if old != nil {
+				delete(ix.Entries, id)
+				changed = true
+			}
+			return
+		}
 		if info, err := d.Info(); err == nil && old.trusted(statOf(info)) {
 			l.Task, l.ModTime = old.Task, info.ModTime()
 			out = append(out, l)
@@ -250,7 +286,8 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 }
 
 // IDs returns the ids of the task files in folder, unread; file names
-// that are not task ids are left out (List reports them).
+// that are not task ids, and symbolic links, are left out (List reports
+// them).
 func (s *FileStore) IDs(ctx context.Context, folder Folder) ([]string, error) {
 	var out []string
 	err := s.each(ctx, folder, func(id string, _ Folder) {
@@ -262,12 +299,17 @@ func (s *FileStore) IDs(ctx context.Context, folder Folder) ([]string, error) {
 }
 
 // each calls fn for every task file's name in folder (every folder when
-// ""), in folder order then by name.
+// ""), in folder order then by name: regular files only.
 func (s *FileStore) each(ctx context.Context, folder Folder, fn func(id string, f Folder)) error {
-	return s.eachEntry(ctx, folder, func(id string, f Folder, _ fs.DirEntry) { fn(id, f) })
+	return s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
+		if d.Type().IsRegular() {
+			fn(id, f)
+		}
+	})
 }
 
-// eachEntry is each with the file's directory entry.
+// eachEntry is each with the file's directory entry, symbolic links
+// included (List reports them; nothing reads through them).
 func (s *FileStore) eachEntry(ctx context.Context, folder Folder, fn func(id string, f Folder, d fs.DirEntry)) error {
 	folders := Folders()
 	if folder != "" {
@@ -288,7 +330,7 @@ func (s *FileStore) eachEntry(ctx context.Context, folder Folder, fn func(id str
 				}
 			}
 			name := e.Name()
-			if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".yaml") {
+			if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".yaml") {
 				continue
 			}
 			fn(strings.TrimSuffix(name, ".yaml"), f, e)
