@@ -24,7 +24,7 @@ func TestConcurrentUpgradeOpen(t *testing.T) {
 		dir := t.TempDir()
 		f := NewFactory(dir)
 		// A database of the release before: every migration but the last.
-		db, err := sql.Open("sqlite", dsn(filepath.Join(dir, "raw.sqlite"), Raw, false))
+		db, err := sql.Open("sqlite", dsn(filepath.Join(dir, "raw.sqlite"), Raw, false, defaultBusyTimeout))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,26 @@ type Factory struct {
 	// Dir is the state directory holding curated.sqlite, raw.sqlite and
 	// sessions/.
 	Dir string
+
+	// busyTimeout is SQLite's busy timeout on every connection; zero is
+	// defaultBusyTimeout (tests shorten it).
+	busyTimeout time.Duration
+	// sleep waits between Open's tries; nil waits on a timer (tests
+	// count the tries instead).
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// defaultBusyTimeout is how long a statement waits for another
+// connection's lock before SQLite answers SQLITE_BUSY.
+const defaultBusyTimeout = 5 * time.Second
+
+// openBackoff is what Open waits before each new try of a database that
+// stayed busy past the busy timeout (a process killed during a write
+// leaves the WAL for the next opener to recover; another cra may be
+// migrating it): bounded, so that a database held for good fails the
+// open, naming the cause, in about half a minute.
+func openBackoff() [5]time.Duration {
+	return [...]time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
 }
 
 // NewFactory returns a factory for the state directory dir.
@@ -81,11 +101,70 @@ func (f *Factory) Path(role Role, taskID string) (string, error) {
 // read_only)). Read-write opens create the file and apply migrations; every
 // connection runs in WAL mode with foreign keys on. Read-only opens refuse
 // writes at the SQLite level and return ErrNotExist when the file is absent.
+//
+// A database still busy after the busy timeout (SQLITE_BUSY) is tried
+// again after each wait of openBackoff; the error of the last try says
+// how often it was tried.
 func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly bool) (*sql.DB, error) {
 	path, err := f.Path(role, taskID)
 	if err != nil {
 		return nil, err
 	}
+	backoff := openBackoff()
+	for try := 0; ; try++ {
+		db, err := f.open(ctx, role, path, readOnly)
+		if err == nil || !busy(err) {
+			return db, err
+		}
+		if try == len(backoff) {
+			return nil, fmt.Errorf("%w (tried %d times over about %s: another process holds the database; stop it, or if none runs, run the command again)", err, try+1, f.backoffTotal())
+		}
+		if err := f.wait(ctx, backoff[try]); err != nil {
+			return nil, fmt.Errorf("open %s db %s: %w", role, path, err)
+		}
+	}
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func busy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func (f *Factory) wait(ctx context.Context, d time.Duration) error {
+	if f.sleep != nil {
+		return f.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoffTotal is the time Open's tries take at most, busy timeouts
+// included.
+func (f *Factory) backoffTotal() time.Duration {
+	backoff := openBackoff()
+	total := time.Duration(len(backoff)+1) * f.busy()
+	for _, d := range backoff {
+		total += d
+	}
+	return total.Round(time.Second)
+}
+
+func (f *Factory) busy() time.Duration {
+	if f.busyTimeout > 0 {
+		return f.busyTimeout
+	}
+	return defaultBusyTimeout
+}
+
+// open is one try of Open.
+func (f *Factory) open(ctx context.Context, role Role, path string, readOnly bool) (*sql.DB, error) {
 	if readOnly {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("open %s db %s: %w", role, path, ErrNotExist)
@@ -93,14 +172,14 @@ func (f *Factory) Open(ctx context.Context, role Role, taskID string, readOnly b
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, role, readOnly))
+	db, err := sql.Open("sqlite", dsn(path, role, readOnly, f.busy()))
 	if err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
 	if err := checkWAL(ctx, db, readOnly); err != nil {
 		db.Close()
 		if readOnly && readOnlyDir(err) && !hasWAL(path) {
-			return openImmutable(ctx, path, role)
+			return openImmutable(ctx, path, role, f.busy())
 		}
 		return nil, openError(role, path, err)
 	}
@@ -133,8 +212,8 @@ func hasWAL(path string) bool {
 // refuses the -shm file. It is used only when no -wal file holds pages
 // the database lacks; a writer that starts meanwhile may make a read see
 // a page half written, which fails that read (the next one starts again).
-func openImmutable(ctx context.Context, path string, role Role) (*sql.DB, error) {
-	u := dsn(path, role, true)
+func openImmutable(ctx context.Context, path string, role Role, busy time.Duration) (*sql.DB, error) {
+	u := dsn(path, role, true, busy)
 	u += "&immutable=1"
 	db, err := sql.Open("sqlite", u)
 	if err != nil {
@@ -187,9 +266,9 @@ func damagedHint(err error, role Role) string {
 // operating system's cached pages, not a copy.
 const mmapBytes = 256 << 20
 
-func dsn(path string, role Role, readOnly bool) string {
+func dsn(path string, role Role, readOnly bool, busy time.Duration) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	// Reads through a memory map instead of a pread per page: a process
 	// opens the curated database cold, and a retrieval touches pages all
