@@ -149,14 +149,15 @@ func (f *Factory) wait(ctx context.Context, d time.Duration) error {
 // included.
 func (f *Factory) backoffTotal() time.Duration {
 	backoff := openBackoff()
-	total := time.Duration(len(backoff)+1) * f.busy()
+	total := time.Duration(len(backoff)+1) * f.busyFor()
 	for _, d := range backoff {
 		total += d
 	}
 	return total.Round(time.Second)
 }
 
-func (f *Factory) busy() time.Duration {
+// busyFor is the busy timeout of f's connections.
+func (f *Factory) busyFor() time.Duration {
 	if f.busyTimeout > 0 {
 		return f.busyTimeout
 	}
@@ -172,14 +173,14 @@ func (f *Factory) open(ctx context.Context, role Role, path string, readOnly boo
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, role, readOnly, f.busy()))
+	db, err := sql.Open("sqlite", dsn(path, role, readOnly, f.busyFor()))
 	if err != nil {
 		return nil, fmt.Errorf("open %s db: %w", role, err)
 	}
 	if err := checkWAL(ctx, db, readOnly); err != nil {
 		db.Close()
 		if readOnly && readOnlyDir(err) && !hasWAL(path) {
-			return openImmutable(ctx, path, role, f.busy())
+			return openImmutable(ctx, path, role, f.busyFor())
 		}
 		return nil, openError(role, path, err)
 	}
