@@ -133,6 +133,8 @@ Start with:
 		SilenceUsage:  true,
 		Version:       version,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Version = versionText()
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err: textAsFlag(c.CommandPath(), err), cmd: c.CommandPath()}
 	})
@@ -140,6 +142,8 @@ Start with:
 		newInitCmd(d, nil),
 	)
 	root.AddCommand(extraCommands(d)...)
+	root.AddCommand(newVersionCmd(d))
+	groupCommands(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
