@@ -28,10 +28,10 @@ const Dropped = "dropped: "
 
 // WaitsForNoOne reports whether a failed entry's output ends a task
 // nobody needs to look at: a duplicate cleanup collapsed, a directive a
-// supervisor dropped. Such endings are neither notified nor listed as
-// needing a person.
+// supervisor dropped, a task a person closed. Such endings are neither
+// notified nor listed as needing a person.
 func WaitsForNoOne(output string) bool {
-	return strings.HasPrefix(output, DuplicateOf) || strings.HasPrefix(output, Dropped)
+	return strings.HasPrefix(output, DuplicateOf) || strings.HasPrefix(output, Dropped) || strings.HasPrefix(output, Closed)
 }
 
 // IsCollapsed reports whether an agent's latest entry ended it as a

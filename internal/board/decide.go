@@ -142,6 +142,10 @@ func (b *Board) Answer(ctx context.Context, id, text string) (*Task, Folder, boo
 	if a.Status == world.StatusVerified {
 		return nil, "", false, &AnswerError{ID: id, Status: a.Status}
 	}
+	if why, ok := IsClosed(a); ok {
+		return nil, "", false, &SteerError{ID: id, Op: "answer", State: "is closed (" + why + ")",
+			Fix: "reopen it first with 'cra task reopen " + id + "', then answer"}
+	}
 	// From its first line on, an answer is made whole: a caller that gives
 	// up (a client that hangs up, Ctrl-C) while the log's lock is busy must
 	// not leave the answer logged without its retry.
@@ -173,7 +177,7 @@ func (b *Board) Resume(ctx context.Context, id string) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !known || a.Status != world.StatusFailed || !a.UserAnswered {
+	if _, closed := IsClosed(a); !known || a.Status != world.StatusFailed || !a.UserAnswered || closed {
 		return nil, fmt.Errorf("task %s does not wait for a person's answer: %w", id, ErrChanged)
 	}
 	history, err := b.History(ctx, id)

@@ -113,6 +113,14 @@ type Results struct {
 // say how it ended. The recycler reads at most 12,000 characters (seed 004).
 const MaxOutput = 12000
 
+// Merge is where and how a task's branch was merged.
+type Merge struct {
+	Into   string    `yaml:"into" json:"into"`
+	Commit string    `yaml:"commit" json:"commit"`
+	Squash bool      `yaml:"squash,omitempty" json:"squash,omitempty"`
+	At     time.Time `yaml:"at" json:"at"`
+}
+
 // Task is one task file. Its fields are seed 004's TaskItem with cra's
 // additions (kind, need, after, agent); the YAML keys are the contract of
 // the file format.
@@ -159,6 +167,8 @@ type Task struct {
 	ProcessorAutoRequeue bool     `yaml:"processor_auto_requeue" json:"processor_auto_requeue"`
 	Notes                string   `yaml:"notes,omitempty" json:"notes,omitempty"`
 	Results              *Results `yaml:"results,omitempty" json:"results,omitempty"`
+	// Merged says a person merged the task's branch (cra task merge).
+	Merged *Merge `yaml:"merged,omitempty" json:"merged,omitempty"`
 
 	// node is the document the task was parsed from: Encode writes the
 	// known fields into it and keeps every other key where it was.

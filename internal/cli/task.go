@@ -44,6 +44,11 @@ where the log says.
 		newTaskEditCmd(d, nil),
 		newTaskMoveCmd(d, nil),
 		newTaskRunCmd(d, nil),
+		newTaskStopCmd(d),
+		newTaskCloseCmd(d),
+		newTaskReopenCmd(d),
+		newTaskMergeCmd(d),
+		newTaskPRCmd(d),
 		newTaskMigrateCmd(d, nil),
 		newTaskRebuildCmd(d, nil),
 	)

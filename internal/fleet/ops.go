@@ -49,6 +49,16 @@ type Ops interface {
 	RunOne(ctx context.Context, id string) (*runner.Outcome, error)
 	// RecycleOnce runs one recycler tick, its lines to out.
 	RecycleOnce(ctx context.Context, out io.Writer) (*RecycleReport, error)
+	// Stop stops task id's running run, as a person; no failure counts.
+	Stop(ctx context.Context, id, why string) (*Stopped, error)
+	// CloseTask closes task id as won't-do; Reopen undoes a close or a
+	// stop.
+	CloseTask(ctx context.Context, id, why string) (*board.Task, error)
+	Reopen(ctx context.Context, id string) (*board.Task, error)
+	// Merge merges task id's branch; PR pushes it and opens a pull
+	// request.
+	Merge(ctx context.Context, id string, o MergeOptions) (*board.Task, error)
+	PR(ctx context.Context, id string, o PROptions) (*PullRequest, error)
 	// Close releases what the operations hold.
 	Close() error
 }

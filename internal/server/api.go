@@ -276,7 +276,10 @@ func (s *Server) taskError(w http.ResponseWriter, r *http.Request, err error) {
 	var me *board.MoveError
 	var ae *board.AnswerError
 	var te *world.TransitionError
+	var se *board.SteerError
 	switch {
+	case errors.As(err, &se):
+		writeJSON(w, http.StatusConflict, apiError{Error: err.Error(), Fix: se.Fix})
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusBadRequest, apiError{Error: err.Error(), Field: fe.Field, Fix: fe.Fix})
 	case errors.Is(err, board.ErrNotFound):

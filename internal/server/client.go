@@ -304,3 +304,48 @@ func (c *Client) RecycleOnce(ctx context.Context, out io.Writer) (*fleet.Recycle
 
 // Close does nothing: a client holds no connection between calls.
 func (c *Client) Close() error { return nil }
+
+// Stop stops task id's run through the daemon.
+func (c *Client) Stop(ctx context.Context, id, why string) (*fleet.Stopped, error) {
+	var out fleet.Stopped
+	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/stop"), whyBody{Why: why}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CloseTask closes task id through the daemon.
+func (c *Client) CloseTask(ctx context.Context, id, why string) (*board.Task, error) {
+	var out taskJSON
+	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/close"), whyBody{Why: why}, &out); err != nil {
+		return nil, err
+	}
+	return out.Task, nil
+}
+
+// Reopen reopens task id through the daemon.
+func (c *Client) Reopen(ctx context.Context, id string) (*board.Task, error) {
+	var out taskJSON
+	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/reopen"), struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return out.Task, nil
+}
+
+// Merge merges task id's branch through the daemon.
+func (c *Client) Merge(ctx context.Context, id string, o fleet.MergeOptions) (*board.Task, error) {
+	var out taskJSON
+	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/merge"), o, &out); err != nil {
+		return nil, err
+	}
+	return out.Task, nil
+}
+
+// PR pushes task id's branch and opens a pull request through the daemon.
+func (c *Client) PR(ctx context.Context, id string, o fleet.PROptions) (*fleet.PullRequest, error) {
+	var out fleet.PullRequest
+	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/pr"), o, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
