@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -379,6 +382,156 @@ func TestBrowser(t *testing.T) {
 		}
 		if n := evalJS[int](tb, "window.cra.connects"); n < 5 {
 			t.Errorf("%d connections, want one and a reconnect per drop", n)
+		}
+	})
+}
+
+// TestBrowserSteer: a person steers tasks from the web board (issue 30,
+// items 3 and 4): the add form takes every field of 'cra task add'; the
+// drawer stops a running task (held, no failure), closes and reopens one,
+// edits and moves one, and merges a verified task's branch.
+func TestBrowserSteer(t *testing.T) {
+	browser := newBrowser(t)
+	f := newFixture(t)
+	url, _ := startDaemon(t, f)
+	ctx := context.Background()
+	tb := openTab(t, browser, url)
+	get := func(id string) (*board.Task, board.Folder) {
+		t.Helper()
+		task, folder, err := f.b.Store.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task, folder
+	}
+	drawer := func(folder board.Folder, id string) {
+		t.Helper()
+		tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(folder, id))))
+		tb.click(cardSel(folder, id))
+		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-id").textContent === %q`, id+" · "+string(folder)))
+	}
+	last := func(id string) world.Entry {
+		t.Helper()
+		hist, err := f.b.History(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(hist) - 1; i >= 0; i-- {
+			if hist[i].Kind == world.KindAgent {
+				return hist[i]
+			}
+		}
+		t.Fatalf("no agent entry for %s", id)
+		return world.Entry{}
+	}
+
+	t.Run("the add form takes every field", func(t *testing.T) {
+		first := f.add(t, "goes first", nil)
+		tb.do(chromedp.Click(chromedp.CSS("#add-btn")), chromedp.WaitVisible(chromedp.CSS("#add-dialog")),
+			chromedp.SetValue(chromedp.CSS("#add-form input[name=title]"), "every field"),
+			chromedp.SetValue(chromedp.CSS("#add-form input[name=need]"), "it works"),
+			chromedp.SetValue(chromedp.CSS("#add-form input[name=agent]"), "shell"),
+			chromedp.SetValue(chromedp.CSS("#add-form input[name=milestone]"), "m1"),
+			chromedp.SetValue(chromedp.CSS("#add-form input[name=after]"), first.ID),
+			chromedp.Click(chromedp.CSS("#add-form input[name=no_change]")),
+			chromedp.Click(chromedp.CSS("#add-form input[name=tests_may_change]")),
+			chromedp.Click(chromedp.CSS("#add-submit")))
+		tb.waitJS(`!document.querySelector("#add-dialog").open`)
+		list, err := f.b.Store.List(ctx, board.Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *board.Task
+		for _, lt := range list {
+			if lt.Task != nil && lt.Task.Title == "every field" {
+				got = lt.Task
+			}
+		}
+		if got == nil || got.Need != "it works" || got.Agent != "shell" || got.Milestone != "m1" ||
+			len(got.After) != 1 || got.After[0] != first.ID || !got.NoChange || !got.TestsMayChange {
+			t.Errorf("the task added: %+v", got)
+		}
+	})
+
+	t.Run("stop holds a running task, reopen gives it back", func(t *testing.T) {
+		task := f.add(t, "runs long", nil)
+		if _, err := f.b.Log.Agent(ctx, world.StatusActive, task.ID, "run 1: builtin", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.b.Store.Move(ctx, task.ID, board.Pending, board.InProgress); err != nil {
+			t.Fatal(err)
+		}
+		drawer(board.InProgress, task.ID)
+		tb.do(chromedp.SetValue(chromedp.CSS("#d-why"), "wrong approach"), chromedp.Click(chromedp.CSS("#d-stop")))
+		tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, task.ID))), chromedp.WaitVisible(chromedp.CSS("#d-held")))
+		if e := last(task.ID); e.Status != world.StatusRetry || e.Output != "stopped by a person: wrong approach" {
+			t.Errorf("the log's last entry: %+v", e)
+		}
+		if got, _ := get(task.ID); got.ProcessorAutoRequeue || got.ConsecutiveFailures != 0 {
+			t.Errorf("after the stop: auto requeue %v, failures %d; want held, none", got.ProcessorAutoRequeue, got.ConsecutiveFailures)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("#d-reopen")))
+		tb.waitJS(`document.querySelector("#d-held") === null && document.querySelector("#d-action-msg").textContent === "done"`)
+		if got, _ := get(task.ID); !got.ProcessorAutoRequeue {
+			t.Error("after the reopen: still held")
+		}
+	})
+
+	t.Run("close takes a task out of needs-you, reopen brings it back", func(t *testing.T) {
+		task := f.add(t, "maybe later", nil)
+		f.run(t, task.ID, 1, "which database?")
+		f.decide(t, task.ID, world.StatusFailed, "", "blocked", "say which database to use")
+		drawer(board.FailedBlocked, task.ID)
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-answer-text")),
+			chromedp.SetValue(chromedp.CSS("#d-why"), "not needed"), chromedp.Click(chromedp.CSS("#d-close-task")),
+			chromedp.WaitVisible(chromedp.CSS("#d-closed")))
+		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-answer").hidden && document.querySelector(%q) === null`, cardSel(board.FailedBlocked, task.ID)+" .badge.needs"))
+		if e := last(task.ID); e.Status != world.StatusFailed || e.Output != "closed: not needed" {
+			t.Errorf("the log's last entry: %+v", e)
+		}
+		tb.do(chromedp.Click(chromedp.CSS("#d-reopen")), chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, task.ID))))
+	})
+
+	t.Run("edit and move from the drawer", func(t *testing.T) {
+		task := f.add(t, "old title", nil)
+		drawer(board.Pending, task.ID)
+		tb.do(chromedp.Click(chromedp.CSS("#d-edit-btn")), chromedp.WaitVisible(chromedp.CSS("#d-edit")),
+			chromedp.SetValue(chromedp.CSS("#d-edit input[name=title]"), "new title"),
+			chromedp.SetValue(chromedp.CSS("#d-edit select[name=priority]"), "high"),
+			chromedp.Click(chromedp.CSS("#d-edit-save")))
+		tb.waitJS(fmt.Sprintf(`document.querySelector(%q).textContent === "new title"`, cardSel(board.Pending, task.ID)+" .title"))
+		if got, _ := get(task.ID); got.Title != "new title" || got.Priority != board.High {
+			t.Errorf("after the edit: %q %s", got.Title, got.Priority)
+		}
+		tb.do(chromedp.SetValue(chromedp.CSS("#d-move-to"), "failed-blocked"), chromedp.Click(chromedp.CSS("#d-move")),
+			chromedp.WaitVisible(chromedp.CSS(cardSel(board.FailedBlocked, task.ID))))
+		if _, folder := get(task.ID); folder != board.FailedBlocked {
+			t.Errorf("after the move: in %s", folder)
+		}
+	})
+
+	t.Run("merge a verified task's branch", func(t *testing.T) {
+		task := f.add(t, "add a greeting", nil)
+		base := strings.TrimSpace(gittest.Run(t, f.repo, "symbolic-ref", "--short", "HEAD"))
+		gittest.Run(t, f.repo, "checkout", "-q", "-b", board.BranchPrefix+task.ID)
+		if err := os.WriteFile(filepath.Join(f.repo, "greeting.txt"), []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Run(t, f.repo, "add", "greeting.txt")
+		gittest.Run(t, f.repo, "commit", "-qm", "greeting")
+		gittest.Run(t, f.repo, "checkout", "-q", base)
+		f.run(t, task.ID, 0, "added it")
+		f.decide(t, task.ID, world.StatusVerified, "full_complete", "verified: 1 complete review", "")
+		drawer(board.CompletedFinalized, task.ID)
+		tb.do(chromedp.Click(chromedp.CSS("#d-merge")), chromedp.WaitVisible(chromedp.CSS("#d-merged")))
+		if got := evalJS[string](tb, `document.querySelector("#d-merged").textContent`); got != "merged into "+base {
+			t.Errorf("the badge: %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(f.repo, "greeting.txt")); err != nil {
+			t.Errorf("the branch's file is not in the work tree: %v", err)
+		}
+		if got, _ := get(task.ID); got.Merged == nil || got.Merged.Into != base {
+			t.Errorf("the task's merged: %+v", got.Merged)
 		}
 	})
 }

@@ -93,9 +93,30 @@ func TestClientMatchesInProcess(t *testing.T) {
 		t.Errorf("show through the daemon differs (-in process +daemon):\n%s", diff)
 	}
 
+	// A person closes it through the daemon: it leaves "needs you"; a
+	// stop of a task that is not running is refused in the same words as
+	// in process; reopen puts it back in pending.
+	if _, err := c.CloseTask(ctx, added.ID, "not needed"); err != nil {
+		t.Fatal(err)
+	}
+	if needs, err := c.NeedsYou(ctx); err != nil || len(needs) != 0 {
+		t.Errorf("needs you after the close: got %+v %v, want none", needs, err)
+	}
+	_, err = c.Stop(ctx, added.ID, "")
+	_, lerr := f.fleet.Stop(ctx, added.ID, "")
+	if err == nil || lerr == nil || err.Error() != lerr.Error() {
+		t.Errorf("stop of a closed task: got %v through the daemon, %v in process; want the same refusal", err, lerr)
+	}
+	if r, err := c.Reopen(ctx, added.ID); err != nil || !r.ProcessorAutoRequeue {
+		t.Errorf("reopen: got %+v %v", r, err)
+	}
+	if _, folder, err := f.fleet.Board.Store.Get(ctx, added.ID); err != nil || folder != board.Pending {
+		t.Errorf("after reopen: in %s (%v), want pending", folder, err)
+	}
+
 	// Errors keep their words and their kind.
 	_, err = c.Move(ctx, "t-00000000", board.Pending, "")
-	_, lerr := f.fleet.Move(ctx, "t-00000000", board.Pending, "")
+	_, lerr = f.fleet.Move(ctx, "t-00000000", board.Pending, "")
 	if !errors.Is(err, board.ErrNotFound) || err.Error() != lerr.Error() {
 		t.Errorf("a missing task: got %v, want %v, a not-found error", err, lerr)
 	}

@@ -317,6 +317,7 @@ function openDrawer(id) {
 function closeDrawer() {
   state.drawer = null;
   $("drawer").hidden = true;
+  $("d-edit").hidden = true;
 }
 
 function section(title, ...body) {
@@ -420,12 +421,37 @@ async function fillDrawer(id) {
   drawer.classList.toggle("finalized", d.folder === "completed-finalized");
   drawer.classList.toggle("blocked", d.folder === "failed-blocked");
 
+  // A person steers the task: the buttons its state allows. "closed" and
+  // "held" are read as the server defines them: the latest lifecycle
+  // entry is a failed "closed: …", or the task waits in pending with
+  // processor_auto_requeue false (a person stopped it).
+  let lastAgent = null;
+  for (const m of d.log) if (m.entry && m.entry.kind === "agent") lastAgent = m.entry;
+  const closed = !!(lastAgent && lastAgent.status === "failed" && (lastAgent.output || "").startsWith("closed: "));
+  const held = d.folder === "pending" && !t.processor_auto_requeue;
+  const button = (label, bid, fn) => el("button", { type: "button", id: bid, onclick: fn }, label);
+  const why = () => ($("d-why") ? $("d-why").value : "");
   const actions = [];
-  if (["failed", "completed"].includes(d.folder)) {
-    actions.push(el("button", { type: "button", onclick: () => act("retry", id) }, "Retry"));
+  if (["failed", "completed"].includes(d.folder)) actions.push(button("Retry", "d-retry", () => act("retry", id, {})));
+  if (d.folder === "in-progress") actions.push(button("Stop", "d-stop", () => act("stop", id, { why: why() })));
+  if (closed || held) actions.push(button("Reopen", "d-reopen", () => act("reopen", id, {})));
+  if (!closed && !["in-progress", "completed-finalized"].includes(d.folder)) actions.push(button("Close", "d-close-task", () => act("close", id, { why: why() })));
+  if (d.folder === "completed-finalized" && !t.merged) {
+    actions.push(button("Merge", "d-merge", () => act("merge", id, {})));
+    actions.push(button("Open PR", "d-pr", () => act("pr", id, {})));
   }
+  if (d.folder !== "in-progress") {
+    const targets = ["pending", "completed", "failed", "completed-finalized", "failed-blocked"].filter((f) => f !== d.folder);
+    actions.push(el("select", { id: "d-move-to", "aria-label": "Move to" }, targets.map((f) => el("option", { value: f }, f))));
+    actions.push(button("Move", "d-move", () => act("move", id, { to: $("d-move-to").value, why: why() })));
+  }
+  actions.push(button("Edit", "d-edit-btn", () => openEdit(t)));
+  actions.push(el("input", { id: "d-why", placeholder: "why (kept in the log)", autocomplete: "off" }));
   actions.push(el("span", { id: "d-action-msg", class: "msg" }));
   $("d-actions").replaceChildren(...actions);
+  if (t.merged) $("d-badges").append(el("span", { class: "badge merged", id: "d-merged" }, "merged into " + t.merged.into));
+  if (closed) $("d-badges").append(el("span", { class: "badge closed", id: "d-closed" }, "closed"));
+  if (held) $("d-badges").append(el("span", { class: "badge held", id: "d-held" }, "stopped: held"));
 
   // Only the server's waits_for_person: failed-blocked/ also holds
   // collapsed duplicates and dropped directives, which wait for no one.
@@ -460,13 +486,41 @@ async function fillDrawer(id) {
     section("Log", el("ol", { id: "d-log", class: "log" }, d.log.map(logLine))));
 }
 
-async function act(what, id) {
+async function act(what, id, body) {
   const msg = $("d-action-msg");
   try {
-    await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/" + what, {});
-    msg.textContent = "done";
+    const r = await api("POST", "/api/tasks/" + encodeURIComponent(id) + "/" + what, body || {});
+    let text = "done";
+    if (what === "pr") text = r.url ? "pull request: " + r.url : "pushed " + r.branch + "; open it with: " + (r.commands || []).join(" ; ");
+    await fillDrawer(id);
+    $("d-action-msg").textContent = text;
   } catch (err) {
     msg.textContent = err.message;
+  }
+}
+
+// ---- edit a task from the drawer ----
+
+function openEdit(t) {
+  const f = $("d-edit");
+  for (const k of ["title", "need", "description", "type", "priority", "agent", "milestone"]) f.elements[k].value = t[k] || "";
+  $("d-edit-msg").textContent = "";
+  f.hidden = false;
+}
+
+async function saveEdit(ev) {
+  ev.preventDefault();
+  const id = state.drawer;
+  const f = $("d-edit");
+  const body = {};
+  for (const k of ["title", "need", "description", "type", "priority", "agent", "milestone"]) body[k] = f.elements[k].value;
+  try {
+    const r = await api("PATCH", "/api/tasks/" + encodeURIComponent(id), body);
+    f.hidden = true;
+    await fillDrawer(id);
+    $("d-action-msg").textContent = r.changed && r.changed.length ? "edited: " + r.changed.join(", ") : "nothing changed";
+  } catch (err) {
+    $("d-edit-msg").textContent = err.message;
   }
 }
 
@@ -496,7 +550,10 @@ async function submitAdd(ev) {
   ev.preventDefault();
   const f = new FormData($("add-form"));
   const body = {};
-  for (const k of ["title", "need", "description", "type", "priority", "kind"]) body[k] = String(f.get(k) || "");
+  for (const k of ["title", "need", "description", "type", "priority", "kind", "agent", "milestone"]) body[k] = String(f.get(k) || "");
+  body.after = String(f.get("after") || "").split(",").map((x) => x.trim()).filter((x) => x);
+  body.no_change = f.get("no_change") === "on";
+  body.tests_may_change = f.get("tests_may_change") === "on";
   try {
     const t = await api("POST", "/api/tasks", body);
     upsert({ ...t, folder: "pending", classification: "" });
@@ -639,6 +696,8 @@ async function main() {
   $("settings-form").addEventListener("input", syncSettingsForm);
   $("d-close").addEventListener("click", closeDrawer);
   $("d-answer").addEventListener("submit", sendAnswer);
+  $("d-edit").addEventListener("submit", saveEdit);
+  $("d-edit-cancel").addEventListener("click", () => { $("d-edit").hidden = true; });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && state.drawer) closeDrawer(); });
   setInterval(() => { for (const n of document.querySelectorAll(".card .age")) n.textContent = age(n.title); }, 30000);
   try {
