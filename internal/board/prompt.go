@@ -26,6 +26,10 @@ type Prompt struct {
 	// (ActiveDirectives): the ACTIVE DIRECTIVES section, with seed 003's
 	// instruction that each must be addressed; none leaves it out.
 	Directives []*Task
+	// Context is the body of the Context section: cra's deterministic
+	// context package for the task (issue 30), for an agent that does not
+	// retrieve on its own; empty leaves it out.
+	Context string
 }
 
 // boardEvents start the [event:user] outputs the board writes itself (an
@@ -106,6 +110,7 @@ func (p *Prompt) Markdown() string {
 	b.WriteString(p.taskPart())
 	section(&b, "PROJECT KNOWLEDGE", p.Knowledge)
 	section(&b, "ACTIVE DIRECTIVES", directivesText(p.Directives))
+	section(&b, "Context", p.Context)
 	return b.String()
 }
 

@@ -43,6 +43,22 @@ type Agent struct {
 	// directory): absolute, under ~/, or starting with an environment
 	// variable ($GOCACHE), expanded when the run starts.
 	Caches []string `toml:"caches,omitempty"`
+	// ContextTokens sizes the Context section of the agent's prompt: cra's
+	// deterministic context package for the task, in tokens; unset means
+	// DefaultContextTokens, 0 leaves the section out.
+	ContextTokens *int `toml:"context_tokens,omitempty"`
+}
+
+// DefaultContextTokens sizes a prompt's Context section when the profile
+// does not.
+const DefaultContextTokens = 8000
+
+// ContextBudget is the profile's context_tokens, or DefaultContextTokens.
+func (a Agent) ContextBudget() int {
+	if a.ContextTokens == nil {
+		return DefaultContextTokens
+	}
+	return *a.ContextTokens
 }
 
 // BuiltinAgent is the profile that runs cra's own solve on branch
@@ -194,6 +210,9 @@ func (c *Config) validateBoard() []string {
 			if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") && !strings.HasPrefix(dir, "$") {
 				problems = append(problems, fmt.Sprintf("%s.caches has %q: give an absolute path, one under ~/, or one starting with an environment variable ($GOCACHE)", key, dir))
 			}
+		}
+		if a.ContextTokens != nil && *a.ContextTokens < 0 {
+			problems = append(problems, fmt.Sprintf("%s.context_tokens is %d: give a size in tokens (8000 by default), or 0 to leave the prompt's Context section out", key, *a.ContextTokens))
 		}
 		if a.Timeout != "" {
 			if d, err := time.ParseDuration(a.Timeout); err != nil || d <= 0 {

@@ -35,6 +35,7 @@ import (
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -153,6 +154,9 @@ func (f *Fleet) Processor() *runner.Processor {
 				return "", err
 			}
 			return k.Text, nil
+		}
+		p.Context = func(ctx context.Context, task string, tokens int) (string, error) {
+			return run.AgentContext(ctx, f.ws, task, tokens)
 		}
 		p.Logger = f.logger
 		f.processor = p

@@ -923,10 +923,14 @@ func (p *Package) Markdown(task string, m Made) string {
 
 // Render writes the package as Markdown, ready to paste into any agent:
 // one section per file, each item fenced with its line range.
-func (p *Package) Render() string {
+func (p *Package) Render() string { return p.RenderAt(2) }
+
+// RenderAt is Render with the files' headings at level (2 is "##"), for
+// a package placed under a heading of its own (a prompt's Context).
+func (p *Package) RenderAt(level int) string {
 	var b strings.Builder
 	for _, f := range p.Files {
-		b.WriteString(renderFileHeader(f))
+		b.WriteString(strings.Replace(renderFileHeader(f), "\n## ", "\n"+strings.Repeat("#", max(level, 1))+" ", 1))
 		lang := fenceLang(f.Path)
 		for _, it := range f.Items {
 			b.WriteString(renderItem(it, lang))

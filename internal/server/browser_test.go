@@ -410,6 +410,17 @@ func TestBrowserSteer(t *testing.T) {
 		tb.click(cardSel(folder, id))
 		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-id").textContent === %q`, id+" · "+string(folder)))
 	}
+	// act sets the drawer's reason and presses a button in one step: the
+	// drawer re-renders when the task changes, so a node found in one
+	// step may be gone in the next.
+	act := func(button, why, moveTo string) {
+		t.Helper()
+		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+			document.querySelector("#d-why").value = %q;
+			if (%q !== "") document.querySelector("#d-move-to").value = %q;
+			document.querySelector(%q).click();
+		})()`, why, moveTo, moveTo, button)))
+	}
 	last := func(id string) world.Entry {
 		t.Helper()
 		hist, err := f.b.History(ctx, id)
@@ -462,7 +473,8 @@ func TestBrowserSteer(t *testing.T) {
 			t.Fatal(err)
 		}
 		drawer(board.InProgress, task.ID)
-		tb.do(chromedp.SetValue(chromedp.CSS("#d-why"), "wrong approach"), chromedp.Click(chromedp.CSS("#d-stop")))
+		tb.waitJS(`document.querySelector("#d-stop") !== null`)
+		act("#d-stop", "wrong approach", "")
 		tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, task.ID))), chromedp.WaitVisible(chromedp.CSS("#d-held")))
 		if e := last(task.ID); e.Status != world.StatusRetry || e.Output != "stopped by a person: wrong approach" {
 			t.Errorf("the log's last entry: %+v", e)
@@ -470,7 +482,7 @@ func TestBrowserSteer(t *testing.T) {
 		if got, _ := get(task.ID); got.ProcessorAutoRequeue || got.ConsecutiveFailures != 0 {
 			t.Errorf("after the stop: auto requeue %v, failures %d; want held, none", got.ProcessorAutoRequeue, got.ConsecutiveFailures)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("#d-reopen")))
+		act("#d-reopen", "", "")
 		tb.waitJS(`document.querySelector("#d-held") === null && document.querySelector("#d-action-msg").textContent === "done"`)
 		if got, _ := get(task.ID); !got.ProcessorAutoRequeue {
 			t.Error("after the reopen: still held")
@@ -482,14 +494,15 @@ func TestBrowserSteer(t *testing.T) {
 		f.run(t, task.ID, 1, "which database?")
 		f.decide(t, task.ID, world.StatusFailed, "", "blocked", "say which database to use")
 		drawer(board.FailedBlocked, task.ID)
-		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-answer-text")),
-			chromedp.SetValue(chromedp.CSS("#d-why"), "not needed"), chromedp.Click(chromedp.CSS("#d-close-task")),
-			chromedp.WaitVisible(chromedp.CSS("#d-closed")))
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-answer-text")))
+		act("#d-close-task", "not needed", "")
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-closed")))
 		tb.waitJS(fmt.Sprintf(`document.querySelector("#d-answer").hidden && document.querySelector(%q) === null`, cardSel(board.FailedBlocked, task.ID)+" .badge.needs"))
 		if e := last(task.ID); e.Status != world.StatusFailed || e.Output != "closed: not needed" {
 			t.Errorf("the log's last entry: %+v", e)
 		}
-		tb.do(chromedp.Click(chromedp.CSS("#d-reopen")), chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, task.ID))))
+		act("#d-reopen", "", "")
+		tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.Pending, task.ID))))
 	})
 
 	t.Run("edit and move from the drawer", func(t *testing.T) {
@@ -503,8 +516,9 @@ func TestBrowserSteer(t *testing.T) {
 		if got, _ := get(task.ID); got.Title != "new title" || got.Priority != board.High {
 			t.Errorf("after the edit: %q %s", got.Title, got.Priority)
 		}
-		tb.do(chromedp.SetValue(chromedp.CSS("#d-move-to"), "failed-blocked"), chromedp.Click(chromedp.CSS("#d-move")),
-			chromedp.WaitVisible(chromedp.CSS(cardSel(board.FailedBlocked, task.ID))))
+		tb.waitJS(`document.querySelector("#d-edit").hidden && document.querySelector("#d-move-to") !== null`)
+		act("#d-move", "", "failed-blocked")
+		tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.FailedBlocked, task.ID))))
 		if _, folder := get(task.ID); folder != board.FailedBlocked {
 			t.Errorf("after the move: in %s", folder)
 		}
@@ -523,7 +537,9 @@ func TestBrowserSteer(t *testing.T) {
 		f.run(t, task.ID, 0, "added it")
 		f.decide(t, task.ID, world.StatusVerified, "full_complete", "verified: 1 complete review", "")
 		drawer(board.CompletedFinalized, task.ID)
-		tb.do(chromedp.Click(chromedp.CSS("#d-merge")), chromedp.WaitVisible(chromedp.CSS("#d-merged")))
+		tb.waitJS(`document.querySelector("#d-merge") !== null`)
+		act("#d-merge", "", "")
+		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-merged")))
 		if got := evalJS[string](tb, `document.querySelector("#d-merged").textContent`); got != "merged into "+base {
 			t.Errorf("the badge: %q", got)
 		}

@@ -62,6 +62,10 @@ type Processor struct {
 	// passes; "" when there is none). Nil leaves the section out. It is a
 	// function so that the board does not import retrieval.
 	Knowledge func(ctx context.Context, task string) (string, error)
+	// Context returns the Context section's body for a task's prompt
+	// within tokens: cra's context package, for a profile other than the
+	// built-in one (which retrieves on its own); nil leaves it out.
+	Context func(ctx context.Context, task string, tokens int) (string, error)
 	// Logger receives what goes wrong in runs Tick started in the
 	// background; NewProcessor sets one that discards.
 	Logger *slog.Logger
@@ -378,6 +382,11 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	if p.Knowledge != nil {
 		if s.prompt.Knowledge, err = p.Knowledge(ctx, task); err != nil {
 			return nil, fmt.Errorf("load the project knowledge: %w", err)
+		}
+	}
+	if p.Context != nil && !s.profile.Builtin {
+		if s.prompt.Context, err = p.Context(ctx, task, s.profile.Agent.ContextBudget()); err != nil {
+			return nil, fmt.Errorf("make the prompt's context package: %w", err)
 		}
 	}
 	o.PromptPath = rd.Prompt(s.run)
