@@ -16,8 +16,13 @@ import (
 // when it gives up on them. Every key is optional; RecyclerSettings fills
 // in the defaults.
 type Recycler struct {
-	// EnabledFor says which tasks the recycler takes: "off", "all" (or
-	// "both", seed 004's name for it) or a list of task types.
+	// EnabledFor says which task types the recycler recycles: re-runs a
+	// task judged complete until completion_threshold reviews in a row.
+	// "none" (the default): every finished run is reviewed once, and a
+	// task whose run the evidence and the model find complete is verified
+	// on that review. "all" (or "both", seed 004's name for it) or a list
+	// of task types: those are recycled. "off": the recycler reviews
+	// nothing.
 	EnabledFor *EnabledFor `toml:"enabled_for,omitempty"`
 	// IntervalSeconds is the time between two passes, each of which
 	// recycles at most one task (seed 004's 30 s to 10 min slider).
@@ -45,6 +50,7 @@ type Recycler struct {
 // The words recycler.enabled_for may be instead of a list.
 const (
 	EnabledOff  = "off"
+	EnabledNone = "none" // review every run once, recycle no type (the default)
 	EnabledAll  = "all"
 	EnabledBoth = "both" // seed 004's name for all: resources and scenarios
 )
@@ -88,7 +94,7 @@ func (e EnabledFor) Matches(taskType string) bool {
 // list, or a word Validate refuses.
 func (e EnabledFor) Off() bool {
 	if e.Word != "" {
-		return !e.all()
+		return !e.all() && e.Word != EnabledNone
 	}
 	return len(e.Types) == 0
 }
@@ -171,10 +177,10 @@ func describeTOML(v any) string {
 func (e EnabledFor) validate(key string) []string {
 	if e.Word != "" {
 		switch e.Word {
-		case EnabledOff, EnabledAll, EnabledBoth:
+		case EnabledOff, EnabledNone, EnabledAll, EnabledBoth:
 			return nil
 		}
-		return []string{fmt.Sprintf("%s is %q: use \"off\", \"all\", or a list of task types like [\"bug\"]", key, e.Word)}
+		return []string{fmt.Sprintf("%s is %q: use \"none\" (review each run once), \"all\", a list of task types like [\"bug\"], or \"off\"", key, e.Word)}
 	}
 	if len(e.Types) == 0 {
 		return []string{fmt.Sprintf("%s is []: list at least one task type, like [\"bug\"], or use \"off\"", key)}
@@ -182,7 +188,7 @@ func (e EnabledFor) validate(key string) []string {
 	var problems []string
 	for _, t := range e.Types {
 		switch {
-		case t == EnabledOff || t == EnabledAll || t == EnabledBoth:
+		case t == EnabledOff || t == EnabledNone || t == EnabledAll || t == EnabledBoth:
 			problems = append(problems, fmt.Sprintf("%s lists %q: write %s = %q on its own, not inside a list", key, t, key, t))
 		case t == "" || len(t) > MaxTaskTypeLen || strings.ContainsAny(t, ",\r\n"):
 			problems = append(problems, fmt.Sprintf("%s lists %q: a task type is 1 to %d characters without commas or newlines", key, t, MaxTaskTypeLen))
@@ -295,7 +301,7 @@ type RecyclerSettings struct {
 // paused for 10 minutes after 3 model errors in a row.
 func DefaultRecyclerSettings() RecyclerSettings {
 	return RecyclerSettings{
-		EnabledFor:          EnabledFor{Word: EnabledAll},
+		EnabledFor:          EnabledFor{Word: EnabledNone},
 		Interval:            DefaultRecyclerInterval,
 		CompletionThreshold: DefaultCompletionThreshold,
 		FailureThreshold:    DefaultFailureThreshold,

@@ -67,7 +67,7 @@ func TestRecyclerKeys(t *testing.T) {
 		{"65-character type", `[recycler]` + "\n" + `enabled_for = ["` + strings.Repeat("a", 65) + `"]`,
 			`recycler.enabled_for lists "` + strings.Repeat("a", 65) + `": a task type is 1 to 64 characters without commas or newlines`},
 		{"unknown word", `[recycler]` + "\n" + `enabled_for = "some"`,
-			`recycler.enabled_for is "some": use "off", "all", or a list of task types like ["bug"]`},
+			`recycler.enabled_for is "some": use "none" (review each run once), "all", a list of task types like ["bug"], or "off"`},
 		{"word in capitals", `[recycler]` + "\n" + `enabled_for = "All"`, `recycler.enabled_for is "All"`},
 		{"empty word", `[recycler]` + "\n" + `enabled_for = ""`, `recycler.enabled_for is "": use "off", "all", or a list of task types like ["bug"]`},
 		{"empty list", `[recycler]` + "\n" + `enabled_for = []`, `recycler.enabled_for is []: list at least one task type, like ["bug"], or use "off"`},
@@ -230,6 +230,7 @@ func TestEnabledForMatches(t *testing.T) {
 		{EnabledFor{Word: EnabledAll}, false, true, true},
 		{EnabledFor{Word: EnabledBoth}, false, true, true},
 		{EnabledFor{Word: EnabledOff}, true, false, false},
+		{EnabledFor{Word: EnabledNone}, false, false, false},
 		{EnabledFor{Word: "some"}, true, false, false},
 		{EnabledFor{Types: []string{"bug", "docs"}}, false, true, false},
 		{EnabledFor{}, true, false, false},
@@ -251,7 +252,7 @@ func TestEnabledForMatches(t *testing.T) {
 }
 
 func TestRecyclerSettingsDefaults(t *testing.T) {
-	want := RecyclerSettings{EnabledFor: EnabledFor{Word: "all"}, Interval: 60 * time.Second, CompletionThreshold: 3,
+	want := RecyclerSettings{EnabledFor: EnabledFor{Word: "none"}, Interval: 60 * time.Second, CompletionThreshold: 3,
 		FailureThreshold: 5, StaleAfter: 15 * time.Minute, BreakerAfter: 3, BreakerCooldown: 10 * time.Minute}
 	var nilConfig *Config
 	for name, c := range map[string]*Config{

@@ -106,7 +106,14 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		rv.Need = ""
 	}
 	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed || rv.Fallback != "" || len(rv.Lowered) > 0)
-	rv.Action = Decide(rv.After, Thresholds{Completion: set.CompletionThreshold, Failure: set.FailureThreshold}, rv.Need)
+	// A type the recycler recycles needs completion_threshold complete
+	// reviews in a row; any other is verified on its first (issue 30: a
+	// finished task does not run twice more to confirm itself).
+	completion := 1
+	if set.EnabledFor.Matches(t.Type) {
+		completion = set.CompletionThreshold
+	}
+	rv.Action = Decide(rv.After, Thresholds{Completion: completion, Failure: set.FailureThreshold}, rv.Need)
 	d := board.Decision{ID: t.ID, From: folder, Runs: t.Runs}
 	switch rv.Action {
 	case Finalize:
@@ -439,11 +446,19 @@ func reviewLine(rv *Review) string {
 }
 
 // guidance is the output of a retry entry: the note's next actions, on
-// one line.
+// one line. A run judged complete that goes back to pending (a recycled
+// type short of its streak) is told it is a confirmation run.
 func guidance(rv *Review) string {
 	g := clipRunes(rv.Note.Next, 300)
 	if rv.Fallback != "" {
 		return "not sure current status (" + clipRunes(rv.Fallback, 120) + "): " + g
 	}
+	if rv.Classification == FullComplete {
+		return Confirmation
+	}
 	return string(rv.Classification) + ": " + g
 }
+
+// Confirmation is the guidance of a run after a review that judged the
+// work complete, which a recycled type needs more of.
+const Confirmation = "confirmation run: the last run was judged complete (see the latest note). Check the work against Done when and change nothing unless something is wrong: a run that changes nothing and says the work holds confirms it"

@@ -353,7 +353,7 @@ func (r *Recycler) next(ctx context.Context, set config.RecyclerSettings, now ti
 				continue
 			}
 			t, folder, err := r.Board.Store.Get(ctx, id)
-			if err != nil || folder != f || !t.ProcessorAutoRequeue || !set.EnabledFor.Matches(t.Type) {
+			if err != nil || folder != f || !t.ProcessorAutoRequeue || set.EnabledFor.Off() {
 				if err != nil && !errors.Is(err, board.ErrNotFound) {
 					r.say("warning: skipped: %v", err)
 				}

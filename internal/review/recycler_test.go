@@ -347,6 +347,8 @@ func TestTickReadsFewFiles(t *testing.T) {
 		}
 		got.Runs = 1
 		got.SetOutput("ok\n")
+		// Every type is reviewed; a task a person holds is not.
+		got.ProcessorAutoRequeue = i == 25
 		if err := f.board.Store.Put(ctx, got, board.Pending); err != nil {
 			t.Fatal(err)
 		}
@@ -664,32 +666,50 @@ func TestLevel2LeavesARunThatEnded(t *testing.T) {
 	syscall.Kill(-pid, syscall.SIGKILL)
 }
 
-// A task passed over because enabled_for left its type out is reviewed
-// once the settings take it in.
+// TestEnabledForChangeTakesEffect: every type is reviewed; a type
+// enabled_for names is recycled (a complete review sends it back for a
+// confirmation run), any other is verified on its first complete review;
+// a change of enabled_for to "off" stops the reviews at the next tick.
 func TestEnabledForChangeTakesEffect(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, "[recycler]\nenabled_for = [\"bug\"]\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f := newFixture(t, "[recycler]\nenabled_for = [\"bug\"]\nallow_unvalidated = true\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.SetDefault(llmtest.Text(completeReply))
-	task := board.NewTask("docs work")
-	task.Type, task.Agent = "docs", "hi"
-	task, err := f.board.Add(ctx, task)
-	if err != nil {
+	add := func(title, typ string) *board.Task {
+		task := board.NewTask(title)
+		task.Type, task.Agent = typ, "hi"
+		task, err := f.board.Add(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.proc.Run(ctx, task.ID); err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	docs := add("docs work", "docs")
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil || rep.Review.TaskID != docs.ID || rep.Review.Action != Finalize {
+		t.Fatalf("a type not recycled: %+v, %v; want %s verified on one complete review", rep, err, docs.ID)
+	}
+	bug := add("bug work", "bug")
+	rep, err = f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil || rep.Review.TaskID != bug.ID || rep.Review.Action != Requeue || rep.Review.Entry != Confirmation {
+		t.Fatalf("a recycled type: %+v, %v; want %s sent back for a confirmation run", rep, err, bug.ID)
+	}
+	if _, err := f.proc.Run(ctx, bug.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.proc.Run(ctx, task.ID); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review != nil {
-		t.Fatalf("with enabled_for [bug]: %+v, %v; want no review", rep, err)
+	prompt, err := os.ReadFile(statedir.At(f.state).Run(bug.ID).Prompt(2))
+	if err != nil || !strings.Contains(string(prompt), Confirmation) {
+		t.Errorf("run 2's prompt does not say it is a confirmation run (%v):\n%s", err, prompt)
 	}
 	cfg, err := os.ReadFile(filepath.Join(f.state, config.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(f.state, config.FileName), strings.Replace(string(cfg), `enabled_for = ["bug"]`, `enabled_for = "all"`, 1))
-	rep, err := f.rec.Tick(ctx)
-	if err != nil || rep.Review == nil || rep.Review.TaskID != task.ID {
-		t.Fatalf("with enabled_for all: %+v, %v; want a review of %s", rep, err, task.ID)
+	write(t, filepath.Join(f.state, config.FileName), strings.Replace(string(cfg), `enabled_for = ["bug"]`, `enabled_for = "off"`, 1))
+	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review != nil {
+		t.Fatalf("with enabled_for off: %+v, %v; want no review", rep, err)
 	}
 }
 

@@ -145,8 +145,8 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	enabled, ok := parseEnabled(in.Recycler.EnabledFor)
 	if !ok {
-		writeJSON(w, http.StatusBadRequest, apiError{Error: "recycler.enabled_for must be \"off\", \"all\", or a list of task types like [\"bug\"]",
-			Field: "recycler.enabled_for", Fix: "use \"off\", \"all\", or a list of task types"})
+		writeJSON(w, http.StatusBadRequest, apiError{Error: "recycler.enabled_for must be \"none\", \"all\", a list of task types like [\"bug\"], or \"off\"",
+			Field: "recycler.enabled_for", Fix: "use \"none\", \"all\", a list of task types, or \"off\""})
 		return
 	}
 	s.settingsMu.Lock()

@@ -26,7 +26,7 @@ func TestSettings(t *testing.T) {
 	ts, _ := f.serve(t, &Server{})
 	code, body := call(t, ts, "GET", "/api/settings", nil)
 	rec, _ := body["recycler"].(map[string]any)
-	if code != 200 || rec["enabled_for"] != "all" || rec["interval_seconds"] != float64(60) || rec["completion_threshold"] != float64(3) || rec["failure_threshold"] != float64(5) {
+	if code != 200 || rec["enabled_for"] != "none" || rec["interval_seconds"] != float64(60) || rec["completion_threshold"] != float64(3) || rec["failure_threshold"] != float64(5) {
 		t.Fatalf("defaults: %d %v", code, body)
 	}
 	if v, _ := body["verification"].(map[string]any); v["validation_configured"] != false || v["allow_unvalidated"] != false {
