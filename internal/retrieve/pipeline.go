@@ -48,6 +48,9 @@ type StageContext struct {
 	Decisions []Decision
 	// Info collects notes for the user (skipped tiers, fallbacks).
 	Info []string
+	// Warnings are what went wrong without ending the run: a stage whose
+	// model replies stayed malformed fell back to its deterministic result.
+	Warnings []string
 }
 
 // Assembler returns an assembler for what the stages decided: it shares
@@ -128,6 +131,7 @@ type Result struct {
 	Stages    []string     `json:"stages"`
 	Decisions []Decision   `json:"decisions"`
 	Info      []string     `json:"info,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
 	Context   StageContext `json:"-"`
 }
 
@@ -350,7 +354,7 @@ func (p *Pipeline) finish(ctx context.Context, taskID string, sc *StageContext, 
 	for i, s := range stages {
 		names[i] = s.Name()
 	}
-	res := &Result{Package: pkg, Stages: names, Decisions: sc.Decisions, Info: sc.Info, Context: *sc}
+	res := &Result{Package: pkg, Stages: names, Decisions: sc.Decisions, Info: sc.Info, Warnings: sc.Warnings, Context: *sc}
 	if p.Session != nil {
 		if err := p.Session.Set(ctx, "final_context", map[string]any{"task": sc.Task, "candidates": sc.Candidates, "details": sc.Details, "excluded": sc.Excluded}); err != nil {
 			return nil, err

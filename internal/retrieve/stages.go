@@ -30,6 +30,46 @@ func (e *ReplyError) Error() string {
 
 func (e *ReplyError) Unwrap() error { return e.Err }
 
+// ask sends a stage's prompt to the judge and reads the reply with
+// parse. A reply parse refuses is asked for once more, the problem named
+// (a small model often fixes a format it is told about); a second one is
+// a *ReplyError, from which the stage falls back to its deterministic
+// result (fellBack). The judge records both calls.
+func ask[T any](ctx context.Context, sc *StageContext, callType, stageName, system, prompt string, parse func(string) (T, error)) (T, error) {
+	var zero T
+	reply, err := sc.Judge(ctx, callType, stageName, system, prompt)
+	if err != nil {
+		return zero, err
+	}
+	v, perr := parse(reply)
+	if perr == nil {
+		return v, nil
+	}
+	retry := prompt + "\n\nYour previous reply could not be used: " + clip(perr.Error(), 300) +
+		". Reply again with the JSON object only, in the format asked, and nothing else."
+	reply, err = sc.Judge(ctx, callType, stageName, system, retry)
+	if err != nil {
+		return zero, err
+	}
+	if v, perr = parse(reply); perr != nil {
+		return zero, &ReplyError{CallType: callType, Raw: reply, Err: perr}
+	}
+	return v, nil
+}
+
+// fellBack reports whether err is a reply that stayed malformed, and
+// then records the warning: the stage goes on with its deterministic
+// result.
+func fellBack(sc *StageContext, stageName, what string, err error) bool {
+	var re *ReplyError
+	if !errors.As(err, &re) {
+		return false
+	}
+	sc.Warnings = append(sc.Warnings, fmt.Sprintf("%s: the model's reply was unusable twice (%s: %s): %s",
+		stageName, re.CallType, clip(re.Err.Error(), 200), what))
+	return true
+}
+
 // maxRawInError bounds the raw reply an error message quotes; the
 // recorded call keeps all of it.
 const maxRawInError = 2000
@@ -209,13 +249,12 @@ func judgeScope(ctx context.Context, sc *StageContext) (map[string]ScopeVerdict,
 	out := map[string]ScopeVerdict{}
 	system, batches := ScopePrompts(sc.Task, sc.Candidates, sc.PromptTokens)
 	for _, b := range batches {
-		reply, err := sc.Judge(ctx, "scope_judgment", "scope", system, b.Prompt)
+		vs, err := ask(ctx, sc, "scope_judgment", "scope", system, b.Prompt, ParseScopeReply)
+		if fellBack(sc, "scope", "the deterministic ranking stands for this batch of candidates", err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
-		}
-		vs, err := ParseScopeReply(reply)
-		if err != nil {
-			return nil, &ReplyError{CallType: "scope_judgment", Raw: reply, Err: err}
 		}
 		for p, v := range vs {
 			out[p] = v
@@ -302,13 +341,12 @@ func (s *PrecisionStage) Run(ctx context.Context, sc *StageContext) error {
 	for _, c := range offeredList {
 		offered[[2]string{c.Path, c.Name}] = true
 	}
-	reply, err := sc.Judge(ctx, "precision_judgment", "precision", system, prompt)
+	verdicts, err := ask(ctx, sc, "precision_judgment", "precision", system, prompt, ParsePrecisionReply)
+	if fellBack(sc, "precision", "the deterministic tiers stand", err) {
+		return nil
+	}
 	if err != nil {
 		return err
-	}
-	verdicts, err := ParsePrecisionReply(reply)
-	if err != nil {
-		return &ReplyError{CallType: "precision_judgment", Raw: reply, Err: err}
 	}
 	ignored := 0
 	for _, v := range verdicts {
@@ -386,13 +424,12 @@ Reply with JSON only: {"intent": "<one or two sentences>", "type": "bug|feature|
 // analyzeIntent is task analysis's LLM step (seed 001 §5.2): intent and
 // type, and names to add; it only adds to the deterministic extraction.
 func analyzeIntent(ctx context.Context, sc *StageContext) error {
-	reply, err := sc.Judge(ctx, llm.CallTaskAnalysis, stage.TaskAnalysis, intentSystem, "Task:\n"+sc.Task.Text)
+	v, err := ask(ctx, sc, llm.CallTaskAnalysis, stage.TaskAnalysis, intentSystem, "Task:\n"+sc.Task.Text, ParseTaskAnalysis)
+	if fellBack(sc, "task analysis", "the deterministic extraction stands", err) {
+		return nil
+	}
 	if err != nil {
 		return err
-	}
-	v, err := ParseTaskAnalysis(reply)
-	if err != nil {
-		return &ReplyError{CallType: llm.CallTaskAnalysis, Raw: reply, Err: err}
 	}
 	sc.Task.Intent = v.Intent
 	switch v.Type {

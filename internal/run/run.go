@@ -322,6 +322,9 @@ func (l *lifecycle) retrieve(ctx context.Context, root string, planFiles []strin
 	for _, info := range res.Info {
 		fmt.Fprintf(l.progress, "info: %s\n", info)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(l.progress, "warning: %s\n", w)
+	}
 	return p, res, nil
 }
 
