@@ -93,6 +93,12 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 				lead = "Not verified, whatever the run claimed: "
 			}
 			rv.Note.Remaining = strings.TrimSpace(lead + strings.Join(rv.Lowered, "; ") + ".\n" + rv.Note.Remaining)
+			// What the run claimed about the state and the evidence is
+			// replaced by the harness's own lines: the next prompt quotes
+			// the note, and must not carry the claim the evidence refuted
+			// (issue 30 item 5).
+			rv.Note.Status = "The harness found: " + strings.Join(rv.Lowered, "; ") + "."
+			rv.Note.Evidence = harnessEvidence(ev)
 			rv.Note.fit()
 		}
 	}
@@ -443,6 +449,45 @@ func reviewLine(rv *Review) string {
 		s += " (not reviewed by the model: " + clipRunes(rv.Fallback, 200) + ")"
 	}
 	return s + fmt.Sprintf(", then %s (streaks %d/%d)", rv.Action, rv.After.Completion, rv.After.Failure)
+}
+
+// harnessEvidence is the Validation evidence section of a note whose
+// verdict the evidence lowered: each check as the harness ran it, and the
+// tail of each failing check's output, which the next run reads.
+func harnessEvidence(ev *evidence.Evidence) string {
+	if ev == nil || ev.Validation == nil || len(ev.Validation.Checks) == 0 {
+		if ev != nil && ev.ValidationSkipped != "" {
+			return "Validation did not run: " + ev.ValidationSkipped
+		}
+		return "No validation ran."
+	}
+	var b strings.Builder
+	for _, c := range ev.Validation.Checks {
+		if c.Passed {
+			fmt.Fprintf(&b, "%s passed (%s)\n", c.Name, c.Command)
+			continue
+		}
+		how := fmt.Sprintf("exit %d", c.ExitCode)
+		if c.TimedOut {
+			how = "timed out"
+		}
+		fmt.Fprintf(&b, "%s failed, %s (%s); the end of its output:\n", c.Name, how, c.Command)
+		for _, line := range lastLines(c.Output, 15) {
+			fmt.Fprintf(&b, "    %s\n", line)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// lastLines returns the last n non-empty lines of s.
+func lastLines(s string, n int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, clipRunes(l, 300))
+		}
+	}
+	return out[max(len(out)-n, 0):]
 }
 
 // guidance is the output of a retry entry: the note's next actions, on

@@ -338,6 +338,7 @@ var (
 	vitestFail   = lazyre.New(`^\s*FAIL\s+(\S+\s+>\s+.+?)\s*$`)
 	crossMark    = lazyre.New(`^\s*[×✕✗✖]\s+(.+?)(?:\s+\(?\d+(?:\.\d+)?\s*m?s\)?)?\s*$`)
 	tapNotOK     = lazyre.New(`^\s*not ok \d+ (?:- )?(.+?)\s*$`)
+	unittestFail = lazyre.New(`^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)`)
 	tapDirective = lazyre.New(`#\s*(?i:todo|skip)\b`)
 )
 
@@ -346,8 +347,9 @@ const maxFailingTests = 50
 
 // FailingTests reads the names of failing tests from a test runner's
 // output: go test (--- FAIL, build failures), pytest (FAILED/ERROR
-// node ids), jest (● titles), vitest (FAIL file > name, ×), and node:test
-// (TAP not ok, spec ✖). Names come in order of appearance, once each.
+// node ids), Python's unittest (FAIL: and ERROR: lines, named
+// module.Class.test), jest (● titles), vitest (FAIL file > name, ×), and
+// node:test (TAP not ok, spec ✖). Names come in order of appearance, once each.
 func FailingTests(output string) []string {
 	out := []string{}
 	seen := map[string]bool{}
@@ -365,6 +367,12 @@ func FailingTests(output string) []string {
 			add(m[1])
 		} else if m := goBuildFail().FindStringSubmatch(l); m != nil {
 			add(m[1] + " [" + m[2] + "]")
+		} else if m := unittestFail().FindStringSubmatch(l); m != nil {
+			if strings.HasSuffix(m[2], "."+m[1]) {
+				add(m[2]) // Python 3.11+ names the test in full
+			} else {
+				add(m[2] + "." + m[1])
+			}
 		} else if m := pytestShort().FindStringSubmatch(l); m != nil {
 			add(m[1])
 		} else if m := pytestLong().FindStringSubmatch(l); m != nil {

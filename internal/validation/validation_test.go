@@ -40,6 +40,21 @@ FAILED tests/test_calc.py::test_add - assert -1 == 5
 ERROR tests/test_db.py::test_connect[sqlite] - ConnectionError
 ========================= 1 failed, 1 passed in 0.03s ==========================
 `, []string{"tests/test_calc.py::test_add", "tests/test_db.py::test_connect[sqlite]"}},
+		{"unittest", `.F.E
+======================================================================
+ERROR: test_connect (tests.test_db.DBTest.test_connect)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+ConnectionError
+======================================================================
+FAIL: test_sub (tests.test_calc.CalcTest)
+----------------------------------------------------------------------
+AssertionError: -1 != 5
+----------------------------------------------------------------------
+Ran 4 tests in 0.001s
+
+FAILED (failures=1, errors=1)
+`, []string{"tests.test_db.DBTest.test_connect", "tests.test_calc.CalcTest.test_sub"}},
 		{"jest", ` FAIL  src/calc.test.js
   calc
     ✓ subtracts (2 ms)
