@@ -137,3 +137,21 @@ func TestAnswer(t *testing.T) {
 		t.Fatalf("got %v, want ErrNotFound", err)
 	}
 }
+
+// TestGuidanceOf: a retry's guidance reaches the next run as advice; a
+// person's move or stop as the person's reason; cra's own "run again"
+// wording not at all.
+func TestGuidanceOf(t *testing.T) {
+	for _, tc := range []struct{ output, want string }{
+		{"some_progress: add the test", "some_progress: add the test"},
+		{"moved by a person: run again with 'cra task run'", ""},
+		{"moved by a person", ""},
+		{"moved by a person: use the v2 API", "A person sent the task back: use the v2 API"},
+		{"stopped by a person: wrong approach", "A person stopped the previous run: wrong approach"},
+		{"continue: the run was stopped, stale: no output for 15m0s", "continue: the run was stopped, stale: no output for 15m0s"},
+	} {
+		if got := guidanceOf(tc.output); got != tc.want {
+			t.Errorf("guidanceOf(%q) = %q, want %q", tc.output, got, tc.want)
+		}
+	}
+}

@@ -46,13 +46,35 @@ func (p *Prompt) FromLog(entries []world.Entry) {
 		case e.Kind == world.KindAgent && e.Status == world.StatusActive:
 			p.Guidance, p.Answers = "", nil
 		case e.Kind == world.KindAgent && e.Status == world.StatusRetry:
-			p.Guidance = e.Output
+			p.Guidance = guidanceOf(e.Output)
 		case e.Kind == world.KindEvent && e.Source == world.SourceUser:
 			if !hasAnyPrefix(e.Output, boardEvents) && strings.TrimSpace(e.Output) != "" {
 				p.Answers = append(p.Answers, e.Output)
 			}
 		}
 	}
+}
+
+// guidanceOf is what a retry entry tells the next run: the recycler's
+// and Level 2's advice as written; a person's move or stop as the
+// person's reason, without cra's own wording; nothing for a move that
+// only says to run it again.
+func guidanceOf(output string) string {
+	for _, p := range []struct{ prefix, say string }{
+		{"moved by a person", "A person sent the task back"},
+		{StoppedByPerson, "A person stopped the previous run"},
+	} {
+		rest, ok := strings.CutPrefix(output, p.prefix)
+		if !ok {
+			continue
+		}
+		why := strings.TrimSpace(strings.TrimPrefix(rest, ":"))
+		if why == "" || strings.HasPrefix(why, "run again with ") {
+			return ""
+		}
+		return p.say + ": " + why
+	}
+	return output
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -501,6 +501,15 @@ func guidance(rv *Review) string {
 	if rv.Classification == FullComplete {
 		return Confirmation
 	}
+	if isNone(g) {
+		// "None" is no guidance: say what the review found instead.
+		switch {
+		case len(rv.Lowered) > 0:
+			g = "the evidence refuted the claim of completion: make the failing checks in the latest note's Validation evidence pass"
+		default:
+			g = "go on toward Done when; the latest note says where the work stands"
+		}
+	}
 	return string(rv.Classification) + ": " + g
 }
 

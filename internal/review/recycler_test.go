@@ -1042,3 +1042,45 @@ func TestNoValidationNoVerification(t *testing.T) {
 		})
 	}
 }
+
+// TestLoweredNoteTellsTheTruth: when the evidence lowers a claim of
+// completion, the note's Current status and Validation evidence are the
+// harness's lines, with the failing check's output; the retry's guidance
+// is not "none"; and the next run's prompt carries the failing output,
+// not the run's claim that everything works.
+func TestLoweredNoteTellsTheTruth(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "[validation]\ntest = \"echo 'FAIL: test_sub (tests.CalcTest.test_sub)'; echo 'AssertionError: -1 != 5'; exit 1\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	task := f.add(t, "fix sub", "hi")
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.rec.Tick(ctx)
+	if err != nil || rep.Review == nil {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	rv := rep.Review
+	if rv.Classification == FullComplete || len(rv.Lowered) == 0 {
+		t.Fatalf("got %s, lowered %q; want the claim lowered", rv.Classification, rv.Lowered)
+	}
+	if !strings.HasPrefix(rv.Note.Status, "The harness found: ") || strings.Contains(rv.Note.Status, "works") {
+		t.Errorf("Current status: %q, want the harness's lines", rv.Note.Status)
+	}
+	if !strings.Contains(rv.Note.Evidence, "test failed, exit 1") || !strings.Contains(rv.Note.Evidence, "AssertionError: -1 != 5") {
+		t.Errorf("Validation evidence: %q, want the failing check and its output", rv.Note.Evidence)
+	}
+	if strings.HasSuffix(strings.ToLower(rv.Entry), ": none") {
+		t.Errorf("the retry's guidance: %q", rv.Entry)
+	}
+	if _, err := f.proc.Run(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := os.ReadFile(statedir.At(f.state).Run(task.ID).Prompt(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(prompt), "AssertionError: -1 != 5") || strings.Contains(string(prompt), "Current status:\nworks") {
+		t.Errorf("run 2's prompt:\n%s", prompt)
+	}
+}
