@@ -58,6 +58,11 @@ func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
 		if err != nil {
 			return nil, err
 		}
+		if w.Processor {
+			// A finished run is reviewed at once, not at the next
+			// interval's tick.
+			f.Processor().OnFinish = func(string) { r.Wake() }
+		}
 		out = append(out, ServiceFunc(r.Loop))
 	}
 	if w.Supervisors {

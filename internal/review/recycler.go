@@ -57,6 +57,10 @@ type Recycler struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
+	// wake has a value when a run finished since the last tick (Wake).
+	wake     chan struct{}
+	wakeOnce sync.Once
+
 	mu       sync.Mutex
 	cfg      *config.Config        // the last config that loaded
 	held     map[string]time.Time  // tasks whose decision failed, left alone until then
@@ -215,7 +219,28 @@ func (r *Recycler) Loop(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-r.wakeCh():
+			// A run finished: review now, one at a time, in board
+			// order; the interval's tick stays as the sweep.
+			if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+				r.say("warning: recycler: %v", err)
+			}
 		}
+	}
+}
+
+func (r *Recycler) wakeCh() chan struct{} {
+	r.wakeOnce.Do(func() { r.wake = make(chan struct{}, 1) })
+	return r.wake
+}
+
+// Wake asks Loop for a tick now: a run finished and waits for its review
+// (issue 30: prompt reviews). It never blocks; wakes that come while one
+// is pending are one.
+func (r *Recycler) Wake() {
+	select {
+	case r.wakeCh() <- struct{}{}:
+	default:
 	}
 }
 

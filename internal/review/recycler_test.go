@@ -1084,3 +1084,38 @@ func TestLoweredNoteTellsTheTruth(t *testing.T) {
 		t.Errorf("run 2's prompt:\n%s", prompt)
 	}
 }
+
+// TestWakeReviewsAtOnce: with a 10-minute interval, a run whose finish
+// wakes the loop (the daemon wires the processor's OnFinish to Wake) is
+// reviewed without waiting for the interval.
+func TestWakeReviewsAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFixture(t, "[recycler]\ninterval_seconds = 600\nallow_unvalidated = true\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
+	f.srv.SetDefault(llmtest.Text(completeReply))
+	// The interval's tick comes first, with nothing to review: the next
+	// one is 600 s away.
+	if _, err := f.rec.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.rec.Loop(ctx) }()
+	task := f.add(t, "say hi", "hi")
+	f.proc.OnFinish = func(string) { f.rec.Wake() }
+	if _, err := f.proc.Run(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A bound on the wait, not on the speed: without the wake the review
+	// would come after 600 s.
+	deadline := time.Now().Add(2 * time.Minute)
+	for f.folder(t, task.ID) != board.CompletedFinalized && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := f.folder(t, task.ID); got != board.CompletedFinalized {
+		t.Errorf("the task is in %s, want completed-finalized: reviewed at once", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

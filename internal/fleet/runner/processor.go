@@ -66,6 +66,10 @@ type Processor struct {
 	// within tokens: cra's context package, for a profile other than the
 	// built-in one (which retrieves on its own); nil leaves it out.
 	Context func(ctx context.Context, task string, tokens int) (string, error)
+	// OnFinish, when set, is called with a task's id once a run of it
+	// has ended and its finish is recorded (the daemon wakes the
+	// recycler with it, so that the run is reviewed at once).
+	OnFinish func(id string)
 	// Logger receives what goes wrong in runs Tick started in the
 	// background; NewProcessor sets one that discards.
 	Logger *slog.Logger
@@ -212,6 +216,9 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 		return nil, err
 	}
 	defer p.dropClaim(id) // the run ended, however
+	if p.OnFinish != nil {
+		defer p.OnFinish(id) // after the finish is recorded: its review may begin
+	}
 	o := &Outcome{ID: id, Run: s.run, Profile: s.profile.Name, StartedAt: s.at}
 	if s.perr != nil {
 		var pe *ProfileError
