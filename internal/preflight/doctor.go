@@ -69,7 +69,7 @@ func Doctor(ctx context.Context, root string, timeout time.Duration) []Check {
 	dr := &doctor{}
 	dr.checkGit(ctx, root)
 	cfg := dr.checkConfig(root)
-	dr.checkDatabases(ctx, root)
+	dr.checkDatabases(ctx, root, boardOnly(cfg))
 	dr.checkModels(ctx, root, cfg, timeout)
 	dr.checkNotify(cfg)
 	dr.checkVerification(cfg)
@@ -174,12 +174,23 @@ func (dr *doctor) checkConfig(root string) *config.Config {
 	return cfg
 }
 
-func (dr *doctor) checkDatabases(ctx context.Context, root string) {
+// boardOnly reports whether cfg sets up only the board: agent profiles
+// and no [models] of cra's own (the agents bring theirs). Such a set-up
+// runs without an index; its agents' prompts then lack cra's context.
+func boardOnly(cfg *config.Config) bool {
+	return cfg != nil && len(cfg.Agents) > 0 && cfg.Models == nil
+}
+
+func (dr *doctor) checkDatabases(ctx context.Context, root string, boardOnly bool) {
 	f := store.NewFactory(statedir.Of(root).Path())
 	rebuild := "run 'cra index --rebuild " + root + "': it sets the damaged file aside and builds the index anew"
 	indexed := false
 	if err := CheckCurated(ctx, f, root); errors.Is(err, kb.ErrNotIndexed) {
-		dr.fail(true, "index", root+" is not indexed", "run 'cra index "+root+"'")
+		if boardOnly {
+			dr.fail(false, "index", root+" is not indexed: the board runs, but its agents' prompts get no ## Context section", "run 'cra index "+root+"'")
+		} else {
+			dr.fail(true, "index", root+" is not indexed", "run 'cra index "+root+"'")
+		}
 	} else if err != nil {
 		dr.fail(true, "index", err.Error(), rebuild)
 	} else if curated, err := f.Open(ctx, store.Curated, "", true); err != nil {
