@@ -1,12 +1,14 @@
 // Package llmtest is a fake model server for tests: one httptest server
 // that speaks both Ollama's native API (/api/chat, /api/tags,
 // /api/version, and the blobs and /api/create that deploy an adapter) and the OpenAI-compatible one (/v1/chat/completions,
-// /v1/models), in their real wire formats, streaming when a request asks
+// /v1/models, and the Responses API's /v1/responses), in their real wire formats, streaming when a request asks
 // for it (Ollama's NDJSON is the default when "stream" is absent; OpenAI's
 // SSE when "stream" is true).
 //
-// Replies are scripted per test, by order (Enqueue) or by matcher (On),
-// and can be faults instead: an error status (500, 429 with Retry-After),
+// Replies are scripted per test, by order (Enqueue) or by matcher (On):
+// text with token counts, or calls of the tools a request offers, so
+// that a real agent CLI runs its own tools against the server (see
+// agents.go). They can be faults instead: an error status (500, 429 with Retry-After),
 // a slow reply, a malformed JSON body or a dropped connection. Every
 // request is recorded for assertions. ScriptCmd makes the server usable
 // from testscript. tailscale's testcontrol is the model.
@@ -36,6 +38,12 @@ type Reply struct {
 	// the words of the prompt and of Text.
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens is the part of the prompt reported as read from the
+	// provider's cache (OpenAI's cached_tokens).
+	CachedTokens int
+	// ToolCalls, when set, make the reply a request to call tools, after
+	// Text if that is set too.
+	ToolCalls []ToolCall
 	// Status, when set and not 200, makes the reply an error with this
 	// status and Error as its message.
 	Status int
@@ -96,17 +104,26 @@ type Request struct {
 	Temperature *float64
 	MaxTokens   int
 	Stop        []string
+	// Tools are the tools the request offers the model, in its order.
+	Tools []Tool
 }
 
-// Message is one message of a chat request.
+// Message is one message of a chat request, normalized across the
+// protocols: Content is the text of its parts; a tool's result has role
+// "tool" (a Responses API function_call_output too).
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCallID is the call a tool's result answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
-// Chat reports whether the request is a chat completion.
+// Chat reports whether the request is a chat completion (a Responses API
+// request included).
 func (r Request) Chat() bool {
-	return r.Path == "/api/chat" || r.Path == "/v1/chat/completions"
+	return r.Path == "/api/chat" || r.Path == "/v1/chat/completions" || r.Path == "/v1/responses"
 }
 
 // Prompt is the text of every message, one per line, for matching.
@@ -166,6 +183,7 @@ type Server struct {
 	pullable   map[string]time.Duration // full model name → how long its pull takes
 	pullStalls bool                     // pulls stream nothing after their first line (SetPullStalls)
 	strict     bool
+	calls      int // tool calls numbered so far (callIDs)
 }
 
 // NewServer starts a server that tb closes at cleanup.
@@ -389,6 +407,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req Request, rep
 		fmt.Fprint(w, `{"model": "`+req.Model+`", "message": {"role": "assistant", "content": ]}`)
 	case req.Protocol == "ollama":
 		writeOllama(w, req, reply)
+	case req.Path == "/v1/responses":
+		writeResponses(w, req, reply, s.callIDs(reply))
+	case len(reply.ToolCalls) > 0:
+		writeChatToolCalls(w, req, reply, s.callIDs(reply))
 	default:
 		writeOpenAI(w, req, reply)
 	}
@@ -458,8 +480,7 @@ func writeOllama(w http.ResponseWriter, req Request, reply Reply) {
 }
 
 func writeOpenAI(w http.ResponseWriter, req Request, reply Reply) {
-	prompt, completion := counts(req, reply)
-	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+	usage := openAIUsage(req, reply)
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": "chatcmpl-llmtest", "object": "chat.completion", "created": 1704067200, "model": req.Model,
@@ -535,9 +556,13 @@ func decodeChat(req *Request) error {
 	if !req.Chat() || len(req.Body) == 0 {
 		return nil
 	}
+	if req.Path == "/v1/responses" {
+		return decodeResponses(req)
+	}
 	var body struct {
 		Model          string          `json:"model"`
-		Messages       []Message       `json:"messages"`
+		Messages       []message       `json:"messages"`
+		Tools          json.RawMessage `json:"tools"`
 		Stream         *bool           `json:"stream"`
 		Format         json.RawMessage `json:"format"`
 		Options        map[string]any  `json:"options"`
@@ -552,7 +577,8 @@ func decodeChat(req *Request) error {
 	if err := json.Unmarshal(req.Body, &body); err != nil {
 		return err
 	}
-	req.Model, req.Messages, req.Options = body.Model, body.Messages, body.Options
+	req.Model, req.Messages, req.Options = body.Model, chatMessages(body.Messages), body.Options
+	req.Tools = chatTools(body.Tools)
 	if req.Protocol == "ollama" {
 		req.Stream = body.Stream == nil || *body.Stream // Ollama streams unless told not to
 		req.JSON = len(body.Format) > 0 && string(body.Format) != "null" && string(body.Format) != `""`

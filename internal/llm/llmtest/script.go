@@ -37,7 +37,10 @@ var servers = struct {
 //
 // A REPLY is @FILE (the file's text), text=STRING, status=CODE,
 // ratelimit=SECONDS (a 429 with Retry-After), slow=DURATION[@FILE],
-// malformed (a broken JSON body) or drop (the connection is closed).
+// malformed (a broken JSON body) or drop (the connection is closed); for
+// agent CLIs, call=TOOL:ARGS or call=TOOL@FILE (a call of the tool the
+// request offers, its JSON arguments inline or in FILE) and
+// usage=IN/OUT/CACHED/TEXT (the text with those token counts).
 func ScriptCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("llmtest: unsupported: ! llmtest")
@@ -195,10 +198,35 @@ func ParseReply(spec string, readFile func(string) string) (Reply, error) {
 			text = readFile(file)
 		}
 		return Slow(delay, text), nil
+	case key == "call":
+		name, args, ok := strings.Cut(val, ":")
+		if at := strings.IndexByte(val, '@'); at >= 0 && (!ok || at < len(name)) {
+			name, args = val[:at], readFile(val[at+1:])
+		} else if !ok {
+			return Reply{}, fmt.Errorf("llmtest: %q: use call=TOOL:{json} or call=TOOL@FILE", spec)
+		}
+		if name == "" {
+			return Reply{}, fmt.Errorf("llmtest: %q names no tool", spec)
+		}
+		return Call(name, args), nil
+	case key == "usage":
+		parts := strings.SplitN(val, "/", 4)
+		if len(parts) != 4 {
+			return Reply{}, fmt.Errorf("llmtest: %q: use usage=IN/OUT/CACHED/TEXT", spec)
+		}
+		var n [3]int
+		for i := range n {
+			v, err := strconv.Atoi(parts[i])
+			if err != nil || v < 0 {
+				return Reply{}, fmt.Errorf("llmtest: bad token count %q in %q", parts[i], spec)
+			}
+			n[i] = v
+		}
+		return Usage(parts[3], n[0], n[1], n[2]), nil
 	case spec == "malformed":
 		return Malformed(), nil
 	case spec == "drop":
 		return Drop(), nil
 	}
-	return Reply{}, fmt.Errorf("llmtest: unknown reply %q: use @FILE, text=, status=, ratelimit=, slow=, malformed or drop", spec)
+	return Reply{}, fmt.Errorf("llmtest: unknown reply %q: use @FILE, text=, status=, ratelimit=, slow=, call=, usage=, malformed or drop", spec)
 }
