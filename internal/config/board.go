@@ -29,7 +29,9 @@ func (c *Config) SandboxOff() bool { return c != nil && c.Board != nil && c.Boar
 
 // Agent is one [agents.NAME] profile: any command-line coding agent the
 // processor can run in a task's worktree (aider, claude -p, codex exec, a
-// script).
+// script). A profile gives either Command, a shell command of its own, or
+// Preset, an agent CLI cra knows how to run headless (see agents.go and
+// internal/agentcli).
 type Agent struct {
 	// Command is a template run by sh -c in the task's worktree. Its
 	// placeholders are AgentPlaceholders; the environment also carries
@@ -47,6 +49,33 @@ type Agent struct {
 	// deterministic context package for the task, in tokens; unset means
 	// DefaultContextTokens, 0 leaves the section out.
 	ContextTokens *int `toml:"context_tokens,omitempty"`
+
+	// Preset names the agent CLI cra writes the command for: one of
+	// AgentPresets.
+	Preset string `toml:"preset,omitempty"`
+	// Model, BaseURL and APIKeyEnv are the model the agent uses, the
+	// endpoint it talks to and the environment variable holding that
+	// endpoint's key. Unset, an OpenAI-protocol preset takes them from
+	// [models.agent], else from [models] (its coding model).
+	Model     string `toml:"model,omitempty"`
+	BaseURL   string `toml:"base_url,omitempty"`
+	APIKeyEnv string `toml:"api_key_env,omitempty"`
+	// Approval is what the agent may do without a person: "edit" (files
+	// in its working copy, the default: the least permissive mode that
+	// needs no terminal), "read-only" or "full" (every tool, no sandbox).
+	Approval string `toml:"approval,omitempty"`
+	// ExtraArgs are appended to the preset's command line; they may use
+	// the placeholders of AgentPresetPlaceholders.
+	ExtraArgs []string `toml:"extra_args,omitempty"`
+	// Env sets variables for the agent (values may use the placeholders);
+	// EnvFrom passes variables from cra's own environment by name.
+	Env     map[string]string `toml:"env,omitempty"`
+	EnvFrom []string          `toml:"env_from,omitempty"`
+	// State says where a preset's agent keeps its state (settings,
+	// sessions, logs): "home" (its own directory in the user's home, the
+	// default) or "isolated" (a directory of the profile's under
+	// .clean_room/agents/, so a run neither reads nor writes the user's).
+	State string `toml:"state,omitempty"`
 }
 
 // DefaultContextTokens sizes a prompt's Context section when the profile
@@ -195,8 +224,15 @@ func (c *Config) validateBoard() []string {
 		case !agentNamePattern().MatchString(name):
 			problems = append(problems, fmt.Sprintf("[%s]: a profile name is lowercase letters, digits, '-' or '_', starting with a letter", key))
 		}
-		if strings.TrimSpace(a.Command) == "" {
-			problems = append(problems, fmt.Sprintf("%s.command is empty: give the command that runs the agent, e.g. \"aider --yes --message-file {prompt_file}\"", key))
+		switch {
+		case a.Preset != "" && strings.TrimSpace(a.Command) != "":
+			problems = append(problems, fmt.Sprintf("%s sets both command and preset: keep one (preset writes the command; command runs yours as written)", key))
+		case a.Preset != "":
+			problems = append(problems, a.validatePreset(key)...)
+		case strings.TrimSpace(a.Command) == "":
+			problems = append(problems, fmt.Sprintf("%s.command is empty: give the command that runs the agent, e.g. \"aider --yes --message-file {prompt_file}\", or a preset (%s)", key, strings.Join(AgentPresets, ", ")))
+		default:
+			problems = append(problems, a.validateCommandProfile(key)...)
 		}
 		for _, p := range placeholders(a.Command) {
 			switch {

@@ -136,3 +136,95 @@ func TestMaxReplyBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentPresets(t *testing.T) {
+	c, err := Parse([]byte(`
+[agents.qwen]
+preset = "qwen-code"
+model = "qwen3-coder"
+base_url = "https://openrouter.ai/api/v1"
+api_key_env = "OPENROUTER_API_KEY"
+approval = "full"
+extra_args = ["--max-session-turns", "40"]
+env = { QWEN_CODE_MAX_OUTPUT_TOKENS = "4096", NOTE = "{model}" }
+env_from = ["GOPATH"]
+state = "isolated"
+
+[agents.script]
+command = "./agent.sh {task_id}"
+env = { MODE = "ci" }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(mustEncode(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(c.Agents, again.Agents); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	tests := []struct{ name, toml, want string }{
+		{"both", "[agents.a]\ncommand = \"x\"\npreset = \"codex\"\n", "agents.a sets both command and preset"},
+		{"unknown preset", "[agents.a]\npreset = \"cursor\"\n", `agents.a.preset is "cursor": use one of claude-code, codex, gemini-cli, qwen-code, opencode, aider`},
+		{"approval", "[agents.a]\npreset = \"codex\"\napproval = \"yolo\"\n", `agents.a.approval is "yolo": use read-only, edit (the default) or full`},
+		{"state", "[agents.a]\npreset = \"codex\"\nstate = \"tmp\"\n", `agents.a.state is "tmp": use home (the default) or isolated`},
+		{"key in env", "[agents.a]\npreset = \"codex\"\nenv = { OPENAI_API_KEY = \"sk-abc\" }\n", "agents.a.env.OPENAI_API_KEY holds a value in config.toml: a key never goes in the file"},
+		{"key in args", "[agents.a]\npreset = \"qwen-code\"\nextra_args = [\"--openai-api-key=sk-abcdefghijklmnopqrstuv\"]\n", "agents.a.extra_args[0] looks like a key"},
+		{"bare key in args", "[agents.a]\npreset = \"qwen-code\"\nextra_args = [\"--openai-api-key\", \"sk-abcdefghijklmnopqrstuv\"]\n", "agents.a.extra_args[1] looks like a key"},
+		{"key env name", "[agents.a]\npreset = \"codex\"\napi_key_env = \"sk-abc\"\n", "agents.a.api_key_env is not an environment variable name"},
+		{"base url", "[agents.a]\npreset = \"codex\"\nbase_url = \"ftp://x\"\n", `agents.a.base_url "ftp://x" is not an http(s) URL`},
+		{"placeholder", "[agents.a]\npreset = \"codex\"\nextra_args = [\"{prompt}\"]\n", "agents.a.extra_args[0] uses {prompt}: the placeholders are {model}, {base_url}, {prompt_file}"},
+		{"env_from name", "[agents.a]\npreset = \"codex\"\nenv_from = [\"A-B\"]\n", `agents.a.env_from has "A-B"`},
+		{"preset key on command", "[agents.a]\ncommand = \"x\"\nmodel = \"m\"\n", "agents.a.model applies to a preset only"},
+		{"agent role", "[models]\ncoding = \"c\"\n[models.agent]\nbase_url = \"http://x\"\nprovider = \"openai\"\n", "[models.agent] has no model: set models.agent.model or remove the table (preset agents then use the coding model)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.toml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "sk-abc") {
+				t.Errorf("the error repeats the key: %v", err)
+			}
+		})
+	}
+}
+
+func TestAgentEndpoint(t *testing.T) {
+	c, err := Parse([]byte(`
+[models]
+coding = "qwen3-coder:30b"
+base_url = "http://localhost:11434"
+api_key_env = "OLLAMA_KEY"
+
+[models.agent]
+model = "qwen3-coder-plus"
+provider = "openai"
+base_url = "https://dashscope.example/v1"
+api_key_env = "DASHSCOPE_API_KEY"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		a                Agent
+		model, base, key string
+	}{
+		{Agent{Preset: "qwen-code"}, "qwen3-coder-plus", "https://dashscope.example/v1", "DASHSCOPE_API_KEY"},
+		{Agent{Preset: "codex", Model: "mine"}, "mine", "https://dashscope.example/v1", "DASHSCOPE_API_KEY"},
+		{Agent{Preset: "codex", BaseURL: "http://other/v1"}, "qwen3-coder-plus", "http://other/v1", ""},
+		{Agent{Preset: "claude-code"}, "", "", ""},
+	}
+	for _, tc := range tests {
+		m, b, k := c.AgentEndpoint(tc.a)
+		if m != tc.model || b != tc.base || k != tc.key {
+			t.Errorf("%+v: got %q %q %q, want %q %q %q", tc.a, m, b, k, tc.model, tc.base, tc.key)
+		}
+	}
+	c.Models.Agent = nil
+	if m, b, k := c.AgentEndpoint(Agent{Preset: "aider"}); m != "qwen3-coder:30b" || b != "http://localhost:11434/v1" || k != "OLLAMA_KEY" {
+		t.Errorf("without [models.agent]: got %q %q %q, want the coding model on Ollama's /v1", m, b, k)
+	}
+}

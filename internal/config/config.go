@@ -102,6 +102,10 @@ type Models struct {
 	// back to the reasoning model when its table is absent.
 	Supervisor *Endpoint `toml:"supervisor,omitempty"`
 	Summarizer *Endpoint `toml:"summarizer,omitempty"`
+	// Agent is the endpoint the board's preset agents use when their
+	// profile names none (Config.AgentEndpoint); absent, they use the
+	// coding model on the main server.
+	Agent *Endpoint `toml:"agent,omitempty"`
 }
 
 // Endpoint is a [models.supervisor] or [models.summarizer] table. Model is
@@ -450,13 +454,16 @@ func (m *Models) validate() []string {
 	for _, e := range []struct {
 		role string
 		ep   *Endpoint
-	}{{"supervisor", m.Supervisor}, {"summarizer", m.Summarizer}} {
+	}{{"supervisor", m.Supervisor}, {"summarizer", m.Summarizer}, {"agent", m.Agent}} {
 		if e.ep == nil {
 			continue
 		}
 		key := "models." + e.role
 		ep := e.ep
-		if ep.Model == "" {
+		switch {
+		case ep.Model == "" && e.role == "agent":
+			add("[%s] has no model: set %s.model or remove the table (preset agents then use the coding model)", key, key)
+		case ep.Model == "":
 			add("[%s] has no model: set %s.model or remove the table (the role then uses the reasoning model)", key, key)
 		}
 		if !validProvider(ep.Provider) {
