@@ -294,7 +294,7 @@ var allowedImports = map[string][]string{
 	"fleet": {"fleet/runner", "board", "review", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
 		"run", "workspace", "validation",
 		"kb", "corpus", "store", "world", "llm", "config", "gitx"},
-	"fleet/runner":         {"board", "supervise", "knowledge", "world", "config", "gitx"}, // runs agent profiles
+	"fleet/runner":         {"board", "supervise", "knowledge", "agentcli", "world", "config", "gitx"}, // runs agent profiles
 	"knowledge/supervisor": {"board", "review", "knowledge", "world", "llm", "config"},
 	"cleanup":              {"board", "world", "llm"},
 	"review":               {"board", "evidence", "supervise", "notify", "validation", "world", "llm", "config", "gitx"},
@@ -315,12 +315,13 @@ var allowedImports = map[string][]string{
 	"enrich":     {"workspace", "index", "kb", "corpus", "llm"},
 	"run":        {"workspace", "agent", "retrieve", "validation", "knowledge", "store", "world", "llm", "config", "gitx"},
 	"workspace":  {"preflight", "kb", "corpus", "store", "world", "llm", "config"},
-	"preflight":  {"kb", "corpus", "store", "llm", "config", "gitx"},
+	"preflight":  {"agentcli", "kb", "corpus", "store", "llm", "config", "gitx"},
 	"agent":      {"retrieve", "edit", "validation", "corpus", "store", "llm", "config", "gitx"},
 	"retrieve":   {"index", "lang", "kb", "corpus", "store", "llm"},
 	"edit":       {},
 	"validation": {"config"},
-	"outcome":    {}, // test runners' reports read and compared
+	"outcome":    {},         // test runners' reports read and compared
+	"agentcli":   {"config"}, // the agent CLIs' presets: their commands and readers of their output
 
 	// Data.
 	"index":  {"lang", "corpus", "store", "config", "gitx"},
