@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
 )
 
@@ -25,6 +26,7 @@ type taskFields struct {
 	milestone   string
 	after       []string
 	agent       string
+	force       bool
 	noChange    bool
 	testsMay    bool
 }
@@ -40,6 +42,7 @@ func addTaskFieldFlags(cmd *cobra.Command, tf *taskFields) {
 	f.StringVar(&tf.milestone, "milestone", "", "the milestone the task belongs to")
 	f.StringSliceVar(&tf.after, "after", nil, "an id this task waits for until it is verified (repeatable)")
 	f.StringVar(&tf.agent, "agent", "", "the agent profile that runs the task (default: the board's)")
+	f.BoolVar(&tf.force, "force", false, "set --agent even to a profile config.toml does not define (yet)")
 	f.BoolVar(&tf.noChange, "no-change", false, "the task is done without changing files (a review, an investigation): its review needs no diff")
 	f.BoolVar(&tf.testsMay, "tests-may-change", false, "the task may change tests and the validation's own files: its review runs the branch's tests, not the base's")
 	cmd.MarkFlagsMutuallyExclusive("description", "file")
@@ -104,6 +107,22 @@ func (tf *taskFields) patch(d *deps, cmd *cobra.Command) (fleet.Patch, error) {
 		p.TestsMayChange = &v
 	}
 	return p, nil
+}
+
+// checkAgent refuses an --agent that the repository's config.toml at root
+// does not define, unless --force: such a task could only fail.
+func (tf *taskFields) checkAgent(root string, cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("agent") || tf.force {
+		return nil
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return fmt.Errorf("--agent: check the profile: %w (or pass --force)", err)
+	}
+	if err := cfg.AgentDefined(tf.agent); err != nil {
+		return usageError{err: fmt.Errorf("--agent: %w, or pass --force to set it anyway", err)}
+	}
+	return nil
 }
 
 func priorityNames() string {
@@ -181,6 +200,9 @@ func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 		return err
 	}
 	defer b.Close()
+	if err := opts.fields.checkAgent(b.root, opts.cmd); err != nil {
+		return err
+	}
 	added, err := b.Add(ctx, t)
 	if err != nil {
 		return inputError(err)

@@ -57,6 +57,9 @@ func taskEditRun(ctx context.Context, d *deps, opts *taskEditOptions) error {
 		return err
 	}
 	defer b.Close()
+	if err := opts.fields.checkAgent(b.root, opts.cmd); err != nil {
+		return err
+	}
 	t, changed, err := b.Edit(ctx, opts.id, p)
 	if err != nil {
 		return inputError(err)

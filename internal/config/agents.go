@@ -226,3 +226,31 @@ func openAIBase(provider, base string) string {
 	}
 	return strings.TrimRight(base, "/") + "/v1"
 }
+
+// AgentNames are the profiles a task can name: BuiltinAgent first, then
+// the [agents.NAME] entries, sorted.
+func (c *Config) AgentNames() []string {
+	names := []string{}
+	if c != nil {
+		for n := range c.Agents {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return append([]string{BuiltinAgent}, names...)
+}
+
+// AgentDefined checks that name is a profile a task can run with: the
+// built-in one or an [agents.NAME] entry; "" is the board's default. c may
+// be nil (no config file).
+func (c *Config) AgentDefined(name string) error {
+	if name == "" || name == BuiltinAgent {
+		return nil
+	}
+	if c != nil {
+		if _, ok := c.Agents[name]; ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("agent profile %q is not defined: the defined ones are %s; define [agents.%s] in %s", name, strings.Join(c.AgentNames(), ", "), name, FileName)
+}
