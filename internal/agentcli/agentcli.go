@@ -129,6 +129,10 @@ type Command struct {
 	Dirs  []string
 	// Secrets are the values String and Mask hide: the key.
 	Secrets []string
+	// Help is the argv whose output lists Headless, the flags the preset's
+	// headless mode relies on: 'cra doctor' checks the installed version
+	// has them.
+	Help, Headless []string
 }
 
 // Preset describes one agent CLI.
@@ -140,6 +144,9 @@ type preset struct {
 	expand func(p Profile, r Run, key string, c *Command, env map[string]string) []string
 	// keyEnv is the variable the agent reads the endpoint's key from.
 	keyEnv string
+	// help is the argv (after the binary) that prints the help listing
+	// the headless flags, which are headless.
+	help, headless []string
 	// last are the arguments after extra_args: the prompt's.
 	last func(r Run) []string
 	// reader parses the agent's output.
@@ -239,6 +246,8 @@ func Expand(p Profile, r Run) (*Command, error) {
 		args = append(args, pr.last(r)...)
 	}
 	c.Args = append([]string{pr.binary}, args...)
+	c.Help = append([]string{pr.binary}, pr.help...)
+	c.Headless = pr.headless
 	if pr.stdin {
 		c.Stdin = r.PromptFile
 	}

@@ -23,6 +23,7 @@ func presets() map[string]preset {
 		// it at an Anthropic-protocol endpoint; CLAUDE_CONFIG_DIR holds
 		// its state.
 		ClaudeCode: {
+			help: []string{"--help"}, headless: []string{"--print", "--output-format", "--verbose", "--permission-mode", "--model"},
 			binary: "claude", stdin: true, keyEnv: "ANTHROPIC_API_KEY", reader: newStreamJSON,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"-p", "--output-format", "stream-json", "--verbose",
@@ -51,6 +52,7 @@ func presets() map[string]preset {
 		// Responses API, its key read from env_key; CODEX_HOME holds the
 		// state. Approval maps to codex's sandbox: exec never asks.
 		Codex: {
+			help: []string{"exec", "--help"}, headless: []string{"--json", "--color", "--skip-git-repo-check", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--config", "--model"},
 			binary: "codex", stdin: true, keyEnv: "", reader: newCodex,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check"}
@@ -92,6 +94,7 @@ func presets() map[string]preset {
 		// GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY point it at a
 		// Gemini-protocol endpoint; GEMINI_CLI_HOME holds its state.
 		GeminiCLI: {
+			help: []string{"--help"}, headless: []string{"--output-format", "--approval-mode", "--model"},
 			binary: "gemini", stdin: true, keyEnv: "GEMINI_API_KEY", reader: newGemini,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"--output-format", "stream-json",
@@ -121,6 +124,7 @@ func presets() map[string]preset {
 		// holds its state, where cra writes the settings a headless run
 		// wants when the state is isolated.
 		QwenCode: {
+			help: []string{"--help"}, headless: []string{"--output-format", "--approval-mode", "--auth-type", "--model"},
 			binary: "qwen", stdin: true, keyEnv: "OPENAI_API_KEY", reader: newStreamJSON,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"--output-format", "stream-json",
@@ -150,6 +154,7 @@ func presets() map[string]preset {
 		// key read by opencode's {env:NAME} substitution, with the
 		// permissions of the approval; the XDG directories hold its state.
 		OpenCode: {
+			help: []string{"run", "--help"}, headless: []string{"--format", "--file", "--model"},
 			binary: "opencode", stdin: false, keyEnv: "", reader: newOpenCode,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"run", "--format", "json"}
@@ -197,6 +202,7 @@ func presets() map[string]preset {
 		// histories go to the run's directory, not the working copy, which
 		// cra commits; cra commits the edits itself.
 		Aider: {
+			help: []string{"--help"}, headless: []string{"--message-file", "--yes-always", "--no-pretty", "--no-stream", "--no-auto-commits", "--no-gitignore", "--chat-history-file", "--input-history-file", "--openai-api-base"},
 			binary: "aider", stdin: false, keyEnv: "OPENAI_API_KEY", reader: newAider,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"--message-file", r.PromptFile, "--yes-always", "--no-pretty", "--no-stream",

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/agentcli"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
@@ -71,6 +72,7 @@ func Doctor(ctx context.Context, root string, timeout time.Duration) []Check {
 	cfg := dr.checkConfig(root)
 	dr.checkDatabases(ctx, root, boardOnly(cfg))
 	dr.checkModels(ctx, root, cfg, timeout)
+	dr.checkAgents(ctx, root, cfg, timeout)
 	dr.checkNotify(cfg)
 	dr.checkVerification(cfg)
 	return dr.checks
@@ -105,6 +107,93 @@ func (dr *doctor) checkVerification(cfg *config.Config) {
 		dr.fail(false, name, "no [validation] command: the recycler verifies no task that changes files (a claim of completion stays significant_progress)",
 			"set [validation] test in "+config.Dir+"/"+config.FileName+" (e.g. test = \"go test ./...\"), or recycler.allow_unvalidated = true to let the model's word stand")
 	}
+}
+
+// checkAgents checks each preset profile of [agents] (issue 29): its
+// command expands (the key's variable is set), its binary is on the
+// agent's PATH, that version's help lists the headless flags the preset
+// relies on, and the endpoint it points at answers. A command profile
+// runs the person's own command and is not checked. Agent checks are
+// optional: only the tasks that use a profile need it.
+func (dr *doctor) checkAgents(ctx context.Context, root string, cfg *config.Config, timeout time.Duration) {
+	if cfg == nil {
+		return
+	}
+	names := make([]string, 0, len(cfg.Agents))
+	for n, a := range cfg.Agents {
+		if a.Preset != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		a := cfg.Agents[name]
+		check := fmt.Sprintf("agent %s (%s)", name, a.Preset)
+		p, err := agentcli.FromConfig(cfg, name)
+		if err != nil {
+			dr.fail(false, check, err.Error(), "fix [agents."+name+"] in "+config.FileName)
+			continue
+		}
+		state := statedir.Of(root)
+		c, err := agentcli.Expand(p, agentcli.Run{PromptFile: state.Run("doctor").Prompt(1), Worktree: root,
+			TaskID: "doctor", Branch: "cra/doctor", StateDir: state.Agent(name), Environ: os.Environ()})
+		if err != nil {
+			dr.fail(false, check, err.Error(), "set what it names where cra serve starts, or change [agents."+name+"]")
+			continue
+		}
+		path, err := c.LookPath()
+		if err != nil {
+			dr.fail(false, check, err.Error(), "install "+agentcli.Binary(a.Preset)+" (tested: "+agentcli.Versions[a.Preset]+")")
+			continue
+		}
+		version := firstLine(runOutput(ctx, timeout, path, "--version"))
+		help := runOutput(ctx, timeout, path, c.Help[1:]...)
+		var missing []string
+		for _, f := range c.Headless {
+			if !strings.Contains(help, f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			dr.fail(false, check, fmt.Sprintf("%s (%s) does not list %s in '%s': its headless mode differs from the preset's", path, version, strings.Join(missing, ", "), strings.Join(c.Help, " ")),
+				"install the version the preset was written for: "+agentcli.Versions[a.Preset])
+			continue
+		}
+		dr.ok(check, fmt.Sprintf("%s, %s, headless flags present; runs: %s", path, version, c.String()))
+		if p.BaseURL != "" && a.Preset != agentcli.ClaudeCode && a.Preset != agentcli.GeminiCLI {
+			model := p.Model
+			if model == "" {
+				model = "(the agent's default)" // the client wants a name; listing uses none
+			}
+			e := &endpoint{model: llm.ModelConfig{Provider: llm.ProviderOpenAI, Model: model, BaseURL: p.BaseURL, APIKeyEnv: p.APIKeyEnv}}
+			if p.Model != "" {
+				e.models = []endpointModel{{name: "agent " + name, model: p.Model}}
+			}
+			dr.checkEndpoint(ctx, e, timeout)
+		}
+	}
+}
+
+// runOutput is what a command prints (stdout and stderr) within timeout;
+// "" when it cannot run.
+func runOutput(ctx context.Context, timeout time.Duration, path string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdin = nil
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "version unknown"
+	}
+	return s
 }
 
 // checkNotify checks what [notify] needs from the environment: the

@@ -62,6 +62,7 @@ const (
 	taskIndexPrefix = ".index."               // in TasksDir: a folder's list index
 	WorktreesDir    = "worktrees"             // board tasks' and 'cra solve's worktrees
 	RunsDir         = "runs"                  // one directory per task's runs
+	AgentsDir       = "agents"                // isolated preset agents' state, one directory per profile
 	RunFile         = "run.json"              // in a run directory: the running run's identity
 	ClaimFile       = "starting.json"         // in a run directory: a starter's claim
 	ReviewsFile     = "reviews.jsonl"         // in a run directory: the recycler's history
@@ -183,6 +184,10 @@ func (d Dir) Run(id string) Run { return Run{d.join(RunsDir, id)} }
 
 // Plans is the directory where 'cra plan' writes its plans.
 func (d Dir) Plans() string { return d.join(PlansDir) }
+
+// Agent is where the agent of preset profile name keeps its state when
+// the profile says state = "isolated" (internal/agentcli).
+func (d Dir) Agent(name string) string { return d.join(AgentsDir, name) }
 
 // Plan is the plan 'cra plan' writes for task id, plans/<id>.md.
 func (d Dir) Plan(id string) string { return d.join(PlansDir, id+".md") }
