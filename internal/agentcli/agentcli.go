@@ -122,7 +122,10 @@ type Command struct {
 	// Stdin is the file whose content goes to the agent's standard input;
 	// "" gives it none.
 	Stdin string
-	Dir   string
+	// PromptArg is the file whose text Argv puts in place of the last
+	// argument, "" for none.
+	PromptArg string
+	Dir       string
 	// Files are written and Dirs made by Prepare, before the start: the
 	// isolated state directory and the settings a headless run needs.
 	Files map[string]string
@@ -140,6 +143,9 @@ type preset struct {
 	binary string
 	// stdin: the prompt goes on standard input; else it is a file argument.
 	stdin bool
+	// promptArg: the prompt's text is the last argument (Command.Argv),
+	// for an agent that reads its standard input with a deadline.
+	promptArg bool
 	// expand fills the preset's argv (after the binary) and environment.
 	expand func(p Profile, r Run, key string, c *Command, env map[string]string) []string
 	// keyEnv is the variable the agent reads the endpoint's key from.
@@ -248,7 +254,11 @@ func Expand(p Profile, r Run) (*Command, error) {
 	c.Args = append([]string{pr.binary}, args...)
 	c.Help = append([]string{pr.binary}, pr.help...)
 	c.Headless = pr.headless
-	if pr.stdin {
+	switch {
+	case pr.promptArg:
+		c.PromptArg = r.PromptFile
+		c.Args = append(c.Args, promptMarker)
+	case pr.stdin:
 		c.Stdin = r.PromptFile
 	}
 	if err := addProfileEnv(p, values, lookup, env); err != nil {
@@ -309,6 +319,39 @@ func envList(m map[string]string) []string {
 	return out
 }
 
+// promptMarker stands in Args for the prompt's text (Command.PromptArg).
+const promptMarker = "\x00cra-prompt\x00"
+
+// MaxPromptArg bounds the prompt passed as an argument: Linux refuses a
+// single argument over 128 KiB (MAX_ARG_STRLEN). A longer prompt goes on
+// standard input.
+const MaxPromptArg = 100 << 10
+
+// Argv is the argv to start and the file for standard input ("" for
+// none): Args with the prompt's text read in where the preset takes it
+// as an argument. Run it just before the start: the prompt file must
+// exist.
+func (c *Command) Argv() (argv []string, stdin string, err error) {
+	if c.PromptArg == "" {
+		return append([]string(nil), c.Args...), c.Stdin, nil
+	}
+	text, err := os.ReadFile(c.PromptArg)
+	if err != nil {
+		return nil, "", fmt.Errorf("read the prompt: %w", err)
+	}
+	for _, a := range c.Args {
+		switch {
+		case a != promptMarker:
+			argv = append(argv, a)
+		case len(text) <= MaxPromptArg:
+			argv = append(argv, string(text))
+		default:
+			stdin = c.PromptArg
+		}
+	}
+	return argv, stdin, nil
+}
+
 // Prepare makes the directories and writes the files the command needs.
 // A file that exists is left as it is: a person may have edited the
 // settings of an isolated state directory.
@@ -367,6 +410,10 @@ func (c *Command) String() string {
 	for i, a := range c.Args {
 		if i > 0 {
 			b.WriteByte(' ')
+		}
+		if a == promptMarker {
+			b.WriteString(`"$(cat ` + shellWord(c.PromptArg) + `)"`)
+			continue
 		}
 		b.WriteString(shellWord(a))
 	}

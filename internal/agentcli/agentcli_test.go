@@ -46,9 +46,9 @@ func TestExpand(t *testing.T) {
 		{"gemini-cli", with(GeminiCLI, func(p *Profile) { p.Model, p.BaseURL = "gemini-2.5-pro", "" }),
 			"GEMINI_API_KEY=**** gemini --output-format stream-json --approval-mode auto_edit --model gemini-2.5-pro < /r/runs/t1/prompt-1.md", "GEMINI_API_KEY"},
 		{"qwen-code", with(QwenCode, nil),
-			"OPENAI_API_KEY=**** OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_MODEL=qwen3-coder qwen --output-format stream-json --approval-mode auto-edit --auth-type openai --model qwen3-coder < /r/runs/t1/prompt-1.md", "OPENAI_API_KEY"},
+			"OPENAI_API_KEY=**** OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_MODEL=qwen3-coder qwen --output-format stream-json --approval-mode auto-edit --auth-type openai --model qwen3-coder \"$(cat /r/runs/t1/prompt-1.md)\"", "OPENAI_API_KEY"},
 		{"qwen-code read-only isolated", with(QwenCode, func(p *Profile) { p.Approval, p.Isolated = config.ApprovalReadOnly, true }),
-			"OPENAI_API_KEY=**** OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_MODEL=qwen3-coder QWEN_HOME=/r/.clean_room/agents/x qwen --output-format stream-json --approval-mode plan --auth-type openai --model qwen3-coder < /r/runs/t1/prompt-1.md", "OPENAI_API_KEY"},
+			"OPENAI_API_KEY=**** OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_MODEL=qwen3-coder QWEN_HOME=/r/.clean_room/agents/x qwen --output-format stream-json --approval-mode plan --auth-type openai --model qwen3-coder \"$(cat /r/runs/t1/prompt-1.md)\"", "OPENAI_API_KEY"},
 		{"opencode", with(OpenCode, nil),
 			`OPENCODE_CONFIG_CONTENT='{"$schema":"https://opencode.ai/config.json","permission":{"bash":"ask","edit":"allow","webfetch":"ask"},"provider":{"cra":{"models":{"qwen3-coder":{}},"name":"cra","npm":"@ai-sdk/openai-compatible","options":{"apiKey":"{env:OPENROUTER_API_KEY}","baseURL":"https://openrouter.ai/api/v1"}}}}' OPENROUTER_API_KEY=**** opencode run --format json --model cra/qwen3-coder --file /r/runs/t1/prompt-1.md -- 'Do the task described in the attached file.'`, "OPENROUTER_API_KEY"},
 		{"aider", with(Aider, func(p *Profile) {
@@ -220,5 +220,32 @@ api_key_env = "EXAMPLE_KEY"
 	slices.Sort(names)
 	if !slices.Equal(names, Presets()) {
 		t.Errorf("config knows presets %v, agentcli %v: keep them one list", names, Presets())
+	}
+}
+
+// TestArgv reads qwen-code's prompt in as its last argument, and gives a
+// prompt too long for one argument on standard input instead.
+func TestArgv(t *testing.T) {
+	r := testRun()
+	r.PromptFile = filepath.Join(t.TempDir(), "prompt.md")
+	os.WriteFile(r.PromptFile, []byte("Fix the parser.\n"), 0o644)
+	c, err := Expand(Profile{Name: "q", Preset: QwenCode, Model: "m", ExtraArgs: []string{"--max-session-turns", "9"}}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, stdin, err := c.Argv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"qwen", "--output-format", "stream-json", "--approval-mode", "auto-edit", "--model", "m", "--max-session-turns", "9", "Fix the parser.\n"}; !slices.Equal(argv, want) || stdin != "" {
+		t.Errorf("argv %q stdin %q, want %q and none", argv, stdin, want)
+	}
+	os.WriteFile(r.PromptFile, []byte(strings.Repeat("x", MaxPromptArg+1)), 0o644)
+	if argv, stdin, err = c.Argv(); err != nil || stdin != r.PromptFile || argv[len(argv)-1] != "9" {
+		t.Errorf("a long prompt: argv ends %q, stdin %q, %v; want it on standard input", argv[len(argv)-1], stdin, err)
+	}
+	os.Remove(r.PromptFile)
+	if _, _, err := c.Argv(); err == nil {
+		t.Errorf("no error for a missing prompt file")
 	}
 }

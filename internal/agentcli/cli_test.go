@@ -116,15 +116,21 @@ func runCLI(t *testing.T, p Profile, repo, prompt string, s *llmtest.Server, bef
 	if path != bin {
 		t.Errorf("the command runs %s, want the installed %s", path, bin)
 	}
-	cmd := exec.CommandContext(ctx, path, c.Args[1:]...)
-	cmd.Dir, cmd.Env = c.Dir, c.Env
-	procgroup.Own(cmd)
-	in, err := os.Open(c.Stdin)
+	argv, stdin, err := c.Argv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
-	cmd.Stdin = in
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	procgroup.Own(cmd)
+	if stdin != "" {
+		in, err := os.Open(stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		cmd.Stdin = in
+	}
 	var out bytes.Buffer
 	r := c.NewReader()
 	w := &lockedWriter{w: []io.Writer{&out, r}}

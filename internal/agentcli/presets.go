@@ -117,15 +117,17 @@ func presets() map[string]preset {
 				return fmt.Sprintf(`approval = "full" (gemini --approval-mode yolo), or that tool alone: extra_args = ["--allowed-tools", %q]`, tool)
 			},
 		},
-		// qwen-code: reads the prompt from stdin; its stream-json is Claude
-		// Code's message format. OPENAI_BASE_URL, OPENAI_API_KEY and
+		// qwen-code: takes the prompt as its positional argument (it gives
+		// up on a standard input that has said nothing for 500 ms, which a
+		// loaded machine misses); its stream-json is Claude Code's message
+		// format. OPENAI_BASE_URL, OPENAI_API_KEY and
 		// OPENAI_MODEL with --auth-type openai point it at an
 		// OpenAI-compatible endpoint (docs/configuration/auth.md); QWEN_HOME
 		// holds its state, where cra writes the settings a headless run
 		// wants when the state is isolated.
 		QwenCode: {
 			help: []string{"--help"}, headless: []string{"--output-format", "--approval-mode", "--auth-type", "--model"},
-			binary: "qwen", stdin: true, keyEnv: "OPENAI_API_KEY", reader: newStreamJSON,
+			binary: "qwen", promptArg: true, keyEnv: "OPENAI_API_KEY", reader: newStreamJSON,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"--output-format", "stream-json",
 					"--approval-mode", map[string]string{config.ApprovalReadOnly: "plan", config.ApprovalEdit: "auto-edit", config.ApprovalFull: "yolo"}[p.Approval]}
