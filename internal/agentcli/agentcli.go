@@ -109,6 +109,11 @@ type Run struct {
 	// Environ is cra's environment (os.Environ()): the source of the base
 	// variables, env_from and the key.
 	Environ []string
+	// Confined says cra's sandbox confines the agent's writes to its
+	// working copy, its temp directory and its state: an agent whose own
+	// sandbox cannot run inside it (codex's needs mount namespaces, which
+	// Landlock forbids to a confined process) runs without its own.
+	Confined bool
 }
 
 // Command is an expanded profile: what to start and how.
@@ -130,6 +135,11 @@ type Command struct {
 	// isolated state directory and the settings a headless run needs.
 	Files map[string]string
 	Dirs  []string
+	// Writes are the directories outside its working copy the agent keeps
+	// its state in (the isolated state directory, or its own directories
+	// in the home): a confined run must be allowed to write them. Prepare
+	// makes them.
+	Writes []string
 	// Secrets are the values String and Mask hide: the key.
 	Secrets []string
 	// Help is the argv whose output lists Headless, the flags the preset's
@@ -159,6 +169,9 @@ type preset struct {
 	reader func() parser
 	// allow names the setting that lets the agent run a refused tool.
 	allow func(tool string) string
+	// home are the directories under HOME the agent writes its state to
+	// when it is not isolated.
+	home []string
 }
 
 // presets maps each preset name to its definition (presets.go).
@@ -243,6 +256,11 @@ func Expand(p Profile, r Run) (*Command, error) {
 	}
 	if p.Isolated {
 		c.Dirs = append(c.Dirs, r.StateDir)
+		c.Writes = append(c.Writes, r.StateDir)
+	} else if home := env["HOME"]; home != "" {
+		for _, d := range pr.home {
+			c.Writes = append(c.Writes, filepath.Join(home, d))
+		}
 	}
 	args := pr.expand(p, r, key, c, env)
 	for _, a := range p.ExtraArgs {
@@ -356,7 +374,7 @@ func (c *Command) Argv() (argv []string, stdin string, err error) {
 // A file that exists is left as it is: a person may have edited the
 // settings of an isolated state directory.
 func (c *Command) Prepare() error {
-	for _, d := range c.Dirs {
+	for _, d := range append(append([]string(nil), c.Dirs...), c.Writes...) {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("make the agent's state directory: %w", err)
 		}

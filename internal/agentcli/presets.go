@@ -23,6 +23,7 @@ func presets() map[string]preset {
 		// it at an Anthropic-protocol endpoint; CLAUDE_CONFIG_DIR holds
 		// its state.
 		ClaudeCode: {
+			home: []string{".claude"},
 			help: []string{"--help"}, headless: []string{"--print", "--output-format", "--verbose", "--permission-mode", "--model"},
 			binary: "claude", stdin: true, keyEnv: "ANTHROPIC_API_KEY", reader: newStreamJSON,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
@@ -52,15 +53,20 @@ func presets() map[string]preset {
 		// Responses API, its key read from env_key; CODEX_HOME holds the
 		// state. Approval maps to codex's sandbox: exec never asks.
 		Codex: {
+			home: []string{".codex"},
 			help: []string{"exec", "--help"}, headless: []string{"--json", "--color", "--skip-git-repo-check", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--config", "--model"},
 			binary: "codex", stdin: true, keyEnv: "", reader: newCodex,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
 				args := []string{"exec", "--json", "--color", "never", "--skip-git-repo-check"}
-				switch p.Approval {
-				case config.ApprovalReadOnly:
+				switch {
+				case p.Approval == config.ApprovalReadOnly:
 					args = append(args, "--sandbox", "read-only")
-				case config.ApprovalFull:
+				case p.Approval == config.ApprovalFull:
 					args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+				case r.Confined:
+					// cra's sandbox allows what workspace-write would, and
+					// codex's own cannot nest in it: every write fails.
+					args = append(args, "--sandbox", "danger-full-access")
 				default:
 					args = append(args, "--sandbox", "workspace-write")
 				}
@@ -94,6 +100,7 @@ func presets() map[string]preset {
 		// GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY point it at a
 		// Gemini-protocol endpoint; GEMINI_CLI_HOME holds its state.
 		GeminiCLI: {
+			home: []string{".gemini"},
 			help: []string{"--help"}, headless: []string{"--output-format", "--approval-mode", "--model"},
 			binary: "gemini", stdin: true, keyEnv: "GEMINI_API_KEY", reader: newGemini,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
@@ -126,6 +133,7 @@ func presets() map[string]preset {
 		// holds its state, where cra writes the settings a headless run
 		// wants when the state is isolated.
 		QwenCode: {
+			home: []string{".qwen"},
 			help: []string{"--help"}, headless: []string{"--output-format", "--approval-mode", "--auth-type", "--model"},
 			binary: "qwen", promptArg: true, keyEnv: "OPENAI_API_KEY", reader: newStreamJSON,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
@@ -156,6 +164,7 @@ func presets() map[string]preset {
 		// key read by opencode's {env:NAME} substitution, with the
 		// permissions of the approval; the XDG directories hold its state.
 		OpenCode: {
+			home: []string{".local/share/opencode", ".local/state/opencode", ".cache/opencode", ".config/opencode"},
 			help: []string{"run", "--help"}, headless: []string{"--format", "--file", "--model"},
 			binary: "opencode", stdin: false, keyEnv: "", reader: newOpenCode,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {
@@ -204,6 +213,7 @@ func presets() map[string]preset {
 		// histories go to the run's directory, not the working copy, which
 		// cra commits; cra commits the edits itself.
 		Aider: {
+			home: []string{".aider"},
 			help: []string{"--help"}, headless: []string{"--message-file", "--yes-always", "--no-pretty", "--no-stream", "--no-auto-commits", "--no-gitignore", "--chat-history-file", "--input-history-file", "--openai-api-base"},
 			binary: "aider", stdin: false, keyEnv: "OPENAI_API_KEY", reader: newAider,
 			expand: func(p Profile, r Run, key string, c *Command, env map[string]string) []string {

@@ -107,6 +107,30 @@ type Results struct {
 	// Classification is the recycler's last verdict: full_complete,
 	// significant_progress, some_progress or uncertain (seed 004).
 	Classification string `yaml:"classification,omitempty" json:"classification,omitempty"`
+	// Usage is the token usage the run's agent reported (a preset's
+	// output, issue 29 item 3); nil when it reported none.
+	Usage *Usage `yaml:"usage,omitempty" json:"usage,omitempty"`
+}
+
+// Usage is a run's token usage: the whole prompt (its cached part
+// included), the output, the cached part, and the agent's model.
+type Usage struct {
+	Model  string `yaml:"model,omitempty" json:"model,omitempty"`
+	Input  int64  `yaml:"input" json:"input"`
+	Output int64  `yaml:"output" json:"output"`
+	Cached int64  `yaml:"cached" json:"cached"`
+}
+
+// String is the usage as the card and 'cra task show' give it.
+func (u *Usage) String() string {
+	if u == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d in (%d cached), %d out", u.Input, u.Cached, u.Output)
+	if u.Model != "" {
+		s += ", " + u.Model
+	}
+	return s
 }
 
 // MaxOutput caps Results.Output: the tail is kept, since a run's last lines
@@ -162,6 +186,12 @@ type Task struct {
 	Runs                        int       `yaml:"runs" json:"runs"`
 	ConsecutiveCompletionClaims int       `yaml:"consecutive_completion_claims" json:"consecutive_completion_claims"`
 	ConsecutiveFailures         int       `yaml:"consecutive_failures" json:"consecutive_failures"`
+	// EndpointFailures counts the runs in a row whose agent's model
+	// endpoint failed (issue 29 item 5): no failure streak, a backoff
+	// instead, doubling with each; RetryAfter is when the processor may
+	// start the next run of the task, zero for now.
+	EndpointFailures int       `yaml:"endpoint_failures,omitempty" json:"endpoint_failures,omitempty"`
+	RetryAfter       time.Time `yaml:"retry_after,omitempty" json:"retry_after,omitzero"`
 	// ProcessorAutoRequeue false keeps the processor away from the task
 	// (seed 004); a missing key reads as true.
 	ProcessorAutoRequeue bool     `yaml:"processor_auto_requeue" json:"processor_auto_requeue"`
@@ -293,7 +323,7 @@ func (t *Task) CheckFields() error {
 			return &FieldError{Field: "after", Err: "the task waits for itself", Fix: "remove " + a + " from after"}
 		}
 	}
-	for name, n := range map[string]int{"runs": t.Runs, "consecutive_completion_claims": t.ConsecutiveCompletionClaims, "consecutive_failures": t.ConsecutiveFailures} {
+	for name, n := range map[string]int{"runs": t.Runs, "consecutive_completion_claims": t.ConsecutiveCompletionClaims, "consecutive_failures": t.ConsecutiveFailures, "endpoint_failures": t.EndpointFailures} {
 		if n < 0 {
 			return &FieldError{Field: name, Err: fmt.Sprintf("%d is negative", n), Fix: "set it to 0 or more"}
 		}

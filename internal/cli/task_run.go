@@ -7,13 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 )
 
 // taskRunOptions are the inputs of 'cra task run'.
 type taskRunOptions struct {
 	taskCommon
-	id string
+	id     string
+	dryRun bool
 }
 
 func newTaskRunCmd(d *deps, runF func(context.Context, *deps, *taskRunOptions) error) *cobra.Command {
@@ -46,8 +48,12 @@ moved back to pending as a person's move (an [event:user] and an
 [agent:retry]). A task in progress or in a terminal folder is refused.
 The run is not requeued afterwards: that is the recycler's job.
 
-The exit status is 0 when the run completed and 1 when it failed.`,
+The exit status is 0 when the run completed and 1 when it failed.
+
+--dry-run prints the command the run would start, with the variables a
+preset sets and its key masked, and starts nothing.`,
 		Example: `  cra task run t-1a2b3c4d
+  cra task run t-1a2b3c4d --dry-run
   cra task run t-1a2b3c4d --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +65,36 @@ The exit status is 0 when the run completed and 1 when it failed.`,
 		},
 	}
 	addTaskCommon(cmd, &opts.taskCommon)
+	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the command the run would start (secrets masked) and start nothing")
 	return cmd
+}
+
+// taskDryRun prints the command the task's next run would start. It reads
+// the board in process: nothing changes.
+func taskDryRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
+	if err := board.CheckID(opts.id); err != nil {
+		return usageError{err: err}
+	}
+	tb, err := openBoard(ctx, d, opts.repo, false)
+	if err != nil {
+		return err
+	}
+	if tb == nil {
+		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
+	}
+	defer tb.Close()
+	line, err := tb.fleet.DryRun(ctx, opts.id)
+	if err != nil {
+		return inputError(err)
+	}
+	if opts.json {
+		return encodeJSON(d.out, struct {
+			ID      string `json:"id"`
+			Command string `json:"command"`
+		}{opts.id, line})
+	}
+	_, err = fmt.Fprintln(d.out, line)
+	return err
 }
 
 // taskRunJSON is the --json output: the outcome with paths relative to
@@ -70,6 +105,9 @@ type taskRunJSON struct {
 }
 
 func taskRunRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
+	if opts.dryRun {
+		return taskDryRun(ctx, d, opts)
+	}
 	b, err := openTaskOps(ctx, d, opts.repo, opts.id, "cra task run")
 	if err != nil {
 		return err

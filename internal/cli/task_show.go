@@ -158,6 +158,10 @@ func writeTask(w io.Writer, t *board.Task, folder board.Folder, entries []world.
 	add("consecutive_completion_claims", fmt.Sprint(t.ConsecutiveCompletionClaims))
 	add("consecutive_failures", fmt.Sprint(t.ConsecutiveFailures))
 	add("processor_auto_requeue", fmt.Sprint(t.ProcessorAutoRequeue))
+	if t.EndpointFailures > 0 {
+		add("endpoint_failures", fmt.Sprint(t.EndpointFailures))
+		add("retry_after", when(t.RetryAfter))
+	}
 	if r := t.Results; r != nil {
 		if r.ExitCode != nil {
 			add("results.exit_code", fmt.Sprint(*r.ExitCode))
@@ -171,6 +175,7 @@ func writeTask(w io.Writer, t *board.Task, folder board.Folder, entries []world.
 		add("results.diff_stat", r.DiffStat)
 		add("results.validation", r.Validation)
 		add("results.classification", r.Classification)
+		add("results.tokens", r.Usage.String())
 	}
 	writeColumns(w, "", rows)
 	for _, long := range []struct{ name, text string }{

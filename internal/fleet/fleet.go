@@ -146,6 +146,7 @@ func (f *Fleet) Processor() *runner.Processor {
 	defer f.mu.Unlock()
 	if f.processor == nil {
 		p := runner.NewProcessor(f.Board, f.ws.Root, f.ws.StateDir, f.ws.Config)
+		p.Load = f.Config // a changed config.toml is read by the next tick and run
 		p.Now = f.now
 		root := f.ws.Root
 		p.Knowledge = func(ctx context.Context, task string) (string, error) {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -436,3 +437,27 @@ func runs(entries []world.Entry, dir string) []Run {
 
 // RecycleReport is what one recycler tick did.
 type RecycleReport = review.Report
+
+// DryRun is the command the next run of task id would start, its secrets
+// masked; nothing starts (issue 29 item 7). It reads config.toml as it is
+// now.
+func (f *Fleet) DryRun(ctx context.Context, id string) (string, error) {
+	t, _, err := f.Board.Store.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return "", err
+	}
+	p, err := runner.ResolveProfile(t, cfg)
+	if err != nil {
+		var pe *runner.ProfileError
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("%w: %s", err, pe.Need)
+		}
+		return "", err
+	}
+	exe, _ := os.Executable()
+	return runner.DryRun(p, t, f.ws.Root, f.ws.StateDir, exe, os.Environ(), !cfg.SandboxOff())
+}

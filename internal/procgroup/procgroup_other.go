@@ -20,3 +20,6 @@ func Alive(pgid int) bool { return false }
 
 // Signal names the signal that ended a process; none here.
 func Signal(st *exec.ExitError) string { return "" }
+
+// CPU is not known here.
+func CPU(pgid int) (int64, bool) { return 0, false }

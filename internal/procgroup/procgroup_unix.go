@@ -103,3 +103,52 @@ func Signal(st *exec.ExitError) string {
 	}
 	return ""
 }
+
+// CPU is the CPU time, in clock ticks, that the live members of group
+// pgid have used, with what their reaped children used: it grows while
+// any of them computes, however quiet its output (a run's liveness,
+// issue 29 item 4). ok is false where /proc cannot tell.
+func CPU(pgid int) (ticks int64, ok bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if g, t, ok := cpuOf(data); ok && g == pgid {
+			ticks += t
+		}
+	}
+	return ticks, true
+}
+
+// cpuOf reads a /proc/<pid>/stat line's group and utime + stime + cutime
+// + cstime (fields 5 and 14 to 17).
+func cpuOf(data []byte) (pgid int, ticks int64, ok bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 15 {
+		return 0, 0, false
+	}
+	g, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		ticks += n
+	}
+	return g, ticks, true
+}

@@ -74,16 +74,17 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		if on, err := r.Board.Has(ctx, a.ID); err != nil || !on {
 			continue
 		}
-		logPath := statedir.At(r.StateDir).Run(a.ID).Log(a.Run)
+		rd := statedir.At(r.StateDir).Run(a.ID)
+		logPath, alivePath := rd.Log(a.Run), rd.Alive(a.Run)
 		// Times stamped after now (a clock stepped back) count from when
 		// they were first seen: they never keep a run from going stale.
 		r.mu.Lock()
 		last, since := r.future.At("seen "+a.ID, seen[a.ID], now), r.future.At("active "+a.ID, a.Since, now)
 		r.mu.Unlock()
-		reason := staleReason(logPath, last, since, now, set.StaleAfter, func(t time.Time) time.Time {
+		reason := staleReason(logPath, alivePath, last, since, now, set.StaleAfter, func(what string, t time.Time) time.Time {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			return r.future.At("output "+a.ID, t, now)
+			return r.future.At(what+" "+a.ID, t, now)
 		})
 		if reason == "" {
 			continue
@@ -101,22 +102,30 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 }
 
 // staleReason says why a live run should be stopped, or "" when it
-// should not: no output and no log line for staleAfter, or loop signs in
-// its output's tail. clamp maps the output's time, which a clock stepped
-// back may put after now, as the log's times were.
-func staleReason(logPath string, lastSeen, since, now time.Time, staleAfter time.Duration, clamp func(time.Time) time.Time) string {
+// should not: nothing moved for staleAfter (no output, no log line, and
+// none of the signs the processor stamps the run's alive file with:
+// parsed events, files written in its working copy, the CPU time of its
+// process group; issue 29 item 4), or loop signs in its output's tail.
+// clamp maps the files' times, which a clock stepped back may put after
+// now, as the log's times were.
+func staleReason(logPath, alivePath string, lastSeen, since, now time.Time, staleAfter time.Duration, clamp func(what string, t time.Time) time.Time) string {
 	last := lastSeen
 	if since.After(last) {
 		last = since
 	}
+	if fi, err := os.Stat(alivePath); err == nil {
+		if mod := clamp("alive", fi.ModTime()); mod.After(last) {
+			last = mod
+		}
+	}
 	fi, err := os.Stat(logPath)
 	if err == nil {
-		if mod := clamp(fi.ModTime()); mod.After(last) {
+		if mod := clamp("output", fi.ModTime()); mod.After(last) {
 			last = mod
 		}
 	}
 	if idle := now.Sub(last); idle >= staleAfter {
-		return fmt.Sprintf("stale: no output and no log line for %s", idle.Round(time.Second))
+		return fmt.Sprintf("stale: no output and no log line for %s, nor any file written or CPU time used", idle.Round(time.Second))
 	}
 	if err != nil {
 		return ""

@@ -42,6 +42,9 @@ type cardJSON struct {
 	ConsecutiveCompletionClaims int            `json:"consecutive_completion_claims"`
 	ConsecutiveFailures         int            `json:"consecutive_failures"`
 	Classification              string         `json:"classification,omitempty"`
+	// Tokens is the token usage the last run's agent reported (a preset's
+	// run, issue 29), as board.Usage.String gives it.
+	Tokens string `json:"tokens,omitempty"`
 	// WaitsForPerson says the task's latest lifecycle entry is failed
 	// and its ending is one a person must answer (waitsForPerson): the
 	// board shows "needs you" and the answer box from it alone, never
@@ -76,6 +79,7 @@ func card(t *board.Task, f board.Folder, waits bool) cardJSON {
 		ConsecutiveCompletionClaims: t.ConsecutiveCompletionClaims, ConsecutiveFailures: t.ConsecutiveFailures}
 	if t.Results != nil {
 		c.Classification = t.Results.Classification
+		c.Tokens = t.Results.Usage.String()
 	}
 	return c
 }

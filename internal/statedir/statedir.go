@@ -291,6 +291,14 @@ func (r Run) TaskText(n int) string { return filepath.Join(r.path, fmt.Sprintf("
 // Log is run n's capped output, run-<n>.log.
 func (r Run) Log(n int) string { return filepath.Join(r.path, fmt.Sprintf("run-%d.log", n)) }
 
+// Summary is run n's summary of what its agent's output said (issue 29).
+func (r Run) Summary(n int) string { return filepath.Join(r.path, fmt.Sprintf("summary-%d.json", n)) }
+
+// Alive is the file whose mtime is the last time run n showed it was
+// alive (output, parsed events, files written, CPU time): Level 2 reads
+// it (issue 29 item 4).
+func (r Run) Alive(n int) string { return filepath.Join(r.path, fmt.Sprintf("alive-%d", n)) }
+
 // File is the file called name in the run directory, for a listing's
 // entries.
 func (r Run) File(name string) string { return filepath.Join(r.path, name) }

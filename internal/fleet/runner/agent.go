@@ -8,13 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/agentcli"
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Profile is the agent profile a run uses (issue 13 item 4): cra's own
-// solve (Builtin), or an [agents.NAME] command run by sh -c in the task's
-// worktree.
+// solve (Builtin), an [agents.NAME] command run by sh -c in the task's
+// worktree, or an [agents.NAME] preset whose command agentcli writes
+// (issue 29).
 type Profile struct {
 	Name string
 	// Builtin is the profile config.BuiltinAgent: cra's own solve, run as a
@@ -23,6 +26,9 @@ type Profile struct {
 	Builtin bool
 	// Agent is the [agents.NAME] entry; its Command is empty for Builtin.
 	Agent config.Agent
+	// CLI is the entry made ready to expand, with the endpoint defaults of
+	// [models] (agentcli.FromConfig); unset for Builtin.
+	CLI agentcli.Profile
 }
 
 // Timeout bounds one run of the profile: its timeout, or
@@ -58,8 +64,12 @@ func ResolveProfile(t *board.Task, cfg *config.Config) (Profile, error) {
 	if cfg != nil {
 		agents = cfg.Agents
 	}
-	if a, ok := agents[name]; ok && strings.TrimSpace(a.Command) != "" {
-		return Profile{Name: name, Agent: a}, nil
+	if a, ok := agents[name]; ok && (strings.TrimSpace(a.Command) != "" || a.Preset != "") {
+		cli, err := agentcli.FromConfig(cfg, name)
+		if err != nil {
+			return Profile{}, err
+		}
+		return Profile{Name: name, Agent: a, CLI: cli}, nil
 	}
 	defined := make([]string, 0, len(agents)+1)
 	defined = append(defined, config.BuiltinAgent)
@@ -68,7 +78,7 @@ func ResolveProfile(t *board.Task, cfg *config.Config) (Profile, error) {
 	}
 	sort.Strings(defined[1:])
 	return Profile{}, &ProfileError{Name: name, Need: fmt.Sprintf(
-		"define [agents.%s] with a command in .clean_room/config.toml, or give the task a defined profile (%s): cra task edit %s --agent NAME, then cra task move %s pending",
+		"define [agents.%s] with a command or a preset in .clean_room/config.toml, or give the task a defined profile (%s): cra task edit %s --agent NAME, then cra task move %s pending",
 		name, strings.Join(defined, ", "), t.ID, t.ID)}
 }
 
@@ -92,4 +102,29 @@ func (p Profile) caches() ([]string, error) {
 		out = append(out, dir)
 	}
 	return out, nil
+}
+
+// DryRun is the command run n+1 of task t would start with profile p (a
+// dry run: nothing starts, nothing is written), its secrets masked: what
+// 'cra task run ID --dry-run' prints. A confined run starts it through
+// 'cra sandbox-exec', which the line leaves out.
+func DryRun(p Profile, t *board.Task, root, stateDir, executable string, environ []string, confined bool) (string, error) {
+	id, run := t.ID, t.Runs+1
+	sd := statedir.At(stateDir)
+	rd := sd.Run(id)
+	work := sd.Worktree(id)
+	if p.Builtin {
+		if executable == "" {
+			executable = "cra"
+		}
+		c := &agentcli.Command{Args: []string{executable, "solve", "--repo", root, "--task-id", board.RunTaskID(id, run), "--board", "--worktree", work,
+			"--task-file", rd.TaskText(run)}}
+		return c.String(), nil
+	}
+	c, err := agentcli.Expand(p.CLI, agentcli.Run{PromptFile: rd.Prompt(run), Worktree: work, TaskID: id, Branch: board.BranchPrefix + id,
+		StateDir: sd.Agent(p.Name), RunDir: rd.Path(), Environ: environ, Confined: confined})
+	if err != nil {
+		return "", err
+	}
+	return c.String(), nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestResolveProfile(t *testing.T) {
-	agents := map[string]config.Agent{"aider": {Command: "aider --message-file {prompt_file}", Timeout: "10m"}}
+	agents := map[string]config.Agent{"aider": {Command: "aider --message-file {prompt_file}", Timeout: "10m"}, "qwen": {Preset: "qwen-code", Model: "q"}}
 	for _, tc := range []struct {
 		name        string
 		agent       string
@@ -25,7 +25,8 @@ func TestResolveProfile(t *testing.T) {
 		{"the task's own", "aider", &config.Config{Agents: agents}, "aider", false, 10 * time.Minute, ""},
 		{"the board's default", "", &config.Config{Agents: agents, Board: &config.Board{DefaultAgent: "aider"}}, "aider", false, 10 * time.Minute, ""},
 		{"the task's over the default", "cra", &config.Config{Agents: agents, Board: &config.Board{DefaultAgent: "aider"}}, "cra", true, config.DefaultAgentTimeout, ""},
-		{"unknown", "codex", &config.Config{Agents: agents}, "", false, 0, "define [agents.codex] with a command in .clean_room/config.toml, or give the task a defined profile (cra, aider)"},
+		{"a preset", "qwen", &config.Config{Agents: agents}, "qwen", false, config.DefaultAgentTimeout, ""},
+		{"unknown", "codex", &config.Config{Agents: agents}, "", false, 0, "define [agents.codex] with a command or a preset in .clean_room/config.toml, or give the task a defined profile (cra, aider, qwen)"},
 		{"unknown default", "", &config.Config{Board: &config.Board{DefaultAgent: "claude"}}, "", false, 0, "define [agents.claude]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

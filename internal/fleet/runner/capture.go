@@ -83,6 +83,13 @@ func (c *capture) Tail(n int) string {
 	return strings.ToValidUTF8(string(t), "")
 }
 
+// Total is how many bytes of output came so far.
+func (c *capture) Total() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
 // close writes what came after the head, capped, and closes the file.
 func (c *capture) close() error {
 	c.mu.Lock()

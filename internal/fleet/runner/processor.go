@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,17 +11,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/statedir"
-
+	"github.com/cra-dev/cra/internal/agentcli"
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/procgroup"
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -49,8 +51,19 @@ type Processor struct {
 	// StateDir is Root's .clean_room.
 	StateDir string
 	// Config supplies [board] and [agents]; nil means the defaults (the
-	// built-in profile, one run at a time).
+	// built-in profile, one run at a time). With Load set, the last good
+	// configuration Load read.
 	Config *config.Config
+	// Load, when set, reads the configuration as it is now (config.toml):
+	// the processor reads it again before each tick and each run, so that
+	// a profile, a preset or a [board] setting changed while the daemon
+	// runs is used by the next run (issue 29 item 6). A load that fails
+	// keeps the last good configuration, and Logger says why, once per
+	// distinct error.
+	Load func() (*config.Config, error)
+	// AliveEvery is how often a run's liveness is sampled (liveness);
+	// zero is DefaultAliveEvery.
+	AliveEvery time.Duration
 	// Executable is the cra binary the built-in profile runs as a child
 	// process; NewProcessor sets os.Executable().
 	Executable string
@@ -77,6 +90,7 @@ type Processor struct {
 	Now func() time.Time
 
 	mu      sync.Mutex
+	loadErr string // the last error of Load, logged once
 	running map[string]bool
 	wg      sync.WaitGroup
 	reports reports
@@ -109,10 +123,43 @@ func NewProcessor(b *board.Board, root, stateDir string, cfg *config.Config) *Pr
 
 // MaxParallel is [board] max_parallel, or 1.
 func (p *Processor) MaxParallel() int {
-	if p.Config != nil && p.Config.Board != nil && p.Config.Board.MaxParallel != nil && *p.Config.Board.MaxParallel > 0 {
-		return *p.Config.Board.MaxParallel
+	cfg := p.config()
+	if cfg != nil && cfg.Board != nil && cfg.Board.MaxParallel != nil && *cfg.Board.MaxParallel > 0 {
+		return *cfg.Board.MaxParallel
 	}
 	return 1
+}
+
+// config is the configuration the processor has now.
+func (p *Processor) config() *config.Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.Config
+}
+
+// reload reads the configuration again with Load, when set, and returns
+// the one to use: the new one, or the last good one when the new one
+// cannot be read.
+func (p *Processor) reload() *config.Config {
+	if p.Load == nil {
+		return p.config()
+	}
+	cfg, err := p.Load()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		if msg := err.Error(); msg != p.loadErr {
+			p.loadErr = msg
+			p.Logger.Error("config.toml changed but cannot be read: the processor keeps the last good configuration until it is fixed", "err", err)
+		}
+		return p.Config
+	}
+	if p.loadErr != "" {
+		p.loadErr = ""
+		p.Logger.Info("config.toml reads again: the processor uses it")
+	}
+	p.Config = cfg
+	return cfg
 }
 
 // Outcome is one run as it ended.
@@ -136,6 +183,26 @@ type Outcome struct {
 	LogPath    string        `json:"log,omitempty"`
 	PromptPath string        `json:"prompt,omitempty"`
 	DiffStat   string        `json:"diff_stat,omitempty"`
+	// Command is the command a profile ran, its secrets masked; Summary
+	// what a preset's output said (the final message, files, commands,
+	// denials, tokens), also in SummaryPath (runs/ID/summary-N.json).
+	Command     string            `json:"command,omitempty"`
+	Summary     *agentcli.Summary `json:"summary,omitempty"`
+	SummaryPath string            `json:"summary_path,omitempty"`
+	// Class is how a preset's run was classified (agentcli.Class):
+	// "endpoint failed" requeues the task with a backoff and "refused"
+	// blocks it (issue 29 item 5).
+	Class string `json:"class,omitempty"`
+}
+
+// usage is the token usage of a preset's run, nil when its output
+// reported none.
+func (o *Outcome) usage() *board.Usage {
+	if o.Summary == nil || o.Summary.Usage.IsZero() {
+		return nil
+	}
+	u := o.Summary.Usage
+	return &board.Usage{Model: u.Model, Input: u.Input, Output: u.Output, Cached: u.Cached}
 }
 
 // Completed reports whether the run ended in completed (exit 0).
@@ -203,11 +270,16 @@ func (p *Processor) Holds(id string) bool {
 // in-progress.
 type started struct {
 	task    *board.Task
+	cfg     *config.Config // the configuration the run started with
 	run     int
 	profile Profile
 	perr    error // the profile could not be resolved: the run fails
 	prompt  board.Prompt
 	at      time.Time
+	// reader reads a preset's output; its final message is the finish
+	// line. mask hides its secrets in what cra writes of it.
+	reader *agentcli.Reader
+	mask   func(string) string
 }
 
 func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
@@ -223,10 +295,15 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 	if s.perr != nil {
 		var pe *ProfileError
 		need := ""
+		r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond)}
 		if errors.As(s.perr, &pe) {
 			need = pe.Need
+			// No run can start until a person defines the profile: the
+			// task is blocked at once, without a review (issue 29 item 6).
+			r.then = &then{status: world.StatusFailed, folder: board.FailedBlocked,
+				output: fmt.Sprintf("blocked: agent profile %q is not defined", pe.Name), need: pe.Need}
 		}
-		return p.finish(ctx, o, nil, fmt.Sprintf("%s %v", board.RunFailed, s.perr), need)
+		return p.finish(ctx, o, r, fmt.Sprintf("%s %v", board.RunFailed, s.perr), need)
 	}
 	res, err := p.execute(ctx, s, o)
 	if err != nil {
@@ -272,13 +349,13 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &started{task: t, run: t.Runs + 1}
-	s.profile, s.perr = ResolveProfile(t, p.Config)
+	s := &started{task: t, run: t.Runs + 1, cfg: p.reload()}
+	s.profile, s.perr = ResolveProfile(t, s.cfg)
 	name := s.profile.Name
 	if s.perr != nil {
 		name = t.Agent
-		if name == "" && p.Config != nil && p.Config.Board != nil {
-			name = p.Config.Board.DefaultAgent
+		if name == "" && s.cfg != nil && s.cfg.Board != nil {
+			name = s.cfg.Board.DefaultAgent
 		}
 		s.profile.Name = name
 	}
@@ -345,7 +422,36 @@ type ran struct {
 	exitCode *int
 	output   string // the tail for results.output
 	timedOut bool
+	stopped  bool // ctx ended the run: cra stopped
 	finished time.Time
+	// then, when set, is the lifecycle entry that follows the finish
+	// entry at once, and where the task goes instead of the folder the
+	// finish maps to: a task blocked or requeued without a review.
+	then *then
+}
+
+// then is a lifecycle entry logged right after a run's finish entry.
+type then struct {
+	status       world.Status
+	folder       board.Folder
+	output, need string
+	update       func(*board.Task)
+}
+
+// Backoff after a failing model endpoint: the first retry waits
+// EndpointBackoff, each next one twice as long, up to MaxEndpointBackoff.
+const (
+	EndpointBackoff    = time.Minute
+	MaxEndpointBackoff = 30 * time.Minute
+)
+
+// endpointBackoff is the wait after the n-th endpoint failure in a row.
+func endpointBackoff(n int) time.Duration {
+	d := EndpointBackoff
+	for i := 1; i < n && d < MaxEndpointBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxEndpointBackoff)
 }
 
 // execute prepares the worktree and the prompt, runs the profile's
@@ -361,7 +467,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	if err != nil {
 		return nil, fmt.Errorf("the processor runs agents in git working copies: %w", err)
 	}
-	confined := !p.Config.SandboxOff()
+	confined := !s.cfg.SandboxOff()
 	if confined && sandbox.ABI() == 0 {
 		return nil, &NeedError{Err: sandbox.ErrUnavailable, Need: "run cra on Linux 5.13+ with Landlock, or set [board] sandbox = \"off\" in .clean_room/config.toml to run agents unconfined (every run then says so)"}
 	}
@@ -402,6 +508,9 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 
 	var cmd *exec.Cmd
+	env := os.Environ()
+	var stdin io.Reader
+	var writes []string // a preset's state directories, for the sandbox
 	if s.profile.Builtin {
 		if p.Executable == "" {
 			return nil, errors.New("the built-in profile runs cra itself, whose path is unknown")
@@ -413,15 +522,47 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		cmd = exec.Command(p.Executable, "solve", "--repo", p.Root, "--task-id", board.RunTaskID(id, s.run),
 			"--board", "--worktree", work, "--task-file", taskFile)
 	} else {
-		command := s.profile.Agent.ExpandCommand(map[string]string{
-			"prompt_file": o.PromptPath, "task_id": id, "worktree": work, "branch": wt.Branch,
-		})
-		cmd = exec.Command("sh", "-c", command)
+		// agentcli writes the command: a command profile's as before (sh
+		// -c, the whole environment), a preset's headless, its key only in
+		// its environment (issue 29). A preset's files of its own (aider's
+		// histories) go to the run's temp directory: a confined agent
+		// cannot write .clean_room.
+		c, err := agentcli.Expand(s.profile.CLI, agentcli.Run{PromptFile: o.PromptPath, Worktree: work, TaskID: id, Branch: wt.Branch,
+			StateDir: statedir.At(p.StateDir).Agent(s.profile.Name), RunDir: tmp, Environ: os.Environ(), Confined: confined})
+		if err != nil {
+			return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix [agents.%s] in .clean_room/config.toml or cra's environment as the error says, then requeue: cra task move %s pending", s.profile.Name, id)}
+		}
+		if err := c.Prepare(); err != nil {
+			return nil, err
+		}
+		path, err := c.LookPath()
+		if err != nil {
+			return nil, &NeedError{Err: err, Need: fmt.Sprintf("install the agent CLI as the error says, then requeue: cra task move %s pending", id)}
+		}
+		argv, stdinFile, err := c.Argv()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(path, argv[1:]...)
+		env = c.Env
+		if stdinFile != "" {
+			in, err := os.Open(stdinFile)
+			if err != nil {
+				return nil, fmt.Errorf("open the prompt for the agent's input: %w", err)
+			}
+			defer in.Close()
+			stdin = in
+		}
+		if c.Preset != "" {
+			s.reader, s.mask = c.NewReader(), c.Mask
+			writes = c.Writes
+		}
+		o.Command = c.String()
 	}
 	cmd.Dir = work
 	// The tags Level 1 knows its runs by: task, run number, and the
 	// repository, so that another repository's pass never touches it.
-	cmd.Env = append(os.Environ(), supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir,
+	cmd.Env = append(env, supervise.EnvTaskID+"="+id, supervise.EnvRunID+"="+strconv.Itoa(s.run), supervise.EnvStateDir+"="+p.StateDir,
 		"TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
 	// The run reports through cra, with a token of its own (DESIGN.md,
 	// "Trust"): its process cannot write the log itself.
@@ -441,7 +582,8 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		if err != nil {
 			return nil, err
 		}
-		if err := sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: append([]string{wt.Path, tmp}, caches...)}); err != nil {
+		write := append(append([]string{wt.Path, tmp}, caches...), writes...)
+		if err := sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: write}); err != nil {
 			return nil, err
 		}
 	default:
@@ -459,17 +601,30 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	for _, note := range missing {
 		fmt.Fprintf(out, "cra: %s\n", note) // for the person and the reviewer reading the output
 	}
+	if o.Command != "" {
+		fmt.Fprintf(out, "cra: runs %s\n", o.Command) // secrets masked
+	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Stdin = nil
+	if s.reader != nil {
+		w := io.MultiWriter(out, s.reader) // neither fails
+		cmd.Stdout, cmd.Stderr = w, w
+	}
+	cmd.Stdin = stdin
 	// A leftover child holding the output pipe does not hold the run.
 	cmd.WaitDelay = p.grace()
 	if err := cmd.Start(); err != nil {
 		out.close()
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
-	r, werr := p.wait(ctx, s, cmd, out)
+	r, werr := p.wait(ctx, s, cmd, out, work)
 	cerr := out.close()
 	r.output = out.Tail(board.MaxOutput)
+	if s.reader != nil {
+		cerr = errors.Join(cerr, p.summarize(s, o, r))
+		if o.Summary != nil {
+			cerr = errors.Join(cerr, p.logEvents(context.WithoutCancel(ctx), id, o.Summary, s.mask))
+		}
+	}
 	if !s.profile.Builtin {
 		// An agent that edits without committing leaves its work in the
 		// worktree; the branch keeps it (DESIGN.md principle 5).
@@ -493,10 +648,122 @@ func (p *Processor) grace() time.Duration {
 	return DefaultGrace
 }
 
+// summarize reads a preset's summary once its output ended: the run's
+// results show its compact transcript instead of the JSON framing (what
+// the reviewer reads), the summary goes to runs/ID/summary-N.json, and
+// the run is classified (issue 29 item 5): a refused tool blocks the task
+// at once with what to allow, a failing model endpoint requeues it after
+// a backoff without a failure, whatever else as the exit says.
+func (p *Processor) summarize(s *started, o *Outcome, r *ran) error {
+	s.reader.Close()
+	sum := s.reader.Summary()
+	o.Summary = &sum
+	if sum.Transcript != "" {
+		r.output = s.mask(sum.Transcript)
+	}
+	o.SummaryPath = statedir.At(p.StateDir).Run(s.task.ID).Summary(s.run)
+	var err error
+	if data, merr := json.MarshalIndent(sum, "", "  "); merr != nil {
+		err = fmt.Errorf("encode the run's summary: %w", merr)
+	} else if werr := atomicfile.Write(o.SummaryPath, []byte(s.mask(string(data))+"\n"), 0o644); werr != nil {
+		err = fmt.Errorf("write the run's summary: %w", werr)
+	}
+	if r.stopped {
+		return err // cra stopped it: not the agent's doing
+	}
+	exit := -1
+	if r.exitCode != nil {
+		exit = *r.exitCode
+	}
+	class := sum.Classify(exit)
+	if class == agentcli.Succeeded && r.timedOut {
+		class = agentcli.AgentFailed
+	}
+	o.Class = class.String()
+	if class != agentcli.Succeeded && !strings.HasPrefix(r.status, board.RunFailed) {
+		// exit 0, but the agent reported a failure or a refusal
+		r.status = board.RunFailed + " " + class.String() + ": " + r.status
+	}
+	switch class {
+	case agentcli.Refused:
+		r.then = &then{status: world.StatusFailed, folder: board.FailedBlocked,
+			output: board.Clip("blocked: the agent was refused "+sum.Denials[0].Tool, 200), need: sum.Need(s.profile.Name)}
+	case agentcli.EndpointFailed:
+		n := s.task.EndpointFailures + 1
+		wait := endpointBackoff(n)
+		after := r.finished.Add(wait)
+		r.then = &then{status: world.StatusRetry, folder: board.Pending,
+			output: board.Clip(fmt.Sprintf("continue: the agent's model endpoint is failing (%s); run %d in a row, the next starts after %s", sum.Endpoint, n, wait), 300),
+			update: func(t *board.Task) { t.EndpointFailures, t.RetryAfter = n, after }}
+	}
+	return err
+}
+
+// MaxRunEvents bounds the [event:bash] and the [event:file] lines one
+// run writes each; a last line says how many more there were.
+const MaxRunEvents = 30
+
+// logEvents writes the commands a preset's agent ran and the files it
+// edited to the world log, as [event:bash][ID] and [event:file][ID] lines
+// (seed 002's event sources), MaxRunEvents of each.
+func (p *Processor) logEvents(ctx context.Context, id string, sum *agentcli.Summary, mask func(string) string) error {
+	type event struct {
+		src  world.Source
+		text string
+	}
+	var lines []event
+	add := func(src world.Source, texts []string, more int) {
+		for i, t := range texts {
+			if i == MaxRunEvents {
+				more += len(texts) - i
+				break
+			}
+			lines = append(lines, event{src, t})
+		}
+		if more > 0 {
+			lines = append(lines, event{src, fmt.Sprintf("… and %d more this run (runs/%s/summary-N.json)", more, id)})
+		}
+	}
+	var cmds []string
+	for _, c := range sum.Commands {
+		t := "$ " + board.Clip(oneLine(c.Command), 200)
+		if c.Exit >= 0 {
+			t += fmt.Sprintf(" (exit %d)", c.Exit)
+		}
+		cmds = append(cmds, t)
+	}
+	add(world.SourceBash, cmds, 0)
+	var files []string
+	for _, f := range sum.Files {
+		files = append(files, "edited "+board.Clip(oneLine(f), 200))
+	}
+	add(world.SourceFile, files, 0)
+	for _, l := range lines {
+		if _, err := p.Board.Log.Event(ctx, l.src, id, mask(l.text)); err != nil {
+			return fmt.Errorf("log the run's %s events: %w", l.src, err)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // wait records the run's identity, then waits for the process under the
-// profile's timeout and ctx. It returns the finish entry's output.
-func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture) (*ran, error) {
+// profile's timeout and ctx, sampling its liveness meanwhile. It returns
+// the finish entry's output.
+func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture, work string) (*ran, error) {
 	pid := cmd.Process.Pid
+	if l, err := newLiveness(statedir.At(p.StateDir).Run(s.task.ID).Alive(s.run), pid, work, out, s.reader); err != nil {
+		p.Logger.Warn("run liveness not watched", "task", s.task.ID, "run", s.run, "err", err)
+	} else {
+		every := p.AliveEvery
+		if every <= 0 {
+			every = DefaultAliveEvery
+		}
+		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		defer stop()
+		go l.watch(lctx, every)
+	}
 	// The identity is read before anything waits for the process: until
 	// it is reaped, an agent that already exited is a zombie whose
 	// /proc entry still says who it was (a quick agent raced the reaping
@@ -545,8 +812,16 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left behind held the output open
 	}
-	r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond), timedOut: stopped != "" && timedOut}
+	r := &ran{finished: p.Now().UTC().Truncate(time.Millisecond), timedOut: stopped != "" && timedOut, stopped: stopped != "" && !timedOut}
 	last := lastLine(out.Tail(4096), 200)
+	if s.reader != nil {
+		// A preset's finish line is the agent's final message, not the
+		// last line of its JSON stream (issue 29 item 3).
+		s.reader.Close()
+		if f := lastLine(s.mask(s.reader.Summary().Final), 200); f != "" {
+			last = f
+		}
+	}
 	suffix := ""
 	if last != "" {
 		suffix = ": " + last
@@ -606,10 +881,28 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 		_, folder, _ := b.Store.Get(ctx, o.ID)
 		return superseded(n, folder)
 	}
-	if a.Status == world.StatusActive {
+	logged := a.Status == world.StatusActive
+	if logged {
 		if _, err := b.Log.Agent(ctx, world.StatusFinish, o.ID, status, need); err != nil {
 			return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
 		}
+	}
+	if r.stopped && r.then == nil {
+		// cra stopped the run (the daemon's shutdown): not the agent's
+		// failure, and no review; the next start continues it.
+		r.then = &then{status: world.StatusRetry, folder: board.Pending,
+			output: board.Clip("continue: the run was stopped when cra stopped ("+status+")", 300)}
+	}
+	if logged && r.then != nil && o.Folder == board.Failed {
+		if _, err := b.Log.Agent(ctx, r.then.status, o.ID, r.then.output, r.then.need); err != nil {
+			return o, fmt.Errorf("log what follows run %d of task %s: %w", o.Run, o.ID, err)
+		}
+		o.Folder = r.then.folder
+		if r.then.need != "" {
+			o.Need = r.then.need
+		}
+	} else {
+		r.then = nil
 	}
 	t, folder, err := b.Store.Get(ctx, o.ID)
 	if err != nil {
@@ -630,6 +923,18 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	t.Results.DurationMS = max(o.Duration.Milliseconds(), 0)
 	t.Results.Branch, t.Results.DiffStat = o.Branch, o.DiffStat
 	t.Results.Validation, t.Results.Classification = "", ""
+	t.EndpointFailures, t.RetryAfter = 0, time.Time{}
+	if r.then != nil {
+		if r.then.folder.Terminal() {
+			t.ProcessorAutoRequeue = false
+		}
+		if r.then.update != nil {
+			r.then.update(t)
+		}
+	}
+	if u := o.usage(); u != nil {
+		t.Results.Usage = u
+	}
 	t.UpdatedAt = o.FinishedAt
 	if err := b.Store.Put(ctx, t, folder); err != nil {
 		return o, fmt.Errorf("task %s finished in the world log but its file was not updated (run 'cra task rebuild'): %w", o.ID, err)
@@ -647,6 +952,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 // running, until MaxParallel runs are going; the runs go on in the
 // background (Wait waits for them). It returns the ids it started.
 func (p *Processor) Tick(ctx context.Context) ([]string, error) {
+	p.reload()
 	if p.Running() >= p.MaxParallel() {
 		return nil, nil // every slot busy: nothing to read
 	}
@@ -665,10 +971,14 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 		verified[id] = true
 	}
 	var tasks []*board.Task
+	now := p.Now()
 	for _, l := range pending {
 		if l.Err != nil {
 			p.Logger.Warn("task file skipped", "task", l.ID, "err", l.Err)
 			continue
+		}
+		if l.Task.RetryAfter.After(now) {
+			continue // its agent's endpoint failed: backing off
 		}
 		tasks = append(tasks, l.Task)
 	}

@@ -258,11 +258,16 @@ func TestRunUnknownProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Folder != board.Failed || !strings.HasPrefix(o.Finish, `run failed: agent profile "aider" is not defined`) || !strings.Contains(o.Need, "[agents.aider]") {
+	// No run can start until a person defines it: the task is blocked at
+	// once, without a review (issue 29 item 6), after its run's end.
+	if o.Folder != board.FailedBlocked || !strings.HasPrefix(o.Finish, `run failed: agent profile "aider" is not defined`) || !strings.HasPrefix(o.Need, "define [agents.aider] with a command or a preset") {
 		t.Errorf("got %s %q need %q", o.Folder, o.Finish, o.Need)
 	}
-	if got := folderOn(t, s, task.ID); got != board.Failed {
+	if got := folderOn(t, s, task.ID); got != board.FailedBlocked {
 		t.Errorf("file in %s", got)
+	}
+	if got := agentLines(t, p.Board, task.ID); len(got) < 2 || !strings.Contains(got[len(got)-2], "[agent:finish]") || !strings.Contains(got[len(got)-1], "[agent:failed]") {
+		t.Errorf("log %q, want the run's finish, then failed", got)
 	}
 }
 
@@ -417,11 +422,17 @@ func TestRunStoppedByContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Folder != board.Failed || !strings.HasPrefix(o.Finish, "run failed: stopped: ") {
+	// cra stopping is not the agent's failure: the run's end is logged,
+	// and the task goes back to pending without a review.
+	if o.Folder != board.Pending || !strings.HasPrefix(o.Finish, "run failed: stopped: ") {
 		t.Errorf("got %s %q", o.Folder, o.Finish)
 	}
-	if f := folderOn(t, s, task.ID); f != board.Failed {
+	if f := folderOn(t, s, task.ID); f != board.Pending {
 		t.Errorf("file in %s", f)
+	}
+	if got := agentLines(t, p.Board, task.ID); len(got) < 2 || !strings.Contains(got[len(got)-2], "[agent:finish]["+task.ID+"] run failed: stopped: ") ||
+		!strings.Contains(got[len(got)-1], "[agent:retry]["+task.ID+"] continue: the run was stopped when cra stopped") {
+		t.Errorf("log %q, want the run's finish, then a retry", got)
 	}
 }
 

@@ -137,6 +137,7 @@ function card(t) {
       el("span", { class: "streak ok", title: "consecutive completion claims / completion threshold" }, "✓ " + t.consecutive_completion_claims + "/" + th.completion),
       el("span", { class: "streak bad", title: "consecutive failures / failure threshold" }, "✗ " + t.consecutive_failures + "/" + th.failure),
       el("span", { class: "runs", title: "runs" }, "runs " + t.runs),
+      t.tokens ? el("span", { class: "tokens", title: "the last run's tokens, as its agent reported them" }, t.tokens) : null,
       el("span", { class: "age", title: t.created_at || "" }, age(t.created_at))));
 }
 
