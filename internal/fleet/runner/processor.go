@@ -601,8 +601,8 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	for _, note := range missing {
 		fmt.Fprintf(out, "cra: %s\n", note) // for the person and the reviewer reading the output
 	}
-	if o.Command != "" {
-		fmt.Fprintf(out, "cra: runs %s\n", o.Command) // secrets masked
+	if s.reader != nil {
+		fmt.Fprintf(out, "cra: runs %s\n", o.Command) // a preset's command, its secrets masked
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if s.reader != nil {
