@@ -2,11 +2,14 @@ package agentcli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/config"
 )
@@ -247,5 +250,52 @@ func TestArgv(t *testing.T) {
 	os.Remove(r.PromptFile)
 	if _, _, err := c.Argv(); err == nil {
 		t.Errorf("no error for a missing prompt file")
+	}
+}
+
+// Under cra's sandbox, the directories a preset keeps its state in are
+// what the sandbox must let it write (its isolated state, or its own
+// directories in the home), and codex, whose own sandbox cannot nest in
+// Landlock, runs without it.
+func TestExpandConfined(t *testing.T) {
+	home := t.TempDir()
+	r := testRun()
+	r.Confined = true
+	r.Environ = append(r.Environ, "HOME="+home)
+	r.StateDir = filepath.Join(t.TempDir(), "state")
+	tests := []struct {
+		preset   string
+		isolated bool
+		writes   []string
+	}{
+		{Codex, false, []string{filepath.Join(home, ".codex")}},
+		{Codex, true, []string{r.StateDir}},
+		{QwenCode, false, []string{filepath.Join(home, ".qwen")}},
+		{ClaudeCode, false, []string{filepath.Join(home, ".claude")}},
+		{GeminiCLI, false, []string{filepath.Join(home, ".gemini")}},
+		{Aider, false, []string{filepath.Join(home, ".aider")}},
+		{OpenCode, false, []string{filepath.Join(home, ".local/share/opencode"), filepath.Join(home, ".local/state/opencode"), filepath.Join(home, ".cache/opencode"), filepath.Join(home, ".config/opencode")}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s isolated=%v", tc.preset, tc.isolated), func(t *testing.T) {
+			c, err := Expand(Profile{Name: "x", Preset: tc.preset, Model: "m", BaseURL: "http://127.0.0.1:9/v1", Isolated: tc.isolated}, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.writes, c.Writes); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+			if err := c.Prepare(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range c.Writes {
+				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+					t.Errorf("Prepare did not make %s: %v", d, err)
+				}
+			}
+			if tc.preset == Codex && !strings.Contains(c.String(), "--sandbox danger-full-access") {
+				t.Errorf("codex under cra's sandbox: %s", c.String())
+			}
+		})
 	}
 }

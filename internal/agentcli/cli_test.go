@@ -140,17 +140,15 @@ func runCLI(t *testing.T, p Profile, repo, prompt string, s *llmtest.Server, bef
 	}
 	done := make(chan struct{})
 	var argvs []string
-	go func() { // the argv of every process of the group, while it runs
+	pid := cmd.Process.Pid
+	go func() { // the argv of every process of the group, until Wait returns and cancels ctx
 		defer close(done)
 		for {
-			argvs = append(argvs, groupArgv(cmd.Process.Pid)...)
+			argvs = append(argvs, groupArgv(pid)...)
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(100 * time.Millisecond):
-			}
-			if cmd.ProcessState != nil {
-				return
 			}
 		}
 	}()

@@ -52,6 +52,10 @@ func TestScripts(t *testing.T) {
 			goCache = strings.TrimSpace(string(out))
 		}
 	}
+	agentsBin, err := filepath.Abs(filepath.Join("..", "..", "tools", "agents", "node_modules", ".bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -70,6 +74,9 @@ func TestScripts(t *testing.T) {
 			if goCache != "" {
 				env.Setenv("GOCACHE", goCache)
 			}
+			// The agent CLIs .ci/run installs (npm install --prefix
+			// tools/agents), for the scripts that run them.
+			env.Setenv("AGENTS_BIN", agentsBin)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
