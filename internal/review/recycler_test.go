@@ -448,6 +448,16 @@ func TestLevel2RestartsAStaleRun(t *testing.T) {
 	if got := supervise.Restarted(restarts)[task.ID]; len(got) != 1 {
 		t.Errorf("Level 1 counts %d restarts, want 1: %v", len(got), restarts)
 	}
+	// The stopped run's end has a line of its own.
+	ended := 0
+	for _, e := range restarts {
+		if strings.HasPrefix(e.Output, "run 1 ended: run failed: killed") {
+			ended++
+		}
+	}
+	if ended != 1 {
+		t.Errorf("%d lines of run 1's end, want 1: %v", ended, restarts)
+	}
 	// The next run's prompt says to continue.
 	f.proc.Config.Agents["stuck"] = config.Agent{Command: "echo fine"}
 	if _, err := f.proc.Run(ctx, task.ID); err != nil {

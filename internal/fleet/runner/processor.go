@@ -916,6 +916,11 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 		// run and logged its retry first. The run's results are kept and
 		// the file follows the log.
 		o.Folder, o.Finish = f, fmt.Sprintf("stopped: the world log has it at %s: %s", a.Status, a.Output)
+		// Its end still has a line of its own (issue 29 item 4): an event,
+		// since the lifecycle has moved past a finish.
+		if _, err := b.Log.Event(ctx, world.SourceSystem, o.ID, board.Clip(fmt.Sprintf("run %d ended: %s", o.Run, status), 300)); err != nil {
+			return o, fmt.Errorf("log the end of run %d of task %s: %w", o.Run, o.ID, err)
+		}
 	}
 	t.SetOutput(r.output)
 	t.Results.ExitCode, t.Results.TimedOut = r.exitCode, r.timedOut
