@@ -30,6 +30,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/cleanup"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
@@ -160,9 +161,36 @@ func (f *Fleet) Processor() *runner.Processor {
 			return run.AgentContext(ctx, f.ws, task, tokens)
 		}
 		p.Logger = f.logger
+		p.RecordUsage = f.recordUsage
 		f.processor = p
 	}
 	return f.processor
+}
+
+// recordUsage records a preset run's token usage in raw.sqlite's
+// llm_calls beside cra's own calls: a row of type agent_run for the run,
+// with its total, and one of type agent_call for each call or turn its
+// output counted (issue 29 item 3). The cached tokens, for which the
+// table has no column, are in the run row's response.
+func (f *Fleet) recordUsage(ctx context.Context, u runner.RunUsage) error {
+	c, err := f.ws.Corpus(ctx)
+	if err != nil {
+		return err
+	}
+	resp := fmt.Sprintf("cached_tokens: %d\n%s", u.Total.Cached, u.Final)
+	if _, err := c.AddCall(ctx, corpus.Call{TaskID: u.RunTaskID, Type: "agent_run", Role: "agent", Provider: u.Preset, Model: u.Total.Model,
+		Prompt: "(the agent's own prompts: see its run log)", Response: resp,
+		PromptTokens: int(u.Total.Input), CompletionTokens: int(u.Total.Output), Latency: u.Duration}); err != nil {
+		return err
+	}
+	for _, call := range u.Calls {
+		if _, err := c.AddCall(ctx, corpus.Call{TaskID: u.RunTaskID, Type: "agent_call", Role: "agent", Provider: u.Preset, Model: call.Model,
+			Prompt: "(the agent's own prompt)", Response: fmt.Sprintf("cached_tokens: %d", call.Cached),
+			PromptTokens: int(call.Input), CompletionTokens: int(call.Output)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recorder records the workers' model calls in raw.sqlite.

@@ -47,6 +47,8 @@ func TestRunPreset(t *testing.T) {
 	p, st, _ := newTestProcessor(t, map[string]config.Agent{
 		"codex": {Preset: "codex", Model: "test-model", BaseURL: s.OpenAIURL(), APIKeyEnv: "CRA_RUNNER_KEY", State: "isolated"},
 	}, 1)
+	var recorded []RunUsage
+	p.RecordUsage = func(_ context.Context, u RunUsage) error { recorded = append(recorded, u); return nil }
 	task := addWith(t, p.Board, "add a greeting", "codex", nil)
 	o, err := p.Run(context.Background(), task.ID)
 	if err != nil {
@@ -78,6 +80,9 @@ func TestRunPreset(t *testing.T) {
 	}
 	if strings.Contains(got.Results.Output, `"type":`) {
 		t.Errorf("the results' output has the JSON framing, not the transcript:\n%s", got.Results.Output)
+	}
+	if len(recorded) != 1 || recorded[0].RunTaskID != task.ID+".r1" || recorded[0].Total != want || recorded[0].Preset != "codex" {
+		t.Errorf("recorded usage %+v, want one run's %+v", recorded, want)
 	}
 	var events []string
 	p.Board.Log.Select(context.Background(), world.Filter{IDs: []string{task.ID}, Kind: world.KindEvent}, func(r *world.Record) error {

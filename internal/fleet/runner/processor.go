@@ -64,6 +64,10 @@ type Processor struct {
 	// AliveEvery is how often a run's liveness is sampled (liveness);
 	// zero is DefaultAliveEvery.
 	AliveEvery time.Duration
+	// RecordUsage, when set, records the token usage a preset's run
+	// reported beside cra's own model calls (raw.sqlite; issue 29 item
+	// 3). A failure to record is logged, and the run goes on.
+	RecordUsage func(ctx context.Context, u RunUsage) error
 	// Executable is the cra binary the built-in profile runs as a child
 	// process; NewProcessor sets os.Executable().
 	Executable string
@@ -623,6 +627,13 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		cerr = errors.Join(cerr, p.summarize(s, o, r))
 		if o.Summary != nil {
 			cerr = errors.Join(cerr, p.logEvents(context.WithoutCancel(ctx), id, o.Summary, s.mask))
+			if p.RecordUsage != nil && !o.Summary.Usage.IsZero() {
+				u := RunUsage{RunTaskID: board.RunTaskID(id, s.run), Preset: o.Summary.Preset, Final: s.mask(o.Summary.Final),
+					Total: o.Summary.Usage, Calls: o.Summary.Calls, Duration: r.finished.Sub(s.at)}
+				if err := p.RecordUsage(context.WithoutCancel(ctx), u); err != nil {
+					p.Logger.Warn("the run's token usage not recorded", "task", id, "run", s.run, "err", err)
+				}
+			}
 		}
 	}
 	if !s.profile.Builtin {
@@ -697,6 +708,20 @@ func (p *Processor) summarize(s *started, o *Outcome, r *ran) error {
 			update: func(t *board.Task) { t.EndpointFailures, t.RetryAfter = n, after }}
 	}
 	return err
+}
+
+// RunUsage is the token usage of one preset run, for RecordUsage.
+type RunUsage struct {
+	// RunTaskID is the run's id, board.RunTaskID: ID.rN.
+	RunTaskID string
+	Preset    string
+	// Final is the agent's final message; Total the run's tokens (with
+	// the agent's model); Calls the per-call or per-turn counts when its
+	// output gave them.
+	Final    string
+	Total    agentcli.Usage
+	Calls    []agentcli.Usage
+	Duration time.Duration
 }
 
 // MaxRunEvents bounds the [event:bash] and the [event:file] lines one
