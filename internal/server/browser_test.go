@@ -551,3 +551,42 @@ func TestBrowserSteer(t *testing.T) {
 		}
 	})
 }
+
+// TestBrowserLiveOutput: the drawer of a running task shows its run log
+// as it grows, and a line written after the drawer opened appears without
+// a reload.
+func TestBrowserLiveOutput(t *testing.T) {
+	browser := newBrowser(t)
+	f := newFixture(t)
+	url, _ := startDaemon(t, f)
+	ctx := context.Background()
+	task := f.add(t, "runs and talks", nil)
+	if _, err := f.b.Log.Agent(ctx, world.StatusActive, task.ID, "run 1: shell", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.Store.Move(ctx, task.ID, board.Pending, board.InProgress); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.state, board.RunsDir, task.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "run-1.log")
+	if err := os.WriteFile(logPath, []byte("compiling the first part\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb := openTab(t, browser, url)
+	tb.do(chromedp.WaitVisible(chromedp.CSS(cardSel(board.InProgress, task.ID))))
+	tb.click(cardSel(board.InProgress, task.ID))
+	tb.waitJS(`document.querySelector("#d-output") !== null && document.querySelector("#d-output").textContent.includes("compiling the first part")`)
+	lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(lf, "tests: 12 passed, 1 failed ✗")
+	lf.Close()
+	tb.waitJS(`document.querySelector("#d-output").textContent.includes("tests: 12 passed, 1 failed ✗")`)
+	if got := evalJS[string](tb, `document.querySelector("#d-output").textContent`); strings.Count(got, "compiling the first part") != 1 {
+		t.Errorf("the output shows the first line %d times: %q", strings.Count(got, "compiling the first part"), got)
+	}
+}

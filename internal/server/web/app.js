@@ -319,6 +319,50 @@ function closeDrawer() {
   state.drawer = null;
   $("drawer").hidden = true;
   $("d-edit").hidden = true;
+  stopOutput();
+}
+
+// ---- live output of a running task ----
+
+// liveOutput is the drawer's "Live output" section for a task whose run
+// goes on: its run log as it grows, over /api/tasks/{id}/output. The
+// socket lives across the drawer's re-renders of the same run.
+function liveOutput(id, d) {
+  const last = d.runs.length ? d.runs[d.runs.length - 1] : null;
+  if (d.folder !== "in-progress" || !last || last.finished) {
+    stopOutput();
+    return "";
+  }
+  const out = state.output;
+  if (!out || out.id !== id || out.run !== last.n) {
+    stopOutput();
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(proto + "//" + location.host + "/api/tasks/" + encodeURIComponent(id) + "/output?run=" + last.n);
+    state.output = { id, run: last.n, ws, text: "" };
+    ws.onmessage = (ev) => {
+      const o = state.output;
+      if (!o || o.ws !== ws) return;
+      o.text = (o.text + ev.data).slice(-200000);
+      const pre = $("d-output");
+      if (pre) {
+        pre.textContent = o.text;
+        pre.scrollTop = pre.scrollHeight;
+      }
+    };
+    ws.onclose = () => {
+      const o = state.output;
+      if (o && o.ws === ws) o.closed = true;
+    };
+  }
+  return section("Live output", el("pre", { id: "d-output", class: "mono output" }, state.output.text));
+}
+
+function stopOutput() {
+  if (state.output && state.output.ws) {
+    state.output.ws.onclose = null;
+    state.output.ws.close();
+  }
+  state.output = null;
 }
 
 function section(title, ...body) {
@@ -482,6 +526,7 @@ async function fillDrawer(id) {
     section("Latest note", noteView(latest, t)),
     section("Evidence behind the verdict", ...evidenceView(latest, t, d.evidence_text)),
     section("Runs", runs),
+    liveOutput(id, d),
     section("Branch and diff", r.branch ? el("p", { class: "mono" }, r.branch) : el("p", { class: "muted" }, "No branch yet."),
       r.diff_stat ? pre(r.diff_stat, "mono") : null),
     section("Log", el("ol", { id: "d-log", class: "log" }, d.log.map(logLine))));
