@@ -9,9 +9,9 @@
 //
 // The tasks are the subjects of the repository's newest commits (merges
 // left out), a stand-in for what people ask; the repository must be
-// indexed ('cra index'). Each tool call is also timed once more through
-// overview, the cheapest call, which shows the fixed cost of a call: the
-// check of the files against the index and the world-log line.
+// indexed ('cra index'). A third call per task, symbols with limit 1,
+// shows the fixed cost of a call: the check of the files against the
+// index (index.Watch), the world-log line, and one name lookup.
 package main
 
 import (
@@ -64,15 +64,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The command line: a process per task, as 'cra retrieve' is run.
 	var cli []time.Duration
+	var cliCPU time.Duration
 	for i, task := range tasks {
 		cmd := exec.CommandContext(ctx, *cra, "retrieve", task, "--repo", abs, "--deterministic", "--stages", "scope,precision",
 			"--context-window", strconv.Itoa(*budget+2048), "--reserved-tokens", "2048", "--safety-margin", "0")
-		cmd.Stdout = io.Discard
+		var errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = io.Discard, &errOut
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("cra retrieve (task %d): %v\n%s", i, err, out)
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("cra retrieve (task %d): %v\n%s", i, err, errOut.String())
 		}
 		cli = append(cli, time.Since(start))
+		cliCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 
 	// MCP: one server, the calls one after another.
@@ -87,10 +90,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	initialized := time.Since(startServer)
 	pid := cmd.Process.Pid
 	rssInit := rssKiB(pid)
+	cpu := map[string]time.Duration{}
 	callTool := func(name string, args map[string]any) (time.Duration, error) {
+		before := cpuTime(pid)
 		start := time.Now()
 		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		d := time.Since(start)
+		cpu[name] += cpuTime(pid) - before
 		if err == nil && res.IsError {
 			err = fmt.Errorf("%s: tool error: %v", name, res.Content)
 		}
@@ -112,7 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		pkg = append(pkg, d)
-		if d, err = callTool("overview", nil); err != nil {
+		if d, err = callTool("symbols", map[string]any{"pattern": "QuerySet", "limit": 1}); err != nil {
 			return err
 		}
 		floor = append(floor, d)
@@ -122,14 +128,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rssRest := rssKiB(pid)
 
 	fmt.Fprintf(stdout, "repository %s, %d tasks, budget %d tokens\n\n", abs, len(tasks), *budget)
-	fmt.Fprintf(stdout, "| what | p50 | p95 | n |\n|---|---|---|---|\n")
-	row := func(name string, ds []time.Duration) {
-		fmt.Fprintf(stdout, "| %s | %s | %s | %d |\n", name, pct(ds, 50), pct(ds, 95), len(ds))
+	fmt.Fprintf(stdout, "| what | p50 | p95 | CPU per call | n |\n|---|---|---|---|---|\n")
+	row := func(name string, ds []time.Duration, cpu time.Duration, calls int) {
+		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %d |\n", name, pct(ds, 50), pct(ds, 95), (cpu / time.Duration(calls)).Round(time.Millisecond), len(ds))
 	}
-	row("`cra retrieve --deterministic` (a process per task)", cli)
-	row("MCP `localize` top 10 (after the first call)", loc)
-	row("MCP `context` "+strconv.Itoa(*budget)+" tokens", pkg)
-	row("MCP `overview` (the fixed cost of a call)", floor)
+	row("`cra retrieve --deterministic` (a process per task)", cli, cliCPU, len(cli))
+	row("MCP `localize` top 10 (after the first call)", loc, cpu["localize"], len(tasks))
+	row("MCP `context` "+strconv.Itoa(*budget)+" tokens", pkg, cpu["context"], len(pkg))
+	row("MCP `symbols` limit 1 (the fixed cost of a call and a name lookup)", floor, cpu["symbols"], len(floor))
+	fmt.Fprintf(stdout, "\nCPU per call is the server's user and system time (the command's, for cra retrieve); the localize CPU includes the first call. The wall times depend on the machine's load; the CPU times much less.\n")
 	fmt.Fprintf(stdout, "\nserver start and initialize: %s; first localize (opens the index): %s\n", initialized.Round(time.Millisecond), first.Round(time.Millisecond))
 	fmt.Fprintf(stdout, "server memory (RSS): %s after initialize, %s after %d calls, %s at rest 2 s later\n",
 		kib(rssInit), kib(rssAfter), 3*len(tasks), kib(rssRest))
@@ -167,27 +174,60 @@ func pct(ds []time.Duration, p int) string {
 	return s[max(0, min(i, len(s)-1))].Round(time.Millisecond).String()
 }
 
-// rssKiB is a process's resident set size from /proc (Linux), 0 elsewhere.
-func rssKiB(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// cpuTime is a process's user and system time from /proc (Linux), in
+// clock ticks of 10 ms; 0 elsewhere. The server's git children are
+// not counted: they are reaped by the server, so their time shows in
+// cutime, which is added.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
+	s := string(data)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 15 {
+		return 0
+	}
+	var ticks int
+	for _, k := range []int{11, 12, 13, 14} { // utime, stime, cutime, cstime
+		n, _ := strconv.Atoi(f[k])
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// rss is a process's resident set from /proc (Linux): its own memory
+// (RssAnon) and the pages of files it maps (RssFile: the index, which
+// SQLite reads through a memory map, and the binary), in KiB.
+type rss struct{ anon, file int }
+
+func rssKiB(pid int) rss {
+	var r rss
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return r
+	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.Atoi(f[0])
-				return n
+		for _, f := range []struct {
+			key string
+			dst *int
+		}{{"RssAnon:", &r.anon}, {"RssFile:", &r.file}} {
+			if v, ok := strings.CutPrefix(line, f.key); ok {
+				if fs := strings.Fields(v); len(fs) > 0 {
+					*f.dst, _ = strconv.Atoi(fs[0])
+				}
 			}
 		}
 	}
-	return 0
+	return r
 }
 
-func kib(n int) string {
-	if n == 0 {
+func kib(r rss) string {
+	if r.anon == 0 {
 		return "unknown"
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/1024)
+	return fmt.Sprintf("%.1f MiB (%.1f own, %.1f mapped files)", float64(r.anon+r.file)/1024, float64(r.anon)/1024, float64(r.file)/1024)
 }

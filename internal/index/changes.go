@@ -53,9 +53,15 @@ func (d *Changeset) Paths() []string {
 // the run would skip on reading (binary, unreadable) is not counted as
 // added.
 func (b *Builder) Changes(ctx context.Context, root string) (*Changeset, error) {
+	d, _, err := b.changes(ctx, root)
+	return d, err
+}
+
+// changes is Changes, with the files it listed.
+func (b *Builder) changes(ctx context.Context, root string) (*Changeset, []candidate, error) {
 	db, err := b.factory.Open(ctx, store.Curated, "", true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.Close()
 	var repoID, lastRun int64
@@ -63,28 +69,28 @@ func (b *Builder) Changes(ctx context.Context, root string) (*Changeset, error) 
 	err = db.QueryRowContext(ctx, `SELECT r.id, COALESCE(s.last_run_ns, 0), COALESCE(s.extractor, 0)
 		FROM repos r LEFT JOIN repo_state s ON s.repo_id = r.id WHERE r.path = ?`, root).Scan(&repoID, &lastRun, &extractor)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%s is not in its index: run 'cra index %s'", root, root)
+		return nil, nil, fmt.Errorf("%s is not in its index: run 'cra index %s'", root, root)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read index state: %w", err)
+		return nil, nil, fmt.Errorf("read index state: %w", err)
 	}
 	old, err := loadExisting(ctx, db, repoID, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	isGit, err := gitx.IsRepo(ctx, root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cands, _, _, err := scan(ctx, root, isGit)
 	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", root, err)
+		return nil, nil, fmt.Errorf("scan %s: %w", root, err)
 	}
 	d := &Changeset{Reextract: extractor != ExtractorVersion}
 	present := make(map[string]bool, len(cands))
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		present[c.rel] = true
 		e, ok := old[c.rel]
@@ -108,7 +114,7 @@ func (b *Builder) Changes(ctx context.Context, root string) (*Changeset, error) 
 		}
 	}
 	sort.Strings(d.Deleted)
-	return d, nil
+	return d, cands, nil
 }
 
 // readable reports whether a run would index the file: it reads, and

@@ -78,3 +78,74 @@ func TestChangesNotIndexed(t *testing.T) {
 		t.Errorf("got %v, want an error naming 'cra index'", err)
 	}
 }
+
+// TestWatch: a Watch answers from memory while nothing it keeps moved,
+// and compares in full when a file is edited, added, deleted or renamed,
+// when the index is written, and once its trust expires.
+func TestWatch(t *testing.T) {
+	ctx := context.Background()
+	s := newSynthRepo(t, t.TempDir(), 12)
+	if err := os.Mkdir(filepath.Join(s.root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	if _, err := b.Run(ctx, s.root); err != nil {
+		t.Fatal(err)
+	}
+	w := b.Watch(s.root)
+	clock := time.Now()
+	w.now = func() time.Time { return clock }
+	check := func(step string, wantFull int, want *Changeset) {
+		t.Helper()
+		before := w.full
+		got, err := w.Changes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", step, diff)
+		}
+		if w.full-before != wantFull {
+			t.Errorf("%s: %d full comparisons, want %d", step, w.full-before, wantFull)
+		}
+	}
+	index := func() {
+		t.Helper()
+		if _, err := b.Run(ctx, s.root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("first call", 1, &Changeset{})
+	check("nothing moved", 0, &Changeset{})
+
+	s.change(t, 1, 1)
+	check("a file edited", 1, &Changeset{Changed: []string{s.path(1)}})
+	check("still stale: no trust kept", 1, &Changeset{Changed: []string{s.path(1)}})
+	index()
+	check("after the index run", 1, &Changeset{})
+	check("then from memory", 0, &Changeset{})
+
+	s.write(t, "pkg000/beside.py", "x = 1\n")
+	check("a file added beside others", 1, &Changeset{Added: []string{"pkg000/beside.py"}})
+	index()
+	check("after the index run", 1, &Changeset{})
+
+	s.write(t, "newdir/deep/fresh.py", "y = 2\n")
+	check("a file in a new directory", 1, &Changeset{Added: []string{"newdir/deep/fresh.py"}})
+	index()
+	check("after the index run", 1, &Changeset{})
+
+	if err := os.Rename(filepath.Join(s.root, s.path(2)), filepath.Join(s.root, "pkg000/renamed.py")); err != nil {
+		t.Fatal(err)
+	}
+	check("a file renamed", 1, &Changeset{Added: []string{"pkg000/renamed.py"}, Deleted: []string{s.path(2)}})
+	index()
+	check("after the index run", 1, &Changeset{})
+
+	// A file in a directory that held no listed file moves nothing kept:
+	// it shows once the trust expires.
+	s.write(t, "empty/late.py", "z = 3\n")
+	check("a file where nothing was listed", 0, &Changeset{})
+	clock = clock.Add(DefaultWatchAge)
+	check("after MaxAge", 1, &Changeset{Added: []string{"empty/late.py"}})
+}

@@ -66,9 +66,7 @@ func (st IndexState) line() string {
 func (s *Server) freshen(ctx context.Context) IndexState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := index.NewBuilderIn(s.stateDir)
-	b.ApplyConfig(s.cfg)
-	d, err := b.Changes(ctx, s.root)
+	d, err := s.watch.Changes(ctx)
 	if err != nil {
 		return IndexState{State: StateStale, Note: "the files could not be compared with the index (" + err.Error() + "): the index is read as it stands"}
 	}
@@ -90,8 +88,7 @@ func (s *Server) freshen(ctx context.Context) IndexState {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RefreshTimeout)
 	defer cancel()
-	b.LockWait = refreshLockWait
-	if _, err := b.Run(ctx, s.root); err != nil {
+	if _, err := s.builder.Run(ctx, s.root); err != nil {
 		var busy *index.BusyError
 		switch {
 		case errors.As(err, &busy):

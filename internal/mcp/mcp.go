@@ -20,7 +20,8 @@
 //     themselves are resources, cra://knowledge/<path>.
 //
 // Every call that reads the index first compares the files with it
-// (index.Builder.Changes) and brings it up to date when a few files
+// (index.Watch: in full with git at least every 30 seconds and whenever
+// a kept stat moved, from memory otherwise) and brings it up to date when a few files
 // changed and the state directory is writable; a sandboxed run, which
 // may not write .clean_room/, reads the index as it stands, and the result
 // names the files changed since (IndexState).
@@ -49,6 +50,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -95,8 +97,10 @@ type Server struct {
 
 	// mu serialises the index check and refresh, so concurrent calls
 	// re-index once.
-	mu sync.Mutex
-	ws *workspace.Workspace
+	mu      sync.Mutex
+	ws      *workspace.Workspace
+	builder *index.Builder // refreshes the index
+	watch   *index.Watch   // compares the files with it
 
 	// resMu guards resources, the knowledge documents served, by URI,
 	// with their title and description.
@@ -135,7 +139,10 @@ func New(ctx context.Context, repo string, opts Options) (*Server, error) {
 		opts.Logger.Warn("config not read: the defaults apply", "err", err)
 		cfg = nil
 	}
-	s := &Server{root: ws.Root, stateDir: ws.StateDir, cfg: cfg, opts: opts, ws: ws}
+	b := index.NewBuilderIn(ws.StateDir)
+	b.ApplyConfig(cfg)
+	b.LockWait = refreshLockWait
+	s := &Server{root: ws.Root, stateDir: ws.StateDir, cfg: cfg, opts: opts, ws: ws, builder: b, watch: b.Watch(ws.Root)}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cra", Title: "cra: ranked, budgeted context from a local index", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &sdk.ServerCapabilities{}})
 	s.addTools()

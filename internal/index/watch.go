@@ -1,0 +1,132 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/store"
+)
+
+// DefaultWatchAge is how long a Watch trusts its last full comparison.
+const DefaultWatchAge = 30 * time.Second
+
+// Watch answers Changes for a reader that asks again and again, such as
+// an MCP server checking the index before each call. A full comparison
+// runs git and reads every indexed file's row (on Django about a third
+// of a CPU-second); after one that found the index current, the Watch
+// keeps the stat of every file it listed, of the directories holding
+// them and of the index's files, and the next call that finds none of
+// them moved answers from memory (a few thousand lstat calls). A file
+// edited, added beside others, deleted or renamed moves one of them. A
+// new file in a directory that held no listed file (empty, or ignored
+// files only) moves nothing kept, so a full comparison runs at least
+// every MaxAge all the same.
+type Watch struct {
+	b    *Builder
+	root string
+	// MaxAge bounds the trust in the last full comparison; 0 means
+	// DefaultWatchAge.
+	MaxAge time.Duration
+	// now is time.Now; tests set it.
+	now func() time.Time
+
+	mu    sync.Mutex
+	at    time.Time // of the last full comparison that found no change
+	stats map[string]fileStamp
+	full  int // full comparisons run, for tests
+}
+
+// fileStamp is what a stat says of a file or directory.
+type fileStamp struct {
+	size  int64
+	mtime int64
+	dir   bool
+}
+
+// Watch returns a Watch of the repository at root (absolute) against the
+// builder's index.
+func (b *Builder) Watch(root string) *Watch {
+	return &Watch{b: b, root: root, now: time.Now}
+}
+
+// Changes is Builder.Changes, answered from the kept stats when nothing
+// they cover moved (see Watch).
+func (w *Watch) Changes(ctx context.Context) (*Changeset, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	age := w.MaxAge
+	if age <= 0 {
+		age = DefaultWatchAge
+	}
+	if w.stats != nil && w.now().Sub(w.at) < age && w.unmoved() {
+		return &Changeset{}, nil
+	}
+	w.stats = nil
+	w.full++
+	at, start := w.now(), time.Now().UnixNano()
+	d, cands, err := w.b.changes(ctx, w.root)
+	if err != nil || d.Stale() {
+		return d, err
+	}
+	w.stats, w.at = w.stamps(cands, start), at
+	return d, nil
+}
+
+// moved is a stamp no stat returns: kept for a path that changed while
+// the comparison ran, it makes the next call compare in full.
+var moved = fileStamp{mtime: -1}
+
+// stamps stats the listed files (as the listing saw them), every
+// directory from theirs up to the root, and the index's database files.
+// A directory or database file that changed since start, when the
+// comparison began, may hold a change the comparison missed: it is kept
+// as moved.
+func (w *Watch) stamps(cands []candidate, start int64) map[string]fileStamp {
+	out := make(map[string]fileStamp, len(cands)+len(cands)/8+3)
+	stamp := func(p string) {
+		st := stampOf(p)
+		if st.mtime >= start {
+			st = moved
+		}
+		out[p] = st
+	}
+	for _, c := range cands {
+		out[c.abs] = fileStamp{size: c.size, mtime: c.mtime}
+		for dir := filepath.Dir(c.abs); len(dir) > len(w.root); dir = filepath.Dir(dir) {
+			if _, ok := out[dir]; ok {
+				break
+			}
+			stamp(dir)
+		}
+	}
+	stamp(w.root)
+	db, _ := w.b.factory.Path(store.Curated, "")
+	stamp(db)
+	stamp(db + "-wal")
+	return out
+}
+
+// unmoved reports whether every kept stat is unchanged.
+func (w *Watch) unmoved() bool {
+	for p, old := range w.stats {
+		if stampOf(p) != old {
+			return false
+		}
+	}
+	return true
+}
+
+// stampOf stats p; a missing file is the zero stamp.
+func stampOf(p string) fileStamp {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fileStamp{}
+	}
+	if st.IsDir() {
+		return fileStamp{mtime: st.ModTime().UnixNano(), dir: true}
+	}
+	return fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano()}
+}
