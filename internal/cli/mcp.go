@@ -14,6 +14,7 @@ import (
 
 type mcpOptions struct {
 	repo     string
+	files    string
 	readOnly bool
 	verbose  bool
 }
@@ -59,6 +60,7 @@ with, for example:
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root, or a directory inside it")
+	f.StringVar(&opts.files, "files", "", "read and compare the files of this directory, a copy of the repository (a board run's working copy), against the repository's index")
 	f.BoolVar(&opts.readOnly, "read-only", false, "never write .clean_room/: no re-indexing, no world-log lines (set by itself in a sandbox)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "log each call and the protocol's diagnostics on standard error")
 	return cmd
@@ -74,6 +76,7 @@ func mcpRun(ctx context.Context, d *deps, opts *mcpOptions) error {
 	s, err := mcp.New(ctx, opts.repo, mcp.Options{
 		TaskID:   os.Getenv(supervise.EnvTaskID),
 		Run:      os.Getenv(supervise.EnvRunID),
+		Files:    opts.files,
 		ReadOnly: opts.readOnly,
 		Version:  version,
 		Logger:   logger,

@@ -53,12 +53,21 @@ func (d *Changeset) Paths() []string {
 // the run would skip on reading (binary, unreadable) is not counted as
 // added.
 func (b *Builder) Changes(ctx context.Context, root string) (*Changeset, error) {
-	d, _, err := b.changes(ctx, root)
+	d, _, err := b.changes(ctx, root, root)
 	return d, err
 }
 
-// changes is Changes, with the files it listed.
-func (b *Builder) changes(ctx context.Context, root string) (*Changeset, []candidate, error) {
+// ChangesIn is Changes for the files of dir, a copy of the repository at
+// root (a board run's working copy, a clone): what differs from root's
+// index there.
+func (b *Builder) ChangesIn(ctx context.Context, root, dir string) (*Changeset, error) {
+	d, _, err := b.changes(ctx, root, dir)
+	return d, err
+}
+
+// changes compares the files of dir with root's index, and returns the
+// files it listed.
+func (b *Builder) changes(ctx context.Context, root, dir string) (*Changeset, []candidate, error) {
 	db, err := b.factory.Open(ctx, store.Curated, "", true)
 	if err != nil {
 		return nil, nil, err
@@ -78,13 +87,13 @@ func (b *Builder) changes(ctx context.Context, root string) (*Changeset, []candi
 	if err != nil {
 		return nil, nil, err
 	}
-	isGit, err := gitx.IsRepo(ctx, root)
+	isGit, err := gitx.IsRepo(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, _, _, err := scan(ctx, root, isGit)
+	cands, _, _, err := scan(ctx, dir, isGit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("scan %s: %w", root, err)
+		return nil, nil, fmt.Errorf("scan %s: %w", dir, err)
 	}
 	d := &Changeset{Reextract: extractor != ExtractorVersion}
 	present := make(map[string]bool, len(cands))

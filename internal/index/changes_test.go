@@ -92,7 +92,7 @@ func TestWatch(t *testing.T) {
 	if _, err := b.Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}
-	w := b.Watch(s.root)
+	w := b.Watch(s.root, s.root)
 	clock := time.Now()
 	w.now = func() time.Time { return clock }
 	check := func(step string, wantFull int, want *Changeset) {
@@ -148,4 +148,35 @@ func TestWatch(t *testing.T) {
 	check("a file where nothing was listed", 0, &Changeset{})
 	clock = clock.Add(DefaultWatchAge)
 	check("after MaxAge", 1, &Changeset{Added: []string{"empty/late.py"}})
+}
+
+// TestChangesIn: a copy of the repository (a run's working copy) is
+// compared with the repository's index: its own edits show, the
+// repository's files are not looked at.
+func TestChangesIn(t *testing.T) {
+	ctx := context.Background()
+	s := newSynthRepo(t, t.TempDir(), 8)
+	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	if _, err := b.Run(ctx, s.root); err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(copyDir, os.DirFS(s.root)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(copyDir, filepath.FromSlash(s.path(1))), []byte("def edited():\n    return 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.ChangesIn(ctx, s.root, copyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The copy's mtimes are new, so every file is hashed: only the edit
+	// differs.
+	if diff := cmp.Diff(&Changeset{Changed: []string{s.path(1)}}, d); diff != "" {
+		t.Errorf("the copy (-want +got):\n%s", diff)
+	}
+	if d, err := b.Changes(ctx, s.root); err != nil || d.Stale() {
+		t.Errorf("the repository itself: got %+v, %v, want no change", d, err)
+	}
 }

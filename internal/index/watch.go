@@ -26,7 +26,8 @@ const DefaultWatchAge = 30 * time.Second
 // every MaxAge all the same.
 type Watch struct {
 	b    *Builder
-	root string
+	root string // the repository whose index it is
+	dir  string // whose files are compared: root, or a copy of it
 	// MaxAge bounds the trust in the last full comparison; 0 means
 	// DefaultWatchAge.
 	MaxAge time.Duration
@@ -46,10 +47,11 @@ type fileStamp struct {
 	dir   bool
 }
 
-// Watch returns a Watch of the repository at root (absolute) against the
-// builder's index.
-func (b *Builder) Watch(root string) *Watch {
-	return &Watch{b: b, root: root, now: time.Now}
+// Watch returns a Watch of the files of dir (absolute) against the
+// builder's index of the repository at root: dir is root, or a copy of
+// it (ChangesIn).
+func (b *Builder) Watch(root, dir string) *Watch {
+	return &Watch{b: b, root: root, dir: dir, now: time.Now}
 }
 
 // Changes is Builder.Changes, answered from the kept stats when nothing
@@ -67,7 +69,7 @@ func (w *Watch) Changes(ctx context.Context) (*Changeset, error) {
 	w.stats = nil
 	w.full++
 	at, start := w.now(), time.Now().UnixNano()
-	d, cands, err := w.b.changes(ctx, w.root)
+	d, cands, err := w.b.changes(ctx, w.root, w.dir)
 	if err != nil || d.Stale() {
 		return d, err
 	}
@@ -95,14 +97,14 @@ func (w *Watch) stamps(cands []candidate, start int64) map[string]fileStamp {
 	}
 	for _, c := range cands {
 		out[c.abs] = fileStamp{size: c.size, mtime: c.mtime}
-		for dir := filepath.Dir(c.abs); len(dir) > len(w.root); dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(c.abs); len(dir) > len(w.dir); dir = filepath.Dir(dir) {
 			if _, ok := out[dir]; ok {
 				break
 			}
 			stamp(dir)
 		}
 	}
-	stamp(w.root)
+	stamp(w.dir)
 	db, _ := w.b.factory.Path(store.Curated, "")
 	stamp(db)
 	stamp(db + "-wal")

@@ -11,7 +11,7 @@ import (
 // specs are the tools' argument lists, as addTools declares them; the
 // path check is the one a server of root /repo uses.
 func specs() map[string]spec {
-	s := &Server{root: "/repo"}
+	s := &Server{root: "/repo", files: "/repo"}
 	out := map[string]spec{}
 	for _, sp := range s.specs() {
 		out[sp.tool] = sp
@@ -185,6 +185,21 @@ func TestBound(t *testing.T) {
 	}
 	if bound("short", 500) != "short" {
 		t.Error("short text changed")
+	}
+}
+
+// TestRel: a server of a working copy takes absolute paths in the copy
+// and in the repository, and nothing outside both.
+func TestRel(t *testing.T) {
+	s := &Server{root: "/repo", files: "/work/copy"}
+	for _, tc := range []struct{ in, want string }{
+		{"a/b.py", "a/b.py"}, {"/work/copy/a/b.py", "a/b.py"}, {"/repo/a/b.py", "a/b.py"},
+		{"/work/a.py", ""}, {"/repo/../work/copy/a.py", "a.py"}, {"/etc/passwd", ""}, {"../copy/a.py", ""},
+	} {
+		got, err := s.rel(tc.in)
+		if tc.want == "" && err == nil || tc.want != "" && (err != nil || got != tc.want) {
+			t.Errorf("rel(%q): got %q, %v, want %q", tc.in, got, err, tc.want)
+		}
 	}
 }
 

@@ -79,6 +79,9 @@ func (s *Server) freshen(ctx context.Context) IndexState {
 	case s.opts.ReadOnly:
 		st.Note = "the state directory is read-only here (a sandboxed run), so the index is read as it stands: read those files themselves for their current content"
 		return st
+	case s.files != s.root:
+		st.Note = "these files of " + s.files + " (the run's working copy: its edits, or commits since the index) differ from the repository's index, which is read as it stands: read those files themselves for their current content"
+		return st
 	case d.Reextract:
 		st.Note = "the index was built by another version of cra: run 'cra index " + s.root + "' to read every file again"
 		return st

@@ -71,6 +71,12 @@ type Options struct {
 	// line carries them. Empty when a person's agent started it.
 	TaskID string
 	Run    string
+	// Files is the directory whose files the tools read and compare with
+	// the index: a board run's working copy (a clone of the repository),
+	// where the agent's edits are. "" is the repository itself. A server
+	// of another directory never re-indexes: the index is the
+	// repository's.
+	Files string
 	// ReadOnly never writes the state directory: the index is read as it
 	// stands. New sets it when the state directory refuses a write (an
 	// agent's sandboxed run).
@@ -89,7 +95,8 @@ type Options struct {
 // Server is the MCP server of one repository. It is safe for concurrent
 // use: stdio serves one client, HTTP many.
 type Server struct {
-	root     string
+	root     string // the repository whose index the tools read
+	files    string // the directory whose files they read: root or Options.Files
 	stateDir string
 	cfg      *config.Config
 	opts     Options
@@ -139,10 +146,17 @@ func New(ctx context.Context, repo string, opts Options) (*Server, error) {
 		opts.Logger.Warn("config not read: the defaults apply", "err", err)
 		cfg = nil
 	}
+	files := ws.Root
+	if opts.Files != "" {
+		if files, err = workspace.Dir(opts.Files); err != nil {
+			ws.Close()
+			return nil, err
+		}
+	}
 	b := index.NewBuilderIn(ws.StateDir)
 	b.ApplyConfig(cfg)
 	b.LockWait = refreshLockWait
-	s := &Server{root: ws.Root, stateDir: ws.StateDir, cfg: cfg, opts: opts, ws: ws, builder: b, watch: b.Watch(ws.Root)}
+	s := &Server{root: ws.Root, files: files, stateDir: ws.StateDir, cfg: cfg, opts: opts, ws: ws, builder: b, watch: b.Watch(ws.Root, files)}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cra", Title: "cra: ranked, budgeted context from a local index", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &sdk.ServerCapabilities{}})
 	s.addTools()
@@ -202,6 +216,19 @@ func writable(dir string) bool {
 	f.Close()
 	os.Remove(name)
 	return true
+}
+
+// rel is relInside for the files the server reads: an absolute path may
+// name a file of the working copy or of the repository itself, both
+// being the same relative path.
+func (s *Server) rel(p string) (string, error) {
+	rel, err := relInside(s.files, p)
+	if err != nil && s.files != s.root && filepath.IsAbs(filepath.FromSlash(p)) {
+		if r, err2 := relInside(s.root, p); err2 == nil {
+			return r, nil
+		}
+	}
+	return rel, err
 }
 
 // relInside resolves a path a caller gave to a slash-separated path

@@ -724,3 +724,41 @@ func FuzzToolCall(f *testing.F) {
 		}
 	})
 }
+
+// TestFiles: 'cra mcp --files DIR' reads a copy of the repository (a board
+// run's working copy, a clone) against the repository's index: the copy's
+// edits are named and never indexed, its files are what the tools read,
+// and a path may be given in the copy or in the repository.
+func TestFiles(t *testing.T) {
+	root := newRepo(t, shop...)
+	work := filepath.Join(t.TempDir(), "work")
+	gittest.Run(t, filepath.Dir(work), "clone", "-q", root, work)
+	write(t, work, "shop/pager.py", "def resolve_pager():\n    return 'more'\n\n\ndef pager_width():\n    return 80\n")
+	s := connect(t, root, nil, "--files", work)
+	for range 2 {
+		loc, text := ok[mcp.LocalizeOutput](t, s, "localize", map[string]any{"task": "resolve_pager"})
+		if loc.Index.State != mcp.StateStale || !slices.Equal(loc.Index.Changed, []string{"shop/pager.py"}) || !strings.Contains(loc.Index.Note, work) {
+			t.Errorf("got %+v", loc.Index)
+		}
+		if !strings.HasPrefix(text, "index: stale, 1 file changed since it was built (shop/pager.py): these files of "+work) {
+			t.Errorf("text %q", text)
+		}
+	}
+	if d, err := index.NewBuilderIn(filepath.Join(root, ".clean_room")).Changes(context.Background(), root); err != nil || d.Stale() {
+		t.Errorf("the repository's own index: got %+v, %v, want it untouched and fresh", d, err)
+	}
+	for _, p := range []string{filepath.Join(work, "shop", "cart.py"), filepath.Join(root, "shop", "cart.py"), "shop/cart.py"} {
+		fc, _ := ok[mcp.FileContextOutput](t, s, "file_context", map[string]any{"path": p})
+		if fc.Path != "shop/cart.py" {
+			t.Errorf("file_context %s: got %q", p, fc.Path)
+		}
+	}
+	_, err := call(t, s, "file_context", map[string]any{"path": filepath.Join(filepath.Dir(work), "elsewhere.py")})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "file_context: path: ") {
+		t.Errorf("a path outside both: got %v", err)
+	}
+	if out, err := exec.Command("cra", "mcp", "--repo", root, "--files", filepath.Join(work, "missing")).CombinedOutput(); err == nil {
+		t.Errorf("--files of a missing directory: got success\n%s", out)
+	}
+}

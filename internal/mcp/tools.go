@@ -89,7 +89,7 @@ func (s *Server) specs() []spec {
 			{name: "limit", kind: kindInt, min: 1, max: maxSymbols, def: defaultSymbols, desc: "How many definitions to return."}}},
 		{tool: "file_context", fields: []field{
 			{name: "path", kind: kindString, required: true, max: maxPathChars, desc: "The file's path relative to the repository root.", example: "src/app/models.py",
-				check: func(p string) error { _, err := relInside(s.root, p); return err }, what: "a path relative to the repository root"}}},
+				check: func(p string) error { _, err := s.rel(p); return err }, what: "a path relative to the repository root"}}},
 		{tool: "overview"},
 		{tool: "knowledge", fields: []field{taskField,
 			{name: "max_tokens", kind: kindInt, min: minKnowledge, max: maxKnowledge, def: knowledge.MaxTokens, desc: "The most tokens of documents to return."}}},
@@ -136,7 +136,7 @@ func (s *Server) localize(ctx context.Context, in localizeInput, st IndexState) 
 	if err != nil {
 		return r, err
 	}
-	p := &retrieve.Pipeline{KB: k, RepoID: repo.ID, Root: s.root}
+	p := &retrieve.Pipeline{KB: k, RepoID: repo.ID, Root: s.files}
 	q, cands, err := p.Localize(ctx, in.Task, in.Top)
 	if err != nil {
 		return r, err
@@ -195,7 +195,7 @@ func (s *Server) context(ctx context.Context, in contextInput, st IndexState) (r
 	if err != nil {
 		return r, fmt.Errorf("[stages] default in .clean_room/config.toml: %w", err)
 	}
-	p := &retrieve.Pipeline{KB: k, RepoID: repo.ID, Root: s.root}
+	p := &retrieve.Pipeline{KB: k, RepoID: repo.ID, Root: s.files}
 	budget := retrieve.Budget{ContextWindow: in.BudgetTokens + reservedTokens, ReservedTokens: reservedTokens}
 	res, err := p.Run(ctx, "", in.Task, stages, budget)
 	if err != nil {
@@ -348,7 +348,7 @@ type CommitLine struct {
 
 func (s *Server) fileContext(ctx context.Context, in fileContextInput, st IndexState) (reply[FileContextOutput], error) {
 	var r reply[FileContextOutput]
-	rel, err := relInside(s.root, in.Path)
+	rel, err := s.rel(in.Path)
 	if err != nil {
 		return r, err // checked before the call: not reached
 	}
