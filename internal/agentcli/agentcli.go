@@ -100,6 +100,9 @@ type Run struct {
 	// the working copy the agent runs in.
 	PromptFile, Worktree string
 	TaskID, Branch       string
+	// MCPConfig is the run's MCP configuration for its agent, the
+	// {mcp_config} placeholder (issue 31).
+	MCPConfig string
 	// StateDir is where an isolated profile's agent keeps its state; it
 	// is required then, and made by Command.Prepare.
 	StateDir string
@@ -213,7 +216,7 @@ var baseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANG
 func Expand(p Profile, r Run) (*Command, error) {
 	lookup := envMap(r.Environ)
 	values := map[string]string{"model": p.Model, "base_url": p.BaseURL, "prompt_file": r.PromptFile,
-		"worktree": r.Worktree, "task_id": r.TaskID, "branch": r.Branch}
+		"worktree": r.Worktree, "task_id": r.TaskID, "branch": r.Branch, "mcp_config": r.MCPConfig}
 	c := &Command{Preset: p.Preset, Model: p.Model, Dir: r.Worktree, Files: map[string]string{}}
 	if p.Command != "" {
 		// A command profile runs as it always has: sh -c, the whole

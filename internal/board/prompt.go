@@ -26,6 +26,9 @@ type Prompt struct {
 	// (ActiveDirectives): the ACTIVE DIRECTIVES section, with seed 003's
 	// instruction that each must be addressed; none leaves it out.
 	Directives []*Task
+	// Tools is the body of the TOOLS section: the MCP tools the run's
+	// agent has (issue 31); empty leaves it out.
+	Tools string
 	// Context is the body of the Context section: cra's deterministic
 	// context package for the task (issue 30), for an agent that does not
 	// retrieve on its own; empty leaves it out.
@@ -93,6 +96,7 @@ func (p *Prompt) TaskText() string {
 	var b strings.Builder
 	b.WriteString(p.taskPart())
 	section(&b, "ACTIVE DIRECTIVES", directivesText(p.Directives))
+	section(&b, "TOOLS", p.Tools)
 	return b.String()
 }
 
@@ -132,6 +136,7 @@ func (p *Prompt) Markdown() string {
 	b.WriteString(p.taskPart())
 	section(&b, "PROJECT KNOWLEDGE", p.Knowledge)
 	section(&b, "ACTIVE DIRECTIVES", directivesText(p.Directives))
+	section(&b, "TOOLS", p.Tools)
 	section(&b, "Context", p.Context)
 	return b.String()
 }

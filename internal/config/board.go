@@ -35,7 +35,8 @@ func (c *Config) SandboxOff() bool { return c != nil && c.Board != nil && c.Boar
 type Agent struct {
 	// Command is a template run by sh -c in the task's worktree. Its
 	// placeholders are AgentPlaceholders; the environment also carries
-	// CRA_TASK_ID and CRA_RUN_ID.
+	// CRA_TASK_ID and CRA_RUN_ID, and CRA_MCP_CONFIG ({mcp_config}: the
+	// file that gives the agent cra's MCP server, issue 31).
 	Command string `toml:"command,omitempty"`
 	// Timeout bounds one run, as a Go duration ("30m"); unset means
 	// DefaultAgentTimeout.
@@ -98,7 +99,7 @@ const BuiltinAgent = "cra"
 const DefaultAgentTimeout = 30 * time.Minute
 
 // AgentPlaceholders are the names an agent command may use in braces.
-var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch"}
+var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch", "mcp_config"}
 
 var agentNamePattern = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)
 

@@ -18,7 +18,7 @@
 //	                        TaskIndex: tasks/.index.<folder>
 //	  worktrees/<id>/       Worktrees, Worktree(id)
 //	  runs/<id>/            Runs, Run(id): run.json, starting.json, prompt-N.md,
-//	                        task-N.md, run-N.log, reviews.jsonl
+//	                        task-N.md, mcp-N.json, run-N.log, reviews.jsonl
 //	  plans/<id>.md         Plans, Plan(id): what 'cra plan' writes
 //	  training/             Training: plans/, datasets/, train/dataset-<id>/,
 //	                        bootstrap/<name>/, curate.lock
@@ -287,6 +287,9 @@ func (r Run) Prompt(n int) string { return filepath.Join(r.path, fmt.Sprintf("pr
 
 // TaskText is run n's task text for agents that read a file, task-<n>.md.
 func (r Run) TaskText(n int) string { return filepath.Join(r.path, fmt.Sprintf("task-%d.md", n)) }
+
+// MCPConfig is run n's MCP configuration for its agent, mcp-<n>.json.
+func (r Run) MCPConfig(n int) string { return filepath.Join(r.path, fmt.Sprintf("mcp-%d.json", n)) }
 
 // Log is run n's capped output, run-<n>.log.
 func (r Run) Log(n int) string { return filepath.Join(r.path, fmt.Sprintf("run-%d.log", n)) }

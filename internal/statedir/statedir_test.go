@@ -41,6 +41,7 @@ func TestPaths(t *testing.T) {
 		{run.Claim(), "/repo/.clean_room/runs/t-1/starting.json"},
 		{run.Prompt(2), "/repo/.clean_room/runs/t-1/prompt-2.md"},
 		{run.TaskText(2), "/repo/.clean_room/runs/t-1/task-2.md"},
+		{run.MCPConfig(2), "/repo/.clean_room/runs/t-1/mcp-2.json"},
 		{run.Log(2), "/repo/.clean_room/runs/t-1/run-2.log"},
 		{run.Reviews(), "/repo/.clean_room/runs/t-1/reviews.jsonl"},
 		{run.File("x"), "/repo/.clean_room/runs/t-1/x"},

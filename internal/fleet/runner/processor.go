@@ -506,6 +506,22 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 			return nil, fmt.Errorf("make the prompt's context package: %w", err)
 		}
 	}
+	// The run's token first: an external profile's MCP configuration
+	// names the endpoint it reports to.
+	token, url, err := p.reports.issue(id, s.run)
+	if err != nil {
+		return nil, err
+	}
+	defer p.reports.revoke(token)
+	mcpConfig := rd.MCPConfig(s.run)
+	if !s.profile.Builtin {
+		if err := writeMCPConfig(mcpConfig, p.Executable, p.Root, work, id, s.run, url); err != nil {
+			return nil, fmt.Errorf("write the run's MCP configuration: %w", err)
+		}
+		if usesMCP(s.profile.Agent.Command) {
+			s.prompt.Tools = mcpTools
+		}
+	}
 	o.PromptPath = rd.Prompt(s.run)
 	if err := atomicfile.Write(o.PromptPath, []byte(s.prompt.Markdown()), 0o644); err != nil {
 		return nil, fmt.Errorf("write the prompt file: %w", err)
@@ -531,7 +547,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		// its environment (issue 29). A preset's files of its own (aider's
 		// histories) go to the run's temp directory: a confined agent
 		// cannot write .clean_room.
-		c, err := agentcli.Expand(s.profile.CLI, agentcli.Run{PromptFile: o.PromptPath, Worktree: work, TaskID: id, Branch: wt.Branch,
+		c, err := agentcli.Expand(s.profile.CLI, agentcli.Run{PromptFile: o.PromptPath, MCPConfig: mcpConfig, Worktree: work, TaskID: id, Branch: wt.Branch,
 			StateDir: statedir.At(p.StateDir).Agent(s.profile.Name), RunDir: tmp, Environ: os.Environ(), Confined: confined})
 		if err != nil {
 			return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix [agents.%s] in .clean_room/config.toml or cra's environment as the error says, then requeue: cra task move %s pending", s.profile.Name, id)}
@@ -570,12 +586,10 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		"TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
 	// The run reports through cra, with a token of its own (DESIGN.md,
 	// "Trust"): its process cannot write the log itself.
-	token, url, err := p.reports.issue(id, s.run)
-	if err != nil {
-		return nil, err
-	}
-	defer p.reports.revoke(token)
 	cmd.Env = append(cmd.Env, EnvRunToken+"="+token, EnvReportURL+"="+url)
+	if !s.profile.Builtin {
+		cmd.Env = append(cmd.Env, EnvMCPConfig+"="+mcpConfig)
+	}
 	var warning string
 	switch {
 	case s.profile.Builtin:
