@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/mcp"
 	"github.com/cra-dev/cra/internal/supervise"
 )
@@ -73,14 +74,35 @@ func mcpRun(ctx context.Context, d *deps, opts *mcpOptions) error {
 	}
 	// Standard output is the protocol's: diagnostics go to standard error.
 	logger := slog.New(slog.NewTextHandler(d.errOut, &slog.HandlerOptions{Level: level}))
-	s, err := mcp.New(ctx, opts.repo, mcp.Options{
-		TaskID:   os.Getenv(supervise.EnvTaskID),
-		Run:      os.Getenv(supervise.EnvRunID),
-		Files:    opts.files,
-		ReadOnly: opts.readOnly,
-		Version:  version,
-		Logger:   logger,
-	})
+	// The board's tools go through the running daemon when there is one,
+	// else through the board in process, as 'cra task' commands do.
+	// A board that cannot be opened here (a sandboxed run may not write
+	// the log, and no daemon answers) leaves those tools out, not the
+	// server.
+	ops, err := openOps(ctx, d, opts.repo, false, "cra mcp")
+	if err != nil {
+		level := slog.LevelWarn
+		if os.Getenv(supervise.EnvTaskID) != "" {
+			level = slog.LevelInfo // a sandboxed run, as expected
+		}
+		logger.Log(ctx, level, "the board's tools are left out: the board cannot be opened", "err", err)
+		ops = nil
+	}
+	o := mcp.Options{
+		TaskID:    os.Getenv(supervise.EnvTaskID),
+		Run:       os.Getenv(supervise.EnvRunID),
+		ReportURL: os.Getenv(runner.EnvReportURL),
+		RunToken:  os.Getenv(runner.EnvRunToken),
+		Files:     opts.files,
+		ReadOnly:  opts.readOnly,
+		Version:   version,
+		Logger:    logger,
+	}
+	if ops != nil {
+		defer ops.Close()
+		o.Board = ops
+	}
+	s, err := mcp.New(ctx, opts.repo, o)
 	if err != nil {
 		return err
 	}

@@ -168,13 +168,13 @@ func (sp spec) decode(raw json.RawMessage, v any) error {
 			if f.required && strings.TrimSpace(s) == "" {
 				return sp.fail(f.name, "empty", fmt.Sprintf("pass text, e.g. %q", f.example))
 			}
-			if len(f.enum) > 0 && !slices.Contains(f.enum, s) {
-				return sp.fail(f.name, fmt.Sprintf("%q is not one of its values", clipName(s)), "use one of "+strings.Join(nonEmpty(f.enum), ", ")+" or leave it out")
-			}
 			if f.check != nil {
 				if err := f.check(s); err != nil {
 					return sp.fail(f.name, err.Error(), fmt.Sprintf("pass %s, e.g. %q", f.what, f.example))
 				}
+			}
+			if len(f.enum) > 0 && !slices.Contains(f.enum, s) {
+				return sp.fail(f.name, fmt.Sprintf("%q is not one of its values", clipName(s)), "use one of "+strings.Join(nonEmpty(f.enum), ", ")+" or leave it out")
 			}
 			out[f.name] = s
 		case kindInt:

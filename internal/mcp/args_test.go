@@ -13,7 +13,7 @@ import (
 func specs() map[string]spec {
 	s := &Server{root: "/repo", files: "/repo"}
 	out := map[string]spec{}
-	for _, sp := range s.specs() {
+	for _, sp := range append(append(s.specs(), s.boardSpecs()...), s.runSpecs()...) {
 		out[sp.tool] = sp
 	}
 	return out
@@ -107,13 +107,14 @@ func FuzzDecode(f *testing.F) {
 		`{"task": "fix the pager", "top": 5}`, `{"task": "x", "budget_tokens": 500}`, `{"pattern": "Sess*", "kind": "class", "limit": 1}`,
 		`{"path": "shop/cart.py"}`, `{}`, `null`, `[]`, `{"task": null}`, `{"top": 1e308}`, `{"path": "../x"}`, `{"task": "\u0000"}`,
 		`{"max_tokens": 8000, "task": "é"}`, `{"task": "a", "task": 1}`, `{"kind": ""}`,
+		`{"id": "t-1", "title": "x", "status": "verified"}`, `{"status": "failed", "need": "a key"}`, `{"question": "?"}`,
 	} {
-		for i := range 6 {
+		for i := range 11 {
 			f.Add(byte(i), seed)
 		}
 	}
 	sp := specs()
-	names := []string{"localize", "context", "symbols", "file_context", "overview", "knowledge"}
+	names := []string{"localize", "context", "symbols", "file_context", "overview", "knowledge", "task_list", "task_show", "task_add", "report", "ask_person"}
 	f.Fuzz(func(t *testing.T, which byte, raw string) {
 		s := sp[names[int(which)%len(names)]]
 		var v map[string]any

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cra-dev/cra/internal/world"
@@ -33,19 +34,32 @@ type toolDef struct {
 	name, title, desc string
 	// readsIndex: the call compares the files with the index first.
 	readsIndex bool
+	// writes: the tool changes the board or the world log, where every
+	// other tool only reads.
+	writes bool
+}
+
+// call is what a tool's work learns of its call besides its arguments.
+type call struct {
+	// index is how current the index was (zero for a tool that does not
+	// read it).
+	index IndexState
+	// client is the name the client gave at initialize.
+	client string
 }
 
 // addTool registers a tool whose calls are checked against sp, decoded
 // into In and run by work with the index state (zero when the tool does
 // not read the index). A malformed call is a JSON-RPC error; a failure
 // or a panic of work is a tool error; every call is logged.
-func addTool[In, Out any](s *Server, def toolDef, sp spec, work func(ctx context.Context, in In, st IndexState) (reply[Out], error)) {
+func addTool[In, Out any](s *Server, def toolDef, sp spec, work func(ctx context.Context, in In, c call) (reply[Out], error)) {
 	out, err := jsonschema.For[Out](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: output schema of %s: %v", def.name, err)) // a programming error, found by every test
 	}
 	t := &sdk.Tool{Name: def.name, Title: def.title, Description: def.desc, InputSchema: sp.schema(), OutputSchema: out,
-		Annotations: &sdk.ToolAnnotations{Title: def.title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}}
+		Annotations: &sdk.ToolAnnotations{Title: def.title, ReadOnlyHint: !def.writes, IdempotentHint: !def.writes,
+			DestructiveHint: new(bool), OpenWorldHint: new(bool)}}
 	s.sdk.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in In
 		if err := sp.decode(req.Params.Arguments, &in); err != nil {
@@ -56,11 +70,23 @@ func addTool[In, Out any](s *Server, def toolDef, sp spec, work func(ctx context
 			}
 			return nil, err
 		}
-		var st IndexState
+		var c call
 		if def.readsIndex {
-			st = s.freshen(ctx)
+			c.index = s.freshen(ctx)
 		}
-		r, err := safely(func() (reply[Out], error) { return work(ctx, in, st) })
+		if req.Session != nil {
+			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+				c.client = clipText(p.ClientInfo.Name, 60)
+			}
+		}
+		r, err := safely(func() (reply[Out], error) { return work(ctx, in, c) })
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			// Arguments whose fault shows only together (failed without
+			// a need): a malformed call, as the decoder's refusals are.
+			s.logCall(ctx, def.name, "refused: "+wire.Message)
+			return nil, wire
+		}
 		if err != nil {
 			s.logCall(ctx, def.name, "failed: "+err.Error())
 			res := &sdk.CallToolResult{}
@@ -135,6 +161,12 @@ func (s *Server) logCall(ctx context.Context, tool, summary string) {
 			out = "run " + s.opts.Run + " " + out
 		}
 	}
+	s.logEvent(ctx, id, out)
+}
+
+// logEvent appends [event:mcp][id] out, or gives it to the logger where
+// the state directory is read-only or the log refuses it.
+func (s *Server) logEvent(ctx context.Context, id, out string) {
 	out = clipText(out, maxLogOutput)
 	if s.opts.ReadOnly {
 		s.opts.Logger.Info("mcp call", "id", id, "call", out)

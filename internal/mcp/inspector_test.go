@@ -23,6 +23,13 @@ const inspectorDir = "testdata/inspector"
 // missing client fails the test, naming the install.
 func inspector(t *testing.T, root string, args ...string) (string, error) {
 	t.Helper()
+	return inspectorTarget(t, []string{"cra", "mcp", "--repo", root}, args...)
+}
+
+// inspectorTarget runs the inspector against target: a command line
+// (stdio) or a URL and its transport.
+func inspectorTarget(t *testing.T, target []string, args ...string) (string, error) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is not installed: the MCP inspector runs on it (apt-get install -y nodejs npm; .ci/run does)")
@@ -36,7 +43,7 @@ func inspector(t *testing.T, root string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{cli, "--cli", "cra", "mcp", "--repo", root}, args...)...)
+	cmd := exec.CommandContext(ctx, node, append(append([]string{cli, "--cli"}, target...), args...)...)
 	// inspector-cli 1.0.3 finds its own package.json by testing
 	// "../package.json" against the working directory but importing it
 	// against its module: it works only from a directory whose parent
@@ -74,7 +81,7 @@ func TestInspector(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"context", "file_context", "knowledge", "localize", "overview", "symbols"}; !slices.Equal(names, want) {
+	if want := []string{"context", "file_context", "knowledge", "localize", "overview", "symbols", "task_add", "task_list", "task_show"}; !slices.Equal(names, want) {
 		t.Errorf("tools/list: got %v, want %v", names, want)
 	}
 

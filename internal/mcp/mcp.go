@@ -50,6 +50,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -68,15 +69,24 @@ const (
 type Options struct {
 	// TaskID and Run name the board run the server serves (CRA_TASK_ID and
 	// CRA_RUN_ID of the agent that started it); each call's world-log
-	// line carries them. Empty when a person's agent started it.
-	TaskID string
-	Run    string
+	// line carries them. Empty when a person's agent started it. With a
+	// TaskID the server has the report and ask_person tools, which send
+	// through ReportURL with RunToken (CRA_REPORT_URL, CRA_RUN_TOKEN):
+	// the processor's endpoint checks that a report is the run's own.
+	TaskID    string
+	Run       string
+	ReportURL string
+	RunToken  string
 	// Files is the directory whose files the tools read and compare with
 	// the index: a board run's working copy (a clone of the repository),
 	// where the agent's edits are. "" is the repository itself. A server
 	// of another directory never re-indexes: the index is the
 	// repository's.
 	Files string
+	// Board gives the server the board's tools (task_list, task_show,
+	// task_add); nil leaves them out. 'cra serve' passes its fleet, 'cra
+	// mcp' the running daemon's client or a fleet in process.
+	Board fleet.Ops
 	// ReadOnly never writes the state directory: the index is read as it
 	// stands. New sets it when the state directory refuses a write (an
 	// agent's sandboxed run).
@@ -161,6 +171,12 @@ func New(ctx context.Context, repo string, opts Options) (*Server, error) {
 		&sdk.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &sdk.ServerCapabilities{}})
 	s.addTools()
 	s.addKnowledge()
+	if opts.Board != nil {
+		s.addBoard()
+	}
+	if opts.TaskID != "" {
+		s.addRun()
+	}
 	return s, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/cli"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
@@ -26,6 +29,7 @@ import (
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // TestMain makes this test binary the cra command too: 'cra' on PATH is
@@ -33,7 +37,8 @@ import (
 // as a child process, as an agent does.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"cra": func() { os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"cra":       func() { os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"mcp-agent": func() { os.Exit(mcpAgent(os.Args[1:])) },
 	})
 }
 
@@ -238,8 +243,8 @@ func TestListTools(t *testing.T) {
 		if len(tool.Description) < 100 {
 			t.Errorf("%s: description %q is too thin for a model to choose by", tool.Name, tool.Description)
 		}
-		if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
-			t.Errorf("%s: want the read-only hint", tool.Name)
+		if tool.Annotations == nil || tool.Annotations.ReadOnlyHint == (tool.Name == "task_add") {
+			t.Errorf("%s: read-only hint %v, want it on every tool but task_add", tool.Name, tool.Annotations)
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
 		if !strings.Contains(string(schema), `"type":"object"`) || !strings.Contains(string(schema), `"additionalProperties":false`) {
@@ -250,7 +255,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"context", "file_context", "knowledge", "localize", "overview", "symbols"}
+	want := []string{"context", "file_context", "knowledge", "localize", "overview", "symbols", "task_add", "task_list", "task_show"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools: got %v, want %v", names, want)
 	}
@@ -675,7 +680,8 @@ func TestResources(t *testing.T) {
 	}
 }
 
-// FuzzToolCall: whatever arguments a client sends to whichever tool, the
+// FuzzToolCall: whatever arguments a client sends to whichever tool (the
+// board's over a real board, a run's to an endpoint that refuses), the
 // server answers with a result or an invalid-params error, and answers
 // the next call.
 func FuzzToolCall(f *testing.F) {
@@ -683,31 +689,64 @@ func FuzzToolCall(f *testing.F) {
 		`{"task": "fix the pager", "top": 5}`, `{"task": "x", "budget_tokens": 500}`, `{"pattern": "%_\\*", "kind": "class"}`,
 		`{"path": "shop/cart.py"}`, `{"path": "shop/../../../etc/passwd"}`, `{}`, `{"task": "\u0000\u2028` + "`" + `"}`,
 		`{"pattern": "*"}`, `{"path": "docs/knowledge"}`, `{"task": "File \"/x/shop/cart.py\", line 99999999999"}`,
+		`{"title": "a\u0000b", "priority": "high"}`, `{"id": "t-00000000"}`, `{"folder": "pending", "limit": 1}`,
+		`{"status": "finish", "output": "done"}`, `{"status": "verified"}`, `{"question": "which one?"}`,
 	} {
-		for i := range 6 {
+		for i := range 11 {
 			f.Add(byte(i), seed)
 		}
 	}
 	root := newRepo(f, shop...)
 	ctx := context.Background()
-	srv, err := mcp.New(ctx, root, mcp.Options{})
+	// The board's tools over a real board; the run's tools against an
+	// endpoint that refuses every report, as one does a forged token.
+	ws, err := workspace.Open(ctx, root, workspace.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	fl, err := fleet.Open(ctx, ws, fleet.Options{Create: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer fl.Close()
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error": "no run holds this token"}`))
+	}))
+	defer refuse.Close()
+	srv, err := mcp.New(ctx, root, mcp.Options{Board: fl})
 	if err != nil {
 		f.Fatal(err)
 	}
 	defer srv.Close()
-	st, ct := sdk.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	s, err := sdk.NewClient(&sdk.Implementation{Name: "fuzz", Version: "1"}, nil).Connect(ctx, ct, nil)
+	run, err := mcp.New(ctx, root, mcp.Options{TaskID: "t-00000001", Run: "1", RunToken: "forged", ReportURL: refuse.URL})
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer s.Close()
-	names := []string{"localize", "context", "symbols", "file_context", "overview", "knowledge"}
+	defer run.Close()
+	connect := func(srv *mcp.Server) *sdk.ClientSession {
+		st, ct := sdk.NewInMemoryTransports()
+		go srv.Run(ctx, st)
+		s, err := sdk.NewClient(&sdk.Implementation{Name: "fuzz", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return s
+	}
+	board, runSession := connect(srv), connect(run)
+	defer board.Close()
+	defer runSession.Close()
+	names := []string{"localize", "context", "symbols", "file_context", "overview", "knowledge", "task_list", "task_show", "task_add", "report", "ask_person"}
 	f.Fuzz(func(t *testing.T, which byte, raw string) {
 		if !json.Valid([]byte(raw)) {
 			return // no client sends it
 		}
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: names[int(which)%len(names)], Arguments: json.RawMessage(raw)})
+		name := names[int(which)%len(names)]
+		s := board
+		if name == "report" || name == "ask_person" {
+			s = runSession
+		}
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: json.RawMessage(raw)})
 		var we *jsonrpc.Error
 		switch {
 		case errors.As(err, &we):

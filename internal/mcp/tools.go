@@ -130,7 +130,8 @@ type LocalizeOutput struct {
 	Index    IndexState `json:"index"`
 }
 
-func (s *Server) localize(ctx context.Context, in localizeInput, st IndexState) (reply[LocalizeOutput], error) {
+func (s *Server) localize(ctx context.Context, in localizeInput, c call) (reply[LocalizeOutput], error) {
+	st := c.index
 	var r reply[LocalizeOutput]
 	k, repo, err := s.index(ctx)
 	if err != nil {
@@ -181,7 +182,8 @@ type ContextOutput struct {
 	Index   IndexState `json:"index"`
 }
 
-func (s *Server) context(ctx context.Context, in contextInput, st IndexState) (reply[ContextOutput], error) {
+func (s *Server) context(ctx context.Context, in contextInput, c call) (reply[ContextOutput], error) {
+	st := c.index
 	var r reply[ContextOutput]
 	k, repo, err := s.index(ctx)
 	if err != nil {
@@ -241,7 +243,8 @@ type SymbolsOutput struct {
 	Index IndexState `json:"index"`
 }
 
-func (s *Server) symbols(ctx context.Context, in symbolsInput, st IndexState) (reply[SymbolsOutput], error) {
+func (s *Server) symbols(ctx context.Context, in symbolsInput, c call) (reply[SymbolsOutput], error) {
+	st := c.index
 	var r reply[SymbolsOutput]
 	k, repo, err := s.index(ctx)
 	if err != nil {
@@ -346,7 +349,8 @@ type CommitLine struct {
 	Message string `json:"message"`
 }
 
-func (s *Server) fileContext(ctx context.Context, in fileContextInput, st IndexState) (reply[FileContextOutput], error) {
+func (s *Server) fileContext(ctx context.Context, in fileContextInput, c call) (reply[FileContextOutput], error) {
+	st := c.index
 	var r reply[FileContextOutput]
 	rel, err := s.rel(in.Path)
 	if err != nil {
@@ -363,14 +367,14 @@ func (s *Server) fileContext(ctx context.Context, in fileContextInput, st IndexS
 	if err != nil {
 		return r, err
 	}
-	c, err := k.FileContext(ctx, f.ID)
+	fc, err := k.FileContext(ctx, f.ID)
 	if err != nil {
 		return r, err
 	}
-	out := fileContextOf(c)
+	out := fileContextOf(fc)
 	out.Index = st
 	r.out, r.text = out, st.line()+"\n"+jsonText(out)
-	r.summary = fmt.Sprintf("%s: %s, %s; %s", rel, plural(len(c.Symbols), "symbol"), plural(len(c.ImportedBy), "importer"), st.State)
+	r.summary = fmt.Sprintf("%s: %s, %s; %s", rel, plural(len(fc.Symbols), "symbol"), plural(len(fc.ImportedBy), "importer"), st.State)
 	return r, nil
 }
 
@@ -425,7 +429,8 @@ type OverviewOutput struct {
 	Index IndexState `json:"index"`
 }
 
-func (s *Server) overview(ctx context.Context, _ overviewInput, st IndexState) (reply[OverviewOutput], error) {
+func (s *Server) overview(ctx context.Context, _ overviewInput, c call) (reply[OverviewOutput], error) {
+	st := c.index
 	var r reply[OverviewOutput]
 	k, repo, err := s.index(ctx)
 	if err != nil {
@@ -460,7 +465,7 @@ type KnowledgeOutput struct {
 	Tokens    int      `json:"tokens"`
 }
 
-func (s *Server) knowledge(_ context.Context, in knowledgeInput, _ IndexState) (reply[KnowledgeOutput], error) {
+func (s *Server) knowledge(_ context.Context, in knowledgeInput, _ call) (reply[KnowledgeOutput], error) {
 	var r reply[KnowledgeOutput]
 	sec, err := knowledge.Load(s.root, in.Task, in.MaxTokens)
 	if err != nil {
