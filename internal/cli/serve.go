@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/mcp"
 	"github.com/cra-dev/cra/internal/server"
 )
 
@@ -113,7 +114,11 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		return err
 	}
 	defer tb.Close()
-	daemon := &server.Daemon{Fleet: tb.fleet, Addr: opts.addr, Token: os.Getenv(tokenEnv),
+	// /mcp: the tools of 'cra mcp', the board's through the daemon's
+	// fleet (issue 31).
+	mcpHTTP := mcp.NewHTTP(ctx, tb.fleet.Root(), mcp.Options{Board: tb.fleet, Version: version, Logger: d.logger})
+	defer mcpHTTP.Close()
+	daemon := &server.Daemon{Fleet: tb.fleet, Addr: opts.addr, Token: os.Getenv(tokenEnv), MCP: mcpHTTP,
 		Workers: fleet.Workers{Processor: !opts.noProcessor, Recycler: !opts.noRecycler, Supervisors: !opts.noSupervisors,
 			PassEvery: opts.passEvery},
 		Out: d.errOut, Logger: d.logger}

@@ -135,3 +135,26 @@ func TestInspector(t *testing.T) {
 		t.Errorf("a malformed call: got %v\n%s", err, out)
 	}
 }
+
+// TestInspectorHTTP: the same client calls localize and context on 'cra
+// serve' at /mcp over streamable HTTP.
+func TestInspectorHTTP(t *testing.T) {
+	root := newRepo(t, shop...)
+	url := serve(t, root, nil)
+	out, err := inspectorTarget(t, []string{url, "--transport", "http"}, "--method", "tools/call", "--tool-name", "localize",
+		"--tool-arg", "task=Resolve the pager command once, in _pager_contextmanager", "--tool-arg", "top=2")
+	if err != nil {
+		t.Fatalf("localize over HTTP: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, `"path": "shop/pager.py"`) || !strings.Contains(out, "index: fresh\\n1. shop/pager.py") {
+		t.Errorf("localize over HTTP: %s", out)
+	}
+	out, err = inspectorTarget(t, []string{url, "--transport", "http"}, "--method", "tools/call", "--tool-name", "context",
+		"--tool-arg", "task=the cart total is wrong when a coupon applies", "--tool-arg", "budget_tokens=1000")
+	if err != nil {
+		t.Fatalf("context over HTTP: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "# Context for: the cart total is wrong when a coupon applies") || !strings.Contains(out, `"budget": 1000`) {
+		t.Errorf("context over HTTP: %s", out)
+	}
+}

@@ -37,6 +37,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -207,10 +208,65 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return s.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(d), Writer: d})
 }
 
+// SessionTimeout closes an HTTP client's session after that long without
+// a request: a daemon lives for days, and a client that never ends its
+// session must not hold memory for as long.
+const SessionTimeout = 30 * time.Minute
+
 // Handler serves MCP over streamable HTTP, for 'cra serve' to mount at
 // /mcp behind its own access rules.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+		&sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: SessionTimeout})
+}
+
+// HTTP is a daemon's MCP server ('cra serve' at /mcp): made on its first
+// request, so that a daemon nobody asks over MCP opens nothing for it,
+// and made again on the next request when making it failed. It is safe
+// for concurrent use.
+type HTTP struct {
+	ctx  context.Context
+	repo string
+	opts Options
+
+	mu sync.Mutex
+	s  *Server
+	h  http.Handler
+}
+
+// NewHTTP returns the HTTP server of the repository at repo, made with
+// New(ctx, repo, opts) on its first request.
+func NewHTTP(ctx context.Context, repo string, opts Options) *HTTP {
+	return &HTTP{ctx: ctx, repo: repo, opts: opts}
+}
+
+// ServeHTTP answers one request of streamable HTTP.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	if h.h == nil {
+		s, err := New(h.ctx, h.repo, h.opts)
+		if err != nil {
+			h.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			json.NewEncoder(w).Encode(map[string]string{"error": "the MCP server cannot start (the next request tries again): " + err.Error()})
+			return
+		}
+		h.s, h.h = s, s.Handler()
+	}
+	handler := h.h
+	h.mu.Unlock()
+	handler.ServeHTTP(w, r)
+}
+
+// Close releases the server's databases, if it was made.
+func (h *HTTP) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.s == nil {
+		return nil
+	}
+	return h.s.Close()
 }
 
 // Close releases the repository's databases.

@@ -58,6 +58,9 @@ type Daemon struct {
 	// Cleanup is one cleanup pass, which the board's Clean Up button
 	// starts in the background; nil is the fleet's (fleet.Cleanup).
 	Cleanup func(ctx context.Context) error
+	// MCP serves the Model Context Protocol at /mcp (issue 31); nil
+	// leaves /mcp out.
+	MCP http.Handler
 	// Out gets a line per action and event a person should see; nil
 	// discards.
 	Out io.Writer
@@ -155,7 +158,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 		}
 	}()
 	api := &Server{Fleet: d.Fleet, Hub: hub, Token: token, Logger: d.Logger, Out: d.Out,
-		Started: info.Started, PID: info.PID}
+		Started: info.Started, PID: info.PID, MCP: d.MCP}
 	run := d.Cleanup
 	if run == nil {
 		run = func(ctx context.Context) error {

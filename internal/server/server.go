@@ -19,6 +19,8 @@
 //	GET  /api/log                  lines of the world log (?since=OFFSET or ?tail=N)
 //	GET  /api/events               a WebSocket of the world log from ?since=OFFSET&file=FILE
 //	                               (see Message: a position in a compacted-away file resets)
+//	POST|GET|DELETE /mcp           the MCP server over streamable HTTP (issue 31), when
+//	                               the daemon has one (Server.MCP)
 //	GET  /                         the web board (embedded: web/)
 //
 // Errors are {"error": "…"}, with "field" and "fix" for a field's value
@@ -71,6 +73,12 @@ type Server struct {
 	// Cleaner runs the Clean Up button's pass; nil shows the button
 	// disabled.
 	Cleaner Cleaner
+	// MCP serves the Model Context Protocol over streamable HTTP at
+	// /mcp (issue 31: the tools of 'cra mcp', the board's through the fleet),
+	// behind the API's host, token and origin checks; nil leaves /mcp
+	// out. The front end that makes it (internal/cli) passes it in, so
+	// the API does not import the MCP server.
+	MCP http.Handler
 	// Token, when set, is required of every request.
 	Token string
 	// AnyHost lets requests without a token name any host. Unset, a
@@ -119,6 +127,14 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/cleanup", s.startCleanup)
 	mux.HandleFunc("GET /api/log", s.logLines)
 	mux.HandleFunc("GET /api/events", s.events)
+	if s.MCP != nil {
+		// POST carries the calls, GET a stream of the server's
+		// messages, DELETE ends a session (streamable HTTP); each
+		// method apart, as "GET /" serves the board's page.
+		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			mux.Handle(method+" /mcp", s.MCP)
+		}
+	}
 	// GET only: another method on an API path gets the mux's 405 with
 	// its Allow header, not "no such API endpoint".
 	mux.Handle("GET /", s.page())
