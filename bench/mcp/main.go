@@ -6,6 +6,7 @@
 //
 //	go build -o /tmp/cra ./cmd/cra
 //	go run ./bench/mcp -cra /tmp/cra -repo /path/to/django -tasks 30
+//	go run ./bench/mcp -cra /tmp/cra -repo /path/to/django -files /path/to/clone -edit django/db/models/query.py
 //
 // The tasks are the subjects of the repository's newest commits (merges
 // left out), a stand-in for what people ask; the repository must be
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	repo := fs.String("repo", "", "an indexed repository (required)")
 	n := fs.Int("tasks", 30, "how many tasks (newest commit subjects)")
 	budget := fs.Int("budget", 8000, "the context tool's budget_tokens, and the retrieve command's package size")
+	files := fs.String("files", "", "serve with --files DIR: a copy of the repository (a board run's working copy) read against its index")
+	edit := fs.String("edit", "", "with -files: append a line to this file of the copy before each task, as an agent's edit, so that every localize compares the copy in full")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,7 +82,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	// MCP: one server, the calls one after another.
-	cmd := exec.Command(*cra, "mcp", "--repo", abs)
+	serverArgs := []string{"mcp", "--repo", abs}
+	if *files != "" {
+		serverArgs = append(serverArgs, "--files", *files)
+	}
+	cmd := exec.Command(*cra, serverArgs...)
 	cmd.Stderr = stderr
 	startServer := time.Now()
 	s, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
@@ -105,6 +112,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var first time.Duration
 	var loc, pkg, floor []time.Duration
 	for i, task := range tasks {
+		if *files != "" && *edit != "" {
+			f, err := os.OpenFile(filepath.Join(*files, *edit), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return fmt.Errorf("-edit: %w", err)
+			}
+			fmt.Fprintf(f, "# edit %d\n", i)
+			f.Close()
+		}
 		d, err := callTool("localize", map[string]any{"task": task, "top": 10})
 		if err != nil {
 			return err
@@ -127,7 +142,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	time.Sleep(2 * time.Second)
 	rssRest := rssKiB(pid)
 
-	fmt.Fprintf(stdout, "repository %s, %d tasks, budget %d tokens\n\n", abs, len(tasks), *budget)
+	fmt.Fprintf(stdout, "repository %s, %d tasks, budget %d tokens\n", abs, len(tasks), *budget)
+	if *files != "" {
+		fmt.Fprintf(stdout, "files of %s (--files)", *files)
+		if *edit != "" {
+			fmt.Fprintf(stdout, ", %s edited before each task", *edit)
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "| what | p50 | p95 | CPU per call | n |\n|---|---|---|---|---|\n")
 	row := func(name string, ds []time.Duration, cpu time.Duration, calls int) {
 		fmt.Fprintf(stdout, "| %s | %s | %s | %s | %d |\n", name, pct(ds, 50), pct(ds, 95), (cpu / time.Duration(calls)).Round(time.Millisecond), len(ds))
