@@ -19,6 +19,15 @@
 //     KNOWLEDGE section of a run's prompt (knowledge.Load); the documents
 //     themselves are resources, cra://knowledge/<path>.
 //
+// With Options.Board it serves the board too (board.go): task_list,
+// task_show, and task_add for a person's agent. A server started by a
+// board run's agent (Options.TaskID, from the run's environment) has
+// report and ask_person (run.go): they send through the run's token to
+// the endpoint of the run's starter, which takes reports on the run's own
+// task only and never verified or retry (DESIGN.md, "Trust"); such a
+// server adds no tasks. Options.Files makes it read the run's working
+// copy against the repository's index.
+//
 // Every call that reads the index first compares the files with it
 // (index.Watch: in full with git at least every 30 seconds and whenever
 // a kept stat moved, from memory otherwise) and brings it up to date when a few files
