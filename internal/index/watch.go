@@ -107,14 +107,26 @@ func (w *Watch) stamps(cands []candidate, start int64) map[string]fileStamp {
 	stamp(w.dir)
 	db, _ := w.b.factory.Path(store.Curated, "")
 	stamp(db)
-	stamp(db + "-wal")
+	// An empty write-ahead log holds no write: the comparison's own
+	// read-only open makes one (SQLite creates it), and a writer's
+	// frames make it grow, or reach the database when it closes.
+	if st := stampOf(db + "-wal"); st.size == 0 {
+		out[db+"-wal"] = fileStamp{}
+	} else {
+		stamp(db + "-wal")
+	}
 	return out
 }
 
 // unmoved reports whether every kept stat is unchanged.
 func (w *Watch) unmoved() bool {
+	db, _ := w.b.factory.Path(store.Curated, "")
 	for p, old := range w.stats {
-		if stampOf(p) != old {
+		st := stampOf(p)
+		if p == db+"-wal" && !st.dir && st.size == 0 {
+			st = fileStamp{} // an empty write-ahead log, as stamps keeps it
+		}
+		if st != old {
 			return false
 		}
 	}
