@@ -80,8 +80,9 @@ func TestChangesNotIndexed(t *testing.T) {
 }
 
 // TestWatch: a Watch answers from memory while nothing it keeps moved,
-// and compares in full when a file is edited, added, deleted or renamed,
-// when the index is written, and once its trust expires.
+// whether its last answer was current or stale, and compares in full when
+// a file is edited, added, deleted or renamed, when the index is written,
+// and once its trust expires.
 func TestWatch(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 12)
@@ -120,7 +121,9 @@ func TestWatch(t *testing.T) {
 
 	s.change(t, 1, 1)
 	check("a file edited", 1, &Changeset{Changed: []string{s.path(1)}})
-	check("still stale: no trust kept", 1, &Changeset{Changed: []string{s.path(1)}})
+	check("still stale: from memory", 0, &Changeset{Changed: []string{s.path(1)}})
+	s.change(t, 1, 2)
+	check("edited again", 1, &Changeset{Changed: []string{s.path(1)}})
 	index()
 	check("after the index run", 1, &Changeset{})
 	check("then from memory", 0, &Changeset{})

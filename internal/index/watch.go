@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,10 +17,12 @@ const DefaultWatchAge = 30 * time.Second
 // Watch answers Changes for a reader that asks again and again, such as
 // an MCP server checking the index before each call. A full comparison
 // runs git and reads every indexed file's row (on Django about a third
-// of a CPU-second); after one that found the index current, the Watch
-// keeps the stat of every file it listed, of the directories holding
-// them and of the index's files, and the next call that finds none of
-// them moved answers from memory (a few thousand lstat calls). A file
+// of a CPU-second; on a copy, whose every mtime differs from the
+// index's, it hashes every file); after one, the Watch keeps its answer
+// (the index current, or the files that differ) and the stat of every
+// file it listed, of the directories holding them and of the index's
+// files, and the next call that finds none of them moved answers from
+// memory (a few thousand lstat calls). A file
 // edited, added beside others, deleted or renamed moves one of them. A
 // new file in a directory that held no listed file (empty, or ignored
 // files only) moves nothing kept, so a full comparison runs at least
@@ -35,7 +38,8 @@ type Watch struct {
 	now func() time.Time
 
 	mu    sync.Mutex
-	at    time.Time // of the last full comparison that found no change
+	at    time.Time  // of the last full comparison
+	last  *Changeset // its answer
 	stats map[string]fileStamp
 	full  int // full comparisons run, for tests
 }
@@ -64,17 +68,24 @@ func (w *Watch) Changes(ctx context.Context) (*Changeset, error) {
 		age = DefaultWatchAge
 	}
 	if w.stats != nil && w.now().Sub(w.at) < age && w.unmoved() {
-		return &Changeset{}, nil
+		return w.last.clone(), nil
 	}
-	w.stats = nil
+	w.stats, w.last = nil, nil
 	w.full++
 	at, start := w.now(), time.Now().UnixNano()
 	d, cands, err := w.b.changes(ctx, w.root, w.dir)
-	if err != nil || d.Stale() {
+	if err != nil {
 		return d, err
 	}
-	w.stats, w.at = w.stamps(cands, start), at
+	// A stale answer holds too while nothing moved: a caller that
+	// re-indexes writes the index, which moves its files' stamps.
+	w.stats, w.at, w.last = w.stamps(cands, start), at, d.clone()
 	return d, nil
+}
+
+// clone is a copy of d that shares no list with it.
+func (d *Changeset) clone() *Changeset {
+	return &Changeset{Added: slices.Clone(d.Added), Changed: slices.Clone(d.Changed), Deleted: slices.Clone(d.Deleted), Reextract: d.Reextract}
 }
 
 // moved is a stamp no stat returns: kept for a path that changed while
