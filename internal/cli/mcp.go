@@ -36,8 +36,16 @@ on standard input and output: the agent starts it and calls its tools.
                 recent commits, rationale comments ('cra query context')
   overview      the repository's shape ('cra query overview')
   knowledge     a task's text → the project knowledge that applies
+  task_list     the board's tasks; task_show: one task with its history
+  task_add      a new pending task, logged as added by this client
+                (not in a board run, not with --read-only)
+  report        in a board run: active, finish, failed with a need, or an
+                event, for the run's own task, through the run's token
+  ask_person    in a board run: block the task with a question for a person
 
 The knowledge store's documents are resources, cra://knowledge/<path>.
+The board's tools go through the running daemon ('cra serve', which also
+serves all but the run's tools at /mcp over HTTP) or the board itself.
 No tool calls a model. Each call first re-indexes the files changed since
 the last index (up to 200; more, and it says to run 'cra index'); where
 .clean_room/ cannot be written (a sandboxed run) it reads the index as it
@@ -50,7 +58,8 @@ with, for example:
   claude mcp add cra -- cra mcp --repo /path/to/repo
   codex mcp add cra -- cra mcp --repo /path/to/repo`,
 		Example: `  cra mcp --repo ~/src/project
-  cra mcp --read-only`,
+  cra mcp --read-only
+  cra mcp --repo ~/src/project --files ~/src/project/.clean_room/worktrees/t-1a2b3c4d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
