@@ -252,16 +252,9 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 		return nil, err
 	}
 	defer unlock()
-	t, from, err := b.Store.Get(ctx, id)
+	t, from, a, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	a, known, err := b.Log.Lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !known {
-		return nil, fmt.Errorf("task %s has no entry in the world log: run 'cra task rebuild' first", id)
 	}
 	logFolder, _ := folderOfAgent(a)
 	var status world.Status
@@ -343,4 +336,22 @@ func (b *Board) History(ctx context.Context, id string) ([]world.Entry, error) {
 		return nil
 	})
 	return out, err
+}
+
+// read returns task id's file, its folder and its latest lifecycle entry,
+// for a caller that holds the board's lock; a task the log does not know
+// is an error that names the repair.
+func (b *Board) read(ctx context.Context, id string) (*Task, Folder, world.Agent, error) {
+	t, from, err := b.Store.Get(ctx, id)
+	if err != nil {
+		return nil, "", world.Agent{}, err
+	}
+	a, known, err := b.Log.Lookup(ctx, id)
+	if err != nil {
+		return nil, "", world.Agent{}, err
+	}
+	if !known {
+		return nil, "", world.Agent{}, fmt.Errorf("task %s has no entry in the world log: run 'cra task rebuild' first", id)
+	}
+	return t, from, a, nil
 }

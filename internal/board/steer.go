@@ -100,16 +100,9 @@ func (b *Board) Close(ctx context.Context, id, why string) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
-	t, from, err := b.Store.Get(ctx, id)
+	t, from, a, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	a, known, err := b.Log.Lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !known {
-		return nil, fmt.Errorf("task %s has no entry in the world log: run 'cra task rebuild' first", id)
 	}
 	if w, ok := IsClosed(a); ok {
 		return nil, &SteerError{ID: id, Op: "close", State: "is closed already (" + w + ")", Fix: "reopen it with 'cra task reopen " + id + "'"}

@@ -54,13 +54,9 @@ func (f *Fleet) Stop(ctx context.Context, id, why string) (*Stopped, error) {
 		return nil, err
 	}
 	var kill *supervise.Kill
-	if rid, ok := obs.Runs[id]; ok && rid.Run == run {
-		for _, p := range obs.Procs {
-			if p.PID == rid.PID && p.StartTime == rid.StartTime {
-				kill = &supervise.Kill{PID: p.PID, StartTime: p.StartTime, PGID: p.PGID, TaskID: id, Run: run,
-					Reason: "a person", Detail: strings.TrimSpace(why)}
-			}
-		}
+	if p := obs.Proc(id, run); p != nil {
+		kill = &supervise.Kill{PID: p.PID, StartTime: p.StartTime, PGID: p.PGID, TaskID: id, Run: run,
+			Reason: "a person", Detail: strings.TrimSpace(why)}
 	}
 	t, err := f.Board.StopRun(ctx, id, run, why)
 	if err != nil {

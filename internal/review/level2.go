@@ -58,16 +58,10 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		r.mu.Unlock()
 	}()
 	for _, a := range active {
-		id, ok := obs.Runs[a.ID]
-		if a.Run == 0 || !ok || id.Run != a.Run {
+		if id, ok := obs.Runs[a.ID]; a.Run == 0 || !ok || id.Run != a.Run {
 			continue // no recorded run of this one: Level 1's business
 		}
-		var proc *supervise.Process
-		for i, p := range obs.Procs {
-			if p.PID == id.PID && p.StartTime == id.StartTime {
-				proc = &obs.Procs[i]
-			}
-		}
+		proc := obs.Proc(a.ID, a.Run)
 		if proc == nil {
 			continue // gone: Level 1 restarts it
 		}

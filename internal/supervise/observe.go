@@ -76,3 +76,19 @@ func Observe(ctx context.Context, runsDir string, active []Active) (Observation,
 	slices.SortFunc(o.Procs, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	return o, nil
 }
+
+// Proc returns the live process of task id's run run, as its run.json
+// names it (pid and start time), or nil when that run has none: it
+// ended, or another run is recorded.
+func (o Observation) Proc(id string, run int) *Process {
+	rid, ok := o.Runs[id]
+	if !ok || rid.Run != run {
+		return nil
+	}
+	for i, p := range o.Procs {
+		if p.PID == rid.PID && p.StartTime == rid.StartTime {
+			return &o.Procs[i]
+		}
+	}
+	return nil
+}
