@@ -362,6 +362,10 @@ func ask[T any](ctx context.Context, p *pass, callType string, req llm.Request, 
 	if perr == nil {
 		return v, res
 	}
+	if err := llm.MarkMalformed(ctx, client, perr); err != nil {
+		res.Err = err.Error()
+		return zero, res
+	}
 	resp, err = client.Complete(ctx, retryPrompt(req, resp.Text, perr))
 	res.Requests++
 	if err != nil {
@@ -370,6 +374,9 @@ func ask[T any](ctx context.Context, p *pass, callType string, req llm.Request, 
 	}
 	if v, err = parse(resp.Text); err != nil {
 		res.Err = fmt.Sprintf("the reply was malformed twice: %v", err)
+		if merr := llm.MarkMalformed(ctx, client, err); merr != nil {
+			res.Err += "; " + merr.Error()
+		}
 		return zero, res
 	}
 	return v, res

@@ -93,11 +93,36 @@ func (c *Corpus) AddRetrievalCall(ctx context.Context, call Call) (int64, error)
 	return id, nil
 }
 
+// MarkMalformed marks a recorded call, by its row id in the table its
+// kind uses (retrieval: retrieval_llm_call_details, else llm_calls), as
+// one whose reply could not be used (the caller asked again or fell
+// back): its error becomes MalformedPrefix and the problem, so that cra
+// doctor and the stage statistics count it as a call that got no usable
+// reply. A call that failed already keeps its error. Like AddCall it
+// outlives ctx.
+func (c *Corpus) MarkMalformed(ctx context.Context, retrieval bool, id int64, problem string) error {
+	ctx, cancel := outliving(ctx)
+	defer cancel()
+	q := `UPDATE llm_calls SET error = ? WHERE id = ? AND error IS NULL`
+	if retrieval {
+		q = `UPDATE retrieval_llm_call_details SET error = ? WHERE call_id = ? AND error IS NULL`
+	}
+	if _, err := c.db.ExecContext(ctx, q, MalformedPrefix+problem, id); err != nil {
+		return fmt.Errorf("mark LLM call %d malformed: %w", id, err)
+	}
+	return nil
+}
+
+// MalformedPrefix begins the error recorded for a call whose reply was
+// malformed, as against one that failed.
+const MalformedPrefix = "malformed reply: "
+
 // CallStats counts the LLM calls recorded, of every kind.
 type CallStats struct {
 	Calls int
-	// Failed calls are those with an error: the call failed, or for
-	// enrichment the reply was malformed.
+	// Failed calls are those with an error: the call failed, or its
+	// reply was malformed (MarkMalformed; for enrichment, an invalid
+	// output).
 	Failed int
 }
 

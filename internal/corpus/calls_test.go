@@ -113,6 +113,28 @@ func TestCallStats(t *testing.T) {
 	if got, err := c.CallStats(ctx); err != nil || got != (corpus.CallStats{Calls: 5, Failed: 3}) {
 		t.Errorf("got %+v, %v, want 5 calls, 3 failed", got, err)
 	}
+	// Replies that could not be used count too, once each; a failed call
+	// keeps its own error.
+	scope, _ := c.AddRetrievalCall(ctx, corpus.Call{TaskID: "t", Type: "scope_judgment", Role: "reasoning", Response: "prose"})
+	review, _ := c.AddCall(ctx, corpus.Call{Type: "review", Role: "summarizer", Response: "prose"})
+	for _, m := range []struct {
+		retrieval bool
+		id        int64
+	}{{true, scope}, {true, scope}, {false, review}, {true, 1}} {
+		if err := c.MarkMalformed(ctx, m.retrieval, m.id, "no JSON object"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.CallStats(ctx); err != nil || got != (corpus.CallStats{Calls: 7, Failed: 5}) {
+		t.Errorf("got %+v, %v, want 7 calls, 5 failed or malformed", got, err)
+	}
+	var msg string
+	if err := db.QueryRow("SELECT error FROM retrieval_llm_call_details WHERE call_id = ?", scope).Scan(&msg); err != nil || msg != corpus.MalformedPrefix+"no JSON object" {
+		t.Errorf("got %q, %v, want the malformed reply's problem", msg, err)
+	}
+	if err := db.QueryRow("SELECT error FROM retrieval_llm_call_details WHERE call_id = 1").Scan(&msg); err != nil || msg != errDown.Error() {
+		t.Errorf("a failed call's error: got %q, %v, want %q kept", msg, err, errDown)
+	}
 	// A database from before llm_calls existed.
 	if _, err := db.Exec("DROP TABLE llm_calls"); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/corpus"
@@ -116,12 +117,41 @@ func (r *Recorder) RecordEnrichment(ctx context.Context, c Call, out EnrichmentO
 	})
 }
 
+// MarkMalformed marks the recorded call id of kind as one whose reply
+// could not be used (see corpus.MarkMalformed).
+func (r *Recorder) MarkMalformed(ctx context.Context, kind Kind, id int64, problem error) error {
+	return r.corpus.MarkMalformed(ctx, kind == KindRetrieval, id, problem.Error())
+}
+
 // recorded is a Client whose calls are all recorded.
 type recorded struct {
 	client Client
 	rec    *Recorder
 	model  ModelConfig
 	info   CallInfo
+
+	mu   sync.Mutex
+	last int64 // the row id of the latest call recorded
+}
+
+// MarkMalformed records that the reply of c's latest call could not be
+// used: the reply did not parse, and the caller asks again or falls back.
+// The call's row then counts as malformed (cra doctor, the stage
+// statistics). c must come from a Gateway or a Recorder's Wrap, and its
+// calls must not overlap the one marked; on any other Client it does
+// nothing.
+func MarkMalformed(ctx context.Context, c Client, problem error) error {
+	w, ok := c.(*recorded)
+	if !ok {
+		return nil
+	}
+	w.mu.Lock()
+	id := w.last
+	w.mu.Unlock()
+	if id == 0 {
+		return nil
+	}
+	return w.rec.MarkMalformed(ctx, w.info.Kind, id, problem)
 }
 
 // Wrap returns a Client that records every call of c, which completes
@@ -145,7 +175,11 @@ func (w *recorded) Complete(ctx context.Context, req Request) (Response, error) 
 		resp.Latency = time.Since(start)
 	}
 	// Recorded even when ctx has ended (see Record): a failed call too.
-	if _, rerr := w.rec.Record(ctx, Call{CallInfo: w.info, Model: w.model, Request: req, Response: resp, Err: err}); rerr != nil {
+	id, rerr := w.rec.Record(ctx, Call{CallInfo: w.info, Model: w.model, Request: req, Response: resp, Err: err})
+	w.mu.Lock()
+	w.last = id
+	w.mu.Unlock()
+	if rerr != nil {
 		if err != nil {
 			return resp, errors.Join(err, fmt.Errorf("%w: %v", ErrNotRecorded, rerr))
 		}

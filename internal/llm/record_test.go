@@ -337,3 +337,47 @@ func TestRecordedLatency(t *testing.T) {
 		t.Errorf("got %v, want 1500 then the measured >= 2 ms", got)
 	}
 }
+
+// TestMarkMalformed: a reply the caller could not use marks the client's
+// latest call, in its own table, and only that call; a client the gateway
+// did not wrap is left alone.
+func TestMarkMalformed(t *testing.T) {
+	ctx := context.Background()
+	s := llmtest.NewServer(t)
+	db := openRaw(t)
+	g := gatewayFor(t, s, db, 0)
+	problem := errors.New("no JSON object")
+	for _, info := range []CallInfo{
+		{Kind: KindRetrieval, TaskID: "t-1", Type: "scope_judgment", Role: RoleReasoning, Stage: "scope"},
+		{Type: "review", Role: RoleSummarizer},
+	} {
+		c, _, err := g.Client(ctx, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := MarkMalformed(ctx, c, problem); err != nil {
+			t.Fatalf("%s before any call: %v", info.Type, err)
+		}
+		s.Enqueue(llmtest.Reply{Text: "fine"}, llmtest.Reply{Text: "prose"})
+		for range 2 {
+			if _, err := c.Complete(ctx, UserPrompt("", "judge")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := MarkMalformed(ctx, c, problem); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := queryRows(t, db, `SELECT c.response, d.error FROM retrieval_llm_calls c JOIN retrieval_llm_call_details d ON d.call_id = c.id
+		UNION ALL SELECT response, error FROM llm_calls`)
+	want := []row{
+		{"response": "fine", "error": nil}, {"response": "prose", "error": "malformed reply: no JSON object"},
+		{"response": "fine", "error": nil}, {"response": "prose", "error": "malformed reply: no JSON object"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if err := MarkMalformed(ctx, &Ollama{}, problem); err != nil {
+		t.Errorf("an unrecorded client: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,10 +20,12 @@ func TestAskRetriesOnceThenFallsBack(t *testing.T) {
 		want     string
 		fellBack bool
 		calls    int
+		// malformed are the calls told of as malformed, by number.
+		malformed []int
 	}{
 		{name: "good at once", replies: []string{`{"intent": "a", "type": "bug"}`}, want: "a", calls: 1},
-		{name: "fixed when told", replies: []string{"I think it is a bug.", `{"intent": "b", "type": "bug"}`}, want: "b", calls: 2},
-		{name: "bad twice", replies: []string{"prose", "more prose"}, fellBack: true, calls: 2},
+		{name: "fixed when told", replies: []string{"I think it is a bug.", `{"intent": "b", "type": "bug"}`}, want: "b", calls: 2, malformed: []int{1}},
+		{name: "bad twice", replies: []string{"prose", "more prose"}, fellBack: true, calls: 2, malformed: []int{1, 2}},
 		{name: "unreachable", judgeErr: errors.New("connection refused"), calls: 1},
 	}
 	for _, tc := range tests {
@@ -35,9 +38,20 @@ func TestAskRetriesOnceThenFallsBack(t *testing.T) {
 				}
 				return tc.replies[len(prompts)-1], nil
 			}}
+			var malformed []int
+			sc.Malformed = func(_ context.Context, problem error) error {
+				if problem == nil {
+					t.Error("told of a malformed reply without its problem")
+				}
+				malformed = append(malformed, len(prompts))
+				return nil
+			}
 			v, err := ask(context.Background(), sc, "task_analysis", "task_analysis", "system", "Task:\nfix it", ParseTaskAnalysis)
 			if len(prompts) != tc.calls {
 				t.Fatalf("%d calls, want %d", len(prompts), tc.calls)
+			}
+			if !slices.Equal(malformed, tc.malformed) {
+				t.Errorf("calls marked malformed: got %v, want %v", malformed, tc.malformed)
 			}
 			if tc.calls == 2 && !strings.Contains(prompts[1], "Your previous reply could not be used: ") {
 				t.Errorf("the second prompt does not name the problem: %q", prompts[1])

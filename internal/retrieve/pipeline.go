@@ -42,6 +42,11 @@ type StageContext struct {
 	Linked map[string]map[string]bool
 	// Judge is nil in deterministic mode.
 	Judge Judge
+	// Malformed, when set, is told of each Judge reply a stage could not
+	// use, right after the Judge call that returned it, so that the
+	// caller marks that recorded call malformed; its error (the mark
+	// could not be recorded) ends the stage.
+	Malformed func(ctx context.Context, problem error) error
 	// PromptTokens bounds one stage prompt: the reasoning model's window.
 	PromptTokens int
 	// Decisions are logged to retrieval_decisions after the run.
@@ -113,6 +118,9 @@ type Pipeline struct {
 	Session *store.SessionDB
 	// Judge is nil in deterministic mode.
 	Judge Judge
+	// Malformed is told of each judge reply a stage could not use (see
+	// StageContext.Malformed); nil marks nothing.
+	Malformed func(ctx context.Context, problem error) error
 	// PromptTokens bounds each stage prompt (the reasoning model's window).
 	PromptTokens int
 	// Candidates is how many ranked files the scope stage considers.
@@ -265,7 +273,7 @@ func (p *Pipeline) newStageContext(ctx context.Context, q TaskQuery) (*StageCont
 	rk.Root = p.Root
 	sc := &StageContext{
 		Task: q, Ranker: rk, Excluded: map[string]string{},
-		Judge: p.Judge, PromptTokens: p.PromptTokens,
+		Judge: p.Judge, Malformed: p.Malformed, PromptTokens: p.PromptTokens,
 	}
 	if p.Weights != nil {
 		rk.Weights = *p.Weights

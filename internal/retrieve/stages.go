@@ -45,6 +45,9 @@ func ask[T any](ctx context.Context, sc *StageContext, callType, stageName, syst
 	if perr == nil {
 		return v, nil
 	}
+	if err := sc.malformed(ctx, callType, perr); err != nil {
+		return zero, err
+	}
 	retry := prompt + "\n\nYour previous reply could not be used: " + clip(perr.Error(), 300) +
 		". Reply again with the JSON object only, in the format asked, and nothing else."
 	reply, err = sc.Judge(ctx, callType, stageName, system, retry)
@@ -52,9 +55,23 @@ func ask[T any](ctx context.Context, sc *StageContext, callType, stageName, syst
 		return zero, err
 	}
 	if v, perr = parse(reply); perr != nil {
+		if err := sc.malformed(ctx, callType, perr); err != nil {
+			return zero, err
+		}
 		return zero, &ReplyError{CallType: callType, Raw: reply, Err: perr}
 	}
 	return v, nil
+}
+
+// malformed tells sc.Malformed of a reply to callType that perr refused.
+func (sc *StageContext) malformed(ctx context.Context, callType string, perr error) error {
+	if sc.Malformed == nil {
+		return nil
+	}
+	if err := sc.Malformed(ctx, perr); err != nil {
+		return fmt.Errorf("%s: %w", callType, err)
+	}
+	return nil
 }
 
 // fellBack reports whether err is a reply that stayed malformed, and

@@ -320,12 +320,18 @@ func (r *Recycler) ask(ctx context.Context, cfg *config.Config, s Subject, runID
 	if perr == nil {
 		return reply, 1, nil
 	}
+	if err := llm.MarkMalformed(ctx, client, perr); err != nil {
+		return Reply{}, 1, &modelError{err: err}
+	}
 	resp, err = client.Complete(ctx, retryPrompt(req, resp.Text, perr))
 	if err != nil {
 		return Reply{}, 2, &modelError{err: fmt.Errorf("the model failed on the retry after a malformed reply (%v): %w", perr, err)}
 	}
 	reply, err = ParseReply(resp.Text)
 	if err != nil {
+		if merr := llm.MarkMalformed(ctx, client, err); merr != nil {
+			return Reply{}, 2, &modelError{err: merr}
+		}
 		return Reply{}, 2, &modelError{err: fmt.Errorf("the reply was malformed twice: %w", err), malformed: true}
 	}
 	return reply, 2, nil

@@ -309,11 +309,11 @@ func (l *lifecycle) retrieve(ctx context.Context, root string, planFiles []strin
 	l.session = session
 	p := &retrieve.Pipeline{KB: k, Corpus: c, RepoID: repo.ID, Root: root, Session: session, PlanFiles: planFiles}
 	if !l.spec.Deterministic {
-		j, u, err := newJudge(ctx, l.gateway, l.taskID, l.spec.Budget)
+		j, malformed, u, err := newJudge(ctx, l.gateway, l.taskID, l.spec.Budget)
 		if err != nil {
 			return nil, nil, err
 		}
-		p.Judge, p.PromptTokens, l.judge = j, u.promptTokens, u
+		p.Judge, p.Malformed, p.PromptTokens, l.judge = j, malformed, u.promptTokens, u
 	}
 	res, err := p.Run(ctx, l.taskID, l.spec.Task, l.spec.Stages, l.spec.Budget)
 	if err != nil {

@@ -75,6 +75,9 @@ func (p *Planner) Draft(ctx context.Context, e *Evidence) (*Drafted, error) {
 			return d, nil
 		}
 		d.Problems = append(d.Problems, perr.Error())
+		if err := llm.MarkMalformed(ctx, p.Model, perr); err != nil {
+			return nil, err
+		}
 		req.Messages = append(req.Messages,
 			llm.Message{Role: "assistant", Content: resp.Text},
 			llm.Message{Role: "user", Content: fmt.Sprintf("That reply is not a valid plan: %v. Reply again with the JSON object only, every key present, values as stated.", perr)})

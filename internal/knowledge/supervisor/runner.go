@@ -481,11 +481,17 @@ func (r *Runner) ask(ctx context.Context, cfg *config.Config, s knowledge.Superv
 	if perr == nil {
 		return reply, 1, nil
 	}
+	if err := llm.MarkMalformed(ctx, client, perr); err != nil {
+		return nil, 1, err
+	}
 	resp, err = client.Complete(ctx, retryRequest(req, resp.Text, perr))
 	if err != nil {
 		return nil, 2, fmt.Errorf("the supervisor model failed on the retry after a malformed reply (%v): %w", perr, err)
 	}
 	if reply, err = ParseReply(s, resp.Text); err != nil {
+		if merr := llm.MarkMalformed(ctx, client, err); merr != nil {
+			return nil, 2, merr
+		}
 		return nil, 2, fmt.Errorf("malformed twice: %w", err)
 	}
 	return reply, 2, nil
