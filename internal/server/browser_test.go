@@ -387,9 +387,10 @@ func TestBrowser(t *testing.T) {
 }
 
 // TestBrowserSteer: a person steers tasks from the web board (issue 30,
-// items 3 and 4): the add form takes every field of 'cra task add'; the
-// drawer stops a running task (held, no failure), closes and reopens one,
-// edits and moves one, and merges a verified task's branch.
+// items 3, 4 and 6): the add form takes every field of 'cra task add';
+// the drawer stops a running task (held, no failure), closes and reopens
+// one, edits and moves one, shows a verified task's diff inline and
+// merges its branch.
 func TestBrowserSteer(t *testing.T) {
 	browser := newBrowser(t)
 	f := newFixture(t)
@@ -537,9 +538,19 @@ func TestBrowserSteer(t *testing.T) {
 		f.run(t, task.ID, 0, "added it")
 		f.decide(t, task.ID, world.StatusVerified, "full_complete", "verified: 1 complete review", "")
 		drawer(board.CompletedFinalized, task.ID)
+		// The branch's diff is inline in the drawer, its lines marked.
+		tb.waitJS(`document.querySelector("#d-diff-patch") !== null`)
+		if got := evalJS[string](tb, `[...document.querySelectorAll("#d-diff-patch .add")].map((n) => n.textContent).join("")`); !strings.Contains(got, "+hello\n") {
+			t.Errorf("the diff's added lines: %q, want +hello", got)
+		}
+		if got := evalJS[string](tb, `document.querySelector("#d-diff").textContent`); !strings.Contains(got, "diff --git a/greeting.txt b/greeting.txt") {
+			t.Errorf("the drawer's diff: %q", got)
+		}
 		tb.waitJS(`document.querySelector("#d-merge") !== null`)
 		act("#d-merge", "", "")
 		tb.do(chromedp.WaitVisible(chromedp.CSS("#d-merged")))
+		// Merged, the drawer shows the change the merge brought.
+		tb.waitJS(`document.querySelector("#d-diff").textContent.startsWith("Merged: ") && document.querySelector("#d-diff-patch") !== null`)
 		if got := evalJS[string](tb, `document.querySelector("#d-merged").textContent`); got != "merged into "+base {
 			t.Errorf("the badge: %q", got)
 		}

@@ -114,6 +114,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("PATCH /api/tasks/{id}", s.editTask)
 	mux.HandleFunc("POST /api/tasks/{id}/run", s.runTask)
 	mux.HandleFunc("GET /api/tasks/{id}/output", s.output)
+	mux.HandleFunc("GET /api/tasks/{id}/diff", s.diff)
 	mux.HandleFunc("POST /api/tasks/{id}/stop", s.stop)
 	mux.HandleFunc("POST /api/tasks/{id}/close", s.closeTask)
 	mux.HandleFunc("POST /api/tasks/{id}/reopen", s.reopen)

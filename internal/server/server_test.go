@@ -133,6 +133,18 @@ func TestTask(t *testing.T) {
 	if code, body := call(t, ts, "GET", "/api/tasks/t-00000000", nil); code != 404 || !strings.Contains(errText(body), "no such task") {
 		t.Errorf("unknown task: %d %v", code, body)
 	}
+	// The drawer's diff: a task that has no branch yet says so; an unknown
+	// task and a bad id are refused as the task's own endpoint refuses them.
+	if code, body := call(t, ts, "GET", "/api/tasks/"+a.ID+"/diff", nil); code != 200 || body["patch"] != "" ||
+		body["missing"] != "no branch cra/"+a.ID+" yet: a run commits to it" {
+		t.Errorf("diff without a branch: %d %v", code, body)
+	}
+	if code, _ := call(t, ts, "GET", "/api/tasks/t-00000000/diff", nil); code != 404 {
+		t.Errorf("diff of an unknown task: %d", code)
+	}
+	if code, body := call(t, ts, "GET", "/api/tasks/.hidden/diff", nil); code != 400 || body["field"] != "id" {
+		t.Errorf("diff with a bad id: %d %v", code, body)
+	}
 	if code, body := call(t, ts, "GET", "/api/tasks/.hidden", nil); code != 400 || body["field"] != "id" {
 		t.Errorf("a bad id: %d %v", code, body)
 	}

@@ -88,3 +88,14 @@ func (s *Server) steered(w http.ResponseWriter, r *http.Request, t *board.Task, 
 	}
 	writeJSON(w, http.StatusOK, taskJSON{Task: t, Folder: folder, WaitsForPerson: waits})
 }
+
+// diff is GET /api/tasks/{id}/diff: the task's branch diff, which the
+// drawer shows inline.
+func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Fleet.Diff(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.taskError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}

@@ -22,6 +22,7 @@ const state = {
   shown: Object.fromEntries(COLUMNS.map(([f]) => [f, PAGE])),
   dirty: new Set(),
   drawer: null, // id of the open task
+  diff: null, // {key, view}: the drawer's diff of a branch, kept while it holds
   seq: new Map(), // id → the latest refresh asked for
   sigs: new Map(), // folder → what its column shows
   nodes: new Map(), // id → {key, node}: the card element and what it shows
@@ -365,6 +366,44 @@ function stopOutput() {
   state.output = null;
 }
 
+// ---- the diff of a task's branch ----
+
+// diffView is the drawer's inline diff of the task's branch, from
+// /api/tasks/{id}/diff: fetched once per run's end and merge, and kept
+// across the drawer's re-renders in between.
+function diffView(id, t) {
+  const r = t.results || {};
+  const key = id + "|" + (r.finished_at || "") + "|" + (t.merged ? t.merged.commit : "");
+  if (state.diff && state.diff.key === key) return state.diff.view;
+  const view = el("div", { id: "d-diff" }, el("p", { class: "muted" }, "Reading the diff…"));
+  state.diff = { key, view };
+  api("GET", "/api/tasks/" + encodeURIComponent(id) + "/diff").then((d) => {
+    if (d.missing) {
+      view.replaceChildren(el("p", { class: "muted" }, d.missing));
+      return;
+    }
+    const head = el("p", { class: "muted" }, (d.merged ? "Merged: " : "") + d.branch + " against " + String(d.base).slice(0, 12) +
+      (d.cut ? " (cut at " + Math.round(d.patch.length / 1024) + " KiB: git diff " + d.base + " " + d.rev + " shows it whole)" : ""));
+    if (!d.patch) {
+      view.replaceChildren(head, el("p", { class: "muted", id: "d-diff-empty" }, "The branch changes nothing."));
+      return;
+    }
+    const lines = d.patch.replace(/\n$/, "").split("\n").map((l) => {
+      let cls = "";
+      if (l.startsWith("diff --git") || l.startsWith("index ") || l.startsWith("+++") || l.startsWith("---")) cls = "meta";
+      else if (l.startsWith("@@")) cls = "hunk";
+      else if (l.startsWith("+")) cls = "add";
+      else if (l.startsWith("-")) cls = "del";
+      return el("span", { class: cls }, l + "\n");
+    });
+    view.replaceChildren(head, el("pre", { class: "mono diff", id: "d-diff-patch" }, lines));
+  }).catch((err) => {
+    if (state.diff && state.diff.view === view) state.diff = null;
+    view.replaceChildren(el("p", { class: "error" }, "diff: " + err.message));
+  });
+  return view;
+}
+
 function section(title, ...body) {
   return el("section", { class: "d-section" }, el("h3", {}, title), ...body);
 }
@@ -528,7 +567,7 @@ async function fillDrawer(id) {
     section("Runs", runs),
     liveOutput(id, d),
     section("Branch and diff", r.branch ? el("p", { class: "mono" }, r.branch) : el("p", { class: "muted" }, "No branch yet."),
-      r.diff_stat ? pre(r.diff_stat, "mono") : null),
+      r.diff_stat ? pre(r.diff_stat, "mono") : null, diffView(id, t)),
     section("Log", el("ol", { id: "d-log", class: "log" }, d.log.map(logLine))));
 }
 

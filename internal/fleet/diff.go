@@ -1,0 +1,63 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/gitx"
+)
+
+// BranchDiff is the change a task's branch makes, as the web board's
+// drawer shows it inline: the patch of cra/ID against the commit it forked
+// from (the merge base with HEAD, as the review's evidence reads it), or,
+// once the branch was merged, the change that merge brought.
+type BranchDiff struct {
+	Branch string `json:"branch"`
+	// Base and Rev are the commits compared; empty with Missing.
+	Base string `json:"base,omitempty"`
+	Rev  string `json:"rev,omitempty"`
+	// Patch is git's unified diff, cut to MaxDiff bytes at a line (Cut).
+	Patch string `json:"patch"`
+	Cut   bool   `json:"cut,omitempty"`
+	// Merged says the patch is the merge's change into Merged.Into.
+	Merged bool `json:"merged,omitempty"`
+	// Missing says why there is no diff: the task has not run yet.
+	Missing string `json:"missing,omitempty"`
+}
+
+// MaxDiff bounds the patch a BranchDiff carries: a drawer is for a
+// glance; the whole diff is one git diff away.
+const MaxDiff = 256 << 10
+
+// Diff returns task id's branch diff. A task whose branch does not exist
+// (it has not run) has an empty patch and Missing says why.
+func (f *Fleet) Diff(ctx context.Context, id string) (*BranchDiff, error) {
+	t, _, err := f.Board.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	repo := f.ws.Root
+	d := &BranchDiff{Branch: board.BranchPrefix + id}
+	if t.Merged != nil && t.Merged.Commit != "" {
+		d.Base, d.Rev, d.Merged = t.Merged.Commit+"^1", t.Merged.Commit, true
+	} else {
+		ok, err := gitx.BranchExists(ctx, repo, d.Branch)
+		if err != nil {
+			return nil, fmt.Errorf("diff of task %s: %w", id, err)
+		}
+		if !ok {
+			d.Missing = "no branch " + d.Branch + " yet: a run commits to it"
+			return d, nil
+		}
+		d.Rev = "refs/heads/" + d.Branch
+		if d.Base, err = gitx.MergeBase(ctx, repo, "HEAD", d.Rev); err != nil {
+			d.Missing = fmt.Sprintf("%s has no base on HEAD: %v", d.Branch, err)
+			return d, nil
+		}
+	}
+	if d.Patch, d.Cut, err = gitx.DiffPatch(ctx, repo, d.Base, d.Rev, nil, MaxDiff); err != nil {
+		return nil, fmt.Errorf("diff of task %s: %w", id, err)
+	}
+	return d, nil
+}
