@@ -49,8 +49,9 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 [budget] in .clean_room/config.toml. It bounds the planning prompt, and
 the training examples (hyperparameters.max_seq_length).
 
-It needs logged runs ('cra solve', 'cra plan'), or with --source synthetic
-datasets from 'cra bootstrap'.`,
+It needs logged runs ('cra solve', 'cra plan') or datasets from 'cra
+bootstrap': without --source it plans from the logged runs, or from the
+bootstrapped data when nothing is logged yet, and says so.`,
 		Example: `  cra train-plan --stages stage_rates,failure_patterns,decision_outcomes --context-window 8192 --reserved-tokens 2048
   cra train-plan --stages stage_rates --source synthetic --budget-config budget.toml
   cra train-plan --stages failure_patterns --target execute_code --json`,
@@ -66,7 +67,7 @@ datasets from 'cra bootstrap'.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
 	f.StringVar(&opts.stages, "stages", "", "log-analysis stages, comma-separated: "+strings.Join(train.AnalysisStages, ", "))
-	f.StringVar(&opts.source, "source", corpus.SourceLogged, "plan from logged runs (logged) or from bootstrapped data (synthetic)")
+	f.StringVar(&opts.source, "source", "", "plan from logged runs (logged) or from bootstrapped data (synthetic); by default logged, or synthetic when there are no logged runs")
 	f.StringVar(&opts.target, "target", "", "train this stage instead of the weakest: "+strings.Join(dataset.Stages, ", "))
 	f.BoolVar(&opts.json, "json", false, "print the evidence and the plan as JSON")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
@@ -95,7 +96,7 @@ func resolveAnalysisStages(flag string, cfg *config.Config) ([]string, error) {
 }
 
 func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
-	if opts.source != corpus.SourceLogged && opts.source != corpus.SourceSynthetic {
+	if opts.source != "" && opts.source != corpus.SourceLogged && opts.source != corpus.SourceSynthetic {
 		return usageError{err: fmt.Errorf("--source %q: use %s or %s", opts.source, corpus.SourceLogged, corpus.SourceSynthetic)}
 	}
 	if opts.target != "" {
@@ -150,6 +151,9 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 	reply := min(m.MaxTokens, budget.ReservedTokens/2)
 	if reply <= 0 {
 		return usageError{err: fmt.Errorf("--reserved-tokens %d leaves no room for the model's reply: reserve at least the reply's tokens", budget.ReservedTokens)}
+	}
+	if ev.Chosen {
+		fmt.Fprintln(d.errOut, "no logged runs yet: planning from the bootstrapped datasets (--source synthetic)")
 	}
 	fmt.Fprintf(d.errOut, "weakest stage: %s (%s)\n", ev.Weakest, ev.Why)
 	planner := &train.Planner{Model: model, PromptTokens: budget.ContextWindow - budget.ReservedTokens, ReplyTokens: reply, ContextWindow: budget.ContextWindow}

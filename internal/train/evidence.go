@@ -65,7 +65,10 @@ var ErrNoSynthetic = errors.New("no bootstrapped (synthetic) datasets in .clean_
 
 // Evidence is what the log-analysis stages found (seed 001 §8.3).
 type Evidence struct {
-	Source string   `json:"source"`
+	Source string `json:"source"`
+	// Chosen says Source was not given: there were no logged runs, so
+	// the bootstrapped datasets are planned from.
+	Chosen bool     `json:"source_chosen,omitempty"`
 	Stages []string `json:"analysis_stages"`
 	// Modes are the task runs by mode.
 	Modes []corpus.ModeOutcome `json:"runs"`
@@ -91,7 +94,9 @@ type Evidence struct {
 const maxFailures = 20
 
 // Gather runs the log-analysis stages over c, checking first that there is
-// something to learn from (ErrNoRuns, ErrNoSynthetic). target, when not
+// something to learn from (ErrNoRuns, ErrNoSynthetic). source "" chooses:
+// logged runs when there are some, else bootstrapped datasets when there
+// are some (Evidence.Chosen says so), else ErrNoRuns. target, when not
 // "", is the stage to train, named by the user; otherwise the weakest
 // stage is found, which needs stage_rates (or, from synthetic data only,
 // the stage with the most examples).
@@ -112,6 +117,13 @@ func Gather(ctx context.Context, c *corpus.Corpus, source string, stages []strin
 		if _, seen := e.Synthetic[d.Stage]; d.Source == corpus.SourceSynthetic && !seen {
 			e.Synthetic[d.Stage] = d.Examples
 		}
+	}
+	if source == "" {
+		source = corpus.SourceLogged
+		if !logged && len(e.Synthetic) > 0 {
+			source, e.Chosen = corpus.SourceSynthetic, true
+		}
+		e.Source = source
 	}
 	switch source {
 	case corpus.SourceLogged:

@@ -180,6 +180,29 @@ func TestGatherSyntheticRerun(t *testing.T) {
 	}
 }
 
+// TestGatherChoosesSource: without a source, an empty database is
+// ErrNoRuns; bootstrapped data alone is planned from, saying it was
+// chosen; logged runs win over bootstrapped data.
+func TestGatherChoosesSource(t *testing.T) {
+	ctx := context.Background()
+	c := openCorpus(t)
+	if _, err := Gather(ctx, c, "", AnalysisStages, ""); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("empty: got %v, want ErrNoRuns", err)
+	}
+	bootstrapped(t, c, t.TempDir(), dataset.Scope, 3)
+	e, err := Gather(ctx, c, "", AnalysisStages, "")
+	if err != nil || e.Source != corpus.SourceSynthetic || !e.Chosen || e.Weakest != dataset.Scope {
+		t.Fatalf("bootstrapped only: got %+v, %v; want synthetic, chosen, scope", e, err)
+	}
+	if _, err := Gather(ctx, c, corpus.SourceLogged, AnalysisStages, ""); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("logged asked for, bootstrapped only: got %v, want ErrNoRuns", err)
+	}
+	logRun(t, c, "A.r1", "implement", true, dataset.ExecuteCode)
+	if e, err := Gather(ctx, c, "", AnalysisStages, ""); err != nil || e.Source != corpus.SourceLogged || e.Chosen {
+		t.Errorf("logged runs too: got %+v, %v; want logged, not chosen", e, err)
+	}
+}
+
 func TestGatherSynthetic(t *testing.T) {
 	ctx := context.Background()
 	c := openCorpus(t)
