@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -57,6 +58,11 @@ var ErrUnavailable = errors.New("this system cannot confine a process: Landlock 
 type Spec struct {
 	// Write are the directories it may write, with everything below them.
 	Write []string
+
+	// netFD is the launcher's descriptor of the ruleset that keeps its
+	// connections off the guarded ports (--net), which Wrap hands it
+	// when a daemon listens; 0 is none.
+	netFD int
 }
 
 // devices are the device files any process expects to write.
@@ -70,10 +76,13 @@ var deviceDirs = []string{"/dev/pts", "/dev/shm"}
 const Command = "sandbox-exec"
 
 // Wrap rewrites cmd to run through the launcher exe (the cra binary)
-// under spec: exe sandbox-exec --write DIR … -- PATH ARGS…. The command
-// keeps its directory, environment and files. A directory to write that
-// does not exist is an error: a typo would otherwise confine the command
-// away from its own working copy.
+// under spec: exe sandbox-exec --write DIR … [--net FD] -- PATH ARGS….
+// The command keeps its directory, environment and files. A directory to
+// write that does not exist is an error: a typo would otherwise confine
+// the command away from its own working copy. While any daemon of this
+// user listens (Guarded), the launcher is handed a ruleset keeping the
+// command off its port, as an extra file (FD); where the kernel cannot
+// do that, Wrap refuses.
 func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
 	if exe == "" {
 		return errors.New("confine a command: the path of cra itself is unknown")
@@ -93,13 +102,29 @@ func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
+	ports, err := Guarded()
+	if err != nil {
+		return fmt.Errorf("confine a command: %w", err)
+	}
+	if len(ports) > 0 {
+		f, err := netRuleset(ports)
+		if err != nil {
+			return fmt.Errorf("confine a command: %w", err)
+		}
+		args = append(args, "--net", strconv.Itoa(3+len(cmd.ExtraFiles)))
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 	args = append(args, "--", path)
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path, cmd.Args = exe, args
 	return nil
 }
 
-// Parse reads the launcher's arguments: --write DIR … -- COMMAND ARGS….
+// usage is the launcher's command line.
+const usage = "usage: cra sandbox-exec [--write DIR]… [--net FD] -- COMMAND [ARG]…"
+
+// Parse reads the launcher's arguments: --write DIR … [--net FD] --
+// COMMAND ARGS….
 func Parse(args []string) (Spec, []string, error) {
 	var spec Spec
 	for i := 0; i < len(args); i++ {
@@ -114,11 +139,18 @@ func Parse(args []string) (Spec, []string, error) {
 			i++
 		case strings.HasPrefix(a, "--write="):
 			spec.Write = append(spec.Write, strings.TrimPrefix(a, "--write="))
+		case a == "--net" && i+1 < len(args):
+			fd, err := strconv.Atoi(args[i+1])
+			if err != nil || fd < 3 {
+				return spec, nil, fmt.Errorf("sandbox-exec: --net %q: want the number of an open file, 3 or more: %s", args[i+1], usage)
+			}
+			spec.netFD = fd
+			i++
 		default:
-			return spec, nil, fmt.Errorf("sandbox-exec: unexpected %q: usage: cra sandbox-exec [--write DIR]… -- COMMAND [ARG]…", a)
+			return spec, nil, fmt.Errorf("sandbox-exec: unexpected %q: %s", a, usage)
 		}
 	}
-	return spec, nil, errors.New("sandbox-exec: no command: usage: cra sandbox-exec [--write DIR]… -- COMMAND [ARG]…")
+	return spec, nil, errors.New("sandbox-exec: no command: " + usage)
 }
 
 // writable returns spec's directories made absolute, without duplicates.

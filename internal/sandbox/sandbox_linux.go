@@ -22,7 +22,10 @@ func ABI() int {
 }
 
 // Restrict confines this process and its future children to spec: read
-// everywhere, write only spec's directories and the device files.
+// everywhere, write only spec's directories and the device files, and
+// (Landlock ABI 6 and later) send no signal to and reach no abstract
+// Unix socket of a process outside the confinement: an agent cannot stop
+// cra, its reviewer or another task's run.
 func Restrict(spec Spec) error {
 	if ABI() == 0 {
 		return ErrUnavailable
@@ -35,8 +38,10 @@ func Restrict(spec Spec) error {
 	}
 	// The newest rights this package knows, down to what the kernel
 	// has: every ABI restricts writes, the later ones more of them
-	// (truncate, ioctl on devices).
-	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+	// (truncate, ioctl on devices) and the scopes. The network is
+	// restricted apart (restrictNet), by port.
+	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
+	if err := cfg.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("confine the process: %w", err)
 	}
 	return nil
@@ -52,6 +57,11 @@ func Launch(spec Spec, argv []string) error {
 	}
 	if err := Restrict(spec); err != nil {
 		return err
+	}
+	if spec.netFD != 0 {
+		if err := restrictNet(spec.netFD); err != nil {
+			return err
+		}
 	}
 	return syscall.Exec(path, argv, os.Environ())
 }

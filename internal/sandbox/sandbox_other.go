@@ -2,6 +2,8 @@
 
 package sandbox
 
+import "os"
+
 // ABI returns 0: Landlock is Linux's.
 func ABI() int { return 0 }
 
@@ -10,3 +12,6 @@ func Restrict(spec Spec) error { return ErrUnavailable }
 
 // Launch cannot confine a process here.
 func Launch(spec Spec, argv []string) error { return ErrUnavailable }
+
+// netRuleset cannot keep a process off a port here.
+func netRuleset(ports []int) (*os.File, error) { return nil, ErrUnavailable }

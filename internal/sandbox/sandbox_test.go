@@ -11,6 +11,9 @@ import (
 // The test binary is its own launcher (Main), as cra is.
 func TestMain(m *testing.M) {
 	Main(os.Args)
+	if os.Getenv(probeEnv) != "" {
+		netProbe()
+	}
 	os.Exit(m.Run())
 }
 

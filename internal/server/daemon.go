@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
 )
 
@@ -132,6 +133,15 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", d.Addr, err)
 	}
+	// No agent may reach this API: it would move its own task to
+	// completed-finalized as a person does. Every confined process is
+	// kept off the port from now on (package sandbox).
+	release, err := sandbox.Guard(ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("keep agents off the daemon's port: %w", err)
+	}
+	defer release()
 	info := Info{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Token: token, TokenMade: made}
 	infoPath := statedir.At(stateDir).ServeInfo()
 	data, _ := json.Marshal(info)

@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A cra daemon's API changes the board: a confined process that reached
+// it could move its own task to completed-finalized, close it or merge
+// it, as a person would (DESIGN.md, "Trust"). So every daemon of this
+// user records its TCP port here while it listens (Guard), and Wrap keeps
+// every confined process from connecting to any port recorded, whichever
+// repository's daemon it is.
+//
+// The record is a directory of one file per port, named by the port and
+// holding the daemon's pid, under the user's cache directory
+// ($XDG_CACHE_HOME/cra/guarded-ports, else ~/.cache/…). It is outside
+// every working copy, so a confined process can read it but not change
+// it. A daemon killed with -9 leaves its file behind; a file whose pid is
+// gone is removed the next time it is read.
+
+// guardDir is where the guarded ports are recorded; the environment is
+// the calling process's (the daemon's, and the runner's that confines).
+func guardDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the user's cache directory to record the daemon's port in: %w (set $HOME or $XDG_CACHE_HOME)", err)
+	}
+	return filepath.Join(cache, "cra", "guarded-ports"), nil
+}
+
+// Guard records that no confined process may connect to TCP port, a
+// daemon's listener, until release is called (the daemon stops).
+func Guard(port int) (release func(), err error) {
+	if port <= 0 || port > 65535 {
+		return nil, fmt.Errorf("guard port %d: not a TCP port", port)
+	}
+	dir, err := guardDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("record the daemon's port for the sandbox: %w", err)
+	}
+	path := filepath.Join(dir, strconv.Itoa(port))
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("record the daemon's port for the sandbox: %w", err)
+	}
+	return func() {
+		// Only our own record: a later daemon may have the port now.
+		if data, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(os.Getpid()) {
+			os.Remove(path)
+		}
+	}, nil
+}
+
+// Guarded returns the ports recorded by daemons that still run, sorted.
+// A record is kept while its pid lives even if another process has that
+// pid now: guarding one port too many costs nothing.
+func Guarded() ([]int, error) {
+	dir, err := guardDir()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the daemons' ports in %s: %w", dir, err)
+	}
+	var ports []int
+	for _, e := range entries {
+		port, err := strconv.Atoi(e.Name())
+		if err != nil || port <= 0 || port > 65535 {
+			continue // not ours
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 {
+			// Half written: guard it all the same.
+			ports = append(ports, port)
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+			os.Remove(path) // a daemon killed with -9
+			continue
+		}
+		ports = append(ports, port)
+	}
+	slices.Sort(ports)
+	return ports, nil
+}

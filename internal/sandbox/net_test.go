@@ -1,0 +1,233 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// probeEnv makes the test binary, run as a confined command, try every
+// way to a port it was kept off (netProbe) instead of running tests.
+const probeEnv = "CRA_SANDBOX_NET_PROBE"
+
+// netProbe tries to reach the guarded port and the open one, and to
+// signal its parent, and prints one line per way: "NAME: ok" or
+// "NAME: <errno>".
+func netProbe() {
+	guarded, _ := strconv.Atoi(os.Getenv(probeEnv + "_GUARDED"))
+	open, _ := strconv.Atoi(os.Getenv(probeEnv + "_OPEN"))
+	lo := &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+	report := func(name string, err error) {
+		if err == nil {
+			fmt.Printf("%s: ok\n", name)
+			return
+		}
+		fmt.Printf("%s: %v\n", name, err)
+	}
+	connect := func(domain, proto int, sa unix.Sockaddr) error {
+		fd, err := unix.Socket(domain, unix.SOCK_STREAM, proto)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, sa)
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	leaked := 0
+	for _, fd := range fds {
+		if link, _ := os.Readlink("/proc/self/fd/" + fd.Name()); strings.Contains(link, "landlock") {
+			leaked++
+		}
+	}
+	fmt.Printf("ruleset descriptors: %d\n", leaked)
+	at := func(port int) *unix.SockaddrInet4 { a := *lo; a.Port = port; return &a }
+	report("tcp guarded", connect(unix.AF_INET, 0, at(guarded)))
+	report("tcp6 guarded", connect(unix.AF_INET6, 0, &unix.SockaddrInet6{Port: guarded, Addr: [16]byte{15: 1}}))
+	report("tcp open", connect(unix.AF_INET, 0, at(open)))
+	report("mptcp guarded", connect(unix.AF_INET, unix.IPPROTO_MPTCP, at(guarded)))
+	report("smc", func() error {
+		fd, err := unix.Socket(unix.AF_SMC, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	report("fastopen guarded", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("GET / HTTP/1.0\r\n\r\n"), unix.MSG_FASTOPEN, at(guarded))
+	}())
+	report("io_uring", func() error {
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if e != 0 {
+			return e
+		}
+		unix.Close(int(fd))
+		return nil
+	}())
+	report("signal parent", unix.Kill(os.Getppid(), 0))
+	os.Exit(0)
+}
+
+// TestNetGuard: while a daemon's port is guarded, a confined process
+// cannot reach it by connect(2), over IPv6, Multipath TCP, TCP Fast
+// Open or io_uring, nor signal cra; it still reaches any other port, and
+// the ruleset's descriptor does not leak into it. Unguarded, the same
+// port is reachable.
+func TestNetGuard(t *testing.T) {
+	requireLandlock(t)
+	if ABI() < netABI {
+		t.Fatalf("this kernel's Landlock is ABI %d: keeping agents off cra serve's port needs ABI %d (Linux 6.7 or later)", ABI(), netABI)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	guardedLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guardedLn.Close()
+	openLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer openLn.Close()
+	for _, ln := range []net.Listener{guardedLn, openLn} {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	guarded, open := guardedLn.Addr().(*net.TCPAddr).Port, openLn.Addr().(*net.TCPAddr).Port
+	probe := func() string {
+		t.Helper()
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), probeEnv+"=1", fmt.Sprintf("%s_GUARDED=%d", probeEnv, guarded), fmt.Sprintf("%s_OPEN=%d", probeEnv, open))
+		if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("probe: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+
+	// Unguarded: the port is reachable, so the refusals below are the
+	// guard's.
+	got := probe()
+	for _, want := range []string{"tcp guarded: ok", "tcp open: ok", "ruleset descriptors: 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("unguarded: got\n%s\nwant %q", got, want)
+		}
+	}
+
+	release, err := Guard(guarded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := Guarded()
+	if err != nil || len(ports) != 1 || ports[0] != guarded {
+		t.Fatalf("Guarded() = %v, %v; want [%d]", ports, err, guarded)
+	}
+	got = probe()
+	want := []string{
+		"tcp guarded: permission denied",
+		"tcp6 guarded: permission denied",
+		"tcp open: ok",
+		"mptcp guarded: protocol not supported",
+		"smc: address family not supported by protocol",
+		"fastopen guarded: operation not supported",
+		"io_uring: function not implemented",
+		"ruleset descriptors: 0",
+	}
+	if ABI() >= 6 {
+		want = append(want, "signal parent: operation not permitted")
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("guarded: got\n%s\nwant %q", got, w)
+		}
+	}
+
+	release()
+	if ports, err := Guarded(); err != nil || len(ports) != 0 {
+		t.Errorf("after release: Guarded() = %v, %v; want none", ports, err)
+	}
+}
+
+// TestGuardedDropsTheDead: a daemon killed with -9 leaves its record; it
+// no longer counts, and is removed.
+func TestGuardedDropsTheDead(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := guardDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "4242")
+	if err := os.WriteFile(stale, []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "notaport"), []byte("1\n"), 0o600)
+	release, err := Guard(4343)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ports, err := Guarded()
+	if err != nil || len(ports) != 1 || ports[0] != 4343 {
+		t.Errorf("Guarded() = %v, %v; want [4343]", ports, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the dead daemon's record is still there: %v", err)
+	}
+	if _, err := Guard(70000); err == nil {
+		t.Error("Guard(70000): no error")
+	}
+}
+
+// TestFilterAssembles: every jump of the seccomp program lands.
+func TestFilterAssembles(t *testing.T) {
+	code, err := assemble(filter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(code) == 0 || code[len(code)-1].Code != syscall.BPF_RET|syscall.BPF_K {
+		t.Errorf("the program does not end in a return: %v", code)
+	}
+	if _, err := assemble([]insn{jeq(1, "nowhere"), ret(0)}); err == nil {
+		t.Error("a jump to a missing label assembled")
+	}
+	if _, err := assemble([]insn{at("back", ret(0)), jeq(1, "back")}); err == nil {
+		t.Error("a jump backwards assembled")
+	}
+}
