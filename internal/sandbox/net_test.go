@@ -231,3 +231,26 @@ func TestFilterAssembles(t *testing.T) {
 		t.Error("a jump backwards assembled")
 	}
 }
+
+// TestWrapKeepsTheRecordOutOfReach: a directory to write that holds the
+// record of the guarded ports (a profile's cache declared as ~/.cache)
+// is refused: an agent would delete the record, and the next run would
+// reach the daemon.
+func TestWrapKeepsTheRecordOutOfReach(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	for _, dir := range []string{cache, filepath.Join(cache, "cra")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := Wrap(exec.Command("true"), "/bin/cra", Spec{Write: []string{dir}})
+		if err == nil || !strings.Contains(err.Error(), "record of the ports") {
+			t.Errorf("Write %s: got %v, want a refusal naming the record", dir, err)
+		}
+	}
+	build := filepath.Join(cache, "go-build")
+	os.MkdirAll(build, 0o755)
+	if err := Wrap(exec.Command("true"), "/bin/cra", Spec{Write: []string{build}}); err != nil {
+		t.Errorf("Write %s: %v", build, err)
+	}
+}

@@ -96,6 +96,9 @@ func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return fmt.Errorf("confine a command: %s is not a directory it may write: make it first", abs)
 		}
+		if guard, err := guardDir(); err == nil && within(guard, abs) {
+			return fmt.Errorf("confine a command: it may not write %s: that holds %s, the record of the ports cra's daemons listen on, which keeps agents off their API: declare a narrower directory (e.g. ~/.cache/go-build)", abs, guard)
+		}
 		args = append(args, "--write", abs)
 	}
 	path := cmd.Path
@@ -118,6 +121,12 @@ func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path, cmd.Args = exe, args
 	return nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // usage is the launcher's command line.
