@@ -3,7 +3,6 @@ package adapter_test
 import (
 	"context"
 	"errors"
-	"github.com/cra-dev/cra/internal/flock"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cra-dev/cra/internal/flock"
 
 	"github.com/cra-dev/cra/internal/adapter"
 	"github.com/cra-dev/cra/internal/config"
@@ -51,11 +52,11 @@ func workspaceOn(t *testing.T, s *llmtest.Server) *workspace.Workspace {
 	window := 8192
 	cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "thinker:4b", BaseURL: s.OllamaURL(),
 		CodingContextWindow: &window, ReasoningContextWindow: &window}}
-	stateDir, err := config.EnsureStateDir(repo)
+	stateDir, err := workspace.EnsureStateDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Save(repo); err != nil {
+	if _, err := workspace.SaveConfig(repo, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "shop"}} {

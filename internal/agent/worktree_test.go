@@ -12,6 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/edit"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // The fixture: a Go module whose test fails until Add adds.
@@ -39,7 +40,7 @@ func newRepo(t *testing.T) (repo, stateDir string) {
 	writeFile(t, repo, "test.sh", testSh)
 	git(t, repo, "add", "-A")
 	git(t, repo, "commit", "-qm", "calc")
-	stateDir, err := config.EnsureStateDir(repo)
+	stateDir, err := workspace.EnsureStateDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}

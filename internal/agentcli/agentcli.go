@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // The presets, as [agents.NAME] preset names them.
@@ -84,7 +85,7 @@ func FromConfig(cfg *config.Config, name string) (Profile, error) {
 		a, ok = cfg.Agents[name]
 	}
 	if !ok {
-		return Profile{}, fmt.Errorf("agent profile %q is not defined: add [agents.%s] to %s", name, name, config.FileName)
+		return Profile{}, fmt.Errorf("agent profile %q is not defined: add [agents.%s] to %s", name, name, statedir.ConfigFile)
 	}
 	p := Profile{Name: name, Command: a.Command, Preset: a.Preset, Approval: a.Approval,
 		ExtraArgs: a.ExtraArgs, Env: a.Env, EnvFrom: a.EnvFrom, Isolated: a.State == config.AgentStateIsolated}

@@ -20,6 +20,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -37,7 +38,7 @@ func newFixture(t *testing.T, titles ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	repo := t.TempDir()
-	state := filepath.Join(repo, config.Dir)
+	state := filepath.Join(repo, statedir.Name)
 	srv := llmtest.NewServer(t)
 	cfg, err := config.Parse([]byte(fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\n", srv.OllamaURL())))
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/bootstrap"
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/run"
@@ -138,7 +137,7 @@ func bootstrapRun(ctx context.Context, d *deps, opts *bootstrapOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := config.EnsureStateDir(ws.Root); err != nil {
+	if _, err := workspace.EnsureStateDir(ws.Root); err != nil {
 		return err
 	}
 	c, err := ws.Corpus(ctx)

@@ -17,11 +17,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -132,7 +132,7 @@ func writeDataset(ts *testscript.TestScript, neg bool, args []string) {
 		recs = append(recs, dataset.Record{Example: line.Example, Meta: line.Meta})
 	}
 	stage := args[0]
-	stateDir := config.StateDir(ts.MkAbs("."))
+	stateDir := statedir.Of(ts.MkAbs(".")).Path()
 	sum, err := dataset.Write(filepath.Join(stateDir, "training", "datasets", "test"), stage, recs, 0.5)
 	ts.Check(err)
 	ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/preflight"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 func TestDoctorFlags(t *testing.T) {
@@ -43,7 +44,7 @@ func TestDoctorRunJSON(t *testing.T) {
 	window := 8192
 	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(),
 		CodingContextWindow: &window, ReasoningContextWindow: &window}}
-	if err := cfg.Save(repo); err != nil {
+	if _, err := workspace.SaveConfig(repo, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, out, _ := testDeps()

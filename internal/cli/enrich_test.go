@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/enrich"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 func TestEnrichFlags(t *testing.T) {
@@ -72,7 +73,7 @@ func TestEnrichRun(t *testing.T) {
 	gittest.Run(t, repo, "init", "-q")
 	window := 4096
 	cfg := &config.Config{Models: &config.Models{Coding: "c:1b", Reasoning: "r:1b", BaseURL: s.OllamaURL(), ReasoningContextWindow: &window}}
-	if err := cfg.Save(repo); err != nil {
+	if _, err := workspace.SaveConfig(repo, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, out, errOut := testDeps()

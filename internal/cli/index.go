@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/adapter"
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
@@ -98,7 +97,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 		return err
 	}
 	noteSubdirectory(ctx, d, repo)
-	stateDir, err := config.EnsureStateDir(repo)
+	stateDir, err := workspace.EnsureStateDir(repo)
 	if err != nil {
 		return err
 	}

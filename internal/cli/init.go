@@ -5,16 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cra-dev/cra/internal/gitx"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cra-dev/cra/internal/gitx"
+
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -157,12 +157,12 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 		if top, _, err := gitx.TopLevel(ctx, dir); err == nil && top != repo && strings.HasPrefix(top, repo+string(filepath.Separator)) {
 			repo = top
 		} else {
-			fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", config.Dir, repo, opts.repo)
+			fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", filepath.Base(workspace.StateDir(repo)), repo, opts.repo)
 		}
 	}
 	// Unchecked: a bad value in the file is what these flags may be here
 	// to replace. The result is validated before it is written.
-	cfg, old, err := config.LoadUnchecked(repo)
+	cfg, old, err := config.LoadUnchecked(workspace.ConfigPath(repo))
 	if err != nil {
 		return err
 	}
@@ -190,22 +190,23 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if err := cfg.Validate(); err != nil {
 		if fileErr == nil {
 			// The file was fine: the values given clash with it.
-			return usageError{err: fmt.Errorf("the values given clash with %s: %w", relPath(repo, config.Path(repo)), err)}
+			return usageError{err: fmt.Errorf("the values given clash with %s: %w", relPath(repo, workspace.ConfigPath(repo)), err)}
 		}
-		return fmt.Errorf("%w (edit %s, or pass the flag that sets the value, e.g. 'cra init --context-window 32768')", err, relPath(repo, config.Path(repo)))
+		return fmt.Errorf("%w (edit %s, or pass the flag that sets the value, e.g. 'cra init --context-window 32768')", err, relPath(repo, workspace.ConfigPath(repo)))
 	}
-	if _, err := config.EnsureStateDir(repo); err != nil {
+	if _, err := workspace.EnsureStateDir(repo); err != nil {
 		return err
 	}
+	var backup []byte
 	if existed && len(set) > 0 && cfg.Lossy(old) {
 		// Encoding drops comments and unknown keys: keep what was written.
-		bak := config.Path(repo) + ".bak"
-		if err := atomicfile.Write(bak, old, 0o644); err != nil {
-			return err
-		}
+		backup = old
+	}
+	bak, err := workspace.SaveConfig(repo, cfg, backup)
+	if bak != "" {
 		fmt.Fprintf(d.errOut, "note: the rewritten config keeps no comments or unknown keys; the previous file is in %s\n", relPath(repo, bak))
 	}
-	if err := cfg.Save(repo); err != nil {
+	if err != nil {
 		return err
 	}
 	verb := "wrote"
@@ -213,9 +214,9 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 		verb = "updated"
 	}
 	if len(set) == 0 {
-		fmt.Fprintf(d.out, "%s unchanged\n", relPath(repo, config.Path(repo)))
+		fmt.Fprintf(d.out, "%s unchanged\n", relPath(repo, workspace.ConfigPath(repo)))
 	} else {
-		fmt.Fprintf(d.out, "%s %s (set: %s)\n", verb, relPath(repo, config.Path(repo)), strings.Join(set, ", "))
+		fmt.Fprintf(d.out, "%s %s (set: %s)\n", verb, relPath(repo, workspace.ConfigPath(repo)), strings.Join(set, ", "))
 	}
 	if missing := missingModelFlags(cfg); len(missing) > 0 {
 		fmt.Fprintf(d.out, "note: commands that call a model also need %s\n", strings.Join(missing, ", "))

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -70,9 +69,9 @@ func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, er
 	if err != nil {
 		return nil, "", err
 	}
-	stateDir := config.StateDir(repo)
+	stateDir := workspace.StateDir(repo)
 	if create {
-		if stateDir, err = config.EnsureStateDir(repo); err != nil {
+		if stateDir, err = workspace.EnsureStateDir(repo); err != nil {
 			return nil, "", err
 		}
 	} else if _, err := os.Stat(world.Path(stateDir)); errors.Is(err, os.ErrNotExist) {

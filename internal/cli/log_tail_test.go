@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -33,7 +33,7 @@ func TestLogTailFollow(t *testing.T) {
 		}
 	}
 	waitFor("two")
-	if err := world.LogEvent(context.Background(), filepath.Join(repo, config.Dir), world.SourceUser, "c", "three"); err != nil {
+	if err := world.LogEvent(context.Background(), filepath.Join(repo, statedir.Name), world.SourceUser, "c", "three"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("three")

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -53,7 +53,7 @@ func logTestDeps(now time.Time) (*deps, *syncBuffer, *syncBuffer) {
 func logRepo(t *testing.T, entries ...func(l *world.Log) error) string {
 	t.Helper()
 	repo := t.TempDir()
-	dir, err := config.EnsureStateDir(repo)
+	dir, err := workspace.EnsureStateDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 func TestQueryDepsRun(t *testing.T) {
@@ -47,7 +47,7 @@ imports  web/types.ts  type_ref
 		}
 	})
 	t.Run("path relative to the working directory", func(t *testing.T) {
-		t.Chdir(filepath.Join(repo, config.Dir)) // any directory inside the repository
+		t.Chdir(filepath.Join(repo, statedir.Name)) // any directory inside the repository
 		d, out, _ := testDeps()
 		opts := &queryDepsOptions{queryOptions: queryOptions{repo: repo}, path: "../web/types.ts", direction: kb.Both, depth: 1}
 		if err := queryDepsRun(context.Background(), d, opts); err != nil {

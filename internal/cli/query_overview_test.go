@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 func TestQueryOverviewRun(t *testing.T) {
@@ -55,7 +55,7 @@ most often changed together (commits)
 	})
 	t.Run("from a subdirectory", func(t *testing.T) {
 		d, out, _ := testDeps()
-		if err := queryOverviewRun(context.Background(), d, &queryOverviewOptions{queryOptions{repo: filepath.Join(repo, config.Dir)}}); err != nil {
+		if err := queryOverviewRun(context.Background(), d, &queryOverviewOptions{queryOptions{repo: filepath.Join(repo, statedir.Name)}}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(out.String(), "repository       "+repo+" ") {

@@ -14,16 +14,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // queryFixture is a repository directory whose index is the kbtest fixture.
 func queryFixture(t *testing.T) string {
 	t.Helper()
 	repo := t.TempDir()
-	kbtest.Write(t, filepath.Join(repo, config.Dir), repo)
+	kbtest.Write(t, filepath.Join(repo, statedir.Name), repo)
 	return repo
 }
 

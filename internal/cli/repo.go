@@ -26,7 +26,7 @@ func openWorkspace(ctx context.Context, d *deps, dir string, exact bool) (*works
 // loadConfig loads the repository's config and warns about unknown keys,
 // for commands that need no more of the workspace.
 func loadConfig(d *deps, repo string) (*config.Config, error) {
-	cfg, err := config.Load(repo)
+	cfg, err := workspace.LoadConfig(repo)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func loadConfig(d *deps, repo string) (*config.Config, error) {
 // warnUnknownKeys says which keys of the repository's config cra ignores.
 func warnUnknownKeys(d *deps, repo string, cfg *config.Config) {
 	if cfg != nil && len(cfg.Unknown) > 0 {
-		fmt.Fprintf(d.errOut, "warning: %s has unknown keys, ignored: %s\n", config.Path(repo), strings.Join(cfg.Unknown, ", "))
+		fmt.Fprintf(d.errOut, "warning: %s has unknown keys, ignored: %s\n", workspace.ConfigPath(repo), strings.Join(cfg.Unknown, ", "))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 func intp(v int) *int { return &v }
@@ -110,10 +111,10 @@ func solveFixture(t *testing.T, s *llmtest.Server) string {
 		Stages:     &config.Stages{Default: "scope,precision"},
 		Validation: &config.Validation{Test: "sh test.sh"},
 	}
-	if _, err := config.EnsureStateDir(repo); err != nil {
+	if _, err := workspace.EnsureStateDir(repo); err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Save(repo); err != nil {
+	if _, err := workspace.SaveConfig(repo, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "calc"}} {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // taskFields are the flags that set a task's descriptive fields, shared by
@@ -115,7 +115,7 @@ func (tf *taskFields) checkAgent(root string, cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("agent") || tf.force {
 		return nil
 	}
-	cfg, err := config.Load(root)
+	cfg, err := workspace.LoadConfig(root)
 	if err != nil {
 		return fmt.Errorf("--agent: check the profile: %w (or pass --force)", err)
 	}

@@ -102,7 +102,7 @@ func (a Agent) validateEnv(key string) []string {
 		case !envNamePattern.MatchString(n):
 			problems = append(problems, fmt.Sprintf("%s.env has %q, which is not an environment variable name", key, n))
 		case isSecretName(n) && !strings.Contains(a.Env[n], "{"):
-			problems = append(problems, fmt.Sprintf("%s.env.%s holds a value in %s: a key never goes in the file; export it and name it in %s.env_from (or %s.api_key_env for the endpoint's key)", key, n, FileName, key, key))
+			problems = append(problems, fmt.Sprintf("%s.env.%s holds a value in config.toml: a key never goes in the file; export it and name it in %s.env_from (or %s.api_key_env for the endpoint's key)", key, n, key, key))
 		}
 		problems = append(problems, presetPlaceholders(key+".env."+n, a.Env[n])...)
 	}
@@ -252,5 +252,5 @@ func (c *Config) AgentDefined(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("agent profile %q is not defined: the defined ones are %s; define [agents.%s] in %s", name, strings.Join(c.AgentNames(), ", "), name, FileName)
+	return fmt.Errorf("agent profile %q is not defined: the defined ones are %s; define [agents.%s] in config.toml", name, strings.Join(c.AgentNames(), ", "), name)
 }

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Board is the [board] section: how the daemon's processor runs the task
@@ -101,7 +99,19 @@ const DefaultAgentTimeout = 30 * time.Minute
 // AgentPlaceholders are the names an agent command may use in braces.
 var AgentPlaceholders = []string{"prompt_file", "task_id", "worktree", "branch", "mcp_config"}
 
-var agentNamePattern = lazyre.New(`^[a-z][a-z0-9_-]{0,31}$`)
+// agentName says whether name is a profile's name: a lowercase letter,
+// then up to 31 lowercase letters, digits, '_' or '-'.
+func agentName(name string) bool {
+	if len(name) == 0 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(name[1:]) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // placeholder is a {name} of an agent command, with the shell quote it
 // stands in: 0 outside quotes, else the quote byte (single or double).
@@ -222,7 +232,7 @@ func (c *Config) validateBoard() []string {
 		case name == BuiltinAgent:
 			problems = append(problems, fmt.Sprintf("[%s]: %q is the built-in profile (cra's own solve) and cannot be redefined: pick another name", key, name))
 			continue
-		case !agentNamePattern().MatchString(name):
+		case !agentName(name):
 			problems = append(problems, fmt.Sprintf("[%s]: a profile name is lowercase letters, digits, '-' or '_', starting with a letter", key))
 		}
 		switch {

@@ -21,16 +21,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/cra-dev/cra/internal/atomicfile"
-	"github.com/cra-dev/cra/internal/statedir"
 )
-
-// Dir is the name of cra's state directory beside the target repository.
-const Dir = statedir.Name
-
-// FileName is the config file's name inside Dir.
-const FileName = statedir.ConfigFile
 
 // ErrNoModels is returned when an LLM-using command finds no [models] section.
 var ErrNoModels = errors.New("no [models] section in config: run 'cra init --coding MODEL --reasoning MODEL --base-url URL' first")
@@ -206,13 +197,11 @@ type World struct {
 	Fsync string `toml:"fsync,omitempty"`
 }
 
-// Path returns the config file path for a repository root.
-func Path(repo string) string { return statedir.Of(repo).Config() }
-
-// Load reads the config of the repository at repo. A missing file returns
-// (nil, nil): config is optional for commands that need no model (§10.3).
-func Load(repo string) (*Config, error) {
-	c, _, err := LoadUnchecked(repo)
+// Load reads the config file at path (statedir.Dir.Config). A missing
+// file returns (nil, nil): config is optional for commands that need no
+// model (§10.3).
+func Load(path string) (*Config, error) {
+	c, _, err := LoadUnchecked(path)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -255,15 +244,15 @@ func Decode(data []byte) (*Config, error) {
 type SyntaxError struct{ Err error }
 
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("parse %s: %v (fix that line of the file: 'cra init' rewrites only a file it can read)", FileName, e.Err)
+	return fmt.Sprintf("parse config.toml: %v (fix that line of the file: 'cra init' rewrites only a file it can read)", e.Err)
 }
 
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // LoadUnchecked is Load without validating the values (see Decode), and
 // returns the file's bytes too.
-func LoadUnchecked(repo string) (*Config, []byte, error) {
-	data, err := os.ReadFile(Path(repo))
+func LoadUnchecked(path string) (*Config, []byte, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -369,7 +358,7 @@ func (c *Config) Validate() error {
 	problems = append(problems, c.Supervisors.Validate()...)
 	problems = append(problems, c.Train.validate()...)
 	if len(problems) > 0 {
-		return fmt.Errorf("invalid %s: %s", FileName, strings.Join(problems, "; "))
+		return fmt.Errorf("invalid config.toml: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -518,13 +507,4 @@ func (c *Config) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// Save writes the config atomically: temp file, fsync, rename.
-func (c *Config) Save(repo string) error {
-	data, err := c.Encode()
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(Path(repo), data, 0o644)
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"github.com/cra-dev/cra/internal/dataset"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/glob"
 )
 
 func intp(v int) *int { return &v }
@@ -193,18 +195,16 @@ func TestEncodeWritesOnlyWhatIsSet(t *testing.T) {
 }
 
 func TestLoadAndRequireModels(t *testing.T) {
-	dir := t.TempDir()
-	c, err := Load(dir)
+	path := filepath.Join(t.TempDir(), "config.toml")
+	c, err := Load(path)
 	if c != nil || err != nil {
 		t.Fatalf("missing file: got %v, %v, want nil, nil", c, err)
 	}
 	if _, err := c.RequireModels(); !errors.Is(err, ErrNoModels) || !strings.Contains(err.Error(), "cra init") {
 		t.Errorf("nil config: got %v, want ErrNoModels naming cra init", err)
 	}
-	if err := (&Config{Budget: &Budget{ContextWindow: intp(1)}}).Save(dir); err != nil {
-		t.Fatal(err)
-	}
-	c, err = Load(dir)
+	writeConfig(t, path, &Config{Budget: &Budget{ContextWindow: intp(1)}})
+	c, err = Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,17 +217,28 @@ func TestLoadAndRequireModels(t *testing.T) {
 	}
 }
 
-func TestEnsureStateDir(t *testing.T) {
-	repo := t.TempDir()
-	dir, err := EnsureStateDir(repo)
+// writeConfig writes c to path as 'cra init' does.
+func writeConfig(t *testing.T, path string, c *Config) {
+	t.Helper()
+	data, err := c.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); !strings.Contains(string(data), "*") {
-		t.Errorf("state dir .gitignore: got %q, want it to ignore everything", data)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(repo, ".gitignore")); !os.IsNotExist(err) {
-		t.Errorf("the repository's .gitignore was written: %v", err)
+}
+
+// TestCheckPatternIsGlobCheck: config checks [validation] protected with
+// its own copy of glob.Check, so that it imports no package of cra's;
+// both accept and refuse the same patterns.
+func TestCheckPatternIsGlobCheck(t *testing.T) {
+	for _, p := range []string{"", "/abs", `a\b`, "a//b", "./a", "a/..", "**", "a/**", "**/conftest.py", "a**", "a/b**c/d",
+		"[", "a/[b", "*.go", "tests/**/x_test.go", "ci/*.yml", "a/b/c", "x?", `\`, "a/./b"} {
+		got, want := checkPattern(p), glob.Check(p)
+		if (got == nil) != (want == nil) || got != nil && strings.TrimPrefix(got.Error(), "bad pattern") != strings.TrimPrefix(want.Error(), glob.ErrBad.Error()) {
+			t.Errorf("checkPattern(%q) = %v, glob.Check = %v", p, got, want)
+		}
 	}
 }
 

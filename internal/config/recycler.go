@@ -350,7 +350,7 @@ func pickDuration(dst *time.Duration, v string, lo, hi time.Duration) {
 
 // Section returns s as a [recycler] section with every key set, for
 // writing settings changed elsewhere (the web board) back to the file:
-// set Config.Recycler to it, check Validate, then Save. The interval is
+// set Config.Recycler to it, check Validate, then write Encode's bytes. The interval is
 // rounded to whole seconds.
 func (s RecyclerSettings) Section() *Recycler {
 	e := EnabledFor{Word: s.EnabledFor.Word}

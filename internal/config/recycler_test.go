@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -293,11 +294,9 @@ func TestRecyclerSectionSaves(t *testing.T) {
 			if problems := c.Recycler.Validate(); len(problems) > 0 {
 				t.Fatalf("Validate: %v", problems)
 			}
-			dir := t.TempDir()
-			if err := c.Save(dir); err != nil {
-				t.Fatal(err)
-			}
-			back, err := Load(dir)
+			path := filepath.Join(t.TempDir(), "config.toml")
+			writeConfig(t, path, c)
+			back, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,12 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cra-dev/cra/internal/glob"
 )
 
 // MaxProtected bounds validation.protected.
@@ -32,7 +31,7 @@ func (v *Validation) validate() []string {
 		problems = append(problems, fmt.Sprintf("validation.protected has %d patterns: at most %d (a pattern like \"ci/**\" covers a directory)", len(v.Protected), MaxProtected))
 	}
 	for _, p := range v.Protected {
-		if err := glob.Check(p); err != nil {
+		if err := checkPattern(p); err != nil {
 			problems = append(problems, fmt.Sprintf("validation.protected: %v", err))
 		}
 	}
@@ -99,4 +98,35 @@ func (c *Config) SecretEnv() []string {
 		add(n.WebhookTokenEnv)
 	}
 	return out
+}
+
+// errBadPattern is a pattern checkPattern refuses.
+var errBadPattern = errors.New("bad pattern")
+
+// checkPattern says why pattern is not one glob.Match reads, or nil: it
+// is glob.Check, kept here so that config imports no package of cra's
+// (TestCheckPatternIsGlobCheck holds the two together).
+func checkPattern(pattern string) error {
+	switch {
+	case pattern == "":
+		return fmt.Errorf("%w: it is empty", errBadPattern)
+	case strings.HasPrefix(pattern, "/"):
+		return fmt.Errorf("%w: %q is absolute; write it relative to the repository, like \"scripts/check.sh\"", errBadPattern, pattern)
+	case strings.Contains(pattern, `\`):
+		return fmt.Errorf("%w: %q holds a backslash; separate directories with /", errBadPattern, pattern)
+	}
+	for _, seg := range strings.Split(pattern, "/") {
+		switch {
+		case seg == "" || seg == "." || seg == "..":
+			return fmt.Errorf("%w: %q has a segment %q; write a plain path inside the repository", errBadPattern, pattern, seg)
+		case seg == "**":
+		case strings.Contains(seg, "**"):
+			return fmt.Errorf("%w: %q uses ** inside a segment; ** stands alone between slashes, like \"tests/**\"", errBadPattern, pattern)
+		default:
+			if _, err := path.Match(seg, ""); err != nil {
+				return fmt.Errorf("%w: %q: %v", errBadPattern, pattern, err)
+			}
+		}
+	}
+	return nil
 }

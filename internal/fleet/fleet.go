@@ -88,7 +88,7 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 		if !opts.Create {
 			return nil, ErrNoBoard
 		}
-		if _, err := config.EnsureStateDir(ws.Root); err != nil {
+		if _, err := workspace.EnsureStateDir(ws.Root); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +137,7 @@ func (f *Fleet) StateDir() string { return f.ws.StateDir }
 
 // Config loads the repository's config.toml as it is now: the workers
 // read it on every tick, so a change takes effect without a restart.
-func (f *Fleet) Config() (*config.Config, error) { return config.Load(f.ws.Root) }
+func (f *Fleet) Config() (*config.Config, error) { return workspace.LoadConfig(f.ws.Root) }
 
 // Processor returns the fleet's processor, made on first use: the one
 // that 'cra task run' and the daemon run tasks with, so that a run it

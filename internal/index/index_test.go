@@ -15,9 +15,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // repo is a real repository in a temp dir with a state dir beside it.
@@ -30,7 +30,7 @@ type repo struct {
 func newRepo(t *testing.T, git bool) *repo {
 	t.Helper()
 	root := t.TempDir()
-	dir, err := config.EnsureStateDir(root)
+	dir, err := workspace.EnsureStateDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}

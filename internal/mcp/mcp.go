@@ -161,7 +161,7 @@ func New(ctx context.Context, repo string, opts Options) (*Server, error) {
 	if !opts.ReadOnly && !writable(ws.StateDir) {
 		opts.ReadOnly = true
 	}
-	cfg, err := config.Load(ws.Root)
+	cfg, err := workspace.LoadConfig(ws.Root)
 	if err != nil {
 		opts.Logger.Warn("config not read: the defaults apply", "err", err)
 		cfg = nil

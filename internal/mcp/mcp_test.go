@@ -20,7 +20,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/cra-dev/cra/internal/cli"
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
@@ -28,6 +27,7 @@ import (
 	"github.com/cra-dev/cra/internal/mcp"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -143,7 +143,7 @@ func newRepo(t testing.TB, commits ...map[string]string) string {
 		gittest.Run(t, root, "add", "-A")
 		gittest.Run(t, root, "commit", "-qm", fmt.Sprintf("commit %d", i))
 	}
-	state, err := config.EnsureStateDir(root)
+	state, err := workspace.EnsureStateDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func TestToolsBadInput(t *testing.T) {
 func TestLocalizeMatchesHarness(t *testing.T) {
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
-	db, err := store.NewFactory(config.StateDir(root)).Open(context.Background(), store.Curated, "", true)
+	db, err := store.NewFactory(statedir.Of(root).Path()).Open(context.Background(), store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

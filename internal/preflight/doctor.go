@@ -102,10 +102,10 @@ func (dr *doctor) checkVerification(cfg *config.Config) {
 		dr.ok(name, detail)
 	case allow:
 		dr.fail(false, name, "no [validation] command, and recycler.allow_unvalidated = true: the model's word and a diff verify a task",
-			"set [validation] test in "+config.Dir+"/"+config.FileName+" and remove allow_unvalidated")
+			"set [validation] test in "+statedir.Name+"/"+statedir.ConfigFile+" and remove allow_unvalidated")
 	default:
 		dr.fail(false, name, "no [validation] command: the recycler verifies no task that changes files (a claim of completion stays significant_progress)",
-			"set [validation] test in "+config.Dir+"/"+config.FileName+" (e.g. test = \"go test ./...\"), or recycler.allow_unvalidated = true to let the model's word stand")
+			"set [validation] test in "+statedir.Name+"/"+statedir.ConfigFile+" (e.g. test = \"go test ./...\"), or recycler.allow_unvalidated = true to let the model's word stand")
 	}
 }
 
@@ -131,7 +131,7 @@ func (dr *doctor) checkAgents(ctx context.Context, root string, cfg *config.Conf
 		check := fmt.Sprintf("agent %s (%s)", name, a.Preset)
 		p, err := agentcli.FromConfig(cfg, name)
 		if err != nil {
-			dr.fail(false, check, err.Error(), "fix [agents."+name+"] in "+config.FileName)
+			dr.fail(false, check, err.Error(), "fix [agents."+name+"] in "+statedir.ConfigFile)
 			continue
 		}
 		state := statedir.Of(root)
@@ -237,8 +237,9 @@ func (dr *doctor) checkGit(ctx context.Context, root string) {
 // checkConfig checks the config file and returns it (nil when missing or
 // unreadable).
 func (dr *doctor) checkConfig(root string) *config.Config {
-	name := relPath(root, config.Path(root))
-	cfg, err := config.Load(root)
+	path := statedir.Of(root).Config()
+	name := relPath(root, path)
+	cfg, err := config.Load(path)
 	var se *config.SyntaxError
 	switch {
 	case errors.As(err, &se):

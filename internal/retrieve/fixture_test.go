@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // fixture is an indexed git repository with history.
@@ -43,7 +44,7 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 		git(t, root, "add", "-A")
 		git(t, root, "commit", "-qm", "commit "+string(rune('a'+i)))
 	}
-	state, err := config.EnsureStateDir(root)
+	state, err := workspace.EnsureStateDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 func (f *fixture) describe(t testing.TB, rows map[string][4]string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.NewFactory(config.StateDir(f.root)).Open(ctx, store.Curated, "", false)
+	db, err := store.NewFactory(statedir.Of(f.root).Path()).Open(ctx, store.Curated, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

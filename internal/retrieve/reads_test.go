@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestVocabCache(t *testing.T) {
 	f := newFixture(t, shop...)
 	ctx := context.Background()
-	db, err := store.NewFactory(config.StateDir(f.root)).Open(ctx, store.Curated, "", true)
+	db, err := store.NewFactory(statedir.Of(f.root).Path()).Open(ctx, store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

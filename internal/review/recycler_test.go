@@ -51,9 +51,9 @@ func newFixture(t testing.TB, extra string) *fixture {
 	write(t, filepath.Join(f.repo, "README"), "hello\n")
 	gittest.Run(t, f.repo, "add", "-A")
 	gittest.Run(t, f.repo, "commit", "-qm", "initial")
-	f.state = filepath.Join(f.repo, config.Dir)
-	write(t, filepath.Join(f.state, config.FileName), fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\n\n%s", f.srv.OllamaURL(), extra))
-	cfg, err := config.Load(f.repo)
+	f.state = filepath.Join(f.repo, statedir.Name)
+	write(t, filepath.Join(f.state, statedir.ConfigFile), fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\n\n%s", f.srv.OllamaURL(), extra))
+	cfg, err := config.Load(statedir.Of(f.repo).Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func newFixture(t testing.TB, extra string) *fixture {
 	}
 	t.Cleanup(func() { f.raw.Close() })
 	f.rec = &Recycler{Board: f.board, Root: f.repo, StateDir: f.state,
-		Config:   func() (*config.Config, error) { return config.Load(f.repo) },
+		Config:   func() (*config.Config, error) { return config.Load(statedir.Of(f.repo).Config()) },
 		Recorder: llm.NewRecorder(corpus.New(f.raw))}
 	return f
 }
@@ -237,7 +237,7 @@ func TestBreakerPausesAfterModelErrors(t *testing.T) {
 // (or a restarted daemon) makes it.
 func (f *fixture) newRecycler(now func() time.Time) *Recycler {
 	return &Recycler{Board: f.board, Root: f.repo, StateDir: f.state, Now: now,
-		Config:   func() (*config.Config, error) { return config.Load(f.repo) },
+		Config:   func() (*config.Config, error) { return config.Load(statedir.Of(f.repo).Config()) },
 		Recorder: f.rec.Recorder}
 }
 
@@ -265,7 +265,7 @@ func TestModelOutageIsNotTheAgentsFailure(t *testing.T) {
 			}
 			f := newFixture(t, "[recycler]\nbreaker_after = 100\nallow_unvalidated = true\n\n[agents.ok]\ncommand = \"echo hi > hi.txt; echo done\"\n[agents.bad]\ncommand = \"echo broken; exit 3\"\n")
 			if models != "" {
-				cfg := filepath.Join(f.state, config.FileName)
+				cfg := filepath.Join(f.state, statedir.ConfigFile)
 				data, _ := os.ReadFile(cfg)
 				write(t, cfg, strings.Replace(string(data), "max_retries = 0\n", "max_retries = 0\n"+models, 1))
 			}
@@ -713,11 +713,11 @@ func TestEnabledForChangeTakesEffect(t *testing.T) {
 	if err != nil || !strings.Contains(string(prompt), Confirmation) {
 		t.Errorf("run 2's prompt does not say it is a confirmation run (%v):\n%s", err, prompt)
 	}
-	cfg, err := os.ReadFile(filepath.Join(f.state, config.FileName))
+	cfg, err := os.ReadFile(filepath.Join(f.state, statedir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(f.state, config.FileName), strings.Replace(string(cfg), `enabled_for = ["bug"]`, `enabled_for = "off"`, 1))
+	write(t, filepath.Join(f.state, statedir.ConfigFile), strings.Replace(string(cfg), `enabled_for = ["bug"]`, `enabled_for = "off"`, 1))
 	if rep, err := f.rec.Tick(ctx); err != nil || rep.Review != nil {
 		t.Fatalf("with enabled_for off: %+v, %v; want no review", rep, err)
 	}

@@ -42,11 +42,11 @@ func fixture(t *testing.T, s *llmtest.Server) *workspace.Workspace {
 		Models:     &config.Models{Coding: "coder:3b", Reasoning: "thinker:4b", BaseURL: s.OllamaURL(), CodingContextWindow: &window, ReasoningContextWindow: &window},
 		Validation: &config.Validation{Test: "sh test.sh"},
 	}
-	stateDir, err := config.EnsureStateDir(repo)
+	stateDir, err := workspace.EnsureStateDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cfg.Save(repo); err != nil {
+	if _, err := workspace.SaveConfig(repo, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "calc"}} {

@@ -17,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -305,7 +306,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#settings-save")),
 		)
 		tb.waitJS(`!document.querySelector("#settings-dialog").open`)
-		cfg, err := config.Load(f.repo)
+		cfg, err := config.Load(statedir.Of(f.repo).Config())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +330,7 @@ func TestBrowser(t *testing.T) {
 		tb.do(chromedp.SetValue(chromedp.CSS("#settings-form input[name=failure_threshold]"), "0"),
 			chromedp.Click(chromedp.CSS("#settings-save")))
 		tb.waitJS(`document.querySelector("#settings-error").textContent.includes("recycler.failure_threshold")`)
-		if cfg, _ := config.Load(f.repo); cfg.RecyclerSettings().FailureThreshold != before.FailureThreshold {
+		if cfg, _ := config.Load(statedir.Of(f.repo).Config()); cfg.RecyclerSettings().FailureThreshold != before.FailureThreshold {
 			t.Error("a refused value was written")
 		}
 	})

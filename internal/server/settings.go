@@ -11,6 +11,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -93,7 +94,7 @@ func enabledJSON(e config.EnabledFor) (json.RawMessage, error) {
 // loadConfig reads config.toml without checking its values (a bad one
 // elsewhere must not keep the settings from being shown or fixed).
 func (s *Server) loadConfig() (*config.Config, []byte, error) {
-	cfg, data, err := config.LoadUnchecked(s.Fleet.Root())
+	cfg, data, err := config.LoadUnchecked(statedir.Of(s.Fleet.Root()).Config())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +190,7 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	if len(data) > 0 && cfg.Lossy(data) {
 		// Encoding drops comments and unknown keys: keep what was written,
 		// as 'cra init' does.
-		if err := atomicfile.Write(config.Path(s.Fleet.Root())+".bak", data, 0o644); err != nil {
+		if err := atomicfile.Write(statedir.Of(s.Fleet.Root()).Config()+".bak", data, 0o644); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -204,7 +205,7 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("log the settings (nothing changed): %w", err))
 		return
 	}
-	if err := cfg.Save(s.Fleet.Root()); err != nil {
+	if err := saveConfig(s.Fleet.Root(), cfg); err != nil {
 		err = fmt.Errorf("write the settings: %w", err)
 		if _, lerr := s.Fleet.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
 			err = fmt.Errorf("%w; and the log, which has the change, could not say it failed: %v", err, lerr)
@@ -307,4 +308,13 @@ func quoteEmpty(s string) string {
 		return `""`
 	}
 	return s
+}
+
+// saveConfig writes cfg over root's config.toml atomically.
+func saveConfig(root string, cfg *config.Config) error {
+	data, err := cfg.Encode()
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(statedir.Of(root).Config(), data, 0o644)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -40,7 +41,7 @@ func TestSettings(t *testing.T) {
 	if code != 200 || body["recycler"].(map[string]any)["interval_seconds"] != float64(120) {
 		t.Fatalf("put: %d %v", code, body)
 	}
-	cfg, err := config.Load(f.repo)
+	cfg, err := config.Load(statedir.Of(f.repo).Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestSettings(t *testing.T) {
 	if code, _ := call(t, ts, "PUT", "/api/settings", good); code != 200 || len(settingsLines(t, f.b.Log)) != 1 {
 		t.Errorf("the same again: %d, and %d lines, want none more", code, len(settingsLines(t, f.b.Log)))
 	}
-	written, _ := os.ReadFile(config.Path(f.repo))
+	written, _ := os.ReadFile(statedir.Of(f.repo).Config())
 
 	bad := func(mut func(r, s map[string]any)) map[string]any {
 		r := map[string]any{"enabled_for": "all", "interval_seconds": 60, "completion_threshold": 3, "failure_threshold": 5}
@@ -87,7 +88,7 @@ func TestSettings(t *testing.T) {
 			if code != 400 || body["field"] != nilIfEmpty(tc.field) || !strings.Contains(errText(body), tc.says) {
 				t.Errorf("got %d %v, want 400 naming %q and saying %q", code, body, tc.field, tc.says)
 			}
-			if now, _ := os.ReadFile(config.Path(f.repo)); string(now) != string(written) {
+			if now, _ := os.ReadFile(statedir.Of(f.repo).Config()); string(now) != string(written) {
 				t.Errorf("config.toml changed:\n%s", now)
 			}
 		})
@@ -97,15 +98,15 @@ func TestSettings(t *testing.T) {
 	}
 
 	// A file with a comment is kept beside the new one.
-	os.WriteFile(config.Path(f.repo), append([]byte("# mine\n"), written...), 0o644)
+	os.WriteFile(statedir.Of(f.repo).Config(), append([]byte("# mine\n"), written...), 0o644)
 	if code, _ := call(t, ts, "PUT", "/api/settings", bad(func(r, s map[string]any) { r["interval_seconds"] = 90 })); code != 200 {
 		t.Errorf("put over a commented file: %d", code)
 	}
-	if bak, err := os.ReadFile(config.Path(f.repo) + ".bak"); err != nil || !strings.HasPrefix(string(bak), "# mine") {
+	if bak, err := os.ReadFile(statedir.Of(f.repo).Config() + ".bak"); err != nil || !strings.HasPrefix(string(bak), "# mine") {
 		t.Errorf("the backup: %q %v", bak, err)
 	}
 	// A file that does not parse is for a person to fix.
-	os.WriteFile(config.Path(f.repo), []byte("[recycler\n"), 0o644)
+	os.WriteFile(statedir.Of(f.repo).Config(), []byte("[recycler\n"), 0o644)
 	if code, body := call(t, ts, "GET", "/api/settings", nil); code != 409 || !strings.Contains(errText(body), "config.toml") {
 		t.Errorf("a broken file: %d %v", code, body)
 	}
@@ -127,7 +128,7 @@ func TestSettingsLogFirst(t *testing.T) {
 		"recycler":   map[string]any{"enabled_for": "all", "interval_seconds": 90, "completion_threshold": 3, "failure_threshold": 5},
 		"summarizer": map[string]any{"provider": "ollama", "model": ""},
 	}
-	before, _ := os.ReadFile(config.Path(f.repo))
+	before, _ := os.ReadFile(statedir.Of(f.repo).Config())
 	// The log's lock file cannot be opened: every append fails.
 	lock := filepath.Join(f.state, "world.log.lock")
 	os.Remove(lock)
@@ -137,14 +138,14 @@ func TestSettingsLogFirst(t *testing.T) {
 	if code, body := call(t, ts, "PUT", "/api/settings", body); code != 500 || !strings.Contains(errText(body), "nothing changed") {
 		t.Errorf("got %d %v, want 500 saying nothing changed", code, body)
 	}
-	if now, _ := os.ReadFile(config.Path(f.repo)); string(now) != string(before) {
+	if now, _ := os.ReadFile(statedir.Of(f.repo).Config()); string(now) != string(before) {
 		t.Errorf("config.toml changed though the change was not logged:\n%s", now)
 	}
 	os.Remove(lock)
 	if code, _ := call(t, ts, "PUT", "/api/settings", body); code != 200 {
 		t.Fatalf("with the log back: %d", code)
 	}
-	cfg, err := config.Load(f.repo)
+	cfg, err := config.Load(statedir.Of(f.repo).Config())
 	if err != nil || cfg.RecyclerSettings().Interval.Seconds() != 90 {
 		t.Errorf("config.toml after the retry: %+v %v", cfg, err)
 	}

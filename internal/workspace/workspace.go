@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/kb"
@@ -101,11 +102,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Workspace, error) {
 	}
 	var cfg *config.Config
 	if !opts.NoConfig {
-		if cfg, err = config.Load(root); err != nil {
+		if cfg, err = LoadConfig(root); err != nil {
 			return nil, err
 		}
 	}
-	stateDir := statedir.Of(root).Path()
+	stateDir := StateDir(root)
 	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(stateDir)}, nil
 }
 
@@ -162,6 +163,55 @@ func nearestState(abs string) string {
 func HasState(dir string) bool {
 	st, err := os.Stat(statedir.Of(dir).Path())
 	return err == nil && st.IsDir()
+}
+
+// StateDir returns the state directory of the repository at root.
+func StateDir(root string) string { return statedir.Of(root).Path() }
+
+// ConfigPath returns the config file of the repository at root.
+func ConfigPath(root string) string { return statedir.Of(root).Config() }
+
+// LoadConfig reads the config of the repository at root (config.Load); a
+// missing file is (nil, nil).
+func LoadConfig(root string) (*config.Config, error) { return config.Load(ConfigPath(root)) }
+
+// SaveConfig writes c over the config of the repository at root
+// atomically: temp file, fsync, rename. A backup that is not nil is
+// written first beside it, as config.toml.bak, and its path returned: the
+// file as it was, when encoding c drops what a person wrote
+// (config.Config.Lossy).
+func SaveConfig(root string, c *config.Config, backup []byte) (bak string, err error) {
+	data, err := c.Encode()
+	if err != nil {
+		return "", err
+	}
+	path := ConfigPath(root)
+	if backup != nil {
+		bak = path + ".bak"
+		if err := atomicfile.Write(bak, backup, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return bak, atomicfile.Write(path, data, 0o644)
+}
+
+// EnsureStateDir creates root/.clean_room if needed and returns its path.
+// The directory carries its own .gitignore ("*"), so that nothing of cra
+// ever shows up in 'git status' and the repository's own .gitignore, a
+// tracked file, is never edited.
+func EnsureStateDir(root string) (string, error) {
+	sd := statedir.Of(root)
+	dir := sd.Path()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	ignore := sd.GitIgnore()
+	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+		if err := atomicfile.Write(ignore, []byte("# cra state: never committed\n*\n"), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // Logger is the diagnostics logger the workspace was opened with, or nil.

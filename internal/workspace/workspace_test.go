@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -29,7 +30,7 @@ func indexedRepo(t *testing.T, s *llmtest.Server) string {
 	gittest.Run(t, repo, "init", "-q")
 	gittest.Run(t, repo, "add", "-A")
 	gittest.Run(t, repo, "commit", "-qm", "calc")
-	stateDir, err := config.EnsureStateDir(repo)
+	stateDir, err := EnsureStateDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func indexedRepo(t *testing.T, s *llmtest.Server) string {
 		window := 4096
 		cfg := &config.Config{Models: &config.Models{Coding: "coder:3b", Reasoning: "thinker:4b", BaseURL: s.OllamaURL(),
 			CodingContextWindow: &window, ReasoningContextWindow: &window}}
-		if err := cfg.Save(repo); err != nil {
+		if _, err := SaveConfig(repo, cfg, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +60,7 @@ func TestOpenFindsTheNearestState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	if ws.Root != repo || ws.StateDir != filepath.Join(repo, config.Dir) {
+	if ws.Root != repo || ws.StateDir != filepath.Join(repo, statedir.Name) {
 		t.Errorf("got root %s, state %s; want %s", ws.Root, ws.StateDir, repo)
 	}
 	exact, err := Open(ctx, sub, Options{Exact: true})
@@ -92,7 +93,7 @@ func TestIndexErrors(t *testing.T) {
 	})
 	t.Run("damaged", func(t *testing.T) {
 		repo := indexedRepo(t, nil)
-		curated := filepath.Join(repo, config.Dir, "curated.sqlite")
+		curated := filepath.Join(repo, statedir.Name, "curated.sqlite")
 		for _, p := range []string{curated + "-wal", curated + "-shm"} {
 			os.Remove(p)
 		}

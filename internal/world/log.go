@@ -100,7 +100,7 @@ type Log struct {
 func Path(stateDir string) string { return statedir.At(stateDir).WorldLog() }
 
 // Open returns the world log in stateDir (<repo>/.clean_room, made by
-// config.EnsureStateDir), creating an empty log if there is none.
+// workspace.EnsureStateDir), creating an empty log if there is none.
 func Open(stateDir string) (*Log, error) {
 	path := Path(stateDir)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

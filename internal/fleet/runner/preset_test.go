@@ -209,14 +209,14 @@ func TestEndpointBackoff(t *testing.T) {
 func TestProcessorReloadsConfig(t *testing.T) {
 	p, st, repo := newTestProcessor(t, nil, 1)
 	p.Config.Board.Sandbox = "off" // the file below decides from here
-	path := filepath.Join(repo, config.Dir, config.FileName)
+	path := filepath.Join(repo, statedir.Name, statedir.ConfigFile)
 	write := func(text string) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("[board]\nsandbox = \"off\"\n")
-	p.Load = func() (*config.Config, error) { return config.Load(repo) }
+	p.Load = func() (*config.Config, error) { return config.Load(statedir.Of(repo).Config()) }
 	ctx := context.Background()
 	task := addWith(t, p.Board, "greet", "late", nil)
 	write("[board]\nsandbox = \"off\"\n\n[agents.late]\ncommand = \"echo added while running\"\n")

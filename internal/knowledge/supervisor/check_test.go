@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -31,10 +32,10 @@ func TestCheckTriggers(t *testing.T) {
 
 	r, state := newTestRunner(t, nil)
 	cfgText := fmt.Sprintf("[models]\nreasoning = \"thinker:4b\"\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", srv.OllamaURL())
-	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(state, statedir.ConfigFile), []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	r.Config = func() (*config.Config, error) { return config.Load(statedir.Of(r.Root).Config()) }
 	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +112,10 @@ func runnerOn(t *testing.T, model, url string) *Runner {
 	t.Helper()
 	r, state := newTestRunner(t, nil)
 	cfgText := fmt.Sprintf("[models]\nreasoning = %q\nbase_url = %q\nmax_retries = 0\nreasoning_context_window = 8192\n", model, url)
-	if err := os.WriteFile(filepath.Join(state, config.FileName), []byte(cfgText), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(state, statedir.ConfigFile), []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r.Config = func() (*config.Config, error) { return config.Load(r.Root) }
+	r.Config = func() (*config.Config, error) { return config.Load(statedir.Of(r.Root).Config()) }
 	raw, err := store.NewFactory(state).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
