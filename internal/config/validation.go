@@ -14,6 +14,21 @@ import (
 // MaxProtected bounds validation.protected.
 const MaxProtected = 200
 
+// ValidationCommands returns [validation]'s test, lint and typecheck
+// commands and its timeout (0 when unset or not a positive duration);
+// ok is false when c is nil or has no [validation]. validation.FromConfig
+// builds the validator from it.
+func (c *Config) ValidationCommands() (test, lint, typecheck string, timeout time.Duration, ok bool) {
+	if c == nil || c.Validation == nil {
+		return "", "", "", 0, false
+	}
+	v := c.Validation
+	if d, err := time.ParseDuration(v.Timeout); err == nil && d > 0 {
+		timeout = d
+	}
+	return v.Test, v.Lint, v.Typecheck, timeout, true
+}
+
 // Empty says the section sets nothing.
 func (v *Validation) Empty() bool {
 	return v.Test == "" && v.Lint == "" && v.Typecheck == "" && v.Timeout == "" && len(v.Protected) == 0 && len(v.Caches) == 0

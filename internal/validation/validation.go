@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/lazyre"
 )
 
@@ -42,19 +41,28 @@ const (
 	ClassTypecheck = "typecheck_failure" // [validation] typecheck failed
 )
 
+// Section is where a validator's commands come from: *config.Config,
+// whose [validation] section this package reads without importing
+// config (it sits below it).
+type Section interface {
+	// ValidationCommands returns the test, lint and typecheck commands
+	// and the timeout (0 when unset); ok is false when there is no
+	// section.
+	ValidationCommands() (test, lint, typecheck string, timeout time.Duration, ok bool)
+}
+
 // FromConfig returns the validator of the [validation] section, or nil
 // when there is none (a nil Validator is not Configured and validates
 // nothing). Its timeout was checked by config.Validate.
-func FromConfig(cfg *config.Config) *Validator {
-	if cfg == nil || cfg.Validation == nil {
+func FromConfig(cfg Section) *Validator {
+	if cfg == nil {
 		return nil
 	}
-	c := cfg.Validation
-	v := &Validator{Test: c.Test, Lint: c.Lint, Typecheck: c.Typecheck}
-	if d, err := time.ParseDuration(c.Timeout); err == nil && d > 0 {
-		v.Timeout = d
+	test, lint, typecheck, timeout, ok := cfg.ValidationCommands()
+	if !ok {
+		return nil
 	}
-	return v
+	return &Validator{Test: test, Lint: lint, Typecheck: typecheck, Timeout: timeout}
 }
 
 // Validator runs the project's own checks in a worktree (seed 001 Phase
