@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/lang"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/terms"
 )
@@ -251,9 +252,9 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 	}
 
 	co := &checkouter{wt: wt}
-	factory := store.NewFactory(filepath.Join(dir, "state"))
+	factory := store.NewFactory(statedir.At(filepath.Join(dir, "state")))
 	if h.opts.mcp != "" {
-		c, err := startMCP(ctx, h.opts.mcp, wt, factory.Dir)
+		c, err := startMCP(ctx, h.opts.mcp, wt, factory.Dir())
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/statedir"
 
 	"github.com/cra-dev/cra/internal/adapter"
 	"github.com/cra-dev/cra/internal/config"
@@ -453,7 +454,7 @@ func TestEvaluateNeedsTheModel(t *testing.T) {
 func TestRegisterRecordFails(t *testing.T) {
 	s, ws := newWorkspace(t)
 	ctx := context.Background()
-	db, err := store.NewFactory(ws.StateDir).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(ws.StateDir)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/validation"
 )
@@ -91,7 +92,7 @@ func newSolveEnv(t *testing.T, model *fakeModel, test string, attempts int) *sol
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	f := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 	raw, err := f.Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)

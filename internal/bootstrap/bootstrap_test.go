@@ -22,6 +22,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -87,7 +88,7 @@ func newFixture(t *testing.T) *fixture {
 
 func rawCorpus(t *testing.T, dir string) *corpus.Corpus {
 	t.Helper()
-	db, err := store.NewFactory(dir).Open(context.Background(), store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(dir)).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +765,7 @@ func TestRunSaveFails(t *testing.T) {
 	f := newFixture(t)
 	state := t.TempDir()
 	opts := testOptions(t, f.dir, state)
-	db, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(state)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

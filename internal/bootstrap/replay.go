@@ -11,6 +11,7 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -60,7 +61,7 @@ func Replay(ctx context.Context, top, scratchDir string, commits []gitx.Commit, 
 	if err := gitx.AddDetachedWorktree(ctx, top, wt, commits[0].Parents[0]); err != nil {
 		return fmt.Errorf("scratch worktree: %w", err)
 	}
-	factory := store.NewFactory(filepath.Join(scratchDir, "index"))
+	factory := store.NewFactory(statedir.At(filepath.Join(scratchDir, "index")))
 	b := index.NewBuilder(factory)
 	var db *sql.DB
 	defer func() {

@@ -47,7 +47,7 @@ func newFixture(t *testing.T, titles ...string) *fixture {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	raw, err := store.NewFactory(statedir.At(state)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func writeDataset(ts *testscript.TestScript, neg bool, args []string) {
 	sum, err := dataset.Write(filepath.Join(stateDir, "training", "datasets", "test"), stage, recs, 0.5)
 	ts.Check(err)
 	ctx := context.Background()
-	db, err := store.NewFactory(stateDir).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(stateDir)).Open(ctx, store.Raw, "", false)
 	ts.Check(err)
 	defer db.Close()
 	c := corpus.New(db)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -56,7 +57,7 @@ func TestPlanRecordsThePlan(t *testing.T) {
 	if err != nil || loaded.Steps[0].Why != "TestAdd expects the sum." {
 		t.Fatalf("%v %+v", err, loaded)
 	}
-	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", true)
+	raw, err := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room"))).Open(ctx, store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -31,7 +32,7 @@ func TestRetrieveRecordsTheRun(t *testing.T) {
 	if !strings.Contains(out.String(), "## pager.py") {
 		t.Errorf("output lacks pager.py:\n%s", out)
 	}
-	f := store.NewFactory(filepath.Join(repo, ".clean_room"))
+	f := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room")))
 	raw, err := f.Open(ctx, store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)

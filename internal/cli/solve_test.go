@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -150,7 +151,7 @@ func TestSolveRecordsTheRun(t *testing.T) {
 		t.Errorf("report: %+v", report)
 	}
 
-	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", true)
+	raw, err := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room"))).Open(ctx, store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestSolveWithPlan(t *testing.T) {
 	if err := solveRun(ctx, d, &solveOptions{repo: repo, plan: planPath, deterministic: true, taskID: "task-8"}); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", true)
+	raw, err := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room"))).Open(ctx, store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 	"github.com/cra-dev/cra/internal/train"
@@ -55,7 +56,7 @@ func TestTrainPlanRecords(t *testing.T) {
 	s.On(llmtest.Contains("Plan the next LoRA adapter"), llmtest.Text(`{"target_stage":"execute_code","rationale":"1 of 1 runs failed.",`+
 		`"include_negatives":false,"mix_synthetic":false,"max_examples":10,"iters":100,"learning_rate":0.0001,"lora_rank":8,"target_success_rate":0.5}`))
 	repo := solveFixture(t, s)
-	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", false)
+	raw, err := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room"))).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -237,7 +238,7 @@ func TestLoggedCalls(t *testing.T) {
 // train-plan and curate-data do.
 func BenchmarkLogAnalysis(b *testing.B) {
 	ctx := context.Background()
-	db, err := store.NewFactory(b.TempDir()).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(b.TempDir())).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		b.Fatal(err)
 	}

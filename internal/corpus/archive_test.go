@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -18,7 +19,7 @@ var _ store.Archiver = (*corpus.Corpus)(nil)
 
 func TestArchiveSession(t *testing.T) {
 	ctx := context.Background()
-	f := store.NewFactory(t.TempDir())
+	f := store.NewFactory(statedir.At(t.TempDir()))
 	db, err := f.Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 )
@@ -16,7 +17,7 @@ import (
 // with openRawClock, and the database for the test's own queries.
 func openRaw(t *testing.T) (*corpus.Corpus, *sql.DB) {
 	t.Helper()
-	db, err := store.NewFactory(t.TempDir()).Open(context.Background(), store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(t.TempDir())).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

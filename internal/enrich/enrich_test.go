@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -76,7 +77,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f := store.NewFactory(filepath.Join(root, ".clean_room"))
+	f := store.NewFactory(statedir.At(filepath.Join(root, ".clean_room")))
 	b := index.NewBuilder(f)
 	b.HistoryDepth = 0
 	if _, err := b.Run(ctx, root); err != nil {

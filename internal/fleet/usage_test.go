@@ -8,6 +8,7 @@ import (
 	"github.com/cra-dev/cra/internal/agentcli"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -34,7 +35,7 @@ func TestRecordUsage(t *testing.T) {
 	if err := f.recordUsage(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := store.NewFactory(filepath.Join(repo, ".clean_room")).Open(ctx, store.Raw, "", true)
+	raw, err := store.NewFactory(statedir.At(filepath.Join(repo, ".clean_room"))).Open(ctx, store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkIndexRepo(b *testing.B) {
 		cpu := cpuTime()
 		for i := 0; i < b.N; i++ {
 			dir := b.TempDir()
-			res, err := NewBuilder(store.NewFactory(filepath.Join(dir, "state"))).Run(ctx, root)
+			res, err := NewBuilder(store.NewFactory(statedir.At(filepath.Join(dir, "state")))).Run(ctx, root)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func BenchmarkIndexRepo(b *testing.B) {
 	// appended and removed again), e.g. django/db/models/base.py.
 	if rel := os.Getenv("CRA_BENCH_FILE"); rel != "" {
 		b.Run("onefile", func(b *testing.B) {
-			f := store.NewFactory(filepath.Join(b.TempDir(), "state"))
+			f := store.NewFactory(statedir.At(filepath.Join(b.TempDir(), "state")))
 			if _, err := NewBuilder(f).Run(ctx, root); err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func BenchmarkIndexRepo(b *testing.B) {
 		})
 	}
 	b.Run("nochange", func(b *testing.B) {
-		f := store.NewFactory(filepath.Join(b.TempDir(), "state"))
+		f := store.NewFactory(statedir.At(filepath.Join(b.TempDir(), "state")))
 		if _, err := NewBuilder(f).Run(ctx, root); err != nil {
 			b.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func BenchmarkReindex(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		tree.set(b, 2, 1)
 		for i := 0; i < b.N; i++ {
-			res := timed(b, store.NewFactory(filepath.Join(b.TempDir(), "state")))
+			res := timed(b, store.NewFactory(statedir.At(filepath.Join(b.TempDir(), "state"))))
 			b.Logf("%d files, %d symbols, %d dependencies, %d references: %+v", res.Indexed, res.Symbols, res.Dependencies, res.References, res.Phases)
 		}
 		report(b)
@@ -149,7 +150,7 @@ func BenchmarkReindex(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				tree.set(b, c.every, 0)
-				f := store.NewFactory(filepath.Join(b.TempDir(), "state"))
+				f := store.NewFactory(statedir.At(filepath.Join(b.TempDir(), "state")))
 				index(f)
 				tree.set(b, c.every, 1)
 				b.StartTimer()

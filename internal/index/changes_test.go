@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestChanges(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 12)
-	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	b := NewBuilder(store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state"))))
 	if _, err := b.Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestChanges(t *testing.T) {
 func TestChangesNotIndexed(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 3)
-	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	b := NewBuilder(store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state"))))
 	if _, err := b.Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestWatch(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(s.root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	b := NewBuilder(store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state"))))
 	if _, err := b.Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestWatch(t *testing.T) {
 func TestChangesIn(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 8)
-	b := NewBuilder(store.NewFactory(filepath.Join(t.TempDir(), "state")))
+	b := NewBuilder(store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state"))))
 	if _, err := b.Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}

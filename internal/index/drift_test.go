@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -30,7 +31,7 @@ func TestSearchDriftRebuilds(t *testing.T) {
 	}
 	fresh := func() string {
 		t.Helper()
-		f := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+		f := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 		if _, err := NewBuilder(f).Run(t.Context(), r.root); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -28,7 +29,7 @@ func TestExtractorVersion(t *testing.T) {
 			ctx := context.Background()
 			s := newSynthRepo(t, t.TempDir(), tc.files)
 			s.write(t, "third_party/six.py", "PY3 = True\n")
-			state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+			state := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 			var reads int64
 			index := func(f *store.Factory) *Result {
 				t.Helper()
@@ -76,7 +77,7 @@ func TestExtractorVersion(t *testing.T) {
 			if got := storedExtractor(t, state); got != ExtractorVersion {
 				t.Errorf("after a re-extraction: stored extractor %d, want %d", got, ExtractorVersion)
 			}
-			fresh := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+			fresh := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 			index(fresh)
 			if diff := cmp.Diff(dumpIndex(t, fresh), dumpIndex(t, state)); diff != "" {
 				t.Errorf("re-extracted index (+) differs from a fresh one (-):\n%s", diff)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestIdentNamesMatchQuery(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 121)
-	state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	state := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 	index := func() {
 		t.Helper()
 		if _, err := NewBuilder(state).Run(ctx, s.root); err != nil {
@@ -143,7 +144,7 @@ func TestIdentNamesMatchQuery(t *testing.T) {
 func TestIdentNamesWhileIndexing(t *testing.T) {
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 121)
-	state := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	state := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 	if _, err := NewBuilder(state).Run(ctx, s.root); err != nil {
 		t.Fatal(err)
 	}

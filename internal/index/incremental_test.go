@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 )
@@ -40,7 +41,7 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 	pristine := filepath.Join(t.TempDir(), "tree")
 	copyTree(t, s.root, pristine)
 	first := filepath.Join(t.TempDir(), "state")
-	index(store.NewFactory(first), s.root)
+	index(store.NewFactory(statedir.At(first)), s.root)
 	for _, tc := range []struct {
 		name    string
 		every   int // every every-th file changes
@@ -62,7 +63,7 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 			}
 			dir := filepath.Join(t.TempDir(), "state")
 			copyTree(t, first, dir)
-			state := store.NewFactory(dir)
+			state := store.NewFactory(statedir.At(dir))
 			s.set(t, tc.every, 1)
 			// Beside the edits: a file deleted, one added, one that
 			// becomes binary (skipped, so its rows go), a README.
@@ -74,7 +75,7 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 				t.Errorf("rebuilt: got %v, want %v", res.Rebuilt, tc.rebuilt)
 			}
 
-			fresh := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+			fresh := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 			index(fresh, s.root)
 			got, want := dumpIndex(t, state), dumpIndex(t, fresh)
 			for table := range want {
@@ -184,7 +185,7 @@ func dumpRows(t *testing.T, db *sql.DB, q string) []string {
 func freshDump(t *testing.T, r *repo, mod ...func(*Builder)) map[string][]string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fresh")
-	f := store.NewFactory(dir)
+	f := store.NewFactory(statedir.At(dir))
 	b := NewBuilder(f)
 	for _, m := range mod {
 		m(b)

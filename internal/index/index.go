@@ -230,10 +230,10 @@ type searchDoc struct {
 // Run indexes the repository at root (an absolute directory path) into the
 // curated DB and records the run in the raw DB.
 func (b *Builder) Run(ctx context.Context, root string) (*Result, error) {
-	if err := os.MkdirAll(b.factory.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(b.factory.Dir(), 0o755); err != nil {
 		return nil, err
 	}
-	lk, err := Lock(ctx, b.factory.Dir, b.LockWait, b.Waiting)
+	lk, err := Lock(ctx, b.factory.Dir(), b.LockWait, b.Waiting)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +443,7 @@ func (b *Builder) repoRow(ctx context.Context, tx *sql.Tx, root string, isGit bo
 // holds one other repository), with its path set to root; 0 when there
 // is none.
 func (b *Builder) movedRepo(ctx context.Context, tx *sql.Tx, root string) (int64, error) {
-	if b.factory == nil || filepath.Clean(b.factory.Dir) != statedir.Of(root).Path() {
+	if b.factory == nil || filepath.Clean(b.factory.Dir()) != statedir.Of(root).Path() {
 		return 0, nil
 	}
 	var n int

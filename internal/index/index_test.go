@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -34,7 +35,7 @@ func newRepo(t *testing.T, git bool) *repo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &repo{t: t, root: root, f: store.NewFactory(dir)}
+	r := &repo{t: t, root: root, f: store.NewFactory(statedir.At(dir))}
 	if git {
 		r.git("init", "-q")
 	}

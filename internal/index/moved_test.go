@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -21,14 +22,14 @@ func TestMovedRepository(t *testing.T) {
 	r.write("a.py", "def alpha():\n    return 1\n")
 	r.write("b.py", "from a import alpha\n\n\ndef beta():\n    return alpha()\n")
 	r.commit("init")
-	r.f = store.NewFactory(filepath.Join(oldRoot, ".clean_room"))
+	r.f = store.NewFactory(statedir.At(filepath.Join(oldRoot, ".clean_room")))
 	r.index()
 	newRoot := filepath.Join(parent, "proj-renamed")
 	if err := os.Rename(oldRoot, newRoot); err != nil {
 		t.Fatal(err)
 	}
 	r.root = newRoot
-	r.f = store.NewFactory(filepath.Join(newRoot, ".clean_room"))
+	r.f = store.NewFactory(statedir.At(filepath.Join(newRoot, ".clean_room")))
 	res := r.index()
 	t.Logf("after the move: added %d, unchanged %d", res.Added, res.Unchanged)
 	if n := r.count(`SELECT COUNT(*) FROM repos`); n != 1 {

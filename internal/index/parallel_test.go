@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestParallelEqualsSequential(t *testing.T) {
 		for _, workers := range []int{1, 4} {
 			f, ok := states[workers]
 			if !ok {
-				f = store.NewFactory(filepath.Join(t.TempDir(), "state"))
+				f = store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 				states[workers] = f
 			}
 			b := NewBuilder(f)

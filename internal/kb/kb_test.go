@@ -10,6 +10,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -20,7 +21,7 @@ func openKB(t *testing.T) *kb.KnowledgeBase {
 	t.Helper()
 	dir := t.TempDir()
 	kbtest.Write(t, dir, mainRepo)
-	db, err := store.NewFactory(dir).Open(context.Background(), store.Curated, "", true)
+	db, err := store.NewFactory(statedir.At(dir)).Open(context.Background(), store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func paths(fs []kb.File) []string {
 func TestReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	kbtest.Write(t, dir, mainRepo)
-	db, err := store.NewFactory(dir).Open(context.Background(), store.Curated, "", true)
+	db, err := store.NewFactory(statedir.At(dir)).Open(context.Background(), store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

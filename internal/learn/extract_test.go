@@ -11,6 +11,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -92,7 +93,7 @@ func TestExtractSeesTheParentOnly(t *testing.T) {
 
 	// The same ranking at HEAD finds the new file by the words.
 	state := t.TempDir()
-	f := store.NewFactory(state)
+	f := store.NewFactory(statedir.At(state))
 	res, err := index.NewBuilder(f).Run(ctx, dir)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -31,7 +32,7 @@ func tuneRepo(t *testing.T, commits int) (dir string, f *store.Factory, repoID i
 		commitFiles(t, dir, fmt.Sprintf("2024-01-%02dT00:00:00Z", i+2), fmt.Sprintf("Make func%d return the value plus %d", m, i),
 			map[string]string{fmt.Sprintf("pkg/mod%d.py", m): fmt.Sprintf("def func%d(value):\n    return value + %d\n", m, i)})
 	}
-	f = store.NewFactory(filepath.Join(dir, ".clean_room"))
+	f = store.NewFactory(statedir.At(filepath.Join(dir, ".clean_room")))
 	res, err := index.NewBuilder(f).Run(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

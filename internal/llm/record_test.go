@@ -13,13 +13,14 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 )
 
 func openRaw(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := store.NewFactory(t.TempDir()).Open(context.Background(), store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(t.TempDir())).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

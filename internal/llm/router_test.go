@@ -13,6 +13,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -43,7 +44,7 @@ func curatedAdapters(t *testing.T) AdapterSource {
 	t.Helper()
 	dir := t.TempDir()
 	kbtest.Write(t, dir, "/src/shop")
-	db, err := store.NewFactory(dir).Open(context.Background(), store.Curated, "", true)
+	db, err := store.NewFactory(statedir.At(dir)).Open(context.Background(), store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

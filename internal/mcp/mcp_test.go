@@ -392,7 +392,7 @@ func TestToolsBadInput(t *testing.T) {
 func TestLocalizeMatchesHarness(t *testing.T) {
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
-	db, err := store.NewFactory(statedir.Of(root).Path()).Open(context.Background(), store.Curated, "", true)
+	db, err := store.NewFactory(statedir.Of(root)).Open(context.Background(), store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +552,7 @@ func TestSandboxed(t *testing.T) {
 			root := newRepo(t, shop...)
 			state := filepath.Join(root, ".clean_room")
 			if held {
-				db, err := store.NewFactory(state).Open(context.Background(), store.Curated, "", false)
+				db, err := store.NewFactory(statedir.At(state)).Open(context.Background(), store.Curated, "", false)
 				if err != nil {
 					t.Fatal(err)
 				}

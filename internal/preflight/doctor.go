@@ -272,7 +272,7 @@ func boardOnly(cfg *config.Config) bool {
 }
 
 func (dr *doctor) checkDatabases(ctx context.Context, root string, boardOnly bool) {
-	f := store.NewFactory(statedir.Of(root).Path())
+	f := store.NewFactory(statedir.Of(root))
 	rebuild := "run 'cra index --rebuild " + root + "': it sets the damaged file aside and builds the index anew"
 	indexed := false
 	if err := CheckCurated(ctx, f, root); errors.Is(err, kb.ErrNotIndexed) {
@@ -376,7 +376,7 @@ func (dr *doctor) checkModels(ctx context.Context, root string, cfg *config.Conf
 	}
 	var adapters llm.AdapterSource
 	var stages []string
-	f := store.NewFactory(statedir.Of(root).Path())
+	f := store.NewFactory(statedir.Of(root))
 	if curated, err := f.Open(ctx, store.Curated, "", true); err == nil {
 		defer curated.Close()
 		k := kb.New(curated)

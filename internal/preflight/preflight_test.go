@@ -11,6 +11,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -68,7 +69,7 @@ func TestCheckCurated(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckCurated(ctx, store.NewFactory(tc.dir), tc.repo)
+			err := CheckCurated(ctx, store.NewFactory(statedir.At(tc.dir)), tc.repo)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("got %v, want %v", err, tc.wantErr)
 			}
@@ -79,7 +80,7 @@ func TestCheckCurated(t *testing.T) {
 	}
 	t.Run("creates nothing", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), ".clean_room")
-		CheckCurated(ctx, store.NewFactory(dir), "/src/shop")
+		CheckCurated(ctx, store.NewFactory(statedir.At(dir)), "/src/shop")
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("got %v, want the state directory left absent", err)
 		}
@@ -90,7 +91,7 @@ func TestCheckRaw(t *testing.T) {
 	ctx := context.Background()
 	rawWith := func(t *testing.T, stmt string) string {
 		dir := t.TempDir()
-		db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+		db, err := store.NewFactory(statedir.At(dir)).Open(ctx, store.Raw, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestCheckRaw(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckRaw(ctx, store.NewFactory(tc.dir))
+			err := CheckRaw(ctx, store.NewFactory(statedir.At(tc.dir)))
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("got %v, want %v", err, tc.wantErr)
 			}
@@ -131,7 +132,7 @@ func TestCheckEnrichment(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	kbtest.Write(t, dir, "/src/shop")
-	db, err := store.NewFactory(dir).Open(ctx, store.Curated, "", true)
+	db, err := store.NewFactory(statedir.At(dir)).Open(ctx, store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

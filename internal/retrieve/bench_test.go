@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkRetrieveRepo(b *testing.B) {
 		b.Skip("set CRA_BENCH_REPO to an indexed checkout to benchmark")
 	}
 	ctx := context.Background()
-	db, err := store.NewFactory(filepath.Join(root, ".clean_room")).Open(ctx, store.Curated, "", true)
+	db, err := store.NewFactory(statedir.At(filepath.Join(root, ".clean_room"))).Open(ctx, store.Curated, "", true)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := store.NewFactory(state)
+	f := store.NewFactory(statedir.At(state))
 	res, err := index.NewBuilder(f).Run(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func newFixture(t testing.TB, commits ...map[string]string) *fixture {
 func (f *fixture) describe(t testing.TB, rows map[string][4]string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.NewFactory(statedir.Of(f.root).Path()).Open(ctx, store.Curated, "", false)
+	db, err := store.NewFactory(statedir.Of(f.root)).Open(ctx, store.Curated, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

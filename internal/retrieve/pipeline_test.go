@@ -5,14 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cra-dev/cra/internal/corpus"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -39,7 +41,7 @@ func (s *scripted) judge(_ context.Context, callType, stage, system, prompt stri
 // returned for the tests to read.
 func newPipeline(t *testing.T, f *fixture, j Judge) (*Pipeline, *sql.DB) {
 	t.Helper()
-	fac := store.NewFactory(filepath.Join(t.TempDir(), "state"))
+	fac := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
 	raw, err := fac.Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 func TestVocabCache(t *testing.T) {
 	f := newFixture(t, shop...)
 	ctx := context.Background()
-	db, err := store.NewFactory(statedir.Of(f.root).Path()).Open(ctx, store.Curated, "", true)
+	db, err := store.NewFactory(statedir.Of(f.root)).Open(ctx, store.Curated, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

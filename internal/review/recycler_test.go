@@ -64,7 +64,7 @@ func newFixture(t testing.TB, extra string) *fixture {
 	f.board = board.New(board.NewFileStore(f.state), l)
 	f.proc = runner.NewProcessor(f.board, f.repo, f.state, cfg)
 	f.proc.Grace = 200 * time.Millisecond
-	f.raw, err = store.NewFactory(f.state).Open(context.Background(), store.Raw, "", false)
+	f.raw, err = store.NewFactory(statedir.At(f.state)).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -220,7 +221,7 @@ func TestRetrieveNotesOneEvent(t *testing.T) {
 // rawDB opens the workspace's raw database read-only, to check its rows.
 func rawDB(t *testing.T, ws *workspace.Workspace) *sql.DB {
 	t.Helper()
-	db, err := store.NewFactory(ws.StateDir).Open(context.Background(), store.Raw, "", true)
+	db, err := store.NewFactory(statedir.At(ws.StateDir)).Open(context.Background(), store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -23,7 +24,7 @@ func holdWriteLock(t *testing.T, f *Factory) (release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(f.Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
@@ -67,7 +68,7 @@ func TestOpenRetriesBusy(t *testing.T) {
 		{name: "held for good", wantWaits: len(openBackoff()), wantErrSub: "tried 6 times over about"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := NewFactory(t.TempDir())
+			f := NewFactory(statedir.At(t.TempDir()))
 			f.busyTimeout = 20 * time.Millisecond
 			release := holdWriteLock(t, f)
 			var waits []time.Duration
@@ -108,7 +109,7 @@ func TestOpenRetriesBusy(t *testing.T) {
 
 // TestOpenBusyStopsWithContext: a cancelled context ends the waits.
 func TestOpenBusyStopsWithContext(t *testing.T) {
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	f.busyTimeout = 20 * time.Millisecond
 	holdWriteLock(t, f)
 	ctx, cancel := context.WithCancel(context.Background())

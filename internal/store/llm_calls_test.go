@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -12,7 +13,7 @@ import (
 // and the detail tables of the seed's two LLM tables.
 func TestLLMCallTables(t *testing.T) {
 	ctx := context.Background()
-	db, err := NewFactory(t.TempDir()).Open(ctx, Raw, "", false)
+	db, err := NewFactory(statedir.At(t.TempDir())).Open(ctx, Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

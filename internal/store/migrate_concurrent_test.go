@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // TestConcurrentUpgradeOpen: after an upgrade that adds a migration,
@@ -22,7 +24,7 @@ func TestConcurrentUpgradeOpen(t *testing.T) {
 	var firstErr error
 	for round := 0; round < 20; round++ {
 		dir := t.TempDir()
-		f := NewFactory(dir)
+		f := NewFactory(statedir.At(dir))
 		// A database of the release before: every migration but the last.
 		db, err := sql.Open("sqlite", dsn(filepath.Join(dir, "raw.sqlite"), Raw, false, defaultBusyTimeout))
 		if err != nil {

@@ -21,9 +21,6 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"github.com/cra-dev/cra/internal/lazyre"
-	"github.com/cra-dev/cra/internal/statedir"
 )
 
 // Role names one of the three databases (§4.2).
@@ -48,11 +45,20 @@ var ErrDamaged = errors.New("database file is damaged")
 //go:embed migrations
 var migrations embed.FS
 
+// Layout names the database files of one state directory (.clean_room/);
+// statedir.Dir is the one layout.
+type Layout interface {
+	// Path is the state directory itself.
+	Path() string
+	Curated() string
+	Raw() string
+	Session(taskID string) string
+}
+
 // Factory opens databases under one state directory (.clean_room/).
 type Factory struct {
-	// Dir is the state directory holding curated.sqlite, raw.sqlite and
-	// sessions/.
-	Dir string
+	// Layout names curated.sqlite, raw.sqlite and sessions/'s files.
+	Layout Layout
 
 	// busyTimeout is SQLite's busy timeout on every connection; zero is
 	// defaultBusyTimeout (tests shorten it).
@@ -75,24 +81,41 @@ func openBackoff() [5]time.Duration {
 	return [...]time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
 }
 
-// NewFactory returns a factory for the state directory dir.
-func NewFactory(dir string) *Factory { return &Factory{Dir: dir} }
+// Dir is the state directory the factory opens databases in.
+func (f *Factory) Dir() string { return f.Layout.Path() }
 
-var taskIDPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+// NewFactory returns a factory for the state directory l names
+// (statedir.At(dir)).
+func NewFactory(l Layout) *Factory { return &Factory{Layout: l} }
+
+// sessionID says whether id may name a session database: a letter or
+// digit, then up to 127 letters, digits, '_', '.' or '-'.
+func sessionID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i, c := range []byte(id) {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '.' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Path returns the file of a database. taskID is required for Session and
 // ignored otherwise.
 func (f *Factory) Path(role Role, taskID string) (string, error) {
 	switch role {
 	case Curated:
-		return statedir.At(f.Dir).Curated(), nil
+		return f.Layout.Curated(), nil
 	case Raw:
-		return statedir.At(f.Dir).Raw(), nil
+		return f.Layout.Raw(), nil
 	case Session:
-		if !taskIDPattern().MatchString(taskID) {
+		if !sessionID(taskID) {
 			return "", fmt.Errorf("invalid session task id %q: use letters, digits, '-', '_' or '.'", taskID)
 		}
-		return statedir.At(f.Dir).Session(taskID), nil
+		return f.Layout.Session(taskID), nil
 	}
 	return "", fmt.Errorf("unknown database role %q", role)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -19,7 +20,7 @@ import (
 // seed 001 §4.5–4.7 against the databases the factory creates.
 func TestSchemaMatchesSeed(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	for _, role := range []Role{Curated, Raw, Session} {
 		t.Run(string(role), func(t *testing.T) {
 			db, err := f.Open(ctx, role, "task-1", false)
@@ -105,7 +106,7 @@ func columns(t *testing.T, db *sql.DB, table string) []col {
 
 func TestSeedIndexes(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	db, err := f.Open(ctx, Curated, "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestSeedIndexes(t *testing.T) {
 
 func TestConstraints(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	db, err := f.Open(ctx, Curated, "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
 
 func TestWALAndReadOnly(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	if _, err := f.Open(ctx, Curated, "", true); !errors.Is(err, ErrNotExist) {
 		t.Fatalf("read-only open of a missing db: got %v, want ErrNotExist", err)
 	}
@@ -236,7 +237,7 @@ func TestWALAndReadOnly(t *testing.T) {
 
 func TestMigrateIdempotentAndVersioned(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	for i := 0; i < 2; i++ {
 		db, err := f.Open(ctx, Raw, "", false)
 		if err != nil {
@@ -261,7 +262,7 @@ func TestMigrateIdempotentAndVersioned(t *testing.T) {
 
 func TestSessionHelpers(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	s, err := f.OpenSession(ctx, "3f1c2a9e-0000-4000-8000-000000000001")
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +315,7 @@ func TestSessionHelpers(t *testing.T) {
 }
 
 func TestSessionPath(t *testing.T) {
-	f := NewFactory("/state")
+	f := NewFactory(statedir.At("/state"))
 	for _, bad := range []string{"", "../escape", "a/b", ".hidden", strings.Repeat("x", 200)} {
 		if _, err := f.Path(Session, bad); err == nil {
 			t.Errorf("task id %q: got no error, want refusal", bad)
@@ -340,7 +341,7 @@ var _ Archiver = archiverFunc(nil)
 
 func TestSessionArchive(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	s, err := f.OpenSession(ctx, "t-1")
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestSessionArchive(t *testing.T) {
 // stays on disk, and the archiver's error is returned as is.
 func TestSessionArchiveFailure(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	s, err := f.OpenSession(ctx, "t-2")
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +414,7 @@ func TestDamagedFileSaysWhatToDo(t *testing.T) {
 		{Raw, "move it aside, keeping it for its records"},
 	} {
 		t.Run(string(tc.role), func(t *testing.T) {
-			f := NewFactory(t.TempDir())
+			f := NewFactory(statedir.At(t.TempDir()))
 			path, err := f.Path(tc.role, "")
 			if err != nil {
 				t.Fatal(err)
@@ -443,7 +444,7 @@ func TestDamagedFileSaysWhatToDo(t *testing.T) {
 // first copy.
 func TestSetAside(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	if got, err := f.SetAside(Curated); err != nil || got != "" {
 		t.Fatalf("no file: got %q, %v; want nothing to do", got, err)
 	}
@@ -485,7 +486,7 @@ func TestSetAside(t *testing.T) {
 // while the curated and raw databases keep synchronous=normal.
 func TestConnectionPragmas(t *testing.T) {
 	ctx := context.Background()
-	f := NewFactory(t.TempDir())
+	f := NewFactory(statedir.At(t.TempDir()))
 	for _, tc := range []struct {
 		role     Role
 		readOnly bool

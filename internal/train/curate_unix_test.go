@@ -15,6 +15,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -30,7 +31,7 @@ func TestCurateChild(t *testing.T) {
 		t.Skip("the child process of killedCurate")
 	}
 	ctx := context.Background()
-	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(dir)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func killedCurate(t *testing.T, written func(l Layout) bool) (*corpus.Corpus, La
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.NewFactory(dir).Open(ctx, store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(dir)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

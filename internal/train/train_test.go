@@ -19,12 +19,13 @@ import (
 	"github.com/cra-dev/cra/internal/dataset"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
 func openCorpus(t *testing.T) *corpus.Corpus {
 	t.Helper()
-	db, err := store.NewFactory(t.TempDir()).Open(context.Background(), store.Raw, "", false)
+	db, err := store.NewFactory(statedir.At(t.TempDir())).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Workspace, error) {
 		}
 	}
 	stateDir := StateDir(root)
-	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(stateDir)}, nil
+	return &Workspace{Root: root, StateDir: stateDir, Config: cfg, logger: opts.Logger, factory: store.NewFactory(statedir.At(stateDir))}, nil
 }
 
 // Dir checks that path is an existing directory and returns it absolute,

@@ -189,7 +189,7 @@ func TestPartsOpenOnceAndRecord(t *testing.T) {
 // rawDB opens the workspace's raw database read-only, to check its rows.
 func rawDB(t *testing.T, ws *Workspace) *sql.DB {
 	t.Helper()
-	db, err := store.NewFactory(ws.StateDir).Open(context.Background(), store.Raw, "", true)
+	db, err := store.NewFactory(statedir.At(ws.StateDir)).Open(context.Background(), store.Raw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
 )
 
@@ -66,7 +67,7 @@ const (
 func Write(t testing.TB, dir, repoPath string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.NewFactory(dir).Open(ctx, store.Curated, "", false)
+	db, err := store.NewFactory(statedir.At(dir)).Open(ctx, store.Curated, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

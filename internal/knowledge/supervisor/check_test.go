@@ -36,7 +36,7 @@ func TestCheckTriggers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Config = func() (*config.Config, error) { return config.Load(statedir.Of(r.Root).Config()) }
-	raw, err := store.NewFactory(state).Open(ctx, store.Raw, "", false)
+	raw, err := store.NewFactory(statedir.At(state)).Open(ctx, store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func runnerOn(t *testing.T, model, url string) *Runner {
 		t.Fatal(err)
 	}
 	r.Config = func() (*config.Config, error) { return config.Load(statedir.Of(r.Root).Config()) }
-	raw, err := store.NewFactory(state).Open(context.Background(), store.Raw, "", false)
+	raw, err := store.NewFactory(statedir.At(state)).Open(context.Background(), store.Raw, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
