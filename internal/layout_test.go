@@ -286,19 +286,20 @@ var allowedImports = map[string][]string{
 	"server": {"fleet", "fleet/runner", "board", "config", "world"},
 	// mcp: cra's MCP server, a front end beside server over the fleet
 	// and the execution half.
-	"mcp": {"fleet", "fleet/runner", "board", "review", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
+	"mcp": {"fleet", "fleet/runner", "board", "review", "verdict", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
 		"run", "workspace", "agent", "retrieve", "edit", "enrich", "preflight", "validation",
 		"index", "lang", "kb", "corpus", "store", "world", "llm", "config", "gitx"},
 
 	// Supervision: fleet owns one repository's board and its workers.
-	"fleet": {"fleet/runner", "board", "review", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
+	"fleet": {"fleet/runner", "board", "review", "verdict", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
 		"run", "workspace", "validation",
 		"kb", "corpus", "store", "world", "llm", "config", "gitx"},
 	"fleet/runner":         {"board", "supervise", "knowledge", "agentcli", "world", "config", "gitx"}, // runs agent profiles
-	"knowledge/supervisor": {"board", "review", "knowledge", "world", "llm", "config"},
+	"knowledge/supervisor": {"board", "verdict", "knowledge", "world", "llm", "config"},
 	"cleanup":              {"board", "world", "llm"},
-	"review":               {"board", "evidence", "supervise", "notify", "validation", "world", "llm", "config", "gitx"},
-	"board":                {"world"}, // tasks and their lifecycle; the runner runs them
+	"review":               {"board", "verdict", "evidence", "supervise", "notify", "validation", "world", "llm", "config", "gitx"},
+	"verdict":              {"notify"}, // the recycler's reviews and reports as records others read
+	"board":                {"world"},  // tasks and their lifecycle; the runner runs them
 	"evidence":             {"validation", "outcome", "gitx"},
 	"supervise":            {"world"},
 	"notify":               {},

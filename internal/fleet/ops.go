@@ -18,6 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -68,7 +69,7 @@ var _ Ops = (*Fleet)(nil)
 
 // Review is a recycler's review of one run, as 'cra task show' and the
 // board's drawer show it.
-type Review = review.Review
+type Review = verdict.Review
 
 // Patch is an edit of a task's descriptive fields: each set field
 // replaces the task's.
@@ -300,8 +301,8 @@ func (f *Fleet) Show(ctx context.Context, id string) (*Detail, error) {
 // in the repository when there are any, and the latest review's evidence
 // as the recycler's prompt shows it.
 func (f *Fleet) Reviews(id string) (list []Review, bad int, file, evidenceText string, err error) {
-	path := review.HistoryPath(f.ws.StateDir, id)
-	rv, bad, err := review.History(f.ws.StateDir, id)
+	path := verdict.HistoryPath(f.ws.StateDir, id)
+	rv, bad, err := verdict.History(f.ws.StateDir, id)
 	if err != nil {
 		return nil, 0, "", "", err
 	}
@@ -436,7 +437,7 @@ func runs(entries []world.Entry, dir string) []Run {
 }
 
 // RecycleReport is what one recycler tick did.
-type RecycleReport = review.Report
+type RecycleReport = verdict.Report
 
 // DryRun is the command the next run of task id would start, its secrets
 // masked; nothing starts (issue 29 item 7). It reads config.toml as it is

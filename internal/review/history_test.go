@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cra-dev/cra/internal/verdict"
 )
 
 // A line torn by a crash is skipped and counted, and the next review
@@ -41,7 +43,7 @@ func FuzzReadHistory(f *testing.F) {
 	f.Add(`{"task_id":"t-1","run":1}` + "\n" + `{"task_id":`)
 	f.Add("\n\n{}\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		got, bad, err := readHistory(strings.NewReader(in))
+		got, bad, err := verdict.Decode(strings.NewReader(in))
 		if err != nil {
 			t.Fatal(err)
 		}

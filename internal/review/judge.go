@@ -30,7 +30,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	if res == nil {
 		res = &board.Results{}
 	}
-	rv := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: folder,
+	rv := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: string(folder),
 		Before: Streaks{Completion: t.ConsecutiveCompletionClaims, Failure: t.ConsecutiveFailures}}
 	runFailed := folder == board.Failed
 	ev, evText, err := r.collect(ctx, cfg, t, res, runFailed)
@@ -99,7 +99,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			// (issue 30 item 5).
 			rv.Note.Status = "The harness found: " + strings.Join(rv.Lowered, "; ") + "."
 			rv.Note.Evidence = harnessEvidence(ev)
-			rv.Note.fit()
+			rv.Note.Fit()
 		}
 	}
 	if rv.Need != "" && len(since.Answers) > 0 {
@@ -108,7 +108,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		// twice.
 		rv.Note.Remaining = strings.TrimSpace(fmt.Sprintf("Asked of a person (%s), who answered: %s.\n%s",
 			clipRunes(rv.Need, 200), clipRunes(since.Answers[len(since.Answers)-1], 300), rv.Note.Remaining))
-		rv.Note.fit()
+		rv.Note.Fit()
 		rv.Need = ""
 	}
 	rv.After = NextStreaks(rv.Before, rv.Classification, runFailed || rv.Fallback != "" || len(rv.Lowered) > 0)
@@ -159,7 +159,7 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 		return nil, err
 	}
 	if _, _, err := r.Board.Decide(ctx, d); err != nil {
-		w := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: folder, Withdrawn: err.Error()}
+		w := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: string(folder), Withdrawn: err.Error()}
 		if herr := appendHistory(r.StateDir, w); herr != nil {
 			r.say("warning: %v", herr)
 		}
@@ -439,7 +439,7 @@ func conservativeNote(rv *Review, evText, previous string) Note {
 	if n.Evidence == "" {
 		n.Evidence = "None."
 	}
-	n.fit()
+	n.Fit()
 	return n
 }
 

@@ -14,18 +14,6 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// Restart is a live run Level 2 stopped (seed 002 Phase 4: an active
-// agent with no activity for the threshold gets [agent:retry][id]
-// continue).
-type Restart struct {
-	ID     string `json:"id"`
-	Run    int    `json:"run"`
-	Reason string `json:"reason"`
-	// Blocked says the start limit was reached: the task went to
-	// failed-blocked instead of back to pending.
-	Blocked bool `json:"blocked,omitempty"`
-}
-
 // loopTail is how much of a live run's log Level 2 reads for loop signs.
 const loopTail = 64 << 10
 

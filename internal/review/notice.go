@@ -37,12 +37,6 @@ func (r *Recycler) notifyReady(ctx context.Context) (bool, error) {
 	return false, err
 }
 
-// Notice is a notification sent, and why it failed if it did.
-type Notice struct {
-	notify.Event
-	Err string `json:"error,omitempty"`
-}
-
 // notifyLock is the lock file of the notifications' marker.
 const notifyLock = statedir.NotifyLock
 

@@ -75,25 +75,6 @@ type Recycler struct {
 	sayMu       sync.Mutex
 }
 
-// Report is what one tick did.
-type Report struct {
-	// Disabled says why no review was made (enabled_for is off, no
-	// model is configured).
-	Disabled string `json:"disabled,omitempty"`
-	// PausedUntil is set while the circuit breaker holds reviews off.
-	PausedUntil time.Time `json:"paused_until,omitzero"`
-	// Resumed are the tasks sent back to pending after a person answered.
-	Resumed []string `json:"resumed,omitempty"`
-	// Restarted are the live runs Level 2 stopped.
-	Restarted []Restart `json:"restarted,omitempty"`
-	// Review is the review made, if any.
-	Review *Review `json:"review,omitempty"`
-	// Notified are the notifications sent.
-	Notified []Notice `json:"notified,omitempty"`
-	// Warnings are what went wrong without stopping the tick.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 func (r *Recycler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()

@@ -5,31 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/llm"
+	"github.com/cra-dev/cra/internal/verdict"
 )
-
-// Classification is the recycler's verdict on one run (seed 004's Prompt
-// Contract).
-type Classification string
-
-// The four classifications, from most to least done.
-const (
-	FullComplete        Classification = "full_complete"
-	SignificantProgress Classification = "significant_progress"
-	SomeProgress        Classification = "some_progress"
-	Uncertain           Classification = "uncertain"
-)
-
-// Classifications lists them from most to least done.
-func Classifications() []Classification {
-	return []Classification{FullComplete, SignificantProgress, SomeProgress, Uncertain}
-}
 
 // rank orders classifications by how much they claim: lower claims more.
-func (c Classification) rank() int {
+func rank(c Classification) int {
 	for i, x := range Classifications() {
 		if x == c {
 			return i
@@ -38,79 +21,8 @@ func (c Classification) rank() int {
 	return len(Classifications())
 }
 
-// Criteria is the model's judgement of the task's need: (seed 002 Phase 4).
-type Criteria string
-
-// The judgements of the criteria.
-const (
-	CriteriaMet     Criteria = "met"
-	CriteriaNotMet  Criteria = "not_met"
-	CriteriaUnclear Criteria = "unclear"
-)
-
-// Note is the five sections of a review's note, in the contract's order.
-type Note struct {
-	Accomplished string `json:"accomplished"`
-	Status       string `json:"status"`
-	Remaining    string `json:"remaining"`
-	Next         string `json:"next"`
-	Evidence     string `json:"evidence"`
-}
-
-// The section headings, in order (seed 004).
-var sectionNames = [5]string{
-	"What was accomplished",
-	"Current status",
-	"Remaining issues or limitations",
-	"Suggested next actions",
-	"Validation evidence",
-}
-
-func (n *Note) sections() [5]*string {
-	return [5]*string{&n.Accomplished, &n.Status, &n.Remaining, &n.Next, &n.Evidence}
-}
-
-// String renders the note as the task file keeps it: each heading on its
-// own line, its text below, a blank line between sections.
-func (n Note) String() string {
-	var b strings.Builder
-	for i, s := range n.sections() {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(sectionNames[i])
-		b.WriteString(":\n")
-		b.WriteString(strings.TrimSpace(*s))
-	}
-	return b.String()
-}
-
-// MaxNote caps a note's characters (seed 004).
-const MaxNote = 4000
-
-// fit cuts the note to MaxNote characters as rendered. Seed 004 keeps
-// validation commands and blockers first, so the accomplished and status
-// sections shrink before the remaining issues and the evidence; the
-// longest section of a group is cut first.
-func (n *Note) fit() {
-	groups := [][]*string{{&n.Accomplished, &n.Status, &n.Next}, {&n.Remaining, &n.Evidence}}
-	for _, g := range groups {
-		for over := utf8.RuneCountInString(n.String()) - MaxNote; over > 0; over = utf8.RuneCountInString(n.String()) - MaxNote {
-			longest := g[0]
-			for _, s := range g[1:] {
-				if utf8.RuneCountInString(*s) > utf8.RuneCountInString(*longest) {
-					longest = s
-				}
-			}
-			r := []rune(*longest)
-			if len(r) <= 40 {
-				break
-			}
-			keep := max(len(r)-over-1, 40)
-			*longest = strings.TrimSpace(string(r[:keep])) + "…"
-		}
-	}
-}
+// sectionNames are the note's headings, in order (seed 004).
+var sectionNames = verdict.SectionNames()
 
 // Reply is a parsed review reply.
 type Reply struct {
@@ -169,7 +81,7 @@ func ParseReply(text string) (Reply, error) {
 		return r, malformed("the first line must be 'classification: <one of %s>', not %q", joinClasses(), clipRunes(line, 80))
 	}
 	r.Classification = Classification(token(val))
-	if r.Classification.rank() == len(Classifications()) {
+	if rank(r.Classification) == len(Classifications()) {
 		return r, malformed("classification %q is not one of %s", clipRunes(val, 60), joinClasses())
 	}
 	seen := map[string]bool{}
@@ -211,7 +123,7 @@ func ParseReply(text string) (Reply, error) {
 	if err != nil {
 		return r, err
 	}
-	note.fit()
+	note.Fit()
 	r.Note = note
 	return r, nil
 }
@@ -219,7 +131,7 @@ func ParseReply(text string) (Reply, error) {
 // parseNote reads the five sections, in order, each once.
 func parseNote(lines []string) (Note, error) {
 	var n Note
-	secs := n.sections()
+	secs := n.Sections()
 	cur := -1
 	var buf []string
 	flush := func() {

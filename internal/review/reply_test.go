@@ -46,7 +46,7 @@ func TestParseReply(t *testing.T) {
 		{"note text on the note line is read as the first section", "classification: some_progress\ncriteria: met\nnote: " + goodNote,
 			Reply{Classification: SomeProgress, Criteria: CriteriaMet, Note: wantNote()}, ""},
 		{"an empty section reads as None", "classification: some_progress\ncriteria: met\nnote:\nWhat was accomplished:\nCurrent status: x\nRemaining issues or limitations: y\nSuggested next actions: z\nValidation evidence: w",
-			Reply{Classification: SomeProgress, Criteria: CriteriaMet, Note: Note{"None.", "x", "y", "z", "w"}}, ""},
+			Reply{Classification: SomeProgress, Criteria: CriteriaMet, Note: Note{Accomplished: "None.", Status: "x", Remaining: "y", Next: "z", Evidence: "w"}}, ""},
 		{"empty", "  \n", Reply{}, "the reply is empty"},
 		{"no classification first", "criteria: met\nclassification: full_complete\nnote:\n" + goodNote, Reply{}, "the first line must be 'classification:"},
 		{"unknown classification", "classification: done\ncriteria: met\nnote:\n" + goodNote, Reply{}, `classification "done" is not one of`},
@@ -108,7 +108,7 @@ func FuzzParseReply(f *testing.F) {
 			}
 			return
 		}
-		if r.Classification.rank() >= len(Classifications()) {
+		if rank(r.Classification) >= len(Classifications()) {
 			t.Fatalf("accepted classification %q", r.Classification)
 		}
 		switch r.Criteria {

@@ -5,13 +5,6 @@ import (
 	"strings"
 )
 
-// Streaks are a task's two counters (seed 004): consecutive claims of
-// completion and consecutive failures.
-type Streaks struct {
-	Completion int `json:"completion"`
-	Failure    int `json:"failure"`
-}
-
 // Gate is the evidence's say over the model's classification (DESIGN.md
 // principle 2: the model may lower the evidence's verdict, never raise
 // it). A full_complete claim stands only when nothing in blockers stands
@@ -74,21 +67,6 @@ func NextStreaks(s Streaks, c Classification, erred bool) Streaks {
 	}
 	return next
 }
-
-// Action is what the recycler does with a reviewed task (seed 004 step 6).
-type Action string
-
-// The recycler's actions.
-const (
-	Requeue  Action = "retry"    // back to pending with guidance
-	Finalize Action = "verified" // completed-finalized
-	Block    Action = "blocked"  // failed-blocked: a person must look
-	// Wait is a review the model could not give (it could not be
-	// reached, failed, timed out, or replied out of format): the task
-	// stays where it is, no streak moves, and the run is reviewed again
-	// when the model is back.
-	Wait Action = "wait"
-)
 
 // Thresholds are the streak limits of seed 004 step 6.
 type Thresholds struct {

@@ -15,15 +15,15 @@ func TestNextStreaks(t *testing.T) {
 		want  Streaks
 	}{
 		// Seed 004 step 5, rule by rule.
-		{"full_complete adds a completion and resets failures", FullComplete, false, Streaks{3, 0}},
-		{"significant_progress resets both", SignificantProgress, false, Streaks{0, 0}},
-		{"some_progress resets both", SomeProgress, false, Streaks{0, 0}},
-		{"uncertain without an error resets both", Uncertain, false, Streaks{0, 0}},
-		{"uncertain after an error keeps counting failures", Uncertain, true, Streaks{0, 4}},
+		{"full_complete adds a completion and resets failures", FullComplete, false, Streaks{Completion: 3, Failure: 0}},
+		{"significant_progress resets both", SignificantProgress, false, Streaks{Completion: 0, Failure: 0}},
+		{"some_progress resets both", SomeProgress, false, Streaks{Completion: 0, Failure: 0}},
+		{"uncertain without an error resets both", Uncertain, false, Streaks{Completion: 0, Failure: 0}},
+		{"uncertain after an error keeps counting failures", Uncertain, true, Streaks{Completion: 0, Failure: 4}},
 		// cra's reading of "error": a failed run, a fallback, a refuted claim.
-		{"progress after an error is still a failure", SignificantProgress, true, Streaks{0, 4}},
-		{"a refuted claim, lowered to some_progress, is a failure", SomeProgress, true, Streaks{0, 4}},
-		{"an error never counts as a completion", FullComplete, true, Streaks{0, 4}},
+		{"progress after an error is still a failure", SignificantProgress, true, Streaks{Completion: 0, Failure: 4}},
+		{"a refuted claim, lowered to some_progress, is a failure", SomeProgress, true, Streaks{Completion: 0, Failure: 4}},
+		{"an error never counts as a completion", FullComplete, true, Streaks{Completion: 0, Failure: 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,13 +42,13 @@ func TestDecide(t *testing.T) {
 		need string
 		want Action
 	}{
-		{"below both thresholds", Streaks{2, 4}, "", Requeue},
-		{"completion threshold reached", Streaks{3, 0}, "", Finalize},
-		{"past the completion threshold", Streaks{4, 0}, "", Finalize},
-		{"failure threshold reached", Streaks{0, 5}, "", Block},
-		{"a person is needed", Streaks{1, 0}, "approve the schema change", Block},
-		{"a blank need is none", Streaks{1, 0}, "  ", Requeue},
-		{"completion comes first, as seed 004 orders it", Streaks{3, 5}, "", Finalize},
+		{"below both thresholds", Streaks{Completion: 2, Failure: 4}, "", Requeue},
+		{"completion threshold reached", Streaks{Completion: 3, Failure: 0}, "", Finalize},
+		{"past the completion threshold", Streaks{Completion: 4, Failure: 0}, "", Finalize},
+		{"failure threshold reached", Streaks{Completion: 0, Failure: 5}, "", Block},
+		{"a person is needed", Streaks{Completion: 1, Failure: 0}, "approve the schema change", Block},
+		{"a blank need is none", Streaks{Completion: 1, Failure: 0}, "  ", Requeue},
+		{"completion comes first, as seed 004 orders it", Streaks{Completion: 3, Failure: 5}, "", Finalize},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,10 +58,10 @@ func TestDecide(t *testing.T) {
 		})
 	}
 	// Thresholds of one act on the first review.
-	if got := Decide(Streaks{1, 0}, Thresholds{1, 1}, ""); got != Finalize {
+	if got := Decide(Streaks{Completion: 1, Failure: 0}, Thresholds{1, 1}, ""); got != Finalize {
 		t.Errorf("completion threshold 1: got %s, want %s", got, Finalize)
 	}
-	if got := Decide(Streaks{0, 1}, Thresholds{1, 1}, ""); got != Block {
+	if got := Decide(Streaks{Completion: 0, Failure: 1}, Thresholds{1, 1}, ""); got != Block {
 		t.Errorf("failure threshold 1: got %s, want %s", got, Block)
 	}
 }

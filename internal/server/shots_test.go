@@ -128,7 +128,7 @@ func showcase(t testing.TB, f *fixture) string {
 		"output_tail": "dial tcp 10.0.4.12:5432: connect: connection refused",
 	})
 	now := time.Now().UTC()
-	f.addReview(t, review.Review{Time: now, TaskID: blocked.ID, Run: 3, Folder: board.Failed, Evidence: ev,
+	f.addReview(t, review.Review{Time: now, TaskID: blocked.ID, Run: 3, Folder: string(board.Failed), Evidence: ev,
 		Blockers: []string{"the run failed: exit 1", "validation did not pass: go test ./internal/corpus/..."},
 		Model:    review.Uncertain, Classification: review.Uncertain,
 		Need:   "give the agent the staging database URL and a read-write role",

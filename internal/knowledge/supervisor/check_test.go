@@ -65,7 +65,7 @@ func TestCheckTriggers(t *testing.T) {
 	verdicts := func(n int, a review.Action) {
 		for range n {
 			run++
-			verdict(t, r, task.ID, run, a)
+			addVerdict(t, r, task.ID, run, a)
 		}
 	}
 	finalize := func(n int) {
@@ -136,7 +136,7 @@ func TestCheckWithoutModel(t *testing.T) {
 	now := time.Now()
 	r.Now = func() time.Time { return now }
 	task := addTask(t, r, "work", nil)
-	verdict(t, r, task.ID, 1, review.Finalize)
+	addVerdict(t, r, task.ID, 1, review.Finalize)
 	rep, err := r.Check(ctx)
 	if err != nil || len(rep.Runs) != 3 || len(rep.Warnings) != 3 || rep.Runs[0].Skipped == "" {
 		t.Fatalf("first check: %+v %v", rep, err)
@@ -162,7 +162,7 @@ func TestCheckBacksOff(t *testing.T) {
 	now := start
 	r.Now = func() time.Time { return now }
 	task := addTask(t, r, "work", nil)
-	verdict(t, r, task.ID, 1, review.Requeue)
+	addVerdict(t, r, task.ID, 1, review.Requeue)
 	// The daemon checks every 30 s; a simulated day of checks a minute apart.
 	var tries []time.Duration
 	for ; now.Sub(start) < 24*time.Hour; now = now.Add(time.Minute) {

@@ -13,7 +13,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/verdict"
 )
 
 // schemas are seed 003's output schemas as the model is shown them, with
@@ -142,11 +142,11 @@ func gather(ctx context.Context, s knowledge.Supervisor, root, stateDir string, 
 	// Recent runs: the latest reviews across the board, newest first.
 	type rv struct {
 		t *board.Task
-		r review.Review
+		r verdict.Review
 	}
 	var rvs []rv
 	for _, t := range v.all {
-		hist, _, _ := review.History(stateDir, t.ID)
+		hist, _, _ := verdict.History(stateDir, t.ID)
 		for _, r := range hist {
 			rvs = append(rvs, rv{t, r})
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -44,7 +45,7 @@ func newTestRunner(t *testing.T, set func(*config.Supervisors)) (*Runner, string
 
 // verdict logs a reviewed run of task id ending with action, and its
 // review, as the recycler does.
-func verdict(t *testing.T, r *Runner, id string, run int, action review.Action) {
+func addVerdict(t *testing.T, r *Runner, id string, run int, action review.Action) {
 	t.Helper()
 	logVerdict(t, r, id, run, action, "")
 }
@@ -88,7 +89,7 @@ func logVerdict(t *testing.T, r *Runner, id string, run int, action review.Actio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, review.HistoryName), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, statedir.ReviewsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +122,8 @@ func TestCheckDropsAgedAndSurplusDirectives(t *testing.T) {
 	r, state := newTestRunner(t, func(s *config.Supervisors) { s.DirectiveMaxAge, s.MaxCleanupDirectives = &two, &one })
 	aged := addTask(t, r, "aged cleanup", cleanupDirective)
 	work := addTask(t, r, "work", nil)
-	verdict(t, r, work.ID, 1, review.Requeue)
-	verdict(t, r, work.ID, 2, review.Requeue)
+	addVerdict(t, r, work.ID, 1, review.Requeue)
+	addVerdict(t, r, work.ID, 2, review.Requeue)
 	older := addTask(t, r, "older cleanup", cleanupDirective)
 	newer := addTask(t, r, "newer cleanup", cleanupDirective)
 
@@ -189,12 +190,12 @@ func TestPromoteAfterUse(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(state, board.RunsDir, task.ID, "prompt-1.md"), []byte(p), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		verdict(t, r, task.ID, 1, action)
+		addVerdict(t, r, task.ID, 1, action)
 	}
 	blocked := addTask(t, r, "blocked", nil)
 	os.MkdirAll(filepath.Join(state, board.RunsDir, blocked.ID), 0o755)
 	os.WriteFile(filepath.Join(state, board.RunsDir, blocked.ID, "prompt-1.md"), []byte("## PROJECT KNOWLEDGE\n\n### design/flaky.md\n"), 0o644)
-	verdict(t, r, blocked.ID, 1, review.Block)
+	addVerdict(t, r, blocked.ID, 1, review.Block)
 
 	uses, err := Usage(state, r.Root, []string{"conventions/errors.md", "design/flaky.md"})
 	if err != nil {
@@ -224,7 +225,7 @@ func TestCollectSignals(t *testing.T) {
 	r, state := newTestRunner(t, nil)
 	a := addTask(t, r, "a", nil)
 	for run := 1; run <= 3; run++ {
-		verdict(t, r, a.ID, run, review.Requeue)
+		addVerdict(t, r, a.ID, run, review.Requeue)
 	}
 	b := addTask(t, r, "b", nil)
 	if _, _, err := r.Board.Edit(ctx, b.ID, func(t *board.Task) error { t.Title = "b, reworded"; return nil }); err != nil {
@@ -233,7 +234,7 @@ func TestCollectSignals(t *testing.T) {
 	if _, _, err := r.Board.Edit(ctx, b.ID, func(t *board.Task) error { t.Agent = "other"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	verdict(t, r, b.ID, 1, review.Block)
+	addVerdict(t, r, b.ID, 1, review.Block)
 	// A person's move and a retry no review wrote are no verdicts.
 	if _, err := r.Board.Log.Event(ctx, world.SourceUser, b.ID, "the answer"); err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestPolishLimit(t *testing.T) {
 	r, _ := newTestRunner(t, func(s *config.Supervisors) { s.PolishLimit = &two })
 	finish := func(task *board.Task) {
 		t.Helper()
-		verdict(t, r, task.ID, 1, review.Finalize)
+		addVerdict(t, r, task.ID, 1, review.Finalize)
 		task.Runs = 1
 		if err := r.Board.Store.Put(ctx, task, board.Pending); err != nil {
 			t.Fatal(err)
@@ -413,7 +414,7 @@ func TestCollapsedDuplicateIsNoWork(t *testing.T) {
 	if st.Urgency != 0 {
 		t.Errorf("urgency %.1f after a cleanup collapse, want 0 (a collapsed duplicate is no aborted task)", st.Urgency)
 	}
-	verdict(t, r, keep.ID, 1, review.Finalize)
+	addVerdict(t, r, keep.ID, 1, review.Finalize)
 	if err := r.Board.Store.Move(ctx, keep.ID, board.Pending, board.CompletedFinalized); err != nil {
 		t.Fatal(err)
 	}

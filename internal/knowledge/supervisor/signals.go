@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -35,7 +35,7 @@ var textFields = []string{"title=", "description=", "need=", "milestone="}
 func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record, since time.Time) ([]Signal, error) {
 	var out []Signal
 	retries := map[string]int{}
-	reviews := map[string][]review.Review{}
+	reviews := map[string][]verdict.Review{}
 	used := map[string]int{} // reviews already matched, per task
 	err := b.Log.Select(ctx, world.Filter{}, func(r *world.Record) error {
 		if r.Err != nil || r.Skipped != nil {
@@ -70,13 +70,13 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 			}
 			rvs, ok := reviews[e.ID]
 			if !ok {
-				rvs, _, _ = review.History(stateDir, e.ID)
+				rvs, _, _ = verdict.History(stateDir, e.ID)
 				reviews[e.ID] = rvs
 			}
 			for i := used[e.ID]; i < len(rvs); i++ {
 				if rvs[i].Entry == e.Output && !rvs[i].Time.After(e.Time) {
 					used[e.ID] = i + 1
-					out = append(out, Signal{Time: e.Time, Kind: Verdict, Task: e.ID, Complete: rvs[i].Classification == review.FullComplete})
+					out = append(out, Signal{Time: e.Time, Kind: Verdict, Task: e.ID, Complete: rvs[i].Classification == verdict.FullComplete})
 					break
 				}
 			}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/knowledge"
-	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -188,8 +188,8 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 			continue
 		}
 		id := e.Name()
-		hist, _, _ := review.History(stateDir, id)
-		ended := map[int]review.Action{}
+		hist, _, _ := verdict.History(stateDir, id)
+		ended := map[int]verdict.Action{}
 		for _, rv := range hist {
 			ended[rv.Run] = rv.Action
 		}
@@ -201,7 +201,7 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 			}
 			n, _ := strconv.Atoi(m[1])
 			action := ended[n]
-			if action != review.Finalize && action != review.Block {
+			if action != verdict.Finalize && action != verdict.Block {
 				continue
 			}
 			fi, err := f.Info()
@@ -217,10 +217,10 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 				if u == nil || fi.ModTime().UnixNano() < since[p] {
 					continue
 				}
-				if action == review.Finalize && !slices.Contains(u.Tasks, id) {
+				if action == verdict.Finalize && !slices.Contains(u.Tasks, id) {
 					u.Tasks = append(u.Tasks, id)
 				}
-				if action == review.Block {
+				if action == verdict.Block {
 					u.Failures = append(u.Failures, fmt.Sprintf("%s run %d", id, n))
 				}
 			}
