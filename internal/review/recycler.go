@@ -15,7 +15,6 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/supervise"
-	"github.com/cra-dev/cra/internal/world"
 )
 
 // CallReview is the call_type of a review's model calls in raw.sqlite.
@@ -256,14 +255,11 @@ func (r *Recycler) notifyLoop(ctx context.Context) {
 // for [event:user] and retries). 'cra answer' does it at once; this picks
 // up answers written any other way.
 func (r *Recycler) resumeAnswered(ctx context.Context, rep *Report) error {
-	agents, err := r.Board.Log.CurrentIn(ctx, world.StatusFailed)
+	agents, err := r.Board.Log.AnsweredFailed(ctx)
 	if err != nil {
 		return err
 	}
 	for _, a := range agents {
-		if !a.UserAnswered {
-			continue
-		}
 		if on, err := r.Board.Has(ctx, a.ID); err != nil || !on {
 			continue
 		}

@@ -28,3 +28,11 @@ func (l *Log) Statuses(ctx context.Context) (map[string]Status, error) {
 	})
 	return out, err
 }
+
+// AnsweredFailed is CurrentIn(StatusFailed) narrowed to the agents a
+// person answered since they failed (Agent.UserAnswered), told from the
+// side index: the recycler asks every few seconds, and a board with
+// thousands of closed tasks has one answered among them at most.
+func (l *Log) AnsweredFailed(ctx context.Context) ([]Agent, error) {
+	return l.agents(ctx, func(a *agentState) bool { return a.Status == StatusFailed && a.UserAfter })
+}

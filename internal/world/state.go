@@ -77,6 +77,31 @@ type state struct {
 
 	byID    map[string]*agentState
 	savedAt int64 // Pos.Offset of the copy on disk; -1 when none
+
+	// lines are the entries already read at their offsets: a line
+	// before Pos never changes while the state describes the file, and
+	// an idle daemon's loops ask for the same thousands of settled
+	// agents every few seconds. Not saved; bounded by maxLines.
+	lines map[int64]Entry
+}
+
+// maxLines bounds the entries a state keeps read (some 300 bytes each).
+const maxLines = 1 << 17
+
+// entryAt is entryAt through the state's kept lines.
+func (s *state) entryAt(f *os.File, off int64) (Entry, error) {
+	if e, ok := s.lines[off]; ok {
+		return e, nil
+	}
+	e, err := entryAt(f, off)
+	if err != nil {
+		return e, err
+	}
+	if s.lines == nil || len(s.lines) >= maxLines {
+		s.lines = map[int64]Entry{}
+	}
+	s.lines[off] = e
+	return e, nil
 }
 
 // skipState is an entry the fold ignored: where it is, and why.
@@ -244,8 +269,12 @@ func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*
 		}
 	}
 	l.cache = nil // until caught up: a failed replay must not leave half a state
-	if err := st.catchUp(ctx, f, malformed, broken); err != nil {
-		return nil, err
+	// Nothing written since: no reader (and its 256 KiB buffer) for a
+	// lookup on an idle board.
+	if fi.Size() > st.Pos.Offset {
+		if err := st.catchUp(ctx, f, malformed, broken); err != nil {
+			return nil, err
+		}
 	}
 	l.cache = st
 	if st.Pos.Offset-max(st.savedAt, 0) >= indexEvery || (st.savedAt < 0 && st.Pos.Offset > 0) {
@@ -485,7 +514,7 @@ func (l *Log) Lookup(ctx context.Context, id string) (Agent, bool, error) {
 			return nil
 		}
 		var err error
-		a, err = s.agent(f)
+		a, err = st.agent(f, s)
 		ok = err == nil
 		return err
 	})
@@ -554,7 +583,7 @@ func (l *Log) agents(ctx context.Context, keep func(*agentState) bool) ([]Agent,
 					return err
 				}
 			}
-			ag, err := a.agent(f)
+			ag, err := st.agent(f, a)
 			if err != nil {
 				return err
 			}
@@ -566,19 +595,19 @@ func (l *Log) agents(ctx context.Context, keep func(*agentState) bool) ([]Agent,
 }
 
 // agent reads the lines a points at and returns the full state.
-func (a *agentState) agent(f *os.File) (Agent, error) {
+func (st *state) agent(f *os.File, a *agentState) (Agent, error) {
 	ag := Agent{
 		ID: a.ID, Status: a.Status, Since: time.UnixMilli(a.Since).UTC(),
 		LastSeen: time.UnixMilli(a.Seen).UTC(), Retries: a.Retries, UserAnswered: a.UserAfter,
 	}
-	e, err := entryAt(f, a.Off)
+	e, err := st.entryAt(f, a.Off)
 	if err != nil {
 		return Agent{}, err
 	}
 	ag.Output, ag.Need = e.Output, e.Need
 	if a.StartOff >= 0 {
 		if a.StartOff != a.Off {
-			if e, err = entryAt(f, a.StartOff); err != nil {
+			if e, err = st.entryAt(f, a.StartOff); err != nil {
 				return Agent{}, err
 			}
 		}

@@ -110,6 +110,19 @@ func readBoard(ctx context.Context, b *board.Board) (*boardView, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A duplicate cleanup collapsed is failed in the log: its work is
+	// the kept task's. One read of the failed agents, not a lookup per
+	// blocked task (a board with 10,000 closed tasks checked each one).
+	failed, err := b.Log.CurrentIn(ctx, world.StatusFailed)
+	if err != nil {
+		return nil, err
+	}
+	collapsed := map[string]bool{}
+	for _, a := range failed {
+		if _, ok := board.IsCollapsed(a); ok {
+			collapsed[a.ID] = true
+		}
+	}
 	v := &boardView{folder: map[string]board.Folder{}}
 	open := map[string]bool{}
 	for _, l := range listed {
@@ -117,15 +130,8 @@ func readBoard(ctx context.Context, b *board.Board) (*boardView, error) {
 			continue
 		}
 		t := l.Task
-		if l.Folder == board.FailedBlocked {
-			// A duplicate cleanup collapsed: its work is the kept task's.
-			a, known, err := b.Log.Lookup(ctx, t.ID)
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := board.IsCollapsed(a); known && ok {
-				continue
-			}
+		if l.Folder == board.FailedBlocked && collapsed[t.ID] {
+			continue
 		}
 		v.all = append(v.all, t)
 		v.folder[t.ID] = l.Folder
