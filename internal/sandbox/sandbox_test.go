@@ -108,6 +108,9 @@ func TestParse(t *testing.T) {
 		{name: "no command", args: []string{"--write", "/a", "--"}, bad: "no command"},
 		{name: "no separator", args: []string{"--write", "/a"}, bad: "usage"},
 		{name: "unknown flag", args: []string{"--read", "/a", "--", "x"}, bad: "unexpected"},
+		{name: "net ruleset", args: []string{"--write", "/a", "--net", "3", "--", "x"}, write: []string{"/a"}, argv: []string{"x"}},
+		{name: "net not a number", args: []string{"--net", "three", "--", "x"}, bad: "want the number of an open file"},
+		{name: "net a standard stream", args: []string{"--net", "1", "--", "x"}, bad: "3 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, argv, err := Parse(tc.args)
@@ -127,6 +130,7 @@ func TestParse(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add("--write\x00/a\x00--\x00sh")
 	f.Add("--\x00")
+	f.Add("--net\x003\x00--\x00sh")
 	f.Fuzz(func(t *testing.T, joined string) {
 		spec, argv, err := Parse(strings.Split(joined, "\x00"))
 		if err == nil && len(argv) == 0 {
