@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // The bounds of a Summary (DESIGN.md principle 6): an agent's output is
@@ -397,15 +399,17 @@ func (st *state) stray(line string) {
 // endpointPatterns are the marks of a failing model endpoint in an
 // error: qwen-code and Gemini CLI's "[API Error: 5xx", their timeouts,
 // codex's reconnects and its 5xx message, rate limits, refused
-// connections, litellm's error classes (aider).
-var endpointPatterns = regexp.MustCompile(`(?i)\[?API Error: (?:5\d\d|429|408|Connection error|Request timed out|terminated)[^\]\n]*\]?|Request timeout after [^.;]*|Reconnecting\.\.\. \d+/\d+|stream disconnected before completion[^;]*|experiencing high demand|exceeded retry limit[^;]*|rate[ _-]?limit(?:ed| exceeded|error)?|too many requests|\b(?:429|500|502|503|504|529)\b[^a-z0-9]*(?:internal server error|bad gateway|service unavailable|gateway timeout|overloaded|too many requests)|overloaded_error|ECONNREFUSED|ECONNRESET|ETIMEDOUT|connection refused|error sending request for url|litellm\.(?:APIError|APIConnectionError|RateLimitError|ServiceUnavailableError|InternalServerError|Timeout)`)
+// connections, litellm's error classes (aider). This and the patterns
+// below compile on first use: their counted repetitions make large
+// programs, which every cra process would compile at start.
+var endpointPatterns = lazyre.New(`(?i)\[?API Error: (?:5\d\d|429|408|Connection error|Request timed out|terminated)[^\]\n]*\]?|Request timeout after [^.;]*|Reconnecting\.\.\. \d+/\d+|stream disconnected before completion[^;]*|experiencing high demand|exceeded retry limit[^;]*|rate[ _-]?limit(?:ed| exceeded|error)?|too many requests|\b(?:429|500|502|503|504|529)\b[^a-z0-9]*(?:internal server error|bad gateway|service unavailable|gateway timeout|overloaded|too many requests)|overloaded_error|ECONNREFUSED|ECONNRESET|ETIMEDOUT|connection refused|error sending request for url|litellm\.(?:APIError|APIConnectionError|RateLimitError|ServiceUnavailableError|InternalServerError|Timeout)`)
 
 // endpointMarker returns the endpoint-failure marker in s, "" for none.
 func endpointMarker(s string) string {
 	if len(s) > 64<<10 {
 		s = s[:64<<10]
 	}
-	if loc := endpointPatterns.FindStringIndex(s); loc != nil {
+	if loc := endpointPatterns().FindStringIndex(s); loc != nil {
 		// The marker with what follows it on its line, for the need.
 		end := loc[1]
 		if nl := strings.IndexByte(s[end:], '\n'); nl >= 0 {
@@ -423,13 +427,13 @@ func endpointMarker(s string) string {
 // non-interactive mode" and "requires permission to use", Claude Code's
 // "requested permissions to use", Gemini CLI's confirmation refusal,
 // codex's escalation refused under approval policy never.
-var refusalPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`Tool "([^"]{1,80})" requires (?:user )?approval but cannot execute in non-interactive mode`),
-	regexp.MustCompile(`requires permission to use "([^"]{1,80})", but that permission was declined`),
-	regexp.MustCompile(`requested permissions to use ([A-Za-z0-9_.:-]{1,80}), but you haven't granted it`),
-	regexp.MustCompile(`Tool execution for "([^"]{1,80})" requires user confirmation, which is not supported in non-interactive mode`),
-	regexp.MustCompile(`(exec_command|shell|apply_patch)?[^;]{0,200}approval policy is Never; reject command`),
-	regexp.MustCompile(`permission to use ([A-Za-z0-9_.:-]{1,80}) (?:was|has been) (?:denied|rejected)`),
+var refusalPatterns = []func() *regexp.Regexp{
+	lazyre.New(`Tool "([^"]{1,80})" requires (?:user )?approval but cannot execute in non-interactive mode`),
+	lazyre.New(`requires permission to use "([^"]{1,80})", but that permission was declined`),
+	lazyre.New(`requested permissions to use ([A-Za-z0-9_.:-]{1,80}), but you haven't granted it`),
+	lazyre.New(`Tool execution for "([^"]{1,80})" requires user confirmation, which is not supported in non-interactive mode`),
+	lazyre.New(`(exec_command|shell|apply_patch)?[^;]{0,200}approval policy is Never; reject command`),
+	lazyre.New(`permission to use ([A-Za-z0-9_.:-]{1,80}) (?:was|has been) (?:denied|rejected)`),
 }
 
 // refusedTool returns the tool a refusal in s names.
@@ -438,7 +442,7 @@ func refusedTool(s string) (string, bool) {
 		s = s[:64<<10]
 	}
 	for _, re := range refusalPatterns {
-		if m := re.FindStringSubmatch(s); m != nil {
+		if m := re().FindStringSubmatch(s); m != nil {
 			tool := ""
 			if len(m) > 1 {
 				tool = m[1]
@@ -454,10 +458,10 @@ func refusedTool(s string) (string, bool) {
 
 // exitIn finds an exit code a tool's result states ("Exit Code: 1",
 // "exit code 2", "exited with code 0"), -1 for none.
-var exitPattern = regexp.MustCompile(`(?i)(?:exit(?:ed with)? code:?|exit status) (-?\d{1,4})`)
+var exitPattern = lazyre.New(`(?i)(?:exit(?:ed with)? code:?|exit status) (-?\d{1,4})`)
 
 func exitIn(s string) int {
-	if m := exitPattern.FindStringSubmatch(s); m != nil {
+	if m := exitPattern().FindStringSubmatch(s); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			return n
 		}

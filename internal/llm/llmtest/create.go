@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // This file is Ollama's model management as cra uses it to deploy a LoRA
@@ -320,9 +322,12 @@ func (s *Server) create(cr *CreateRequest, name string) (statuses []string, stat
 }
 
 // namePattern approximates Ollama's model names: [host/][namespace/]model[:tag].
-var namePattern = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,349}/){0,2}[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,79})?$`)
+// It compiles on first use: its counted repetitions make a large
+// program, which every process of a test binary that links llmtest (a
+// script's cra commands) would compile at start.
+var namePattern = lazyre.New(`^([A-Za-z0-9][A-Za-z0-9._-]{0,349}/){0,2}[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,79})?$`)
 
-func validName(name string) bool { return namePattern.MatchString(name) }
+func validName(name string) bool { return namePattern().MatchString(name) }
 
 // CreateSummary is one line describing a model-management request, for
 // scripts: "HEAD /api/blobs/sha256:… 404", "POST /api/create 200
