@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -154,6 +155,12 @@ func Missing(ctx context.Context, userTop, wt, prefix string) []string {
 			}
 			notes = append(notes, fmt.Sprintf("%s is in your checkout but not in the worktree (git leaves ignored files out): a validation command that needs it fails there; install it first in [validation] (e.g. test = %s)", rel, example))
 		}
+	}
+	// Without a .gitmodules there is nothing 'git submodule status' would
+	// name (a gitlink without one is an error to it), and the command,
+	// a shell script, starts a score of processes on every run.
+	if _, err := os.Lstat(filepath.Join(wt, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
+		return notes
 	}
 	out, err := run(ctx, wt, "submodule", "status")
 	if err != nil {
