@@ -70,6 +70,7 @@ func TestEditBlocks(t *testing.T) {
 		{name: "a binary file", old: map[string]*string{"a.bin": s("\x00\x01")}, new: map[string]*string{"a.bin": s("\x00\x02")}, err: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			changes := changesOf(t, tc.old, tc.new)
 			blocks, err := editBlocks(changes)
 			if tc.err {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -64,9 +66,51 @@ type fixture struct {
 	commits map[string]string // message → hash
 }
 
+// shared is the fixture's repository, built once per run of the package's
+// tests (some twenty git commands) into a directory TestMain removes;
+// newFixture hands each test a copy.
+var shared struct {
+	once    sync.Once
+	dir     string
+	commits map[string]string
+	built   bool
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// newFixture returns a copy of the fixture's repository, the test's own.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{dir: newRepo(t), commits: map[string]string{}}
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bootstrap-fixture-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.dir = dir
+		shared.commits = buildFixture(t, dir).commits
+		shared.built = true
+	})
+	if !shared.built {
+		t.Fatal("the fixture's repository could not be built: see the first test that asked for it")
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(shared.dir)); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{dir: dir, commits: maps.Clone(shared.commits)}
+}
+
+// buildFixture makes the fixture's repository in dir.
+func buildFixture(t *testing.T, dir string) *fixture {
+	t.Helper()
+	gittest.Run(t, dir, "init", "-q", "-b", "main")
+	f := &fixture{dir: dir, commits: map[string]string{}}
 	c := func(message string, files map[string]string, remove ...string) {
 		for _, r := range remove {
 			gittest.Run(t, f.dir, "rm", "-q", r)
