@@ -56,6 +56,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -111,6 +115,10 @@ func TestScripts(t *testing.T) {
 			// llmtest starts and scripts a fake model server speaking the
 			// Ollama and OpenAI-compatible protocols (see llmtest.ScriptCmd).
 			"llmtest": llmtest.ScriptCmd,
+
+			// readme names a command the README shows, to run as written
+			// (see readme_test.go).
+			"readme": readmeCmd(string(readme)),
 		},
 	})
 }

@@ -140,10 +140,11 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 	if taskID == "" {
 		taskID = run.NewTaskID()
 	}
-	gw, err := ws.Gateway(ctx)
-	if err != nil {
-		return err
-	}
+	// The logs are all it reads: a repository that only bootstrapped data
+	// has no index, and needs none (the router uses the index's adapters
+	// when there is one).
+	gw := llm.NewGateway(ws.Router(ctx), llm.NewRecorder(c))
+	gw.Logger = d.logger
 	model, m, err := gw.Client(ctx, llm.CallInfo{Kind: llm.KindGeneral, TaskID: taskID, Type: train.CallTrainPlan, Role: llm.RoleReasoning})
 	if err != nil {
 		return err
