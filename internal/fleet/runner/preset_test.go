@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,9 +156,21 @@ func TestPresetRunsClassified(t *testing.T) {
 			}
 			p, st, _ := newTestProcessor(t, agents, 1)
 			ctx := context.Background()
-			for _, preset := range agentcli.Presets() {
-				task := addWith(t, p.Board, "fix it with "+preset, preset, nil)
-				o, err := p.Run(ctx, task.ID)
+			// The presets' runs go at once, as a daemon's do: each is
+			// mostly waiting on git and the sandbox's launcher.
+			presets := agentcli.Presets()
+			tasks := make([]*board.Task, len(presets))
+			for i, preset := range presets {
+				tasks[i] = addWith(t, p.Board, "fix it with "+preset, preset, nil)
+			}
+			outcomes, errs := make([]*Outcome, len(presets)), make([]error, len(presets))
+			var wg sync.WaitGroup
+			for i := range presets {
+				wg.Go(func() { outcomes[i], errs[i] = p.Run(ctx, tasks[i].ID) })
+			}
+			wg.Wait()
+			for i, preset := range presets {
+				task, o, err := tasks[i], outcomes[i], errs[i]
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +191,8 @@ func TestPresetRunsClassified(t *testing.T) {
 					if got.EndpointFailures != 1 || !got.RetryAfter.After(o.FinishedAt) || got.ConsecutiveFailures != 0 {
 						t.Errorf("%s: endpoint failures %d, retry after %s (finished %s), failures %d", preset, got.EndpointFailures, got.RetryAfter, o.FinishedAt, got.ConsecutiveFailures)
 					}
-					// The processor's tick leaves it alone until then.
+					// The processor's tick leaves it (and every other
+					// preset's task, all in their backoff) alone until then.
 					if ids, err := p.Tick(ctx); err != nil || len(ids) != 0 {
 						t.Errorf("%s: a tick during the backoff started %v (%v)", preset, ids, err)
 					}
