@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,24 +142,28 @@ func TestWorktreeFinishPolicies(t *testing.T) {
 		{config.KeepNever, false, false, false, true},
 		{config.KeepAlways, true, true, true, false},
 	}
+	// Each case has its own repository: they run at once.
 	for _, tc := range tests {
-		repo, state := newRepo(t)
-		w, err := NewWorktree(ctx, repo, state, "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tc.edit {
-			w.Apply(context.Background(), []edit.Block{{Path: "new.txt", Replace: "x\n"}})
-		}
-		o, err := w.Finish(ctx, tc.success, tc.keep, "m")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, statErr := os.Stat(w.Git.Path)
-		exists, _ := gitx.BranchExists(ctx, repo, w.Git.Branch)
-		if o.Kept != tc.kept || (statErr == nil) != tc.kept || o.BranchDeleted != tc.deleted || exists == tc.deleted || o.Committed != tc.edit {
-			t.Errorf("%+v: got %+v, dir exists %v, branch exists %v", tc, o, statErr == nil, exists)
-		}
+		t.Run(fmt.Sprintf("keep=%q,success=%v,edit=%v", tc.keep, tc.success, tc.edit), func(t *testing.T) {
+			t.Parallel()
+			repo, state := newRepo(t)
+			w, err := NewWorktree(ctx, repo, state, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.edit {
+				w.Apply(context.Background(), []edit.Block{{Path: "new.txt", Replace: "x\n"}})
+			}
+			o, err := w.Finish(ctx, tc.success, tc.keep, "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(w.Git.Path)
+			exists, _ := gitx.BranchExists(ctx, repo, w.Git.Branch)
+			if o.Kept != tc.kept || (statErr == nil) != tc.kept || o.BranchDeleted != tc.deleted || exists == tc.deleted || o.Committed != tc.edit {
+				t.Errorf("%+v: got %+v, dir exists %v, branch exists %v", tc, o, statErr == nil, exists)
+			}
+		})
 	}
 }
 
