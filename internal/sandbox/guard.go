@@ -28,11 +28,17 @@ import (
 // guardDir is where the guarded ports are recorded; the environment is
 // the calling process's (the daemon's, and the runner's that confines).
 func guardDir() (string, error) {
-	cache, err := os.UserCacheDir()
+	dir, _, err := guardDirs()
+	return dir, err
+}
+
+// guardDirs is guardDir and the user's cache directory it is in.
+func guardDirs() (dir, cache string, err error) {
+	cache, err = os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("find the user's cache directory to record the daemon's port in: %w (set $HOME or $XDG_CACHE_HOME)", err)
+		return "", "", fmt.Errorf("find the user's cache directory to record the daemon's port in: %w (set $HOME or $XDG_CACHE_HOME)", err)
 	}
-	return filepath.Join(cache, "cra", "guarded-ports"), nil
+	return filepath.Join(cache, "cra", "guarded-ports"), cache, nil
 }
 
 // Guard records that no confined process may connect to TCP port, a

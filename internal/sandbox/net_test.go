@@ -232,9 +232,9 @@ func TestFilterAssembles(t *testing.T) {
 	}
 }
 
-// TestWrapKeepsTheRecordOutOfReach: a directory to write that holds the
-// record of the guarded ports (a profile's cache declared as ~/.cache)
-// is refused: an agent would delete the record, and the next run would
+// TestWrapKeepsTheRecordOutOfReach: a directory to write in the user's
+// cache directory that holds the record of the guarded ports (a
+// profile's cache declared as ~/.cache) is refused: an agent would delete the record, and the next run would
 // reach the daemon.
 func TestWrapKeepsTheRecordOutOfReach(t *testing.T) {
 	cache := t.TempDir()
@@ -247,6 +247,11 @@ func TestWrapKeepsTheRecordOutOfReach(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "record of the ports") {
 			t.Errorf("Write %s: got %v, want a refusal naming the record", dir, err)
 		}
+	}
+	// A directory above the cache (a home, a test's work directory)
+	// is not a cache declared too broadly: it stays allowed.
+	if err := Wrap(exec.Command("true"), "/bin/cra", Spec{Write: []string{filepath.Dir(cache)}}); err != nil {
+		t.Errorf("Write %s: %v", filepath.Dir(cache), err)
 	}
 	build := filepath.Join(cache, "go-build")
 	os.MkdirAll(build, 0o755)

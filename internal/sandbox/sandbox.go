@@ -96,7 +96,7 @@ func Wrap(cmd *exec.Cmd, exe string, spec Spec) error {
 		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 			return fmt.Errorf("confine a command: %s is not a directory it may write: make it first", abs)
 		}
-		if guard, err := guardDir(); err == nil && within(guard, abs) {
+		if guard, cache, err := guardDirs(); err == nil && within(guard, abs) && within(abs, cache) {
 			return fmt.Errorf("confine a command: it may not write %s: that holds %s, the record of the ports cra's daemons listen on, which keeps agents off their API: declare a narrower directory (e.g. ~/.cache/go-build)", abs, guard)
 		}
 		args = append(args, "--write", abs)
