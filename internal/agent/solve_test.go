@@ -348,49 +348,62 @@ func TestSolveImpossiblePath(t *testing.T) {
 
 func TestSolveStops(t *testing.T) {
 	ctx := context.Background()
-	// A failed call ends the run, recorded.
-	down := &fakeModel{answer: func(int, llm.Request) (string, error) { return "", llm.ErrUnavailable }}
-	e := newSolveEnv(t, down, "sh test.sh", 3)
-	res, err := e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
-	if !errors.Is(err, llm.ErrUnavailable) || len(res.Attempts) != 1 || res.Class != ClassModelError {
-		t.Errorf("got %v, %+v", err, res)
-	}
-	if attempts, _ := e.rows(t); len(attempts) != 1 {
-		t.Errorf("the failed call is not recorded: %v", attempts)
-	}
+	// Each case has its own repository and model: they run at once.
+	t.Run("a failed call", func(t *testing.T) {
+		t.Parallel()
+		// A failed call ends the run, recorded.
+		down := &fakeModel{answer: func(int, llm.Request) (string, error) { return "", llm.ErrUnavailable }}
+		e := newSolveEnv(t, down, "sh test.sh", 3)
+		res, err := e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+		if !errors.Is(err, llm.ErrUnavailable) || len(res.Attempts) != 1 || res.Class != ClassModelError {
+			t.Errorf("got %v, %+v", err, res)
+		}
+		if attempts, _ := e.rows(t); len(attempts) != 1 {
+			t.Errorf("the failed call is not recorded: %v", attempts)
+		}
+	})
 
-	// The budget gate: a window too small for the task alone.
-	e = newSolveEnv(t, scripted(fixReply), "", 3)
-	e.solver.Budget = retrieve.Budget{ContextWindow: 1100, ReservedTokens: 100}
-	e.solver.ReplyTokens = 400
-	_, err = e.solver.Solve(ctx, Input{Task: strings.Repeat("long task ", 400), Package: pkgOf("calc/calc.go")})
-	if !errors.Is(err, ErrPromptTooLarge) || !strings.Contains(err.Error(), "raise --context-window") || len(e.model.requests) != 0 {
-		t.Errorf("got %v after %d calls", err, len(e.model.requests))
-	}
+	t.Run("the budget gate", func(t *testing.T) {
+		t.Parallel()
+		// The budget gate: a window too small for the task alone.
+		e := newSolveEnv(t, scripted(fixReply), "", 3)
+		e.solver.Budget = retrieve.Budget{ContextWindow: 1100, ReservedTokens: 100}
+		e.solver.ReplyTokens = 400
+		_, err := e.solver.Solve(ctx, Input{Task: strings.Repeat("long task ", 400), Package: pkgOf("calc/calc.go")})
+		if !errors.Is(err, ErrPromptTooLarge) || !strings.Contains(err.Error(), "raise --context-window") || len(e.model.requests) != 0 {
+			t.Errorf("got %v after %d calls", err, len(e.model.requests))
+		}
+	})
 
-	// A worktree gone from under the run stops it: no other path would
-	// do. The reply is recorded.
-	e = newSolveEnv(t, scripted(fixReply), "sh test.sh", 3)
-	if err := os.RemoveAll(e.solver.Worktree.Root); err != nil {
-		t.Fatal(err)
-	}
-	res, err = e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
-	if err == nil || !strings.Contains(err.Error(), "attempt 1: apply edits") || len(res.Attempts) != 1 || len(e.model.requests) != 1 {
-		t.Errorf("got %v after %d calls, %+v", err, len(e.model.requests), res)
-	}
-	if attempts, _ := e.rows(t); len(attempts) != 1 {
-		t.Errorf("the attempt is not recorded: %v", attempts)
-	}
+	t.Run("the worktree gone", func(t *testing.T) {
+		t.Parallel()
+		// A worktree gone from under the run stops it: no other path would
+		// do. The reply is recorded.
+		e := newSolveEnv(t, scripted(fixReply), "sh test.sh", 3)
+		if err := os.RemoveAll(e.solver.Worktree.Root); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+		if err == nil || !strings.Contains(err.Error(), "attempt 1: apply edits") || len(res.Attempts) != 1 || len(e.model.requests) != 1 {
+			t.Errorf("got %v after %d calls, %+v", err, len(e.model.requests), res)
+		}
+		if attempts, _ := e.rows(t); len(attempts) != 1 {
+			t.Errorf("the attempt is not recorded: %v", attempts)
+		}
+	})
 
-	// Without validation commands, applied edits end the run, unvalidated.
-	e = newSolveEnv(t, scripted(fixReply), "", 3)
-	res, err = e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
-	if err != nil || !res.Success || res.Validated || res.Attempts[0].Validation != nil {
-		t.Errorf("got %v %+v", err, res)
-	}
-	if !strings.Contains(e.out.String(), "(not validated)") {
-		t.Errorf("progress: %s", e.out)
-	}
+	t.Run("no validation", func(t *testing.T) {
+		t.Parallel()
+		// Without validation commands, applied edits end the run, unvalidated.
+		e := newSolveEnv(t, scripted(fixReply), "", 3)
+		res, err := e.solver.Solve(ctx, Input{Task: "fix Add", Package: pkgOf("calc/calc.go")})
+		if err != nil || !res.Success || res.Validated || res.Attempts[0].Validation != nil {
+			t.Errorf("got %v %+v", err, res)
+		}
+		if !strings.Contains(e.out.String(), "(not validated)") {
+			t.Errorf("progress: %s", e.out)
+		}
+	})
 }
 
 // The package is trimmed by priority: type context, then supporting code,
