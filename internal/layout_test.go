@@ -307,9 +307,10 @@ var allowedImports = map[string][]string{
 
 	// Training: beside supervision, over the execution half.
 	"adapter":   {"workspace", "agent", "retrieve", "edit", "preflight", "dataset", "index", "kb", "corpus", "llm", "gitx"},
-	"bootstrap": {"agent", "retrieve", "edit", "knowledge", "dataset", "index", "lang", "kb", "corpus", "store", "gitx"},
+	"bootstrap": {"replay", "agent", "retrieve", "edit", "knowledge", "dataset", "index", "lang", "kb", "corpus", "store", "gitx"},
 	"train":     {"dataset", "corpus", "llm", "config"},
-	"learn":     {"bootstrap", "retrieve", "evidence", "lang", "store", "gitx"}, // ranking weights from replayed commits
+	"replay":    {"retrieve", "index", "kb", "store", "gitx"},                // history replayed at each commit's parent
+	"learn":     {"replay", "retrieve", "evidence", "lang", "store", "gitx"}, // ranking weights from replayed commits
 	"dataset":   {},
 
 	// Execution: workspace and run own it.

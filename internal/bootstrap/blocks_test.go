@@ -164,3 +164,19 @@ func TestMergeHunks(t *testing.T) {
 		})
 	}
 }
+
+// TestIntentOf: a commit message read as an intent ends in one full stop,
+// or in the end mark it had, "…" included.
+func TestIntentOf(t *testing.T) {
+	for msg, want := range map[string]string{
+		"Make compute add two":               "Make compute add two.",
+		"Make compute add two.\n\nBecause.":  "Make compute add two.",
+		"Does compute add two?":              "Does compute add two?",
+		"Make compute add two, then three…":  "Make compute add two, then three…",
+		"Make compute add two, then three …": "Make compute add two, then three …",
+	} {
+		if got := intentOf(msg); got != want {
+			t.Errorf("intentOf(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

@@ -49,6 +49,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lazyre"
+	"github.com/cra-dev/cra/internal/replay"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -76,7 +77,7 @@ type Options struct {
 	// Since, when set, examines only commits made at or after it.
 	Since time.Time
 	// Filter keeps the commits; the zero Filter is DefaultFilter().
-	Filter Filter
+	Filter replay.Filter
 	// Budget is the execute model's budget (seed 001 §7): it sizes the
 	// context packages and the execute prompts, as at inference.
 	Budget retrieve.Budget
@@ -168,6 +169,10 @@ var (
 	ErrBusy = errors.New("bootstrap busy")
 )
 
+// SkipReasons lists why a commit is skipped, in the order they are
+// tried (replay.SkipReasons).
+func SkipReasons() []string { return slices.Clone(replay.SkipReasons) }
+
 // Run bootstraps the datasets of opts.Repo (see the package doc).
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	start := time.Now()
@@ -178,7 +183,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	if opts.Filter.MaxFiles == 0 {
-		opts.Filter = DefaultFilter()
+		opts.Filter = replay.DefaultFilter()
 	}
 	if opts.PromptTokens <= 0 {
 		opts.PromptTokens = opts.Budget.ContextWindow
@@ -300,7 +305,7 @@ func (o *Options) visit(ctx context.Context, top string, kept []gitx.Commit, rep
 		}
 	}()
 	i := 0
-	return Replay(ctx, top, o.ScratchDir, kept, func(ctx context.Context, s *Step, err error) error {
+	return replay.Replay(ctx, top, o.ScratchDir, kept, func(ctx context.Context, s *replay.Step, err error) error {
 		i++
 		c := s.Commit
 		rep.IndexDuration += s.Index
@@ -390,7 +395,7 @@ func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) 
 	if err != nil {
 		return commit{}, fmt.Errorf("commit %.12s: date %q: %w", c.Hash, c.Timestamp, err)
 	}
-	cm := commit{Hash: c.Hash, Parent: parent, Date: date.UTC(), Task: TaskText(c.Message)}
+	cm := commit{Hash: c.Hash, Parent: parent, Date: date.UTC(), Task: replay.TaskText(c.Message)}
 	for _, f := range files {
 		ch := change{FileHunks: f}
 		if f.OldPath != "" && !f.Binary {
@@ -406,14 +411,6 @@ func loadCommit(ctx context.Context, top string, c gitx.Commit) (commit, error) 
 		cm.Changes = append(cm.Changes, ch)
 	}
 	return cm, nil
-}
-
-var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
-
-// TaskText is a commit message as a task: without its trailers
-// (Signed-off-by: …, Co-authored-by: …).
-func TaskText(message string) string {
-	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
 }
 
 // save writes the stages' datasets to a new directory and records them

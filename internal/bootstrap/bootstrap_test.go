@@ -23,6 +23,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/replay"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
@@ -184,7 +185,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Seen != 5 || rep.Kept != 4 || rep.Skipped[SkipRoot] != 1 {
+	if rep.Seen != 5 || rep.Kept != 4 || rep.Skipped[replay.SkipRoot] != 1 {
 		t.Fatalf("commits: seen %d kept %d skipped %v, want 5, 4, root 1", rep.Seen, rep.Kept, rep.Skipped)
 	}
 	// The deletion cannot be written as edit blocks; every other commit
@@ -461,7 +462,7 @@ func TestRunNothingKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Kept != 0 || rep.Dir != "" || rep.Skipped[SkipShortMessage] != 1 {
+	if rep.Kept != 0 || rep.Dir != "" || rep.Skipped[replay.SkipShortMessage] != 1 {
 		t.Errorf("report %+v: want nothing kept or written, one short message", rep)
 	}
 }

@@ -199,7 +199,7 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 		rep.Repo, rep.Head, rep.Seen, rep.Kept, rep.Duration.Round(time.Millisecond), rep.CommitsPerSecond())
 	if len(rep.Skipped) > 0 {
 		var parts []string
-		for _, r := range bootstrap.SkipReasons {
+		for _, r := range bootstrap.SkipReasons() {
 			if n := rep.Skipped[r]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", r, n))
 			}

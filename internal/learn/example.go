@@ -2,7 +2,7 @@
 // repository's history: every past commit is a ranking problem, its
 // message the task and the files it changed the answer (issue 33).
 //
-// Extract replays commits at their parents (bootstrap.Replay: a scratch
+// Extract replays commits at their parents (replay.Replay: a scratch
 // worktree and an incremental scratch index whose history stops at the
 // parent) and keeps, per commit, the candidates retrieve.Ranker gives
 // there with their signals and which of them the commit changed: an

@@ -11,10 +11,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cra-dev/cra/internal/bootstrap"
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/replay"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -33,7 +33,7 @@ type ExtractOptions struct {
 	Until string
 	// Filter keeps the commits worth learning from; the zero Filter is
 	// TrainingFilter().
-	Filter bootstrap.Filter
+	Filter replay.Filter
 	// MaxCommits bounds the kept commits, the newest; 0 is all.
 	MaxCommits int
 	// Skip holds commits not to extract again (extracted before).
@@ -75,8 +75,8 @@ type ExtractReport struct {
 // measured on (bench/retrieval/mkset): one parent, up to six files and
 // fewer than 400 changed lines, some code, a subject that describes the
 // change.
-func TrainingFilter() bootstrap.Filter {
-	f := bootstrap.DefaultFilter()
+func TrainingFilter() replay.Filter {
+	f := replay.DefaultFilter()
 	f.MaxFiles, f.MaxLines = 6, 400
 	return f
 }
@@ -120,7 +120,7 @@ func Extract(ctx context.Context, opts ExtractOptions, emit func(Example) error)
 	}
 	fmt.Fprintf(opts.Progress, "%s: %d commit(s) examined, %d kept, %d to extract\n", opts.Name, rep.Seen, rep.Kept, len(commits))
 	i := 0
-	err = bootstrap.Replay(ctx, top, opts.ScratchDir, commits, func(ctx context.Context, s *bootstrap.Step, err error) error {
+	err = replay.Replay(ctx, top, opts.ScratchDir, commits, func(ctx context.Context, s *replay.Step, err error) error {
 		i++
 		rep.Index += s.Index
 		if !opts.Deadline.IsZero() && time.Now().After(opts.Deadline) {
@@ -196,13 +196,13 @@ func keptCommits(ctx context.Context, top string, opts ExtractOptions, rep *Extr
 // example ranks the files for s's commit at its parent and labels them
 // with what the commit changed; nil when none of its changed code
 // existed at the parent.
-func example(ctx context.Context, top string, opts ExtractOptions, s *bootstrap.Step) (*Example, error) {
+func example(ctx context.Context, top string, opts ExtractOptions, s *replay.Step) (*Example, error) {
 	c := s.Commit
 	date, err := time.Parse(time.RFC3339, c.Timestamp)
 	if err != nil {
 		return nil, fmt.Errorf("commit %.12s: date %q: %w", c.Hash, c.Timestamp, err)
 	}
-	e := &Example{Repo: opts.Name, Commit: c.Hash, Parent: c.Parents[0], Date: date.UTC(), Task: bootstrap.TaskText(c.Message)}
+	e := &Example{Repo: opts.Name, Commit: c.Hash, Parent: c.Parents[0], Date: date.UTC(), Task: replay.TaskText(c.Message)}
 	gold, changed := map[string]bool{}, map[string]bool{}
 	for _, f := range c.Files {
 		if fi, err := os.Stat(filepath.Join(s.Root, filepath.FromSlash(f.Path))); err != nil || !fi.Mode().IsRegular() {

@@ -1,4 +1,4 @@
-package bootstrap
+package replay
 
 import (
 	"context"
@@ -109,22 +109,6 @@ func TestMessageWords(t *testing.T) {
 	} {
 		if got := len(messageWords(tc.msg)); got != tc.want {
 			t.Errorf("messageWords(%q): got %d words, want %d", tc.msg, got, tc.want)
-		}
-	}
-}
-
-// TestIntentOf: a commit message read as an intent ends in one full stop,
-// or in the end mark it had, "…" included.
-func TestIntentOf(t *testing.T) {
-	for msg, want := range map[string]string{
-		"Make compute add two":               "Make compute add two.",
-		"Make compute add two.\n\nBecause.":  "Make compute add two.",
-		"Does compute add two?":              "Does compute add two?",
-		"Make compute add two, then three…":  "Make compute add two, then three…",
-		"Make compute add two, then three …": "Make compute add two, then three …",
-	} {
-		if got := intentOf(msg); got != want {
-			t.Errorf("intentOf(%q) = %q, want %q", msg, got, want)
 		}
 	}
 }

@@ -1,4 +1,10 @@
-package bootstrap
+// Package replay walks a repository's history as it stood before each
+// commit (seed 001 §16.4): Replay checks out each commit's parent in a
+// scratch worktree and indexes it incrementally, Filter keeps the commits
+// worth learning from, and TaskText makes a commit message a task.
+// bootstrap builds training pairs from the steps, learn the ranking
+// weights; neither needs the other.
+package replay
 
 import (
 	"strings"
@@ -6,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/retrieve"
 )
 
@@ -125,4 +132,12 @@ func containsFold(list []string, w string) bool {
 		}
 	}
 	return w == ""
+}
+
+var trailerRe = lazyre.New(`(?m)^[ \t]*[A-Za-z][A-Za-z-]*-[Bb]y:[^\n]*$`)
+
+// TaskText is a commit message as a task: without its trailers
+// (Signed-off-by: …, Co-authored-by: …).
+func TaskText(message string) string {
+	return strings.TrimSpace(trailerRe().ReplaceAllString(message, ""))
 }
