@@ -49,6 +49,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -116,75 +117,27 @@ type Options struct {
 	Threshold float64
 }
 
-// Report is what a pass did.
-type Report struct {
-	// RunID is the task id the calls are recorded under in raw.sqlite.
-	RunID   string  `json:"run_id,omitempty"`
-	DryRun  bool    `json:"dry_run,omitempty"`
-	Pending int     `json:"pending"`
-	Groups  []Group `json:"groups"`
-
-	Rewrite  CallResult `json:"rewrite"`
-	Index    string     `json:"index,omitempty"` // the path written, relative to the repository
-	Removed  int        `json:"duplicate_lines_removed,omitempty"`
-	Added    []Added    `json:"added"`
-	Ignored  []Ignored  `json:"ignored,omitempty"`
-	Collapse CallResult `json:"collapse"`
-	Merged   []Merged   `json:"merged"`
-	Skipped  []Skipped  `json:"skipped,omitempty"`
-	// Suggested are Call 2's groups the pre-pass does not find alike:
-	// left for a person, never applied.
-	Suggested []Suggestion `json:"suggested,omitempty"`
-}
-
-// Suggestion is a group Call 2 named that the pass did not apply,
-// because the pre-pass does not find its tasks alike: a person may merge
-// them by hand.
-type Suggestion struct {
-	Keep      string   `json:"keep"`
-	Canonical string   `json:"canonical"`
-	Drops     []string `json:"drops"`
-	Reason    string   `json:"reason"`
-}
-
-// CallResult is how a call went.
-type CallResult struct {
-	// Done says the reply parsed and was carried out.
-	Done bool `json:"done"`
-	// Requests is how many requests it took: 2 after a malformed reply.
-	Requests int    `json:"requests"`
-	Err      string `json:"error,omitempty"`
-}
-
-// Failed reports whether a call was made, or meant to be, and failed.
-func (c CallResult) Failed() bool { return c.Err != "" }
-
-// Added is a task a TODOS line added.
-type Added struct {
-	ID       string         `json:"id"`
-	Priority board.Priority `json:"priority"`
-	Title    string         `json:"title"`
-}
-
-// Ignored is a TODOS line that added nothing, and why.
-type Ignored struct {
-	Line   string `json:"line"`
-	Reason string `json:"reason"`
-}
-
-// Merged is a group Call 2 collapsed.
-type Merged struct {
-	Keep      string   `json:"keep"`
-	Canonical string   `json:"canonical"`
-	Dropped   []string `json:"dropped"`
-	Relinked  []string `json:"relinked,omitempty"`
-}
-
-// Skipped is a line of Call 2's reply that was not carried out, and why.
-type Skipped struct {
-	Line   string `json:"line"`
-	Reason string `json:"reason"`
-}
+// The records of a pass live in verdict, where the fleet's operations
+// and the front ends read them without importing cleanup; these are
+// their names here.
+type (
+	// Report is what a pass did.
+	Report = verdict.CleanupReport
+	// Suggestion is a group Call 2 named that the pass did not apply.
+	Suggestion = verdict.Suggestion
+	// CallResult is how a call went.
+	CallResult = verdict.CallResult
+	// Added is a task a TODOS line added.
+	Added = verdict.AddedTask
+	// Ignored is a TODOS line that added nothing, and why.
+	Ignored = verdict.IgnoredLine
+	// Merged is a group Call 2 collapsed.
+	Merged = verdict.MergedGroup
+	// Skipped is a line of Call 2's reply that was not carried out.
+	Skipped = verdict.SkippedLine
+	// Group is a group of alike tasks the pre-pass found.
+	Group = verdict.DuplicateGroup
+)
 
 // Running reports whether a pass holds the lock of the repository whose
 // state directory is stateDir (the board disables its Clean Up button
@@ -317,27 +270,6 @@ func (p *pass) event(ctx context.Context, text string) {
 }
 
 func (p *pass) summary() string { return p.rep.Summary() }
-
-// Summary says in one line what the pass did, as its log line does.
-func (r *Report) Summary() string {
-	var parts []string
-	dropped := 0
-	for _, m := range r.Merged {
-		dropped += len(m.Dropped)
-	}
-	parts = append(parts, fmt.Sprintf("merged %d group(s), %d task(s) dropped", len(r.Merged), dropped))
-	parts = append(parts, fmt.Sprintf("added %d task(s)", len(r.Added)))
-	if r.Index != "" {
-		parts = append(parts, "rewrote "+r.Index)
-	}
-	if r.Rewrite.Failed() {
-		parts = append(parts, "knowledge rewrite failed")
-	}
-	if r.Collapse.Failed() {
-		parts = append(parts, "collapse failed")
-	}
-	return "pass " + r.RunID + ": " + strings.Join(parts, "; ")
-}
 
 // ask makes one call with one bounded retry after a malformed reply.
 func ask[T any](ctx context.Context, p *pass, callType string, req llm.Request, parse func(string) (T, error)) (T, CallResult) {
@@ -512,7 +444,7 @@ func (p *pass) addTodos(ctx context.Context, todos []Todo) {
 			continue
 		}
 		added = append(added, known{a.ID, a.Title})
-		p.rep.Added = append(p.rep.Added, Added{ID: a.ID, Priority: a.Priority, Title: a.Title})
+		p.rep.Added = append(p.rep.Added, Added{ID: a.ID, Priority: string(a.Priority), Title: a.Title})
 	}
 }
 

@@ -168,7 +168,7 @@ func TestRun(t *testing.T) {
 	if index != want {
 		t.Errorf("_index.md:\n%s\nwant:\n%s", index, want)
 	}
-	if len(rep.Added) != 1 || rep.Added[0].Title != "Add a --json flag to cra cleanup" || rep.Added[0].Priority != board.High {
+	if len(rep.Added) != 1 || rep.Added[0].Title != "Add a --json flag to cra cleanup" || rep.Added[0].Priority != string(board.High) {
 		t.Errorf("added %+v, want the one new todo", rep.Added)
 	}
 	added, _, err := f.deps.Board.Store.Get(ctx, rep.Added[0].ID)

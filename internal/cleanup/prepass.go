@@ -27,15 +27,6 @@ type Item struct {
 	Text string `json:"text"`
 }
 
-// Group is a set of items the pre-pass takes for duplicates of each
-// other: each is at least Threshold similar to another of the group.
-type Group struct {
-	IDs   []string `json:"ids"`
-	Texts []string `json:"texts"`
-	// Score is the highest similarity of a pair in the group.
-	Score float64 `json:"score"`
-}
-
 // Groups proposes duplicate groups among items (issue 16 item 5, the
 // deterministic pre-pass): texts are normalised (case, whitespace,
 // punctuation), stemmed (Stem) and stripped of stop words, and every pair

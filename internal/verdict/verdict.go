@@ -1,9 +1,10 @@
-// Package verdict holds what the recycler decided about each run, as
-// records others read: a Review with its classification, criteria, note,
-// streaks and action; the Report of one recycler tick; and a task's review
-// history (.clean_room/runs/<id>/reviews.jsonl) with its reader. review
-// makes and writes them; the supervisors, the fleet's views and the front
-// ends read them without importing the recycler and what it runs.
+// Package verdict holds what the supervision half decided, as records
+// others read: a Review of one run with its classification, criteria,
+// note, streaks and action; the Report of one recycler tick; a task's
+// review history (.clean_room/runs/<id>/reviews.jsonl) with its reader;
+// and the CleanupReport of a cleanup pass. review and cleanup make them;
+// the supervisors, the fleet's operations and the front ends read them
+// without importing the recycler, cleanup and what they run.
 package verdict
 
 import (
@@ -257,4 +258,104 @@ type Restart struct {
 type Notice struct {
 	notify.Event
 	Err string `json:"error,omitempty"`
+}
+
+// DuplicateGroup is a set of items the pre-pass takes for duplicates of each
+// other: each is at least cleanup.Threshold similar to another of the group.
+type DuplicateGroup struct {
+	IDs   []string `json:"ids"`
+	Texts []string `json:"texts"`
+	// Score is the highest similarity of a pair in the group.
+	Score float64 `json:"score"`
+}
+
+// CleanupReport is what a cleanup pass did (seed 000).
+type CleanupReport struct {
+	// RunID is the task id the calls are recorded under in raw.sqlite.
+	RunID   string           `json:"run_id,omitempty"`
+	DryRun  bool             `json:"dry_run,omitempty"`
+	Pending int              `json:"pending"`
+	Groups  []DuplicateGroup `json:"groups"`
+
+	Rewrite  CallResult    `json:"rewrite"`
+	Index    string        `json:"index,omitempty"` // the path written, relative to the repository
+	Removed  int           `json:"duplicate_lines_removed,omitempty"`
+	Added    []AddedTask   `json:"added"`
+	Ignored  []IgnoredLine `json:"ignored,omitempty"`
+	Collapse CallResult    `json:"collapse"`
+	Merged   []MergedGroup `json:"merged"`
+	Skipped  []SkippedLine `json:"skipped,omitempty"`
+	// Suggested are Call 2's groups the pre-pass does not find alike:
+	// left for a person, never applied.
+	Suggested []Suggestion `json:"suggested,omitempty"`
+}
+
+// Suggestion is a group Call 2 named that the pass did not apply,
+// because the pre-pass does not find its tasks alike: a person may merge
+// them by hand.
+type Suggestion struct {
+	Keep      string   `json:"keep"`
+	Canonical string   `json:"canonical"`
+	Drops     []string `json:"drops"`
+	Reason    string   `json:"reason"`
+}
+
+// CallResult is how a call went.
+type CallResult struct {
+	// Done says the reply parsed and was carried out.
+	Done bool `json:"done"`
+	// Requests is how many requests it took: 2 after a malformed reply.
+	Requests int    `json:"requests"`
+	Err      string `json:"error,omitempty"`
+}
+
+// Failed reports whether a call was made, or meant to be, and failed.
+func (c CallResult) Failed() bool { return c.Err != "" }
+
+// AddedTask is a task a TODOS line added.
+type AddedTask struct {
+	ID       string `json:"id"`
+	Priority string `json:"priority"` // a board.Priority
+	Title    string `json:"title"`
+}
+
+// IgnoredLine is a TODOS line that added nothing, and why.
+type IgnoredLine struct {
+	Line   string `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// MergedGroup is a group Call 2 collapsed.
+type MergedGroup struct {
+	Keep      string   `json:"keep"`
+	Canonical string   `json:"canonical"`
+	Dropped   []string `json:"dropped"`
+	Relinked  []string `json:"relinked,omitempty"`
+}
+
+// SkippedLine is a line of Call 2's reply that was not carried out, and why.
+type SkippedLine struct {
+	Line   string `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// Summary says in one line what the pass did, as its log line does.
+func (r *CleanupReport) Summary() string {
+	var parts []string
+	dropped := 0
+	for _, m := range r.Merged {
+		dropped += len(m.Dropped)
+	}
+	parts = append(parts, fmt.Sprintf("merged %d group(s), %d task(s) dropped", len(r.Merged), dropped))
+	parts = append(parts, fmt.Sprintf("added %d task(s)", len(r.Added)))
+	if r.Index != "" {
+		parts = append(parts, "rewrote "+r.Index)
+	}
+	if r.Rewrite.Failed() {
+		parts = append(parts, "knowledge rewrite failed")
+	}
+	if r.Collapse.Failed() {
+		parts = append(parts, "collapse failed")
+	}
+	return "pass " + r.RunID + ": " + strings.Join(parts, "; ")
 }
