@@ -35,7 +35,6 @@ package cleanup
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -91,7 +90,7 @@ const MaxNewTasks = 10
 const RecentDays = 30
 
 // ErrRunning is returned by Run while another pass holds the lock.
-var ErrRunning = errors.New("a cleanup is running")
+var ErrRunning = verdict.ErrCleanupRunning
 
 // Deps are what a pass works on.
 type Deps struct {

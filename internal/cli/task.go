@@ -10,6 +10,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/server"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -99,7 +100,7 @@ func openFleet(ctx context.Context, d *deps, ws *workspace.Workspace, create boo
 		return nil, nil
 	}
 	var name string
-	f, err := fleet.Open(ctx, ws, fleet.Options{Create: create, Now: d.now, Logger: d.logger, Out: d.errOut,
+	f, err := fleet.Open(ctx, ws, fleet.Options{Create: create, Now: d.now, Logger: d.logger, Out: d.errOut, Context: run.AgentContext,
 		Malformed: func(r *world.Record) { logWarnMalformed(d, name, r) }})
 	if errors.Is(err, fleet.ErrNoBoard) {
 		return nil, nil

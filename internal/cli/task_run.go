@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // taskRunOptions are the inputs of 'cra task run'.
@@ -100,7 +100,7 @@ func taskDryRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 // taskRunJSON is the --json output: the outcome with paths relative to
 // the repository.
 type taskRunJSON struct {
-	*runner.Outcome
+	*fleet.Outcome
 	DurationMS int64 `json:"duration_ms"`
 }
 

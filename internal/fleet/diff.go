@@ -8,24 +8,6 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 )
 
-// BranchDiff is the change a task's branch makes, as the web board's
-// drawer shows it inline: the patch of cra/ID against the commit it forked
-// from (the merge base with HEAD, as the review's evidence reads it), or,
-// once the branch was merged, the change that merge brought.
-type BranchDiff struct {
-	Branch string `json:"branch"`
-	// Base and Rev are the commits compared; empty with Missing.
-	Base string `json:"base,omitempty"`
-	Rev  string `json:"rev,omitempty"`
-	// Patch is git's unified diff, cut to MaxDiff bytes at a line (Cut).
-	Patch string `json:"patch"`
-	Cut   bool   `json:"cut,omitempty"`
-	// Merged says the patch is the merge's change into Merged.Into.
-	Merged bool `json:"merged,omitempty"`
-	// Missing says why there is no diff: the task has not run yet.
-	Missing string `json:"missing,omitempty"`
-}
-
 // MaxDiff bounds the patch a BranchDiff carries: a drawer is for a
 // glance; the whole diff is one git diff away.
 const MaxDiff = 256 << 10

@@ -32,11 +32,11 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/review"
-	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -63,6 +63,10 @@ type Options struct {
 	// Malformed is told of each world-log line that cannot be read; nil
 	// ignores them.
 	Malformed func(r *world.Record)
+	// Context writes the Context section of a board agent's prompt for
+	// task within tokens (run.AgentContext, which the execution half
+	// owns); nil leaves the section out.
+	Context func(ctx context.Context, ws *workspace.Workspace, task string, tokens int) (string, error)
 }
 
 // Fleet is one repository's supervision half: its board and the workers
@@ -75,6 +79,8 @@ type Fleet struct {
 	now    func() time.Time
 	logger *slog.Logger
 	out    io.Writer
+	// context is Options.Context.
+	context func(ctx context.Context, ws *workspace.Workspace, task string, tokens int) (string, error)
 
 	mu        sync.Mutex
 	processor *runner.Processor
@@ -113,7 +119,7 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 	l.Malformed = opts.Malformed
 	b := board.New(board.NewFileStore(ws.StateDir), l)
 	b.Now = now
-	return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out}, nil
+	return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context}, nil
 }
 
 // Close stops the endpoint the processor's runs report to, and closes
@@ -157,8 +163,10 @@ func (f *Fleet) Processor() *runner.Processor {
 			}
 			return k.Text, nil
 		}
-		p.Context = func(ctx context.Context, task string, tokens int) (string, error) {
-			return run.AgentContext(ctx, f.ws, task, tokens)
+		if f.context != nil {
+			p.Context = func(ctx context.Context, task string, tokens int) (string, error) {
+				return f.context(ctx, f.ws, task, tokens)
+			}
 		}
 		p.Logger = f.logger
 		p.RecordUsage = f.recordUsage
@@ -250,7 +258,7 @@ func (f *Fleet) Supervisors(ctx context.Context, out io.Writer) (*supervisor.Run
 // Cleanup runs one cleanup pass (seed 000): what 'cra cleanup', the
 // board's Clean Up button and the supervisors' runs start. A dry run asks
 // no model, so it opens no raw database.
-func (f *Fleet) Cleanup(ctx context.Context, dryRun bool) (*cleanup.Report, error) {
+func (f *Fleet) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error) {
 	deps := cleanup.Deps{Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir, Now: f.now, Logger: f.logger}
 	if !dryRun {
 		rec, err := f.recorder(ctx)
@@ -287,7 +295,7 @@ func (f *Fleet) Repair(ctx context.Context) (board.Report, error) {
 
 // ErrCleanupRunning is a cleanup pass refused because one runs already,
 // in this process or another.
-var ErrCleanupRunning = cleanup.ErrRunning
+var ErrCleanupRunning = fleetapi.ErrCleanupRunning
 
 // The board is what Level 1 restarts and fails tasks through.
 var _ supervise.Board = (*board.Board)(nil)

@@ -11,159 +11,18 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
-// Ops are the operations people, their commands and the daemon's API call
-// on a repository's board. *Fleet does them in process; server.Client
-// asks a running daemon to do them, so that a command does not know which
-// answered (gopls's connect).
-type Ops interface {
-	// Add adds t to pending: its start entry first, then its file.
-	Add(ctx context.Context, t *board.Task) (*board.Task, error)
-	// Edit changes the fields p sets and returns the names of those that
-	// changed.
-	Edit(ctx context.Context, id string, p Patch) (*board.Task, []string, error)
-	// Move is a person's move of task id to folder to, and returns the
-	// folder it left.
-	Move(ctx context.Context, id string, to board.Folder, why string) (board.Folder, error)
-	// Answer records a person's answer; resumed says the task went back
-	// to pending with it.
-	Answer(ctx context.Context, id, text string) (resumed bool, err error)
-	// List returns folder's tasks ("" for all), and the task files that
-	// could not be read.
-	List(ctx context.Context, folder board.Folder) (*Listing, error)
-	// NeedsYou returns the tasks that wait for a person, with their need.
-	NeedsYou(ctx context.Context) ([]NeedsYou, error)
-	// Show returns a task with its log entries, runs and reviews.
-	Show(ctx context.Context, id string) (*Detail, error)
-	// RunOne runs task id once, now (a completed or failed task is moved
-	// back to pending first, as a person's move), and returns how it
-	// ended.
-	RunOne(ctx context.Context, id string) (*runner.Outcome, error)
-	// RecycleOnce runs one recycler tick, its lines to out.
-	RecycleOnce(ctx context.Context, out io.Writer) (*RecycleReport, error)
-	// Stop stops task id's running run, as a person; no failure counts.
-	Stop(ctx context.Context, id, why string) (*Stopped, error)
-	// CloseTask closes task id as won't-do; Reopen undoes a close or a
-	// stop.
-	CloseTask(ctx context.Context, id, why string) (*board.Task, error)
-	Reopen(ctx context.Context, id string) (*board.Task, error)
-	// Merge merges task id's branch; PR pushes it and opens a pull
-	// request.
-	Merge(ctx context.Context, id string, o MergeOptions) (*board.Task, error)
-	PR(ctx context.Context, id string, o PROptions) (*PullRequest, error)
-	// Close releases what the operations hold.
-	Close() error
-}
-
-var _ Ops = (*Fleet)(nil)
-
-// Review is a recycler's review of one run, as 'cra task show' and the
-// board's drawer show it.
-type Review = verdict.Review
-
-// Patch is an edit of a task's descriptive fields: each set field
-// replaces the task's.
-type Patch struct {
-	Title       *string         `json:"title,omitempty"`
-	Need        *string         `json:"need,omitempty"`
-	Description *string         `json:"description,omitempty"`
-	Type        *string         `json:"type,omitempty"`
-	Kind        *board.Kind     `json:"kind,omitempty"`
-	Priority    *board.Priority `json:"priority,omitempty"`
-	Milestone   *string         `json:"milestone,omitempty"`
-	After       *[]string       `json:"after,omitempty"`
-	Agent       *string         `json:"agent,omitempty"`
-	NoChange    *bool           `json:"no_change,omitempty"`
-	// TestsMayChange is --tests-may-change (board.Task.TestsMayChange).
-	TestsMayChange *bool `json:"tests_may_change,omitempty"`
-}
-
-// Apply sets on t the fields p sets.
-func (p Patch) Apply(t *board.Task) {
-	set := func(dst *string, v *string) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&t.Title, p.Title)
-	set(&t.Need, p.Need)
-	set(&t.Description, p.Description)
-	set(&t.Type, p.Type)
-	set(&t.Milestone, p.Milestone)
-	set(&t.Agent, p.Agent)
-	if p.Kind != nil {
-		t.Kind = *p.Kind
-	}
-	if p.Priority != nil {
-		t.Priority = *p.Priority
-	}
-	if p.After != nil {
-		t.After = append([]string(nil), (*p.After)...)
-	}
-	if p.NoChange != nil {
-		t.NoChange = *p.NoChange
-	}
-	if p.TestsMayChange != nil {
-		t.TestsMayChange = *p.TestsMayChange
-	}
-}
-
-// TaskView is a task with its folder, as lists show it.
-type TaskView struct {
-	*board.Task
-	Folder board.Folder `json:"folder"`
-}
-
-// Listing is what List read.
-type Listing struct {
-	Tasks []TaskView `json:"tasks"`
-	// Problems are the task files that could not be read, skipped.
-	Problems []string `json:"problems,omitempty"`
-	// Skipped are the world log's agent entries the lifecycle forbids,
-	// which moved no task (see Fleet.Skipped).
-	Skipped []string `json:"skipped,omitempty"`
-}
-
-// NeedsYou is a task that waits for a person.
-type NeedsYou struct {
-	TaskView
-	// Need is what a person must do: the need of the task's latest
-	// [agent:failed] entry.
-	Need string `json:"need_you"`
-}
-
-// Detail is one task as 'cra task show' and the board's drawer show it.
-type Detail struct {
-	Task   *board.Task  `json:"task"`
-	Folder board.Folder `json:"folder"`
-	// Entries are the task's world-log entries, oldest first.
-	Entries []world.Entry `json:"entries"`
-	// Runs are its runs, oldest first.
-	Runs []Run `json:"runs"`
-	// Reviews are the recycler's reviews, oldest first; BadReviews counts
-	// the lines of the review history that could not be read.
-	Reviews    []Review `json:"reviews"`
-	BadReviews int      `json:"bad_reviews,omitempty"`
-	// ReviewFile is the review history's path relative to the
-	// repository, set when BadReviews is.
-	ReviewFile string `json:"review_file,omitempty"`
-	// EvidenceText is the latest review's evidence as the recycler's
-	// prompt shows it.
-	EvidenceText string `json:"evidence_text,omitempty"`
-	// WaitsForPerson: the task is failed in the log with an ending a
-	// person must answer.
-	WaitsForPerson bool `json:"waits_for_person"`
-}
+var _ fleetapi.Ops = (*Fleet)(nil)
 
 // Add adds t to pending.
 func (f *Fleet) Add(ctx context.Context, t *board.Task) (*board.Task, error) {
@@ -259,13 +118,6 @@ func (f *Fleet) NeedsYou(ctx context.Context) ([]NeedsYou, error) {
 	return out, nil
 }
 
-// WaitsForPerson says whether an agent whose latest lifecycle entry has
-// status and output waits for a person's answer: failed, and not an
-// ending that waits for no one (board.WaitsForNoOne).
-func WaitsForPerson(status world.Status, output string) bool {
-	return status == world.StatusFailed && !board.WaitsForNoOne(output)
-}
-
 // Waits says whether task id waits for a person, from its latest
 // lifecycle entry.
 func (f *Fleet) Waits(ctx context.Context, id string) (bool, error) {
@@ -331,7 +183,7 @@ func (f *Fleet) relPath(path string) string {
 }
 
 // RunOne runs task id once, now, through the fleet's processor.
-func (f *Fleet) RunOne(ctx context.Context, id string) (*runner.Outcome, error) {
+func (f *Fleet) RunOne(ctx context.Context, id string) (*Outcome, error) {
 	_, folder, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -346,7 +198,12 @@ func (f *Fleet) RunOne(ctx context.Context, id string) (*runner.Outcome, error) 
 			return nil, err
 		}
 	}
-	return f.Processor().Run(ctx, id)
+	o, err := f.Processor().Run(ctx, id)
+	if o == nil {
+		return nil, err
+	}
+	out := Outcome(*o)
+	return &out, err
 }
 
 // RecycleOnce runs one recycler tick with a recycler of its own, whose
@@ -362,25 +219,6 @@ func (f *Fleet) RecycleOnce(ctx context.Context, out io.Writer) (*RecycleReport,
 		Out: out, Logger: f.logger, Now: f.now,
 	}
 	return r.Tick(ctx)
-}
-
-// Run is one run of a task, from its [agent:active] entry to the entry
-// that ended it.
-type Run struct {
-	N       int    `json:"n"`
-	Profile string `json:"profile,omitempty"`
-	// Started and Finished are the times of its active entry and of the
-	// entry that ended it; Finished is zero while it runs.
-	Started    time.Time `json:"started"`
-	Finished   time.Time `json:"finished,omitzero"`
-	DurationMS int64     `json:"duration_ms,omitempty"`
-	// Outcome is the ending entry's output: "exit 0: …", "run failed: …".
-	Outcome  string `json:"outcome,omitempty"`
-	ExitCode *int   `json:"exit_code,omitempty"`
-	// Log is the run's output file, runs/<id>/run-N.log relative to the
-	// state directory, and LogBytes its size; empty when there is none.
-	Log      string `json:"log,omitempty"`
-	LogBytes int64  `json:"log_bytes,omitempty"`
 }
 
 var (
@@ -435,9 +273,6 @@ func runs(entries []world.Entry, dir string) []Run {
 	}
 	return out
 }
-
-// RecycleReport is what one recycler tick did.
-type RecycleReport = verdict.Report
 
 // DryRun is the command the next run of task id would start, its secrets
 // masked; nothing starts (issue 29 item 7). It reads config.toml as it is

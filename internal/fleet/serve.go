@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 )
 
@@ -13,21 +12,6 @@ const (
 	DefaultPassEvery = 5 * time.Second
 	DefaultTickEvery = 2 * time.Second
 )
-
-// Workers says which of the fleet's loops a daemon runs.
-type Workers struct {
-	// Processor runs the board's pending tasks; Recycler reviews
-	// finished runs; Supervisors runs the supervisor agents. Level 1
-	// always runs.
-	Processor, Recycler, Supervisors bool
-	// PassEvery is the Level 1 interval; 0 is DefaultPassEvery.
-	PassEvery time.Duration
-	// TickEvery is the processor's interval; 0 is DefaultTickEvery.
-	TickEvery time.Duration
-	// Out gets a line per action and warning a person should see; nil
-	// discards.
-	Out io.Writer
-}
 
 // Services returns the daemon's loops: Level 1 every PassEvery, and, as
 // w allows, the processor, the recycler and the supervisors.

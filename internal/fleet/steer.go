@@ -19,15 +19,6 @@ import (
 // reopen, merge, pull request. The CLI and the web board call these
 // through Ops.
 
-// Stopped is what Stop did.
-type Stopped struct {
-	Task *board.Task `json:"task"`
-	Run  int         `json:"run"`
-	// Killed says a live process group was signalled; false when the
-	// run's process was gone already (its end is still logged).
-	Killed bool `json:"killed"`
-}
-
 // Stop stops task id's running run: the log first (board.StopRun: a
 // person's retry, the task held in pending), then the run's process
 // group, as Level 2 ends a stale run. No failure is counted.
@@ -79,17 +70,6 @@ func (f *Fleet) CloseTask(ctx context.Context, id, why string) (*board.Task, err
 // Reopen undoes a close or a stop (board.Reopen).
 func (f *Fleet) Reopen(ctx context.Context, id string) (*board.Task, error) {
 	return f.Board.Reopen(ctx, id)
-}
-
-// MergeOptions are the choices of 'cra task merge'.
-type MergeOptions struct {
-	// Into is the branch merged into; "" is the branch the repository
-	// has checked out.
-	Into string `json:"into,omitempty"`
-	// Squash makes one commit of the branch's changes.
-	Squash bool `json:"squash,omitempty"`
-	// Force merges a task that is not verified.
-	Force bool `json:"force,omitempty"`
 }
 
 // Merge merges task id's branch cra/ID into a branch. The merge is made
@@ -193,32 +173,6 @@ func (f *Fleet) Merge(ctx context.Context, id string, o MergeOptions) (*board.Ta
 	}
 	merged := &board.Merge{Into: into, Commit: commit, Squash: o.Squash, At: f.Board.Now().UTC().Truncate(time.Second)}
 	return f.Board.SetMerged(ctx, id, merged)
-}
-
-// PROptions are the choices of 'cra task pr'.
-type PROptions struct {
-	// Remote is where the branch is pushed; "" is origin, or the only
-	// remote.
-	Remote string `json:"remote,omitempty"`
-	// Base is the pull request's base branch; "" is the branch the
-	// repository has checked out.
-	Base string `json:"base,omitempty"`
-}
-
-// PullRequest is what PR did, or what a person should run.
-type PullRequest struct {
-	Branch string `json:"branch"`
-	Remote string `json:"remote"`
-	Base   string `json:"base"`
-	Pushed bool   `json:"pushed"`
-	// URL is the pull request's address, as gh printed it; "" when gh
-	// did not open one.
-	URL string `json:"url,omitempty"`
-	// Commands are what a person runs to open it by hand, when gh is
-	// missing or not signed in.
-	Commands []string `json:"commands,omitempty"`
-	// Why says why gh was not used.
-	Why string `json:"why,omitempty"`
 }
 
 // PR pushes task id's branch to a remote and opens a pull request with gh

@@ -60,7 +60,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -96,7 +96,7 @@ type Options struct {
 	// Board gives the server the board's tools (task_list, task_show,
 	// task_add); nil leaves them out. 'cra serve' passes its fleet, 'cra
 	// mcp' the running daemon's client or a fleet in process.
-	Board fleet.Ops
+	Board fleetapi.Ops
 	// ReadOnly never writes the state directory: the index is read as it
 	// stands. New sets it when the state directory refuses a write (an
 	// agent's sandboxed run).

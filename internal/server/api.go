@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -60,13 +60,13 @@ func (s *Server) waits(ctx context.Context, id string) (bool, error) { return s.
 // waitingIDs returns the tasks that wait for a person, read from the
 // failed agents of the log alone.
 func (s *Server) waitingIDs(ctx context.Context) (map[string]bool, error) {
-	failed, err := s.Fleet.Board.Log.CurrentIn(ctx, world.StatusFailed)
+	failed, err := s.Fleet.Tasks().Log.CurrentIn(ctx, world.StatusFailed)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
 	for _, a := range failed {
-		if fleet.WaitsForPerson(a.Status, a.Output) {
+		if fleetapi.WaitsForPerson(a.Status, a.Output) {
 			out[a.ID] = true
 		}
 	}
@@ -87,7 +87,7 @@ func card(t *board.Task, f board.Folder, waits bool) cardJSON {
 // locked runs fn under the board's lock: a change of the board (its log
 // lines and its file writes) is then seen whole, never half made.
 func (s *Server) locked(ctx context.Context, fn func() error) error {
-	unlock, err := s.Fleet.Board.Store.Lock(ctx)
+	unlock, err := s.Fleet.Tasks().Store.Lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,13 +121,13 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if end, file, err = logEnd(s.Fleet.Board.Log.Path()); err != nil {
+		if end, file, err = logEnd(s.Fleet.Tasks().Log.Path()); err != nil {
 			return err
 		}
 		if waiting, err = s.waitingIDs(r.Context()); err != nil {
 			return err
 		}
-		listed, err = s.Fleet.Board.Store.List(r.Context(), folder)
+		listed, err = s.Fleet.Tasks().Store.List(r.Context(), folder)
 		return err
 	})
 	if err != nil {
@@ -191,7 +191,7 @@ func logEnd(path string) (int64, string, error) {
 
 // Run is one run of a task, from its [agent:active] entry to the entry
 // that ended it.
-type Run = fleet.Run
+type Run = fleetapi.Run
 
 // taskDetail is GET /api/tasks/{id}.
 type taskDetail struct {
@@ -203,7 +203,7 @@ type taskDetail struct {
 	Runs []Run `json:"runs"`
 	// Reviews are the recycler's reviews, oldest first: each with its
 	// verdict, five-section note, evidence and blockers.
-	Reviews []fleet.Review `json:"reviews"`
+	Reviews []fleetapi.Review `json:"reviews"`
 	// EvidenceText is the latest review's evidence as the recycler's
 	// prompt shows it.
 	EvidenceText string `json:"evidence_text,omitempty"`
@@ -230,7 +230,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 	var waits bool
 	err := s.locked(r.Context(), func() error {
 		var err error
-		if t, folder, err = s.Fleet.Board.Store.Get(r.Context(), id); err != nil {
+		if t, folder, err = s.Fleet.Tasks().Store.Get(r.Context(), id); err != nil {
 			return err
 		}
 		waits, err = s.waits(r.Context(), id)
@@ -244,10 +244,10 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, card(t, folder, waits))
 		return
 	}
-	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []fleet.Review{}, WaitsForPerson: waits}
+	d := taskDetail{Task: t, Folder: folder, Log: []Message{}, Runs: []Run{}, Reviews: []fleetapi.Review{}, WaitsForPerson: waits}
 	all := r.URL.Query().Get("log") == "all"
 	var entries []world.Entry
-	err = s.Fleet.Board.Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
+	err = s.Fleet.Tasks().Log.Select(r.Context(), world.Filter{IDs: []string{id}}, func(rec *world.Record) error {
 		m := message(rec)
 		if m.Entry != nil {
 			entries = append(entries, *m.Entry)
@@ -382,7 +382,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &in) {
 		return
 	}
-	t, folder, resumed, err := s.Fleet.Board.Answer(r.Context(), r.PathValue("id"), in.Text)
+	t, folder, resumed, err := s.Fleet.Tasks().Answer(r.Context(), r.PathValue("id"), in.Text)
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -432,7 +432,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) moveTo(w http.ResponseWriter, r *http.Request, to board.Folder, why string) {
-	t, err := s.Fleet.Board.Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
+	t, err := s.Fleet.Tasks().Move(r.Context(), r.PathValue("id"), to, strings.TrimSpace(why))
 	if err != nil {
 		s.taskError(w, r, err)
 		return
@@ -488,7 +488,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		end, err := s.Fleet.Board.Log.Tail(r.Context(), int(n), f, func(rec *world.Record) error { add(rec); return nil })
+		end, err := s.Fleet.Tasks().Log.Tail(r.Context(), int(n), f, func(rec *world.Record) error { add(rec); return nil })
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -505,7 +505,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	start, err := lineStart(s.Fleet.Board.Log.Path(), since)
+	start, err := lineStart(s.Fleet.Tasks().Log.Path(), since)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -515,7 +515,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Next = since
-	pos, err := s.Fleet.Board.Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
+	pos, err := s.Fleet.Tasks().Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
 		if int64(len(out.Entries)) == limit {
 			return errStop
 		}

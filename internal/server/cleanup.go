@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 )
 
 // Cleaner runs the cleanup pass for the board's Clean Up button (seed
 // 000): one at a time, in the background.
 type Cleaner interface {
-	// Start starts a pass and returns at once; fleet.ErrCleanupRunning when
+	// Start starts a pass and returns at once; fleetapi.ErrCleanupRunning when
 	// one runs already.
 	Start() error
 	// Running reports whether a pass runs, started here or by 'cra
@@ -24,7 +24,7 @@ type Cleaner interface {
 // stop with it, and counts them so that the daemon waits for them.
 type daemonCleaner struct {
 	ctx   context.Context
-	fleet *fleet.Fleet
+	fleet Fleet
 	run   func(ctx context.Context) error
 	say   func(format string, args ...any)
 
@@ -39,7 +39,7 @@ func (c *daemonCleaner) Start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.busy || c.fleet.CleanupRunning() {
-		return fleet.ErrCleanupRunning
+		return fleetapi.ErrCleanupRunning
 	}
 	c.busy = true
 	c.wg.Add(1)
@@ -95,7 +95,7 @@ func (s *Server) startCleanup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Cleaner.Start(); err != nil {
-		if errors.Is(err, fleet.ErrCleanupRunning) {
+		if errors.Is(err, fleetapi.ErrCleanupRunning) {
 			writeError(w, http.StatusConflict, "a cleanup is running: wait for it to finish")
 			return
 		}

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet"
-	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -25,7 +24,7 @@ import (
 // Client does the fleet's operations through a running daemon's API, so
 // that a command run beside 'cra serve' goes through it (gopls's
 // connect): the daemon's processor holds the run, its board's lock the
-// change. It implements fleet.Ops.
+// change. It implements fleetapi.Ops.
 type Client struct {
 	// Base is the daemon's address, http://HOST:PORT.
 	Base string
@@ -39,7 +38,7 @@ type Client struct {
 	HTTP *http.Client
 }
 
-var _ fleet.Ops = (*Client)(nil)
+var _ fleetapi.Ops = (*Client)(nil)
 
 // Dial returns a client of the daemon that serve.json in stateDir names
 // when that daemon is alive and answers as the pid it wrote; nil when no
@@ -190,7 +189,7 @@ func (c *Client) Add(ctx context.Context, t *board.Task) (*board.Task, error) {
 }
 
 // Edit edits task id through the daemon (PATCH /api/tasks/{id}).
-func (c *Client) Edit(ctx context.Context, id string, p fleet.Patch) (*board.Task, []string, error) {
+func (c *Client) Edit(ctx context.Context, id string, p fleetapi.Patch) (*board.Task, []string, error) {
 	var out struct {
 		Task    *board.Task `json:"task"`
 		Changed []string    `json:"changed"`
@@ -232,39 +231,39 @@ func (c *Client) Answer(ctx context.Context, id, text string) (bool, error) {
 }
 
 // List lists folder's tasks through the daemon.
-func (c *Client) List(ctx context.Context, folder board.Folder) (*fleet.Listing, error) {
+func (c *Client) List(ctx context.Context, folder board.Folder) (*fleetapi.Listing, error) {
 	path := "/api/tasks"
 	if folder != "" {
 		path += "?folder=" + url.QueryEscape(string(folder))
 	}
 	var out struct {
-		Tasks    []fleet.TaskView `json:"tasks"`
-		Problems []string         `json:"problems"`
-		Skipped  []string         `json:"skipped"`
+		Tasks    []fleetapi.TaskView `json:"tasks"`
+		Problems []string            `json:"problems"`
+		Skipped  []string            `json:"skipped"`
 	}
 	if err := c.call(ctx, nil, http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
 	}
 	if out.Tasks == nil {
-		out.Tasks = []fleet.TaskView{}
+		out.Tasks = []fleetapi.TaskView{}
 	}
-	return &fleet.Listing{Tasks: out.Tasks, Problems: out.Problems, Skipped: out.Skipped}, nil
+	return &fleetapi.Listing{Tasks: out.Tasks, Problems: out.Problems, Skipped: out.Skipped}, nil
 }
 
 // NeedsYou lists the tasks that wait for a person through the daemon.
-func (c *Client) NeedsYou(ctx context.Context) ([]fleet.NeedsYou, error) {
-	out := []fleet.NeedsYou{}
+func (c *Client) NeedsYou(ctx context.Context) ([]fleetapi.NeedsYou, error) {
+	out := []fleetapi.NeedsYou{}
 	err := c.call(ctx, nil, http.MethodGet, "/api/needs-you", nil, &out)
 	return out, err
 }
 
 // Show reads task id through the daemon, with every log line.
-func (c *Client) Show(ctx context.Context, id string) (*fleet.Detail, error) {
+func (c *Client) Show(ctx context.Context, id string) (*fleetapi.Detail, error) {
 	var in taskDetail
 	if err := c.call(ctx, nil, http.MethodGet, taskPath(id, "?log=all"), nil, &in); err != nil {
 		return nil, err
 	}
-	d := &fleet.Detail{Task: in.Task, Folder: in.Folder, Entries: []world.Entry{}, Runs: in.Runs, Reviews: in.Reviews,
+	d := &fleetapi.Detail{Task: in.Task, Folder: in.Folder, Entries: []world.Entry{}, Runs: in.Runs, Reviews: in.Reviews,
 		BadReviews: in.BadReviews, ReviewFile: in.ReviewFile, EvidenceText: in.EvidenceText, WaitsForPerson: in.WaitsForPerson}
 	for _, m := range in.Log {
 		if m.Entry != nil {
@@ -272,14 +271,14 @@ func (c *Client) Show(ctx context.Context, id string) (*fleet.Detail, error) {
 		}
 	}
 	if d.Reviews == nil {
-		d.Reviews = []fleet.Review{}
+		d.Reviews = []fleetapi.Review{}
 	}
 	return d, nil
 }
 
 // RunOne runs task id in the daemon's processor and waits for it.
-func (c *Client) RunOne(ctx context.Context, id string) (*runner.Outcome, error) {
-	var o runner.Outcome
+func (c *Client) RunOne(ctx context.Context, id string) (*fleetapi.Outcome, error) {
+	var o fleetapi.Outcome
 	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/run"), struct{}{}, &o); err != nil {
 		return nil, err
 	}
@@ -288,7 +287,7 @@ func (c *Client) RunOne(ctx context.Context, id string) (*runner.Outcome, error)
 }
 
 // RecycleOnce runs one recycler tick in the daemon; its lines go to out.
-func (c *Client) RecycleOnce(ctx context.Context, out io.Writer) (*fleet.RecycleReport, error) {
+func (c *Client) RecycleOnce(ctx context.Context, out io.Writer) (*fleetapi.RecycleReport, error) {
 	var r recycled
 	if err := c.call(ctx, nil, http.MethodPost, "/api/recycle", struct{}{}, &r); err != nil {
 		return nil, err
@@ -297,7 +296,7 @@ func (c *Client) RecycleOnce(ctx context.Context, out io.Writer) (*fleet.Recycle
 		io.WriteString(out, r.Output)
 	}
 	if r.Report == nil {
-		r.Report = &fleet.RecycleReport{}
+		r.Report = &fleetapi.RecycleReport{}
 	}
 	return r.Report, nil
 }
@@ -306,8 +305,8 @@ func (c *Client) RecycleOnce(ctx context.Context, out io.Writer) (*fleet.Recycle
 func (c *Client) Close() error { return nil }
 
 // Stop stops task id's run through the daemon.
-func (c *Client) Stop(ctx context.Context, id, why string) (*fleet.Stopped, error) {
-	var out fleet.Stopped
+func (c *Client) Stop(ctx context.Context, id, why string) (*fleetapi.Stopped, error) {
+	var out fleetapi.Stopped
 	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/stop"), whyBody{Why: why}, &out); err != nil {
 		return nil, err
 	}
@@ -333,7 +332,7 @@ func (c *Client) Reopen(ctx context.Context, id string) (*board.Task, error) {
 }
 
 // Merge merges task id's branch through the daemon.
-func (c *Client) Merge(ctx context.Context, id string, o fleet.MergeOptions) (*board.Task, error) {
+func (c *Client) Merge(ctx context.Context, id string, o fleetapi.MergeOptions) (*board.Task, error) {
 	var out taskJSON
 	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/merge"), o, &out); err != nil {
 		return nil, err
@@ -342,8 +341,8 @@ func (c *Client) Merge(ctx context.Context, id string, o fleet.MergeOptions) (*b
 }
 
 // PR pushes task id's branch and opens a pull request through the daemon.
-func (c *Client) PR(ctx context.Context, id string, o fleet.PROptions) (*fleet.PullRequest, error) {
-	var out fleet.PullRequest
+func (c *Client) PR(ctx context.Context, id string, o fleetapi.PROptions) (*fleetapi.PullRequest, error) {
+	var out fleetapi.PullRequest
 	if err := c.call(ctx, nil, http.MethodPost, taskPath(id, "/pr"), o, &out); err != nil {
 		return nil, err
 	}

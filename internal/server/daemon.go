@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
@@ -47,7 +47,7 @@ type Info struct {
 // (fleet.Serve).
 type Daemon struct {
 	// Fleet is the repository's fleet; required.
-	Fleet *fleet.Fleet
+	Fleet Fleet
 	// Addr is HOST:PORT to listen on; port 0 picks a free one.
 	Addr string
 	// Token is required of every request. Off loopback an empty one is
@@ -55,7 +55,7 @@ type Daemon struct {
 	// there (LoadToken); on loopback empty means none.
 	Token string
 	// Workers says which of the fleet's loops run, and how often.
-	Workers fleet.Workers
+	Workers fleetapi.Workers
 	// Cleanup is one cleanup pass, which the board's Clean Up button
 	// starts in the background; nil is the fleet's (fleet.Cleanup).
 	Cleanup func(ctx context.Context) error
@@ -154,7 +154,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	// The loops end with ctx, or when serving fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hub := &Hub{Log: d.Fleet.Board.Log, Logger: d.Logger}
+	hub := &Hub{Log: d.Fleet.Tasks().Log, Logger: d.Logger}
 	if err := hub.Begin(); err != nil {
 		ln.Close()
 		return err

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 )
 
 // The endpoints below answer the fleet's operations that only cra's
@@ -14,9 +14,9 @@ import (
 // that wait for a person.
 
 // editTask answers PATCH /api/tasks/{id}: the fields the body sets
-// change (fleet.Patch); the answer names those that did.
+// change (fleetapi.Patch); the answer names those that did.
 func (s *Server) editTask(w http.ResponseWriter, r *http.Request) {
-	var p fleet.Patch
+	var p fleetapi.Patch
 	if !decode(w, r, &p) {
 		return
 	}
@@ -75,6 +75,6 @@ func (s *Server) recycle(w http.ResponseWriter, r *http.Request) {
 
 // recycled is the answer of POST /api/recycle.
 type recycled struct {
-	Report *fleet.RecycleReport `json:"report"`
-	Output string               `json:"output"`
+	Report *fleetapi.RecycleReport `json:"report"`
+	Output string                  `json:"output"`
 }

@@ -45,7 +45,7 @@ func (s *Server) output(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("run=%q is not a run number", r.URL.Query().Get("run")), Field: "run", Fix: "pass the run's number, 1 or more"})
 		return
 	}
-	if _, _, err := s.Fleet.Board.Store.Get(r.Context(), id); err != nil {
+	if _, _, err := s.Fleet.Tasks().Store.Get(r.Context(), id); err != nil {
 		s.taskError(w, r, err)
 		return
 	}
@@ -136,7 +136,7 @@ func (s *Server) sendOutput(ctx context.Context, c *websocket.Conn, path string,
 
 // runLive reports whether run is task id's active run in the log.
 func (s *Server) runLive(ctx context.Context, id string, run int) bool {
-	a, ok, err := s.Fleet.Board.Log.Lookup(ctx, id)
+	a, ok, err := s.Fleet.Tasks().Log.Lookup(ctx, id)
 	if err != nil || !ok || a.Status != world.StatusActive {
 		return false
 	}

@@ -54,7 +54,6 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet"
 )
 
 // DefaultMaxBody caps a request's body.
@@ -67,7 +66,7 @@ const CookieName = "cra_token"
 type Server struct {
 	// Fleet is the repository's fleet, whose operations the API
 	// answers; required.
-	Fleet *fleet.Fleet
+	Fleet Fleet
 	// Hub streams the world log to /api/events; nil answers 503 there.
 	Hub *Hub
 	// Cleaner runs the Clean Up button's pass; nil shows the button

@@ -201,13 +201,13 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	// the save then fails, a second event says the change did not take,
 	// so the log never claims a setting the file does not have.
 	ctx := context.WithoutCancel(r.Context())
-	if _, err := s.Fleet.Board.Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
+	if _, err := s.Fleet.Tasks().Log.Event(ctx, world.SourceUser, SettingsID, "changed: "+strings.Join(changes, "; ")); err != nil {
 		s.fail(w, r, fmt.Errorf("log the settings (nothing changed): %w", err))
 		return
 	}
 	if err := saveConfig(s.Fleet.Root(), cfg); err != nil {
 		err = fmt.Errorf("write the settings: %w", err)
-		if _, lerr := s.Fleet.Board.Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
+		if _, lerr := s.Fleet.Tasks().Log.Event(ctx, world.SourceUser, SettingsID, "not changed: "+err.Error()); lerr != nil {
 			err = fmt.Errorf("%w; and the log, which has the change, could not say it failed: %v", err, lerr)
 		}
 		s.fail(w, r, err)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 )
 
 // whyBody is the body of a stop or a close: the person's reason.
@@ -48,7 +48,7 @@ func (s *Server) reopen(w http.ResponseWriter, r *http.Request) {
 
 // merge is POST /api/tasks/{id}/merge.
 func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
-	var in fleet.MergeOptions
+	var in fleetapi.MergeOptions
 	if !decode(w, r, &in) {
 		return
 	}
@@ -57,13 +57,13 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		s.taskError(w, r, err)
 		return
 	}
-	_, folder, err := s.Fleet.Board.Store.Get(r.Context(), t.ID)
+	_, folder, err := s.Fleet.Tasks().Store.Get(r.Context(), t.ID)
 	s.steered(w, r, t, folder, err)
 }
 
 // pr is POST /api/tasks/{id}/pr.
 func (s *Server) pr(w http.ResponseWriter, r *http.Request) {
-	var in fleet.PROptions
+	var in fleetapi.PROptions
 	if !decode(w, r, &in) {
 		return
 	}

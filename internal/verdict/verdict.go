@@ -9,6 +9,7 @@ package verdict
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -359,3 +360,7 @@ func (r *CleanupReport) Summary() string {
 	}
 	return "pass " + r.RunID + ": " + strings.Join(parts, "; ")
 }
+
+// ErrCleanupRunning is a cleanup pass refused because one runs already,
+// in this process or another (cleanup.ErrRunning, the fleet's too).
+var ErrCleanupRunning = errors.New("a cleanup is running")
