@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/run"
 )
 
@@ -69,7 +69,7 @@ func cleanRun(ctx context.Context, d *deps, opts *cleanOptions) error {
 	res, err := run.Clean(ctx, tb.ws, run.CleanOptions{DryRun: opts.dryRun, OlderThan: opts.olderThan, Force: opts.force, Now: d.now,
 		Board: func(ctx context.Context, id string) (bool, bool, error) {
 			_, folder, err := tb.Store.Get(ctx, id)
-			if errors.Is(err, board.ErrNotFound) {
+			if errors.Is(err, fleet.ErrNotFound) {
 				return false, false, nil
 			}
 			return err == nil, folder.Terminal(), err

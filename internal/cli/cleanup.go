@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/cleanup"
 )
 
 type cleanupOptions struct {
@@ -76,7 +75,7 @@ func cleanupRun(ctx context.Context, d *deps, opts *cleanupOptions) error {
 	}
 	defer tb.Close()
 	rep, err := runCleanup(ctx, d, tb, opts.dryRun)
-	if errors.Is(err, cleanup.ErrRunning) {
+	if errors.Is(err, fleet.ErrCleanupRunning) {
 		return fmt.Errorf("%w: wait for it to finish, then run 'cra cleanup' again", err)
 	}
 	if err != nil {
@@ -95,7 +94,7 @@ func cleanupRun(ctx context.Context, d *deps, opts *cleanupOptions) error {
 	return nil
 }
 
-func printCleanup(d *deps, rep *cleanup.Report) {
+func printCleanup(d *deps, rep *fleet.CleanupReport) {
 	w := d.out
 	fmt.Fprintf(w, "pre-pass: %s of possible duplicates among %s\n", countNoun(len(rep.Groups), "group"), countNoun(rep.Pending, "pending task"))
 	for _, g := range rep.Groups {
@@ -147,6 +146,6 @@ func printCleanup(d *deps, rep *cleanup.Report) {
 // runCleanup runs one cleanup pass over an opened board: what 'cra
 // cleanup' starts (the board's button and the supervisors' runs start
 // the fleet's too).
-func runCleanup(ctx context.Context, d *deps, tb *taskBoard, dryRun bool) (*cleanup.Report, error) {
+func runCleanup(ctx context.Context, d *deps, tb *taskBoard, dryRun bool) (*fleet.CleanupReport, error) {
 	return tb.fleet.Cleanup(ctx, dryRun)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -61,7 +61,7 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	if opts.id == "" {
 		return usageError{err: errors.New("empty session id")}
 	}
-	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, runner.Report{Kind: world.KindAgent, Status: status, ID: opts.id, Need: opts.need}); sent || err != nil {
+	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, fleet.RunReport{Kind: world.KindAgent, Status: status, ID: opts.id, Need: opts.need}); sent || err != nil {
 		return err
 	}
 	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
@@ -79,15 +79,15 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 // run cra started ($CRA_RUN_TOKEN and $CRA_REPORT_URL set): a run reports
 // on its own task only, and never verifies or retries it; its sandbox
 // keeps it from the log itself. sent is false outside a run.
-func reportFromRun(ctx context.Context, d *deps, c logCommon, output string, rep runner.Report) (sent bool, err error) {
-	token, url := os.Getenv(runner.EnvRunToken), os.Getenv(runner.EnvReportURL)
+func reportFromRun(ctx context.Context, d *deps, c logCommon, output string, rep fleet.RunReport) (sent bool, err error) {
+	token, url := os.Getenv(fleet.EnvRunToken), os.Getenv(fleet.EnvReportURL)
 	if token == "" || url == "" {
 		return false, nil
 	}
 	if rep.Output, err = logReadOutput(d, output); err != nil {
 		return true, err
 	}
-	e, err := runner.Send(ctx, url, token, rep)
+	e, err := fleet.SendReport(ctx, url, token, rep)
 	if err != nil {
 		return true, err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -55,7 +55,7 @@ func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
 	if opts.id == "" {
 		return usageError{err: errors.New("empty identifier: name what the event is about")}
 	}
-	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, runner.Report{Kind: world.KindEvent, Source: src, ID: opts.id}); sent || err != nil {
+	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, fleet.RunReport{Kind: world.KindEvent, Source: src, ID: opts.id}); sent || err != nil {
 		return err
 	}
 	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)

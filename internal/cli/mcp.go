@@ -8,9 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/mcp"
-	"github.com/cra-dev/cra/internal/supervise"
 )
 
 type mcpOptions struct {
@@ -91,17 +90,17 @@ func mcpRun(ctx context.Context, d *deps, opts *mcpOptions) error {
 	ops, err := openOps(ctx, d, opts.repo, false, "cra mcp")
 	if err != nil {
 		level := slog.LevelWarn
-		if os.Getenv(supervise.EnvTaskID) != "" {
+		if os.Getenv(fleet.EnvTaskID) != "" {
 			level = slog.LevelInfo // a sandboxed run, as expected
 		}
 		logger.Log(ctx, level, "the board's tools are left out: the board cannot be opened", "err", err)
 		ops = nil
 	}
 	o := mcp.Options{
-		TaskID:    os.Getenv(supervise.EnvTaskID),
-		Run:       os.Getenv(supervise.EnvRunID),
-		ReportURL: os.Getenv(runner.EnvReportURL),
-		RunToken:  os.Getenv(runner.EnvRunToken),
+		TaskID:    os.Getenv(fleet.EnvTaskID),
+		Run:       os.Getenv(fleet.EnvRunID),
+		ReportURL: os.Getenv(fleet.EnvReportURL),
+		RunToken:  os.Getenv(fleet.EnvRunToken),
 		Files:     opts.files,
 		ReadOnly:  opts.readOnly,
 		Version:   version,

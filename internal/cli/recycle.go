@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/review"
 )
 
 type recycleOptions struct {
@@ -98,7 +97,7 @@ func recycleRun(ctx context.Context, d *deps, opts *recycleOptions) error {
 			fmt.Fprintf(d.out, "  lowered from %s: %s\n", rv.Model, why)
 		}
 		switch {
-		case rv.Action == review.Wait:
+		case rv.Action == fleet.ReviewWaits:
 			fmt.Fprintf(d.out, "  waits for the model: %s\n", rv.Fallback)
 		case rv.Fallback != "":
 			fmt.Fprintf(d.out, "  conservative note: %s\n", rv.Fallback)

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/agent"
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
 )
@@ -189,7 +189,7 @@ func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 		task = string(data)
 	}
 	if opts.taskID != "" {
-		if err := board.CheckID(opts.taskID); err != nil {
+		if err := fleet.CheckID(opts.taskID); err != nil {
 			return usageError{err: fmt.Errorf("--task-id: %w", err)}
 		}
 	}

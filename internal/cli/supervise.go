@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/supervise"
 )
 
 type superviseOptions struct {
@@ -68,14 +66,7 @@ func superviseRun(ctx context.Context, d *deps, opts *superviseOptions) error {
 		return nil
 	}
 	defer tb.Close()
-	p := &supervise.Pass{Log: tb.Log, Board: tb.Board, StateDir: tb.ws.StateDir, DryRun: opts.dryRun, Out: d.out, Now: d.now}
-	actions, err := p.Run(ctx)
-	taken := 0
-	for _, a := range actions {
-		if _, wait := a.(supervise.Wait); !wait {
-			taken++
-		}
-	}
+	taken, err := tb.fleet.Supervise(ctx, opts.dryRun, d.out)
 	switch {
 	case taken == 0 && err == nil:
 		fmt.Fprintln(d.out, "the log and the machine agree")

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/knowledge"
-	"github.com/cra-dev/cra/internal/knowledge/supervisor"
 )
 
 func newSupervisorsCmd(d *deps) *cobra.Command {
@@ -82,7 +82,7 @@ world log ([event:supervisor]), every model call in raw.sqlite.`,
 // newSupervisorRunner returns the supervisors of an opened board, their
 // lines to out: what 'cra supervisors' uses (the daemon's come from the
 // fleet too).
-func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Writer) (*supervisor.Runner, error) {
+func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Writer) (*fleet.SupervisorRunner, error) {
 	return tb.fleet.Supervisors(ctx, out)
 }
 
@@ -117,7 +117,7 @@ func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) e
 	}
 	// A run the model skipped or whose reply was discarded is a failure
 	// to report, as 'cra cleanup' reports a failed call.
-	failed := slices.ContainsFunc(rep.Runs, func(rec supervisor.Record) bool { return !rec.Ran() })
+	failed := slices.ContainsFunc(rep.Runs, func(rec fleet.SupervisorRecord) bool { return !rec.Ran() })
 	if opts.json {
 		if err := encodeJSON(d.out, rep); err != nil {
 			return err
@@ -195,7 +195,7 @@ func supervisorsStatusRun(ctx context.Context, d *deps, opts *supervisorsOptions
 	if opts.json {
 		return encodeJSON(d.out, st)
 	}
-	fmt.Fprintf(d.out, "urgency: %.1f of %.1f", st.Urgency, supervisor.UrgencyThreshold)
+	fmt.Fprintf(d.out, "urgency: %.1f of %.1f", st.Urgency, fleet.UrgencyThreshold)
 	if !st.UrgencySince.IsZero() {
 		fmt.Fprintf(d.out, " (since %s)", st.UrgencySince.UTC().Format(time.RFC3339))
 	}
@@ -229,7 +229,7 @@ func supervisorsStatusRun(ctx context.Context, d *deps, opts *supervisorsOptions
 		fmt.Fprintln(d.out, "runs:")
 	}
 	for _, rec := range st.Runs {
-		fmt.Fprintf(d.out, "  %s %s: %s\n", rec.Started.UTC().Format(time.RFC3339), rec.Supervisor, clipRunes(supervisor.Describe(&rec), 160))
+		fmt.Fprintf(d.out, "  %s %s: %s\n", rec.Started.UTC().Format(time.RFC3339), rec.Supervisor, clipRunes(fleet.DescribeSupervisorRun(&rec), 160))
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/server"
@@ -70,7 +69,7 @@ func addTaskCommon(cmd *cobra.Command, c *taskCommon) {
 // taskBoard is an opened fleet, its board and the workspace it came
 // from.
 type taskBoard struct {
-	*board.Board
+	*fleet.Board
 	fleet *fleet.Fleet
 	ws    *workspace.Workspace
 }
@@ -153,7 +152,7 @@ func openOps(ctx context.Context, d *deps, repoFlag string, create bool, command
 // is checked first, and a repository without a board says how one
 // begins.
 func openTaskOps(ctx context.Context, d *deps, repoFlag, id, command string) (*boardOps, error) {
-	if err := board.CheckID(id); err != nil {
+	if err := fleet.CheckID(id); err != nil {
 		return nil, usageError{err: err}
 	}
 	b, err := openOps(ctx, d, repoFlag, false, command)
@@ -161,7 +160,7 @@ func openTaskOps(ctx context.Context, d *deps, repoFlag, id, command string) (*b
 		return nil, err
 	}
 	if b == nil {
-		return nil, fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", id, board.ErrNotFound)
+		return nil, fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", id, fleet.ErrNotFound)
 	}
 	return b, nil
 }
@@ -169,7 +168,7 @@ func openTaskOps(ctx context.Context, d *deps, repoFlag, id, command string) (*b
 // inputError makes an error about the request's own input a usage
 // error, whether the board refused a field in process or the daemon did.
 func inputError(err error) error {
-	var fe *board.FieldError
+	var fe *fleet.FieldError
 	var ae *server.APIError
 	if errors.As(err, &fe) || errors.As(err, &ae) && ae.Invalid() {
 		return usageError{err: err}

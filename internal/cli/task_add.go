@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -70,14 +69,14 @@ func (tf *taskFields) patch(d *deps, cmd *cobra.Command) (fleet.Patch, error) {
 		p.Type = str(tf.typ)
 	}
 	if set("kind") {
-		k := board.Kind(tf.kind)
-		if k != board.KindTask && k != board.KindDirective {
+		k := fleet.Kind(tf.kind)
+		if k != fleet.KindTask && k != fleet.KindDirective {
 			return p, usageError{err: fmt.Errorf("--kind %q: use task or directive", tf.kind)}
 		}
 		p.Kind = &k
 	}
 	if set("priority") {
-		pr := board.Priority(tf.priority)
+		pr := fleet.Priority(tf.priority)
 		if !strings.Contains(","+priorityNames()+",", ","+tf.priority+",") {
 			return p, usageError{err: fmt.Errorf("--priority %q: use one of %s", tf.priority, priorityNames())}
 		}
@@ -127,7 +126,7 @@ func (tf *taskFields) checkAgent(root string, cmd *cobra.Command) error {
 
 func priorityNames() string {
 	var names []string
-	for _, p := range board.Priorities() {
+	for _, p := range fleet.Priorities() {
 		names = append(names, string(p))
 	}
 	return strings.Join(names, ",")
@@ -186,7 +185,7 @@ a task waits while any task in its --after list is not verified.`,
 }
 
 func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
-	t := board.NewTask(strings.TrimSpace(opts.title))
+	t := fleet.NewTask(strings.TrimSpace(opts.title))
 	p, err := opts.fields.patch(d, opts.cmd)
 	if err != nil {
 		return err
@@ -210,8 +209,8 @@ func taskAddRun(ctx context.Context, d *deps, opts *taskAddOptions) error {
 	if opts.json {
 		return encodeJSON(d.out, struct {
 			ID     string       `json:"id"`
-			Folder board.Folder `json:"folder"`
-		}{added.ID, board.Pending})
+			Folder fleet.Folder `json:"folder"`
+		}{added.ID, fleet.Pending})
 	}
 	_, err = fmt.Fprintln(d.out, added.ID)
 	return err

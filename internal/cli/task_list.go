@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 )
 
@@ -49,9 +48,9 @@ with its need: line, what the person must do; answer one with
 }
 
 func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
-	var folder board.Folder
+	var folder fleet.Folder
 	if opts.folder != "" {
-		f, err := board.ParseFolder(opts.folder)
+		f, err := fleet.ParseFolder(opts.folder)
 		if err != nil {
 			return usageError{err: fmt.Errorf("--folder: %w", err)}
 		}
@@ -115,7 +114,7 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 // listTasks reads folder's tasks ("" for all) of the repository's board
 // (none when it has no board), reporting unreadable files and the world
 // log's skipped entries on stderr.
-func listTasks(ctx context.Context, d *deps, repo string, folder board.Folder) ([]taskJSON, error) {
+func listTasks(ctx context.Context, d *deps, repo string, folder fleet.Folder) ([]taskJSON, error) {
 	b, err := openOps(ctx, d, repo, false, "cra task list")
 	if err != nil || b == nil {
 		return []taskJSON{}, err

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/board"
 )
 
 // taskMoveOptions are the inputs of 'cra task move'.
@@ -54,10 +53,10 @@ processor_auto_requeue false; moving back to pending from one sets it true.`,
 }
 
 func taskMoveRun(ctx context.Context, d *deps, opts *taskMoveOptions) error {
-	if err := board.CheckID(opts.id); err != nil {
+	if err := fleet.CheckID(opts.id); err != nil {
 		return usageError{err: err}
 	}
-	to, err := board.ParseFolder(opts.folder)
+	to, err := fleet.ParseFolder(opts.folder)
 	if err != nil {
 		return usageError{err: err}
 	}
@@ -73,8 +72,8 @@ func taskMoveRun(ctx context.Context, d *deps, opts *taskMoveOptions) error {
 	if opts.json {
 		return encodeJSON(d.out, struct {
 			ID   string       `json:"id"`
-			From board.Folder `json:"from"`
-			To   board.Folder `json:"folder"`
+			From fleet.Folder `json:"from"`
+			To   fleet.Folder `json:"folder"`
 		}{opts.id, from, to})
 	}
 	_, err = fmt.Fprintf(d.out, "moved %s: %s → %s\n", opts.id, from, to)

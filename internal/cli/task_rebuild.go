@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/spf13/cobra"
-
-	"github.com/cra-dev/cra/internal/board"
 )
 
 // taskRebuildOptions are the inputs of 'cra task rebuild'.
@@ -52,7 +51,7 @@ func taskRebuildRun(ctx context.Context, d *deps, opts *taskRebuildOptions) erro
 	if err != nil {
 		return err
 	}
-	var rep board.Report
+	var rep fleet.RepairReport
 	if b != nil {
 		defer b.Close()
 		if rep, err = b.Rebuild(ctx, opts.check); err != nil {
@@ -60,7 +59,7 @@ func taskRebuildRun(ctx context.Context, d *deps, opts *taskRebuildOptions) erro
 		}
 	}
 	if rep.Repairs == nil {
-		rep.Repairs = []board.Repair{}
+		rep.Repairs = []fleet.Repair{}
 	}
 	left := 0
 	for _, r := range rep.Repairs {

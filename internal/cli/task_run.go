@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 )
 
@@ -72,7 +71,7 @@ preset sets and its key masked, and starts nothing.`,
 // taskDryRun prints the command the task's next run would start. It reads
 // the board in process: nothing changes.
 func taskDryRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
-	if err := board.CheckID(opts.id); err != nil {
+	if err := fleet.CheckID(opts.id); err != nil {
 		return usageError{err: err}
 	}
 	tb, err := openBoard(ctx, d, opts.repo, false)
@@ -80,7 +79,7 @@ func taskDryRun(ctx context.Context, d *deps, opts *taskRunOptions) error {
 		return err
 	}
 	if tb == nil {
-		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, board.ErrNotFound)
+		return fmt.Errorf("task %s: %w: the repository has no board yet (add a task with 'cra task add')", opts.id, fleet.ErrNotFound)
 	}
 	defer tb.Close()
 	line, err := tb.fleet.DryRun(ctx, opts.id)

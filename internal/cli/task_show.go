@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
-	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -47,7 +46,7 @@ type taskShowJSON struct {
 	Log []world.Entry `json:"log"`
 	// Reviews are the recycler's reviews of the task's runs, oldest
 	// first.
-	Reviews []review.Review `json:"reviews"`
+	Reviews []fleet.Review `json:"reviews"`
 }
 
 func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
@@ -96,7 +95,7 @@ func writeEvidence(w io.Writer, text string) error {
 
 // writeReviews prints the recycler's reviews, oldest first: the verdict,
 // why the evidence lowered it, and the note.
-func writeReviews(w io.Writer, reviews []review.Review) error {
+func writeReviews(w io.Writer, reviews []fleet.Review) error {
 	if len(reviews) == 0 {
 		return nil
 	}
@@ -130,7 +129,7 @@ func writeReviews(w io.Writer, reviews []review.Review) error {
 
 // writeTask prints a task as "field: value" lines, the long texts indented
 // below their field, then its log lines.
-func writeTask(w io.Writer, t *board.Task, folder board.Folder, entries []world.Entry) error {
+func writeTask(w io.Writer, t *fleet.Task, folder fleet.Folder, entries []world.Entry) error {
 	var rows [][]string
 	add := func(name, value string) {
 		if value != "" {
@@ -205,7 +204,7 @@ func writeTask(w io.Writer, t *board.Task, folder board.Folder, entries []world.
 	return nil
 }
 
-func outputOf(t *board.Task) string {
+func outputOf(t *fleet.Task) string {
 	if t.Results == nil {
 		return ""
 	}

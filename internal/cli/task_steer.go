@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
 )
 
@@ -42,7 +41,7 @@ func newSteerCmd(d *deps, c steerCommand) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]
-			if err := board.CheckID(opts.id); err != nil {
+			if err := fleet.CheckID(opts.id); err != nil {
 				return usageError{err: err}
 			}
 			ops, err := openTaskOps(cmd.Context(), d, opts.repo, opts.id, "cra task "+name)
@@ -115,7 +114,7 @@ stop); a verified one has nothing to close.`,
 				return err
 			}
 			if o.json {
-				return encodeJSON(d.out, fleet.TaskView{Task: t, Folder: board.FailedBlocked})
+				return encodeJSON(d.out, fleet.TaskView{Task: t, Folder: fleet.FailedBlocked})
 			}
 			_, err = fmt.Fprintf(d.out, "closed %s: in failed-blocked; reopen it with 'cra task reopen %s'\n", o.id, o.id)
 			return err
@@ -138,7 +137,7 @@ stopped task, held in pending, is given back to the processor
 				return err
 			}
 			if o.json {
-				return encodeJSON(d.out, fleet.TaskView{Task: t, Folder: board.Pending})
+				return encodeJSON(d.out, fleet.TaskView{Task: t, Folder: fleet.Pending})
 			}
 			_, err = fmt.Fprintf(d.out, "reopened %s: in pending, the processor may run it\n", o.id)
 			return err
@@ -180,7 +179,7 @@ merge is logged ([event:user][ID] merged …) and kept in the task file
 			if t.Merged.Squash {
 				how = "squashed"
 			}
-			_, err = fmt.Fprintf(d.out, "merged %s%s into %s at %.12s (%s)\n", board.BranchPrefix, o.id, t.Merged.Into, t.Merged.Commit, how)
+			_, err = fmt.Fprintf(d.out, "merged %s%s into %s at %.12s (%s)\n", fleet.BranchPrefix, o.id, t.Merged.Into, t.Merged.Commit, how)
 			return err
 		},
 	})
