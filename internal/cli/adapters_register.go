@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/adapter"
-	"github.com/cra-dev/cra/internal/dataset"
+	"github.com/cra-dev/cra/internal/train"
 )
 
 type adaptersRegisterOptions struct {
@@ -61,10 +61,10 @@ GGUF.`,
 }
 
 func adaptersRegisterRun(ctx context.Context, d *deps, opts *adaptersRegisterOptions) error {
-	if err := dataset.CheckStage(opts.stage); err != nil {
+	if err := train.CheckStage(opts.stage); err != nil {
 		return usageError{err: fmt.Errorf("--stage: %w", err)}
 	}
-	if opts.baseModel != dataset.Coding && opts.baseModel != dataset.Reasoning {
+	if opts.baseModel != train.Coding && opts.baseModel != train.Reasoning {
 		return usageError{err: fmt.Errorf("--base-model %q: use coding or reasoning", opts.baseModel)}
 	}
 	ws, err := openWorkspace(ctx, d, opts.repo, false)

@@ -13,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/bootstrap"
-	"github.com/cra-dev/cra/internal/dataset"
-	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/train"
 	"github.com/cra-dev/cra/internal/workspace"
@@ -148,7 +146,7 @@ func bootstrapRun(ctx context.Context, d *deps, opts *bootstrapOptions) error {
 	// of its directories names it; one that is no repository is Run's to
 	// refuse.
 	key := source
-	if top, _, err := gitx.TopLevel(ctx, source); err == nil {
+	if top, _, err := workspace.TopLevel(ctx, source); err == nil {
 		key = top
 	}
 	bo := bootstrap.Options{
@@ -230,13 +228,13 @@ func printBootstrap(d *deps, root string, rep *bootstrap.Report) {
 // printBootstrapPairs says what a run that derived the pairs drew.
 func printBootstrapPairs(d *deps, rep *bootstrap.Report) {
 	var pairs []string
-	for _, s := range dataset.Stages {
+	for _, s := range train.Stages() {
 		pairs = append(pairs, fmt.Sprintf("%s %d", s, rep.Pairs[s]))
 	}
 	fmt.Fprintf(d.out, "pairs: %s\n", strings.Join(pairs, ", "))
 	fmt.Fprintf(d.out, "execute_code: %d of %d commit(s) written as edit blocks reproduced exactly, %d with every SEARCH line in the context (kept)\n",
 		rep.Code.Reproduced, rep.Code.Tried, rep.Code.InContext)
-	for _, s := range dataset.Stages {
+	for _, s := range train.Stages() {
 		if len(rep.Missing[s]) == 0 {
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/preflight"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -61,7 +60,7 @@ required check fails.`,
 
 type doctorReport struct {
 	OK     bool              `json:"ok"`
-	Checks []preflight.Check `json:"checks"`
+	Checks []workspace.Check `json:"checks"`
 }
 
 func doctorRun(ctx context.Context, d *deps, opts *doctorOptions) error {
@@ -72,15 +71,15 @@ func doctorRun(ctx context.Context, d *deps, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	checks := preflight.Doctor(ctx, root, opts.timeout)
+	checks := workspace.Doctor(ctx, root, opts.timeout)
 	report := doctorReport{OK: true, Checks: checks}
 	failed, warned := 0, 0
 	for _, c := range checks {
 		switch c.Status {
-		case preflight.StatusFail:
+		case workspace.StatusFail:
 			failed++
 			report.OK = false
-		case preflight.StatusWarn:
+		case workspace.StatusWarn:
 			warned++
 		}
 	}

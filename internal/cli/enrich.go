@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/enrich"
-	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -91,25 +90,17 @@ func enrichRun(ctx context.Context, d *deps, opts *enrichOptions) error {
 	defer ws.Close()
 	// Models first, then the index (seed 001 §14.1, §14.2).
 	router := ws.Router(ctx)
-	if _, err := router.Resolve(ctx, llm.RoleReasoning, ""); err != nil {
+	if err := enrich.CheckModels(ctx, router); err != nil {
 		return err
 	}
 	k, repo, err := ws.Index(ctx)
 	if err != nil {
 		return err
 	}
-	m, err := router.Resolve(ctx, llm.RoleReasoning, enrich.Stage)
+	client, m, err := enrich.Model(ctx, router, d.logger)
 	if err != nil {
 		return err
 	}
-	if m.ContextWindow <= 0 {
-		return enrich.ErrNoWindow
-	}
-	client, err := llm.New(m)
-	if err != nil {
-		return err
-	}
-	llm.SetLogger(client, d.logger)
 	raw, err := ws.Corpus(ctx)
 	if err != nil {
 		return err

@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/adapter"
-	"github.com/cra-dev/cra/internal/corpus"
-	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/train"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -156,7 +155,7 @@ func indexRun(ctx context.Context, d *deps, opts *indexOptions) error {
 // records (adapter.Restore), and says which. A failure is a warning: the
 // index itself was built, and the next run tries again.
 func restoreAdapters(ctx context.Context, d *deps, repo string) {
-	var restored []corpus.AdapterRecord
+	var restored []train.AdapterRecord
 	ws, err := workspace.Open(ctx, repo, workspace.Options{Exact: true, NoConfig: true, Logger: d.logger})
 	if err == nil {
 		defer ws.Close()
@@ -184,7 +183,7 @@ func noteSubdirectory(ctx context.Context, d *deps, repo string) {
 		fmt.Fprintf(d.errOut, "note: %s is inside %s, which has its own index; indexing this directory apart (for that one, run 'cra index %s')\n", repo, up, up)
 		return
 	}
-	if top, prefix, err := gitx.TopLevel(ctx, repo); err == nil && prefix != "" {
+	if top, prefix, err := workspace.TopLevel(ctx, repo); err == nil && prefix != "" {
 		fmt.Fprintf(d.errOut, "note: %s is a subdirectory of the git repository %s; indexing it apart (for the whole repository, run 'cra index %s')\n", repo, top, top)
 	}
 }

@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cra-dev/cra/internal/gitx"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -137,7 +135,7 @@ func checkInitFlags(o *initOptions) error {
 		}
 	}
 	if o.stages != "" {
-		if _, err := retrieve.ParseStages(o.stages); err != nil {
+		if _, err := run.ParseStages(o.stages); err != nil {
 			return usageError{err: fmt.Errorf("--stages %q: %w", o.stages, err)}
 		}
 	}
@@ -154,7 +152,7 @@ func initRun(ctx context.Context, d *deps, opts *initOptions) error {
 	if dir, _ := workspace.Dir(opts.repo); dir != repo {
 		// Not past the git repository opts.repo is in: the .clean_room/
 		// of a directory around it is another repository's.
-		if top, _, err := gitx.TopLevel(ctx, dir); err == nil && top != repo && strings.HasPrefix(top, repo+string(filepath.Separator)) {
+		if top, _, err := workspace.TopLevel(ctx, dir); err == nil && top != repo && strings.HasPrefix(top, repo+string(filepath.Separator)) {
 			repo = top
 		} else {
 			fmt.Fprintf(d.errOut, "using %s of %s, which commands run in %s read\n", filepath.Base(workspace.StateDir(repo)), repo, opts.repo)

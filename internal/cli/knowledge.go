@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -61,8 +61,8 @@ person promotes it. Deprecated documents leave the prompts.`,
 	cmd.AddCommand(
 		newKnowledgeListCmd(d, nil),
 		newKnowledgeShowCmd(d, nil),
-		newKnowledgeStatusCmd(d, knowledge.Established, nil),
-		newKnowledgeStatusCmd(d, knowledge.Deprecated, nil),
+		newKnowledgeStatusCmd(d, fleet.KnowledgeEstablished, nil),
+		newKnowledgeStatusCmd(d, fleet.KnowledgeDeprecated, nil),
 		newKnowledgeReviewCmd(d, nil),
 	)
 	return cmd
@@ -83,12 +83,12 @@ func addKnowledgeFlags(cmd *cobra.Command, o *knowledgeOptions, json bool) {
 	}
 }
 
-func knowledgeStore(ctx context.Context, d *deps, repo string) (*knowledge.Store, *workspace.Workspace, error) {
+func knowledgeStore(ctx context.Context, d *deps, repo string) (*fleet.KnowledgeStore, *workspace.Workspace, error) {
 	ws, err := openWorkspace(ctx, d, repo, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &knowledge.Store{Root: ws.Root, Now: d.now}, ws, nil
+	return &fleet.KnowledgeStore{Root: ws.Root, Now: d.now}, ws, nil
 }
 
 func newKnowledgeListCmd(d *deps, runF func(context.Context, *deps, *knowledgeOptions) error) *cobra.Command {
@@ -118,9 +118,9 @@ func knowledgeListRun(ctx context.Context, d *deps, opts *knowledgeOptions, revi
 	if err != nil {
 		return err
 	}
-	listed := make([]knowledge.Listed, 0, len(all))
+	listed := make([]fleet.KnowledgeListed, 0, len(all))
 	for _, l := range all {
-		if !reviewOnly || l.NeedsReview && l.Status != knowledge.Deprecated {
+		if !reviewOnly || l.NeedsReview && l.Status != fleet.KnowledgeDeprecated {
 			listed = append(listed, l)
 		}
 	}
@@ -128,7 +128,7 @@ func knowledgeListRun(ctx context.Context, d *deps, opts *knowledgeOptions, revi
 		return encodeJSON(d.out, listed)
 	}
 	if len(listed) == 0 {
-		msg := "no documents in " + knowledge.Dir + ": write one (see 'cra knowledge --help') or run 'cra supervisors run'"
+		msg := "no documents in " + fleet.KnowledgeDir + ": write one (see 'cra knowledge --help') or run 'cra supervisors run'"
 		if reviewOnly {
 			msg = "nothing waits for your review"
 		}
@@ -170,7 +170,7 @@ func newKnowledgeShowCmd(d *deps, runF func(context.Context, *deps, *knowledgeOp
 		Short: "Print a document (path relative to docs/knowledge/)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = strings.TrimPrefix(args[0], knowledge.Dir+"/")
+			opts.path = strings.TrimPrefix(args[0], fleet.KnowledgeDir+"/")
 			if runF != nil {
 				return runF(cmd.Context(), d, opts)
 			}
@@ -184,9 +184,9 @@ func newKnowledgeShowCmd(d *deps, runF func(context.Context, *deps, *knowledgeOp
 // knowledgeDocJSON is 'cra knowledge show --json'.
 type knowledgeDocJSON struct {
 	Path string `json:"path"`
-	*knowledge.Doc
-	Status knowledge.Status `json:"effective_status"`
-	Text   string           `json:"text"`
+	*fleet.KnowledgeDoc
+	Status fleet.KnowledgeStatus `json:"effective_status"`
+	Text   string                `json:"text"`
 }
 
 func knowledgeShowRun(ctx context.Context, d *deps, opts *knowledgeOptions) error {
@@ -200,7 +200,7 @@ func knowledgeShowRun(ctx context.Context, d *deps, opts *knowledgeOptions) erro
 		return knowledgeErr(err)
 	}
 	if opts.json {
-		return encodeJSON(d.out, knowledgeDocJSON{Path: opts.path, Doc: doc, Status: doc.EffectiveStatus(), Text: text})
+		return encodeJSON(d.out, knowledgeDocJSON{Path: opts.path, KnowledgeDoc: doc, Status: doc.EffectiveStatus(), Text: text})
 	}
 	_, err = fmt.Fprint(d.out, text)
 	return err
@@ -208,7 +208,7 @@ func knowledgeShowRun(ctx context.Context, d *deps, opts *knowledgeOptions) erro
 
 func knowledgeErr(err error) error {
 	switch {
-	case errors.Is(err, knowledge.ErrBadPath):
+	case errors.Is(err, fleet.ErrKnowledgePath):
 		return usageError{err: err}
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: see 'cra knowledge list'", err)
@@ -216,10 +216,10 @@ func knowledgeErr(err error) error {
 	return err
 }
 
-func newKnowledgeStatusCmd(d *deps, to knowledge.Status, runF func(context.Context, *deps, *knowledgeOptions) error) *cobra.Command {
+func newKnowledgeStatusCmd(d *deps, to fleet.KnowledgeStatus, runF func(context.Context, *deps, *knowledgeOptions) error) *cobra.Command {
 	opts := &knowledgeOptions{}
 	use, short := "promote <path>", "Mark a document established: a person confirmed it"
-	if to == knowledge.Deprecated {
+	if to == fleet.KnowledgeDeprecated {
 		use, short = "deprecate <path>", "Mark a document deprecated: it no longer applies and leaves the prompts"
 	}
 	cmd := &cobra.Command{
@@ -232,7 +232,7 @@ its review flag is cleared, and a changelog entry says who and why; the
 rest stays as written. The change is logged as [event:user][knowledge].`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.path = strings.TrimPrefix(args[0], knowledge.Dir+"/")
+			opts.path = strings.TrimPrefix(args[0], fleet.KnowledgeDir+"/")
 			if runF != nil {
 				return runF(cmd.Context(), d, opts)
 			}
@@ -244,7 +244,7 @@ rest stays as written. The change is logged as [event:user][knowledge].`,
 	return cmd
 }
 
-func knowledgeStatusRun(ctx context.Context, d *deps, opts *knowledgeOptions, to knowledge.Status) error {
+func knowledgeStatusRun(ctx context.Context, d *deps, opts *knowledgeOptions, to fleet.KnowledgeStatus) error {
 	s, ws, err := knowledgeStore(ctx, d, opts.repo)
 	if err != nil {
 		return err

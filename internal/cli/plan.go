@@ -8,8 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/agent"
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
 )
 
@@ -56,7 +54,7 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
-	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(retrieve.StageNames(), ", "))
+	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(run.StageNames(), ", "))
 	f.StringVarP(&opts.output, "output", "o", "", "write the plan's Markdown here (and its JSON beside it, .json); default .clean_room/plans/<task_id>.md")
 	f.BoolVar(&opts.deterministic, "deterministic-retrieval", false, "retrieve without the reasoning model's judgments (the plan still comes from it)")
 	f.BoolVar(&opts.json, "json", false, "print the plan as JSON")
@@ -66,7 +64,7 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 
 func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	if strings.TrimSpace(opts.task) == "" {
-		return usageError{err: retrieve.ErrEmptyTask}
+		return usageError{err: run.ErrEmptyTask}
 	}
 	ws, spec, err := openRun(ctx, d, run.ModePlan, opts.repo, opts.stages, opts.budget, opts.taskID, true)
 	if err != nil {
@@ -83,7 +81,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 			return err
 		}
 		// Before the model is asked: a plan that cannot be saved is wasted.
-		if err := agent.CheckPlanPath(ps.Output); err != nil {
+		if err := run.CheckPlanPath(ps.Output); err != nil {
 			return usageError{err: fmt.Errorf("--output: %w", err)}
 		}
 	}
@@ -95,7 +93,7 @@ func planRun(ctx context.Context, d *deps, opts *planOptions) error {
 	fmt.Fprintf(d.errOut, "plan saved to %s and %s (edit it, then: cra solve --plan %s)\n", relPath(ws.Root, out), relPath(ws.Root, jsonPath), relPath(ws.Root, out))
 	if opts.json {
 		return encodeJSON(d.out, struct {
-			*agent.Plan
+			*run.PlanDoc
 			Markdown string `json:"markdown_file"`
 			JSONFile string `json:"json_file"`
 		}{res.Plan, out, jsonPath})

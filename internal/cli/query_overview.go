@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/kb"
-	"github.com/cra-dev/cra/internal/preflight"
-	"github.com/cra-dev/cra/internal/retrieve"
+	"github.com/cra-dev/cra/internal/run"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // queryOverviewOptions are the inputs of 'cra query overview'.
@@ -54,14 +54,14 @@ func queryOverviewRun(ctx context.Context, d *deps, opts *queryOverviewOptions) 
 	if err != nil {
 		return err
 	}
-	weights, err := retrieve.WeightsFor(ctx, ix.kb, ix.repo.ID)
+	weights, err := run.WeightsFor(ctx, ix.kb, ix.repo.ID)
 	if err != nil {
 		return err
 	}
 	if opts.json {
 		return encodeJSON(d.out, struct {
 			*kb.RepoOverview
-			Weights retrieve.WeightChoice `json:"ranking_weights"`
+			Weights run.WeightChoice `json:"ranking_weights"`
 		}{o, weights})
 	}
 	printOverview(d.out, o, weights)
@@ -69,15 +69,15 @@ func queryOverviewRun(ctx context.Context, d *deps, opts *queryOverviewOptions) 
 }
 
 // weightsLine says which ranking weights retrieval uses and why.
-func weightsLine(c retrieve.WeightChoice) string {
-	if c.Source == retrieve.WeightsRepository {
+func weightsLine(c run.WeightChoice) string {
+	if c.Source == run.WeightsRepository {
 		return "the repository's own: " + c.Reason
 	}
 	return "global: " + c.Reason
 }
 
 // printOverview writes the one-screen report of 'cra query overview'.
-func printOverview(w io.Writer, o *kb.RepoOverview, weights retrieve.WeightChoice) {
+func printOverview(w io.Writer, o *kb.RepoOverview, weights run.WeightChoice) {
 	repo := o.Repo.Path
 	if o.Repo.RemoteURL != "" {
 		repo += " (" + o.Repo.RemoteURL + ")"
@@ -100,7 +100,7 @@ func printOverview(w io.Writer, o *kb.RepoOverview, weights retrieve.WeightChoic
 			history += " to " + last
 		}
 	}
-	enrichment := "none (" + preflight.EnrichmentMissing + ")"
+	enrichment := "none (" + workspace.EnrichmentMissing + ")"
 	if o.EnrichedFiles > 0 {
 		enrichment = countNoun(o.EnrichedFiles, "file")
 		if len(domains) > 0 {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/index"
 	"github.com/cra-dev/cra/internal/kb"
-	"github.com/cra-dev/cra/internal/lang"
 )
 
 // querySymbolsOptions are the inputs of 'cra query symbols'.
@@ -55,8 +55,8 @@ location as path:start-end.`,
 }
 
 // symbolKinds is the symbol vocabulary of seed 001 §4.5.
-var symbolKinds = []string{lang.KindFunction, lang.KindClass, lang.KindMethod, lang.KindInterface,
-	lang.KindTypeAlias, lang.KindEnum, lang.KindVariable}
+var symbolKinds = []string{index.KindFunction, index.KindClass, index.KindMethod, index.KindInterface,
+	index.KindTypeAlias, index.KindEnum, index.KindVariable}
 
 func querySymbolsRun(ctx context.Context, d *deps, opts *querySymbolsOptions) error {
 	if opts.kind != "" && !slices.Contains(symbolKinds, opts.kind) {

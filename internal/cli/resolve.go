@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/preflight"
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/workspace"
 )
@@ -39,7 +37,7 @@ func openRun(ctx context.Context, d *deps, mode, repoFlag, stageFlag string, bf 
 	for _, resolve := range more {
 		errs = append(errs, resolve(ws.Config))
 	}
-	if needModels && preflight.CheckModels(ws.Config) != nil {
+	if needModels && workspace.CheckModels(ws.Config) != nil {
 		errs = append(errs, &missingValue{name: "models", init: "--coding MODEL --reasoning MODEL --base-url URL", onlyWithOthers: true})
 	}
 	if err := gather(errs); err != nil {
@@ -137,7 +135,7 @@ func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) func() {
 	f.IntVar(&cw, "context-window", 0, "execute model's context window in tokens (with --reserved-tokens)")
 	f.IntVar(&rt, "reserved-tokens", 0, "tokens kept for system prompt, task, retries and the reply")
 	f.StringVar(&b.budgetConfig, "budget-config", "", "TOML file with context_window and reserved_tokens (instead of the two flags)")
-	f.Float64Var(&b.safetyMargin, "safety-margin", retrieve.DefaultSafetyMargin, "share of the budget left free for the chars/4 estimate's error")
+	f.Float64Var(&b.safetyMargin, "safety-margin", run.DefaultSafetyMargin, "share of the budget left free for the chars/4 estimate's error")
 	return func() {
 		if f.Changed("context-window") {
 			b.contextWindow = &cw
@@ -150,8 +148,8 @@ func addBudgetFlags(cmd *cobra.Command, b *budgetFlags) func() {
 
 // resolveBudget applies flag > file > config > hard error (seed 001 §9.3,
 // §10.2) and validates the result (§7.5).
-func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
-	out := retrieve.Budget{SafetyMargin: b.safetyMargin}
+func resolveBudget(b budgetFlags, cfg *config.Config) (run.Budget, error) {
+	out := run.Budget{SafetyMargin: b.safetyMargin}
 	pair := b.contextWindow != nil || b.reservedTokens != nil
 	switch {
 	case b.budgetConfig != "" && pair:
@@ -202,7 +200,7 @@ func resolveBudget(b budgetFlags, cfg *config.Config) (retrieve.Budget, error) {
 }
 
 // resolveStages applies flag > config > hard error and checks every name.
-func resolveStages(flag string, cfg *config.Config) ([]retrieve.Stage, string, error) {
+func resolveStages(flag string, cfg *config.Config) ([]run.Stage, string, error) {
 	list := flag
 	if list == "" && cfg != nil && cfg.Stages != nil {
 		list = cfg.Stages.Default
@@ -211,7 +209,7 @@ func resolveStages(flag string, cfg *config.Config) ([]retrieve.Stage, string, e
 		return nil, "", usageError{err: &missingValue{name: "--stages", init: "--stages scope,precision",
 			msg: "missing --stages: pass --stages scope,precision, or store a default with 'cra init --stages scope,precision'"}}
 	}
-	stages, err := retrieve.ParseStages(list)
+	stages, err := run.ParseStages(list)
 	if err != nil {
 		if flag == "" {
 			err = fmt.Errorf("[stages] default in .clean_room/config.toml: %w (store good ones with 'cra init --stages scope,precision', or pass --stages)", err)

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
 )
 
@@ -56,7 +55,7 @@ Budget: --context-window and --reserved-tokens, or --budget-config FILE, or
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
-	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(retrieve.StageNames(), ", "))
+	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(run.StageNames(), ", "))
 	f.BoolVar(&opts.deterministic, "deterministic", false, "call no model: the deterministic ranking and selection only")
 	f.BoolVar(&opts.json, "json", false, "print the package as JSON")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
@@ -81,9 +80,9 @@ func retrieveRun(ctx context.Context, d *deps, opts *retrieveOptions) error {
 	if opts.json {
 		return encodeJSON(d.out, struct {
 			TaskID string `json:"task_id"`
-			*retrieve.Result
+			*run.Result
 		}{res.TaskID, res.Result})
 	}
-	fmt.Fprint(d.out, res.Package.Markdown(opts.task, retrieve.Made{TaskID: res.TaskID, Stages: spec.StageList, Deterministic: opts.deterministic}))
+	fmt.Fprint(d.out, res.Package.Markdown(opts.task, run.Made{TaskID: res.TaskID, Stages: spec.StageList, Deterministic: opts.deterministic}))
 	return nil
 }

@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
-	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/run"
 )
 
@@ -83,7 +81,7 @@ error naming the flag.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
-	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(retrieve.StageNames(), ", "))
+	f.StringVar(&opts.stages, "stages", "", "retrieval stages in order, comma-separated: "+strings.Join(run.StageNames(), ", "))
 	f.StringVar(&opts.plan, "plan", "", "follow this plan (Markdown or JSON from 'cra plan'); its files are retrieval's tier-0 seeds")
 	f.IntVar(&attempts, "max-attempts", 0, "model calls before giving up")
 	f.IntVar(&loops, "max-refinement-loops", 0, "times a reply naming missing context may re-run retrieval")
@@ -163,17 +161,17 @@ func resolveKeep(flag string, cfg *config.Config) (string, error) {
 // solveReport is the --json output.
 type solveReport struct {
 	TaskID string `json:"task_id"`
-	*agent.TaskResult
-	Worktree agent.Outcome `json:"worktree"`
-	Plan     string        `json:"plan,omitempty"`
-	Applied  bool          `json:"applied"`
+	*run.TaskResult
+	Worktree run.WorktreeOutcome `json:"worktree"`
+	Plan     string              `json:"plan,omitempty"`
+	Applied  bool                `json:"applied"`
 }
 
 func solveRun(ctx context.Context, d *deps, opts *solveOptions) error {
 	spec := run.SolveSpec{PlanFile: opts.plan, Apply: opts.apply}
 	if opts.plan != "" {
 		var err error
-		if spec.Plan, err = agent.LoadPlan(opts.plan); err != nil {
+		if spec.Plan, err = run.LoadPlan(opts.plan); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/fleet"
-	"github.com/cra-dev/cra/internal/knowledge"
 )
 
 func newSupervisorsCmd(d *deps) *cobra.Command {
@@ -87,9 +86,9 @@ func newSupervisorRunner(ctx context.Context, d *deps, tb *taskBoard, out io.Wri
 }
 
 func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) error {
-	var only []knowledge.Supervisor
+	var only []fleet.Supervisor
 	for _, n := range opts.only {
-		s, err := knowledge.ParseSupervisor(strings.TrimSpace(n))
+		s, err := fleet.ParseSupervisor(strings.TrimSpace(n))
 		if err != nil {
 			return usageError{err: fmt.Errorf("--only: %w", err)}
 		}
@@ -130,7 +129,7 @@ func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) e
 	for _, rec := range rep.Runs {
 		for _, w := range rec.Written {
 			if w.Change != "" {
-				fmt.Fprintf(d.out, "  wrote %s/%s (%s, %s)\n", knowledge.Dir, w.Path, w.Change, w.Status)
+				fmt.Fprintf(d.out, "  wrote %s/%s (%s, %s)\n", fleet.KnowledgeDir, w.Path, w.Change, w.Status)
 			}
 		}
 		for _, why := range rec.Refused {
@@ -150,7 +149,7 @@ func supervisorsRunRun(ctx context.Context, d *deps, opts *supervisorsOptions) e
 // supervisorNames are the supervisors' names, for messages.
 func supervisorNames() []string {
 	var names []string
-	for _, s := range knowledge.Supervisors() {
+	for _, s := range fleet.Supervisors() {
 		names = append(names, string(s))
 	}
 	return names

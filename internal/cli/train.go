@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/train"
 )
 
@@ -136,14 +135,14 @@ func trainRun(ctx context.Context, d *deps, opts *trainOptions) error {
 	return nil
 }
 
-func trainList(ctx context.Context, d *deps, c *corpus.Corpus, root string, asJSON bool) error {
+func trainList(ctx context.Context, d *deps, c *train.Corpus, root string, asJSON bool) error {
 	ds, err := c.Datasets(ctx, "")
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		if ds == nil {
-			ds = []corpus.Dataset{}
+			ds = []train.Dataset{}
 		}
 		return encodeJSON(d.out, ds)
 	}

@@ -9,12 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/config"
-	"github.com/cra-dev/cra/internal/corpus"
-	"github.com/cra-dev/cra/internal/dataset"
-	"github.com/cra-dev/cra/internal/llm"
-	"github.com/cra-dev/cra/internal/preflight"
 	"github.com/cra-dev/cra/internal/run"
 	"github.com/cra-dev/cra/internal/train"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 type trainPlanOptions struct {
@@ -68,7 +65,7 @@ bootstrapped data when nothing is logged yet, and says so.`,
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
 	f.StringVar(&opts.stages, "stages", "", "log-analysis stages, comma-separated: "+strings.Join(train.AnalysisStages, ", "))
 	f.StringVar(&opts.source, "source", "", "plan from logged runs (logged) or from bootstrapped data (synthetic); by default logged, or synthetic when there are no logged runs")
-	f.StringVar(&opts.target, "target", "", "train this stage instead of the weakest: "+strings.Join(dataset.Stages, ", "))
+	f.StringVar(&opts.target, "target", "", "train this stage instead of the weakest: "+strings.Join(train.Stages(), ", "))
 	f.BoolVar(&opts.json, "json", false, "print the evidence and the plan as JSON")
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
 	return cmd
@@ -96,11 +93,11 @@ func resolveAnalysisStages(flag string, cfg *config.Config) ([]string, error) {
 }
 
 func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
-	if opts.source != "" && opts.source != corpus.SourceLogged && opts.source != corpus.SourceSynthetic {
-		return usageError{err: fmt.Errorf("--source %q: use %s or %s", opts.source, corpus.SourceLogged, corpus.SourceSynthetic)}
+	if opts.source != "" && opts.source != train.SourceLogged && opts.source != train.SourceSynthetic {
+		return usageError{err: fmt.Errorf("--source %q: use %s or %s", opts.source, train.SourceLogged, train.SourceSynthetic)}
 	}
 	if opts.target != "" {
-		if err := dataset.CheckStage(opts.target); err != nil {
+		if err := train.CheckStage(opts.target); err != nil {
 			return usageError{err: fmt.Errorf("--target: %w", err)}
 		}
 	}
@@ -122,7 +119,7 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 		return err
 	}
 	// Preflight (seed 001 §14): the models, then the logs.
-	if err := preflight.CheckModels(ws.Config); err != nil {
+	if err := workspace.CheckModels(ws.Config); err != nil {
 		return err
 	}
 	c, err := ws.Corpus(ctx)
@@ -143,9 +140,7 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 	// The logs are all it reads: a repository that only bootstrapped data
 	// has no index, and needs none (the router uses the index's adapters
 	// when there is one).
-	gw := llm.NewGateway(ws.Router(ctx), llm.NewRecorder(c))
-	gw.Logger = d.logger
-	model, m, err := gw.Client(ctx, llm.CallInfo{Kind: llm.KindGeneral, TaskID: taskID, Type: train.CallTrainPlan, Role: llm.RoleReasoning})
+	model, m, err := train.PlanModel(ctx, ws.Router(ctx), c, d.logger, taskID)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/knowledge/supervisor"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/verdict"
@@ -36,6 +37,16 @@ type (
 	// one of their runs (knowledge/supervisor).
 	SupervisorRunner = supervisor.Runner
 	SupervisorRecord = supervisor.Record
+	// Supervisor names a supervisor agent (knowledge.Supervisor).
+	Supervisor = knowledge.Supervisor
+	// KnowledgeStore is the knowledge store the supervisors write in
+	// docs/knowledge/ (knowledge.Store); KnowledgeDoc a document of it,
+	// KnowledgeListed one as a listing shows it, KnowledgeStatus its
+	// status.
+	KnowledgeStore  = knowledge.Store
+	KnowledgeDoc    = knowledge.Doc
+	KnowledgeListed = knowledge.Listed
+	KnowledgeStatus = knowledge.Status
 )
 
 // The board's folders, kinds and branch prefix, the run's environment,
@@ -55,12 +66,28 @@ const (
 
 	UrgencyThreshold = supervisor.UrgencyThreshold
 
+	// KnowledgeDir is the knowledge store's directory in the repository;
+	// KnowledgeEstablished and KnowledgeDeprecated two of its statuses.
+	KnowledgeDir         = knowledge.Dir
+	KnowledgeEstablished = knowledge.Established
+	KnowledgeDeprecated  = knowledge.Deprecated
+
 	// ReviewWaits is the action of a review the model could not give.
 	ReviewWaits = verdict.Wait
 )
 
-// ErrNotFound is a task the board does not have (board.ErrNotFound).
-var ErrNotFound = board.ErrNotFound
+// ErrNotFound is a task the board does not have (board.ErrNotFound);
+// ErrKnowledgePath a path that is not a document of the knowledge store
+// (knowledge.ErrBadPath).
+var (
+	ErrNotFound      = board.ErrNotFound
+	ErrKnowledgePath = knowledge.ErrBadPath
+)
+
+// Supervisors lists the supervisor agents (knowledge.Supervisors);
+// ParseSupervisor reads one's name.
+func Supervisors() []Supervisor                    { return knowledge.Supervisors() }
+func ParseSupervisor(s string) (Supervisor, error) { return knowledge.ParseSupervisor(s) }
 
 // CheckID says why id is not a task id (board.CheckID).
 func CheckID(id string) error { return board.CheckID(id) }

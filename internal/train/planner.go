@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
@@ -16,6 +17,16 @@ import (
 
 // CallTrainPlan is the call type of the planning calls in llm_calls.
 const CallTrainPlan = "train_plan"
+
+// PlanModel returns the model a train plan is drafted with (the reasoning
+// role of router), its calls recorded in c's raw database under taskID,
+// diagnostics to logger. It reads no index: a repository that only
+// bootstrapped data has none.
+func PlanModel(ctx context.Context, router *llm.Router, c *corpus.Corpus, logger *slog.Logger, taskID string) (llm.Client, llm.ModelConfig, error) {
+	gw := llm.NewGateway(router, llm.NewRecorder(c))
+	gw.Logger = logger
+	return gw.Client(ctx, llm.CallInfo{Kind: llm.KindGeneral, TaskID: taskID, Type: CallTrainPlan, Role: llm.RoleReasoning})
+}
 
 // planSystem is the planning prompt's system message.
 const planSystem = `You plan LoRA fine-tuning for one stage of a coding agent that runs small local models.
