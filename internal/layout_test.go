@@ -316,8 +316,8 @@ var allowedImports = map[string][]string{
 
 	// Execution: workspace and run own it.
 	"enrich":     {"workspace", "index", "kb", "corpus", "llm"},
-	"run":        {"workspace", "agent", "retrieve", "validation", "knowledge", "store", "world", "llm", "config", "gitx"},
-	"workspace":  {"preflight", "kb", "corpus", "store", "world", "llm", "config"},
+	"run":        {"workspace", "agent", "retrieve", "validation", "knowledge", "kb", "store", "world", "llm", "config", "gitx"},
+	"workspace":  {"preflight", "kb", "corpus", "store", "world", "llm", "config", "gitx"},
 	"preflight":  {"agentcli", "kb", "corpus", "store", "llm", "config", "gitx"},
 	"agent":      {"retrieve", "edit", "validation", "corpus", "store", "llm", "config", "gitx"},
 	"retrieve":   {"index", "lang", "kb", "corpus", "store", "llm"},
@@ -532,12 +532,14 @@ func pathTo(graph map[string]map[string]bool, from, to string) []string {
 
 // maxCommandLineImports bounds the internal packages internal/cli
 // imports: the command line calls the owners of the two halves (fleet,
-// workspace/run) rather than wiring their parts. Tighten it as cli thins
-// (issue 27: at most 15).
-const maxCommandLineImports = 31
+// workspace/run) and of the training data (train) rather than wiring
+// their parts, and names what it hands over as theirs (issue 27: at most
+// 15).
+const maxCommandLineImports = 15
 
 func TestCommandLineImportsFew(t *testing.T) {
 	imps := internalImports(t)["cli"]
+	t.Logf("internal/cli imports %d internal packages", len(imps))
 	if len(imps) > maxCommandLineImports {
 		names := make([]string, 0, len(imps))
 		for p := range imps {
