@@ -152,3 +152,46 @@ func plural(n int) string {
 func countNoun(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + plural(n)
 }
+
+// terminalSafe returns a writer that shows every control character but
+// newline and tab as its Go escape (`\x1b`, `\r`, `\u009b`), and a byte
+// of invalid UTF-8 as `\xNN`: what an agent or a model wrote (a run's
+// output, a review's evidence) reaches a person's terminal as text, so it
+// cannot move the cursor over the lines above it, rewrite them, or set
+// the clipboard (OSC 52). Each Write is taken whole: callers write lines.
+func terminalSafe(w io.Writer) io.Writer { return safeWriter{w} }
+
+type safeWriter struct{ w io.Writer }
+
+func (s safeWriter) Write(p []byte) (int, error) {
+	clean := true
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if (r == utf8.RuneError && size == 1) || (r != '\n' && r != '\t' && unicode.IsControl(r)) {
+			clean = false
+			break
+		}
+		i += size
+	}
+	if clean {
+		return s.w.Write(p)
+	}
+	var b []byte
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = fmt.Appendf(b, `\x%02x`, p[i])
+		case r != '\n' && r != '\t' && unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b = append(b, q[1:len(q)-1]...)
+		default:
+			b = append(b, p[i:i+size]...)
+		}
+		i += size
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

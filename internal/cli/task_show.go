@@ -69,13 +69,16 @@ func taskShowRun(ctx context.Context, d *deps, opts *taskShowOptions) error {
 	if opts.json {
 		return encodeJSON(d.out, taskShowJSON{taskJSON: taskJSON{Task: t, Folder: folder}, Log: entries, Reviews: reviews})
 	}
-	if err := writeTask(d.out, t, folder, entries); err != nil {
+	// The task's output, notes and evidence are an agent's and a
+	// model's words: shown, never obeyed by the terminal.
+	out := terminalSafe(d.out)
+	if err := writeTask(out, t, folder, entries); err != nil {
 		return err
 	}
-	if err := writeReviews(d.out, reviews); err != nil {
+	if err := writeReviews(out, reviews); err != nil {
 		return err
 	}
-	return writeEvidence(d.out, v.EvidenceText)
+	return writeEvidence(out, v.EvidenceText)
 }
 
 // writeEvidence prints the latest review's evidence as the reviewer saw
