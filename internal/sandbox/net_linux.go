@@ -83,7 +83,6 @@ func joinPorts(ports []int) string {
 // that execs: the other threads end with the exec. (Restricting every
 // thread would merge the 65,535 rules into a domain per thread.)
 func restrictNet(fd int) error {
-	unix.CloseOnExec(fd)
 	runtime.LockOSThread() // never unlocked: this thread execs
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("confine the process's network: no_new_privs: %w", err)

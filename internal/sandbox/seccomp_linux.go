@@ -35,12 +35,13 @@ const (
 
 func offArg(i int) uint32 { return offArg0 + uint32(i)*8 }
 
-// insn is a classic BPF instruction whose jumps name labels.
+// insn is a classic BPF instruction whose jump, when taken, names a
+// label; otherwise the next instruction runs.
 type insn struct {
-	label  string // this instruction's, when jumped to
-	code   uint16
-	k      uint32
-	jt, jf string // "" is the next instruction
+	label string // this instruction's, when jumped to
+	code  uint16
+	k     uint32
+	jt    string // "" is the next instruction
 }
 
 func load(off uint32) insn { return insn{code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, k: off} }
@@ -134,11 +135,7 @@ func assemble(prog []insn) ([]unix.SockFilter, error) {
 		if err != nil {
 			return nil, err
 		}
-		jf, err := rel(i, in.jf)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: jt, Jf: jf}
+		out[i] = unix.SockFilter{Code: in.code, K: in.k, Jt: jt}
 	}
 	return out, nil
 }
