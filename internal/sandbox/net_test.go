@@ -71,6 +71,15 @@ func netProbe() {
 		defer unix.Close(fd)
 		return unix.Sendto(fd, []byte("GET / HTTP/1.0\r\n\r\n"), unix.MSG_FASTOPEN, at(guarded))
 	}())
+	report("sendmsg fastopen guarded", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.SendmsgN(fd, []byte("GET / HTTP/1.0\r\n\r\n"), nil, at(guarded), unix.MSG_FASTOPEN)
+		return err
+	}())
 	report("io_uring", func() error {
 		var params [120]byte
 		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
@@ -160,6 +169,7 @@ func TestNetGuard(t *testing.T) {
 		"mptcp guarded: protocol not supported",
 		"smc: address family not supported by protocol",
 		"fastopen guarded: operation not supported",
+		"sendmsg fastopen guarded: operation not supported",
 		"io_uring: function not implemented",
 		"ruleset descriptors: 0",
 	}
