@@ -343,6 +343,7 @@ var allowedImports = map[string][]string{
 	"kb/kbtest":       {"kb", "store"},
 	"gitx/gittest":    {"gitx"},
 	"store/storetest": {"store"},
+	"pgtest":          {}, // a real PostgreSQL cluster per test package (initdb, a Unix socket)
 }
 
 // internalImports returns each internal package's imports of other
