@@ -9,7 +9,7 @@
 // soft-serve's backend.Backend are the model).
 //
 // The operations people and the server use (add, edit, move, answer, list,
-// show, run one, recycle once) form the Ops interface, which *Fleet
+// show, run one, recycle once, the settings) form the Ops interface, which *Fleet
 // implements in process and server.Client implements over a running
 // daemon's API, so that a command does not know which answered.
 //
@@ -85,6 +85,8 @@ type Fleet struct {
 	mu        sync.Mutex
 	processor *runner.Processor
 	recycler  *review.Recycler
+
+	settingsMu sync.Mutex // one settings change at a time (Settings, SetSettings)
 }
 
 // Open returns the fleet of the repository ws opened. The fleet takes ws

@@ -11,6 +11,7 @@ package fleetapi
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -59,6 +60,13 @@ type Ops interface {
 	// request.
 	Merge(ctx context.Context, id string, o MergeOptions) (*board.Task, error)
 	PR(ctx context.Context, id string, o PROptions) (*PullRequest, error)
+	// Settings returns the board's settings (config.toml's [recycler]
+	// and [models.summarizer]) with their bounds; SetSettings validates
+	// in as config.toml's values are, logs [event:user][settings] with
+	// what changed and then writes them, the other keys as they were. A
+	// refused value is a *SettingError, and nothing is written.
+	Settings(ctx context.Context) (*SettingsView, error)
+	SetSettings(ctx context.Context, in Settings) (*SettingsView, error)
 	// Close releases what the operations hold.
 	Close() error
 }
@@ -309,3 +317,58 @@ type CleanupReport = verdict.CleanupReport
 // ErrCleanupRunning is a cleanup pass refused because one runs already,
 // in this process or another.
 var ErrCleanupRunning = verdict.ErrCleanupRunning
+
+// SettingsID is the identifier of the [event:user] line a settings change
+// writes, so that every open board reloads them.
+const SettingsID = "settings"
+
+// Settings are the board's Recycler tab (seed 004, "Settings &
+// Configuration"), kept in config.toml's [recycler] and
+// [models.summarizer].
+type Settings struct {
+	Recycler   RecyclerSettings   `json:"recycler"`
+	Summarizer SummarizerSettings `json:"summarizer"`
+}
+
+// RecyclerSettings are the recycler's keys the board changes.
+type RecyclerSettings struct {
+	// EnabledFor is "off", "all" (or "both"), or a list of task types.
+	EnabledFor          json.RawMessage `json:"enabled_for"`
+	IntervalSeconds     int             `json:"interval_seconds"`
+	CompletionThreshold int             `json:"completion_threshold"`
+	FailureThreshold    int             `json:"failure_threshold"`
+}
+
+// SummarizerSettings are the summarizer's provider and model: the model
+// that writes the recycler's notes ([models.summarizer]; without one the
+// reasoning model does).
+type SummarizerSettings struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// SettingsView is the settings as the board shows them: with their
+// bounds, and what verifies a task, which only config.toml changes.
+type SettingsView struct {
+	Settings
+	// Limits are the inclusive bounds of the numeric keys, by name.
+	Limits       map[string][2]int `json:"limits"`
+	Verification Verification      `json:"verification"`
+}
+
+// Verification is what the recycler verifies a task with: whether
+// [validation] has a command, and whether [recycler] allow_unvalidated
+// lets the model's word stand without one.
+type Verification struct {
+	ValidationConfigured bool `json:"validation_configured"`
+	AllowUnvalidated     bool `json:"allow_unvalidated"`
+}
+
+// SettingError is a settings value SetSettings refuses: Field names its
+// key ("recycler.interval_seconds"; empty when the config as a whole is
+// refused) and Fix what to do. Nothing was written.
+type SettingError struct {
+	Field, Msg, Fix string
+}
+
+func (e *SettingError) Error() string { return e.Msg }

@@ -263,6 +263,9 @@ func (c *Client) Show(ctx context.Context, id string) (*fleetapi.Detail, error) 
 	if err := c.call(ctx, nil, http.MethodGet, taskPath(id, "?log=all"), nil, &in); err != nil {
 		return nil, err
 	}
+	if in.Task == nil {
+		return nil, fmt.Errorf("the daemon at %s: read its answer: it has no task", c.Base)
+	}
 	d := &fleetapi.Detail{Task: in.Task, Folder: in.Folder, Entries: []world.Entry{}, Runs: in.Runs, Reviews: in.Reviews,
 		BadReviews: in.BadReviews, ReviewFile: in.ReviewFile, EvidenceText: in.EvidenceText, WaitsForPerson: in.WaitsForPerson}
 	for _, m := range in.Log {
@@ -347,4 +350,39 @@ func (c *Client) PR(ctx context.Context, id string, o fleetapi.PROptions) (*flee
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Settings reads the board's settings through the daemon (GET
+// /api/settings).
+func (c *Client) Settings(ctx context.Context) (*fleetapi.SettingsView, error) {
+	var out fleetapi.SettingsView
+	if err := c.call(ctx, nil, http.MethodGet, "/api/settings", nil, &out); err != nil {
+		return nil, err
+	}
+	return compactView(&out), nil
+}
+
+// SetSettings changes the board's settings through the daemon (PUT
+// /api/settings). A value the daemon refuses is a *fleetapi.SettingError,
+// as in process.
+func (c *Client) SetSettings(ctx context.Context, in fleetapi.Settings) (*fleetapi.SettingsView, error) {
+	var out fleetapi.SettingsView
+	if err := c.call(ctx, nil, http.MethodPut, "/api/settings", in, &out); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			return nil, &fleetapi.SettingError{Field: ae.Field, Msg: ae.Message, Fix: ae.Fix}
+		}
+		return nil, err
+	}
+	return compactView(&out), nil
+}
+
+// compactView drops the indentation the daemon's answer put inside
+// enabled_for, so that the view is byte for byte the fleet's.
+func compactView(v *fleetapi.SettingsView) *fleetapi.SettingsView {
+	var b bytes.Buffer
+	if json.Compact(&b, v.Recycler.EnabledFor) == nil {
+		v.Recycler.EnabledFor = b.Bytes()
+	}
+	return v
 }

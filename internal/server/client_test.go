@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -175,4 +179,47 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestClientBadReply: a reply that is not the API's (not JSON, the wrong
+// shape, an error page without a message, a body cut short) is an error
+// that names the daemon and what was wrong, never a zero value taken for
+// an answer.
+func TestClientBadReply(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		reply func(w http.ResponseWriter)
+		says  string
+	}{
+		{"not JSON", func(w http.ResponseWriter) { io.WriteString(w, "<html>hello</html>") }, "read its answer"},
+		{"the wrong shape", func(w http.ResponseWriter) {
+			io.WriteString(w, `{"recycler": "off", "tasks": 5, "limits": [1]}`)
+		}, "read its answer"},
+		{"an error page", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html>proxy error</html>")
+		}, "answered 502 Bad Gateway"},
+		{"a body cut short", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"recycler": {`)
+		}, "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tc.reply(w) }))
+			defer ts.Close()
+			c := &Client{Base: ts.URL}
+			for op, call := range map[string]func() error{
+				"settings":     func() error { _, err := c.Settings(ctx); return err },
+				"set settings": func() error { _, err := c.SetSettings(ctx, fleetapi.Settings{}); return err },
+				"list":         func() error { _, err := c.List(ctx, ""); return err },
+				"show":         func() error { _, err := c.Show(ctx, "t-00000001"); return err },
+			} {
+				err := call()
+				if err == nil || !strings.Contains(err.Error(), "the daemon at "+ts.URL) || !strings.Contains(err.Error(), tc.says) {
+					t.Errorf("%s: got %v, want an error naming the daemon and saying %q", op, err, tc.says)
+				}
+			}
+		})
+	}
 }

@@ -50,7 +50,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
@@ -96,8 +95,6 @@ type Server struct {
 	// header), so that a person sees which commands the daemon
 	// answered; nil discards.
 	Out io.Writer
-
-	settingsMu sync.Mutex // one settings change at a time
 }
 
 // Handler returns the HTTP handler of the API and the page.

@@ -2,12 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -15,7 +21,7 @@ import (
 func settingsLines(t *testing.T, l *world.Log) []string {
 	t.Helper()
 	var out []string
-	l.Select(context.Background(), world.Filter{IDs: []string{SettingsID}}, func(r *world.Record) error {
+	l.Select(context.Background(), world.Filter{IDs: []string{fleetapi.SettingsID}}, func(r *world.Record) error {
 		out = append(out, r.Entry.Output)
 		return nil
 	})
@@ -151,5 +157,97 @@ func TestSettingsLogFirst(t *testing.T) {
 	}
 	if lines := settingsLines(t, f.b.Log); len(lines) != 1 {
 		t.Errorf("the log: %q, want the one change", lines)
+	}
+}
+
+// TestSettingsClientMatchesInProcess: the settings operations through
+// the daemon (Client) give what the fleet gives in process from the same
+// config.toml: the same view, the same file written, the same log line,
+// and the same refusal, a *fleetapi.SettingError naming the same key.
+func TestSettingsClientMatchesInProcess(t *testing.T) {
+	f := newFixture(t)
+	ts, _ := f.serve(t, &Server{})
+	c := &Client{Base: ts.URL, Command: "cra test"}
+	ctx := context.Background()
+	path := statedir.Of(f.repo).Config()
+	start := []byte("# a person's comment\n[models]\nbase_url = \"http://localhost:11434\"\n\n[recycler]\ninterval_seconds = 90\n")
+
+	type result struct {
+		View   *fleetapi.SettingsView
+		Err    string
+		Field  string
+		Fix    string
+		Config string
+		Bak    string
+		Line   string
+	}
+	do := func(ops fleetapi.Ops, op func(fleetapi.Ops) (*fleetapi.SettingsView, error)) result {
+		t.Helper()
+		os.Remove(path + ".bak")
+		if err := os.WriteFile(path, start, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := len(settingsLines(t, f.b.Log))
+		v, err := op(ops)
+		r := result{View: v}
+		if err != nil {
+			r.Err = err.Error()
+			var se *fleetapi.SettingError
+			if errors.As(err, &se) {
+				r.Field, r.Fix = se.Field, se.Fix
+			}
+		}
+		data, _ := os.ReadFile(path)
+		bak, _ := os.ReadFile(path + ".bak")
+		r.Config, r.Bak = string(data), string(bak)
+		if lines := settingsLines(t, f.b.Log); len(lines) > before {
+			r.Line = strings.Join(lines[before:], "\n")
+		}
+		return r
+	}
+	set := func(enabled any, interval int, provider, model string) func(fleetapi.Ops) (*fleetapi.SettingsView, error) {
+		raw, _ := json.Marshal(enabled)
+		return func(o fleetapi.Ops) (*fleetapi.SettingsView, error) {
+			return o.SetSettings(ctx, fleetapi.Settings{
+				Recycler:   fleetapi.RecyclerSettings{EnabledFor: raw, IntervalSeconds: interval, CompletionThreshold: 3, FailureThreshold: 5},
+				Summarizer: fleetapi.SummarizerSettings{Provider: provider, Model: model},
+			})
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		op    func(fleetapi.Ops) (*fleetapi.SettingsView, error)
+		field string // the refused key; "" for a change made
+	}{
+		{"read", func(o fleetapi.Ops) (*fleetapi.SettingsView, error) { return o.Settings(ctx) }, ""},
+		{"a change", set([]string{"bug"}, 120, "ollama", "llama3.1:8b"), ""},
+		{"no change", set("none", 90, "ollama", ""), ""},
+		{"an interval too short", set("all", 5, "ollama", ""), "recycler.interval_seconds"},
+		{"a bad provider", set("all", 90, "acme", "m"), "summarizer.provider"},
+		{"enabled_for a number", set(5, 90, "ollama", ""), "recycler.enabled_for"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			local := do(f.fleet, tc.op)
+			remote := do(c, tc.op)
+			if diff := cmp.Diff(local, remote); diff != "" {
+				t.Errorf("through the daemon differs (-in process +daemon):\n%s", diff)
+			}
+			if local.Field != tc.field || (tc.field != "") != (local.Err != "") {
+				t.Errorf("in process: refused %q (%s), want %q", local.Field, local.Err, tc.field)
+			}
+		})
+	}
+	if r := do(f.fleet, set([]string{"bug"}, 120, "ollama", "llama3.1:8b")); !strings.Contains(r.Line, "recycler.interval_seconds=90→120") || !strings.HasPrefix(r.Bak, "# a person's comment") {
+		t.Errorf("a change logs what changed and keeps the commented file: %+v", r)
+	}
+	// A config.toml that does not parse: the same words either way.
+	if err := os.WriteFile(path, []byte("[recycler\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, lerr := f.fleet.Settings(ctx)
+	_, rerr := c.Settings(ctx)
+	var ae *APIError
+	if lerr == nil || rerr == nil || lerr.Error() != rerr.Error() || !errors.As(rerr, &ae) || ae.Status != http.StatusConflict {
+		t.Errorf("a broken config.toml: got %v in process, %v through the daemon; want the same words, a 409", lerr, rerr)
 	}
 }
