@@ -71,6 +71,8 @@ type options struct {
 	extractOnly         bool
 	fitOnly             bool
 	validShare          float64
+	testsChanged        bool
+	jsonOut             string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.extractOnly, "extract-only", false, "extract the examples and stop")
 	fs.BoolVar(&o.fitOnly, "fit-only", false, "fit on the examples cached in -data, extracting nothing")
 	fs.Float64Var(&o.validShare, "valid", 0.25, "the newest share of each repository's commits that selects the learner's settings")
+	fs.BoolVar(&o.testsChanged, "tests-changed", false, "a changed test file the message does not speak of is no answer: left out of the loss and of the validation that selects (learn.FitConfig.TestsChanged)")
+	fs.StringVar(&o.jsonOut, "json", "", "write the learned weights as JSON to this `file` (the retrieval harness measures it with -weights file:FILE)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -129,6 +133,14 @@ func learnAll(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	return fitAll(all, o, stdout)
 }
 
+// evaluator measures weights on examples as the labels of the fit say.
+func evaluator(testsChanged bool) func([]learn.Example, retrieve.Weights) learn.Metrics {
+	if testsChanged {
+		return learn.EvaluateSources
+	}
+	return learn.Evaluate
+}
+
 // extract brings the cache of one repository up to date and returns its
 // examples (the newest -max-commits).
 func extract(ctx context.Context, o options, s source, stderr io.Writer) ([]learn.Example, error) {
@@ -168,15 +180,15 @@ func extract(ctx context.Context, o options, s source, stderr io.Writer) ([]lear
 
 // grid is the learner settings tried; the one with the best validation
 // Acc@5 (macro over repositories, then MRR) is refitted on everything.
-var grid = func() []learn.FitConfig {
+func grid(testsChanged bool) []learn.FitConfig {
 	var out []learn.FitConfig
 	for _, loss := range []string{learn.LossSoftmax, learn.LossPairwise, learn.LossCutoff} {
 		for _, l2 := range []float64{0.0003, 0.003, 0.03} {
-			out = append(out, learn.FitConfig{Loss: loss, L2: l2, Prior: retrieve.HandSetWeights, Fixed: fixedSignals})
+			out = append(out, learn.FitConfig{Loss: loss, L2: l2, Prior: retrieve.HandSetWeights, Fixed: fixedSignals, TestsChanged: testsChanged})
 		}
 	}
 	return out
-}()
+}
 
 // fixedSignals never show in replayed commits: the task analysis model's
 // implications and promoted enrichment are absent there, so nothing can
@@ -188,31 +200,41 @@ func fitAll(all []learn.Example, o options, stdout io.Writer) error {
 		return errors.New("no examples: extract first")
 	}
 	train, valid := learn.SplitByTime(all, o.validShare)
-	fmt.Fprintf(stdout, "%d examples of %d repositories: %d to train, %d (the newest %.0f%% of each) to validate\n\n",
-		len(all), len(repos(all)), len(train), len(valid), 100*o.validShare)
+	labels := "every changed code file is an answer, tests included"
+	if o.testsChanged {
+		labels = "a changed test file the message does not speak of is no answer (-tests-changed)"
+	}
+	fmt.Fprintf(stdout, "%d examples of %d repositories: %d to train, %d (the newest %.0f%% of each) to validate\nlabels: %s; the settings are chosen by the macro Acc@5 of these labels\n\n",
+		len(all), len(repos(all)), len(train), len(valid), 100*o.validShare, labels)
+	eval := evaluator(o.testsChanged)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "weights\tvalid Acc@1\tAcc@5\tAcc@10\tMRR\tmacro Acc@5\t")
-	row := func(name string, wt retrieve.Weights) float64 {
-		m := learn.Evaluate(valid, wt)
-		macro := macroAcc5(valid, wt)
-		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, m.Acc1, m.Acc5, m.Acc10, m.MRR, macro)
-		return macro
+	fmt.Fprintln(w, "weights\tvalid Acc@1\tAcc@5\tAcc@10\tMRR\tmacro Acc@5\tsources Acc@1\tAcc@5\tMRR\tmacro Acc@5\ttest demotion\t")
+	row := func(name string, wt retrieve.Weights) (float64, float64) {
+		m, sm := learn.Evaluate(valid, wt), learn.EvaluateSources(valid, wt)
+		macro, smacro := macroAcc5(valid, wt, learn.Evaluate), macroAcc5(valid, wt, learn.EvaluateSources)
+		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, m.Acc1, m.Acc5, m.Acc10, m.MRR, macro, sm.Acc1, sm.Acc5, sm.MRR, smacro, wt.TestDemotion)
+		if o.testsChanged {
+			return smacro, sm.MRR
+		}
+		return macro, m.MRR
 	}
 	row("hand-set", retrieve.HandSetWeights)
+	row("learned (shipped)", retrieve.LearnedWeights)
 	best, bestScore, bestMRR := -1, -1.0, -1.0
-	for i, cfg := range grid {
+	g := grid(o.testsChanged)
+	for i, cfg := range g {
 		wt, err := learn.Fit(train, cfg)
 		if err != nil {
 			return err
 		}
-		score := row(fmt.Sprintf("%s l2=%g", cfg.Loss, cfg.L2), wt)
-		mrr := learn.Evaluate(valid, wt).MRR
+		score, mrr := row(fmt.Sprintf("%s l2=%g", cfg.Loss, cfg.L2), wt)
 		if score > bestScore || score == bestScore && mrr > bestMRR {
 			best, bestScore, bestMRR = i, score, mrr
 		}
 	}
 	w.Flush()
-	cfg := grid[best]
+	fmt.Fprintln(stdout, "(\"sources\": a changed test file the message does not speak of is no answer; commits that changed only such tests left out)")
+	cfg := g[best]
 	final, err := learn.Fit(all, cfg)
 	if err != nil {
 		return err
@@ -225,10 +247,15 @@ func fitAll(all []learn.Example, o options, stdout io.Writer) error {
 	fmt.Fprintln(w, "repository\texamples\thand-set Acc@5\tlearned Acc@5\thand-set MRR\tlearned MRR\t")
 	for _, r := range repos(all) {
 		ex := only(all, r)
-		h, l := learn.Evaluate(ex, retrieve.HandSetWeights), learn.Evaluate(ex, final)
+		h, l := eval(ex, retrieve.HandSetWeights), eval(ex, final)
 		fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r, len(ex), h.Acc5, l.Acc5, h.MRR, l.MRR)
 	}
 	w.Flush()
+	if o.jsonOut != "" {
+		if err := os.WriteFile(o.jsonOut, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
 	if o.write == "" {
 		return nil
 	}
@@ -259,19 +286,23 @@ func only(ex []learn.Example, repo string) []learn.Example {
 }
 
 // macroAcc5 is Acc@5 averaged over repositories, each weighing the same.
-func macroAcc5(ex []learn.Example, w retrieve.Weights) float64 {
+func macroAcc5(ex []learn.Example, w retrieve.Weights, eval func([]learn.Example, retrieve.Weights) learn.Metrics) float64 {
 	rs := repos(ex)
 	sum := 0.0
 	for _, r := range rs {
-		sum += learn.Evaluate(only(ex, r), w).Acc5
+		sum += eval(only(ex, r), w).Acc5
 	}
 	return sum / float64(len(rs))
 }
 
 // writeGo writes the weights as the source of retrieve.LearnedWeights.
 func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.Example) error {
-	doc := fmt.Sprintf("LearnedWeights are the fusion weights bench/learn fitted (%s loss, L2 %g towards HandSetWeights) to %d commits of %d public repositories no evaluation set draws from (bench/learn/README.md): %s.",
-		cfg.Loss, cfg.L2, len(all), len(repos(all)), strings.Join(repos(all), ", "))
+	labels := "every changed code file an answer"
+	if cfg.TestsChanged {
+		labels = "a changed test file the message does not speak of no answer"
+	}
+	doc := fmt.Sprintf("LearnedWeights are the fusion weights bench/learn fitted (%s loss, L2 %g towards HandSetWeights, %s) to %d commits of %d public repositories no evaluation set draws from (bench/learn/README.md): %s.",
+		cfg.Loss, cfg.L2, labels, len(all), len(repos(all)), strings.Join(repos(all), ", "))
 	var b strings.Builder
 	b.WriteString("// Code generated by go run ./bench/learn; DO NOT EDIT.\n\npackage retrieve\n\n")
 	line := "//"
@@ -283,7 +314,7 @@ func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.E
 		line += " " + word
 	}
 	b.WriteString(line + "\nvar LearnedWeights = Weights{")
-	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose") {
+	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion") {
 		v, _ := w.Get(n)
 		if i > 0 {
 			b.WriteString(", ")
@@ -300,8 +331,11 @@ func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.E
 
 // fieldName is a signal's field in retrieve.Weights.
 func fieldName(signal string) string {
-	if signal == "cochange" {
+	switch signal {
+	case "cochange":
 		return "CoChange"
+	case "test_demotion":
+		return "TestDemotion"
 	}
 	return strings.ToUpper(signal[:1]) + signal[1:]
 }

@@ -322,7 +322,7 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 		}
 		weights := map[string]retrieve.Weights{}
 		for _, n := range h.opts.weights {
-			weights[n] = fixedWeights(n)
+			weights[n] = fixedWeights(n, h.opts.fileWeights)
 		}
 		if learner != nil {
 			w, fit, err := learner.weightsFor(ctx, r.Checkout)

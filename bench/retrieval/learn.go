@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,31 +28,69 @@ const (
 	weightsRepo = "repo"
 )
 
-var weightNames = []string{weightsDefault, weightsHandSet, weightsLearned, weightsRepo}
+var weightNames = []string{weightsDefault, weightsHandSet, weightsLearned, weightsRepo, "file:FILE"}
 
-func parseWeights(list string) ([]string, error) {
+// parseWeights reads -weights: names of weightNames, and file:FILE, the
+// JSON of retrieve.Weights in FILE (bench/learn -json writes it), whose
+// row is named "file:" and the file's name without its extension.
+func parseWeights(list string) ([]string, map[string]retrieve.Weights, error) {
 	var out []string
+	files := map[string]retrieve.Weights{}
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
 		found := false
 		for _, k := range weightNames {
 			found = found || k == n
 		}
+		if path, ok := strings.CutPrefix(n, "file:"); ok && path != "" {
+			w, err := readWeights(path)
+			if err != nil {
+				return nil, nil, fmt.Errorf("-weights: %w", err)
+			}
+			n = "file:" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+			if _, dup := files[n]; !dup {
+				files[n] = w
+			}
+			found = true
+		}
 		if !found {
-			return nil, fmt.Errorf("-weights: unknown weights %q: want some of %s", n, strings.Join(weightNames, ", "))
+			return nil, nil, fmt.Errorf("-weights: unknown weights %q: want some of %s", n, strings.Join(weightNames, ", "))
 		}
 		for _, o := range out {
 			if o == n {
-				return nil, fmt.Errorf("-weights: %s given twice", n)
+				return nil, nil, fmt.Errorf("-weights: %s given twice", n)
 			}
 		}
 		out = append(out, n)
 	}
-	return out, nil
+	return out, files, nil
 }
 
-// fixedWeights are the weights of a name that does not depend on the task.
-func fixedWeights(name string) retrieve.Weights {
+// readWeights reads weights as JSON, refusing unknown fields and weights
+// a ranking cannot use.
+func readWeights(path string) (retrieve.Weights, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return retrieve.Weights{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w retrieve.Weights
+	if err := dec.Decode(&w); err != nil {
+		return retrieve.Weights{}, fmt.Errorf("%s: %w (want the JSON of retrieve.Weights, as bench/learn -json writes it)", path, err)
+	}
+	if err := w.Validate(); err != nil {
+		return retrieve.Weights{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return w, nil
+}
+
+// fixedWeights are the weights of a name that does not depend on the
+// task: a file's (files, from parseWeights) or a built-in name's.
+func fixedWeights(name string, files map[string]retrieve.Weights) retrieve.Weights {
+	if w, ok := files[name]; ok {
+		return w
+	}
 	switch name {
 	case weightsHandSet:
 		return retrieve.HandSetWeights

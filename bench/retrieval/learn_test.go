@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/cra-dev/cra/internal/retrieve"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +68,7 @@ func TestRepoWeightsNeverSeeTheBaseOrLater(t *testing.T) {
 	}
 	// Too little history before the base: no fit, the default weights.
 	w, fit, err := l.weightsFor(context.Background(), hashes[20])
-	if err != nil || fit.Use || fit.Error == "" || w != fixedWeights(weightsDefault) {
+	if err != nil || fit.Use || fit.Error == "" || w != fixedWeights(weightsDefault, nil) {
 		t.Errorf("base 20: got %+v, %v, want the default weights and why", fit, err)
 	}
 }
@@ -86,13 +89,33 @@ func exampleSet(hashes []string) []learn.Example {
 }
 
 func TestParseWeights(t *testing.T) {
-	got, err := parseWeights("hand-set, learned,repo")
-	if err != nil || strings.Join(got, ",") != "hand-set,learned,repo" {
-		t.Errorf("got %v, %v", got, err)
+	got, files, err := parseWeights("hand-set, learned,repo")
+	if err != nil || strings.Join(got, ",") != "hand-set,learned,repo" || len(files) != 0 {
+		t.Errorf("got %v, %v, %v", got, files, err)
 	}
-	for _, bad := range []string{"hand-set,hand-set", "tuned", ""} {
-		if _, err := parseWeights(bad); err == nil {
-			t.Errorf("%q: got no error", bad)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("mine.json", `{"search":1,"symbol":0.5,"prose":0.2,"test_demotion":0.4}`)
+	got, files, err = parseWeights("hand-set,file:" + good)
+	want := retrieve.Weights{Search: 1, Symbol: 0.5, Prose: 0.2, TestDemotion: 0.4}
+	if err != nil || strings.Join(got, ",") != "hand-set,file:mine" || files["file:mine"] != want {
+		t.Errorf("got %v, %v, %v; want the file's weights as file:mine", got, files, err)
+	}
+	if fixedWeights("file:mine", files) != want || fixedWeights("hand-set", files) != retrieve.HandSetWeights {
+		t.Error("fixedWeights does not give each row its weights")
+	}
+	bad := []string{"hand-set,hand-set", "tuned", "", "file:", "file:" + filepath.Join(dir, "absent.json"),
+		"file:" + write("typo.json", `{"serach":1}`), "file:" + write("negative.json", `{"search":-1}`),
+		"file:" + write("demotion.json", `{"search":1,"test_demotion":1}`), "file:" + good + ",file:" + good}
+	for _, b := range bad {
+		if _, _, err := parseWeights(b); err == nil {
+			t.Errorf("%q: got no error", b)
 		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 func main() {
@@ -47,6 +49,9 @@ type options struct {
 	// weights are the ranking weights cra is measured with, one row each
 	// (the first is the "cra" of the candidate misses and test counts).
 	weights []string
+	// fileWeights are the weights of the -weights file:FILE rows, by row
+	// name.
+	fileWeights map[string]retrieve.Weights
 	// learnDir caches each repository's examples for per-repository
 	// learning ("repo" weights); learnCommits bounds them.
 	learnDir     string
@@ -123,7 +128,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&opts.stateDir, "state", "", "keep the curated DBs in this `dir` (one per repository; default: a temp dir, removed)")
 	fs.BoolVar(&opts.verbose, "v", false, "print a line per task")
 	fs.StringVar(&opts.mcp, "mcp", "", "a cra `binary`: also call its 'cra mcp' localize at every task and report how often its top 10 is cra's ranking's")
-	weights := fs.String("weights", weightsDefault, "comma-separated `list` of the weights to measure cra with, a row each: "+strings.Join(weightNames, ", "))
+	weights := fs.String("weights", weightsDefault, "comma-separated `list` of the weights to measure cra with, a row each: "+strings.Join(weightNames, ", ")+" (JSON weights, as bench/learn -json writes them)")
 	fs.StringVar(&opts.learnDir, "learn", "", "a `dir` caching each repository's examples for the repo weights (needed by -weights repo)")
 	fs.IntVar(&opts.learnCommits, "learn-commits", 300, "qualifying commits per repository the repo weights learn from, the newest before its newest task")
 	learnOnly := fs.String("learn-only", "", "comma-separated owner/name `list`: learn repo weights for these repositories only (the others rank with the default weights in the repo row)")
@@ -134,7 +139,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q: sets and repositories go in -set and -repo", fs.Arg(0))
 	}
-	if opts.weights, err = parseWeights(*weights); err != nil {
+	if opts.weights, opts.fileWeights, err = parseWeights(*weights); err != nil {
 		return nil, err
 	}
 	if *learnOnly != "" {

@@ -44,23 +44,39 @@ type FitConfig struct {
 	Rate       float64 `json:"rate"`
 	// Fixed names signals whose weights stay at Prior's (say "implied"
 	// and "metadata", which commits replayed without a model or
-	// enrichment never show).
+	// enrichment never show; "prose" and "test_demotion" too).
 	Fixed []string `json:"fixed,omitempty"`
+	// TestsChanged labels a changed test file as changed, not gold, when
+	// the commit's message does not speak of tests (the files Rank
+	// demotes, retrieve.Candidate.TestFile): it is left out of the loss
+	// like a changed changelog, so the fusion learns to find the source a
+	// task describes, as issue-style tasks (SWE-bench) grade it, rather
+	// than the tests a commit changed with it. Evaluate still counts
+	// every gold file; EvaluateSources counts as this labels.
+	TestsChanged bool `json:"tests_changed,omitempty"`
 }
 
-// The parameters are the signals' weights, then the prose weight, then
-// the log of the temperature (the scale of the scores the loss sees,
-// which the ranking ignores and the regulariser leaves free).
+// The parameters are the signals' weights, then the prose weight, the
+// test demotion, then the log of the temperature (the scale of the scores
+// the loss sees, which the ranking ignores and the regulariser leaves
+// free).
 const (
 	proseParam = 13
-	tempParam  = 14
-	nParams    = 15
+	testParam  = 14
+	tempParam  = 15
+	nParams    = 16
 )
+
+// maxTestDemotion bounds the learned test demotion: a test file keeps at
+// least a tenth of its score, so a test the task singles out can still
+// rank.
+const maxTestDemotion = 0.9
 
 // row is a candidate as Fit reads it.
 type row struct {
 	x        [13]float64
 	prose    int
+	testFile bool // retrieve.Candidate.TestFile: the test demotion scales it
 	recalled bool
 	gold     bool
 	path     string
@@ -85,8 +101,14 @@ func init() {
 
 // queries prepares examples: each repository weighs the same in all, and
 // each of its commits the same within it, so a long history does not
-// drown the others.
-func queries(examples []Example) []query {
+// drown the others. With testsChanged a gold test file the task does not
+// speak of is neither gold nor a negative (FitConfig.TestsChanged).
+//
+// Which candidates the test demotion scales is worked out here, as Rank
+// does (a parsed file, retrieve.IsTestPath, a task that is not
+// retrieve.TaskQuery.AboutTests), so examples drawn before the demotion
+// existed serve as they are.
+func queries(examples []Example, testsChanged bool) []query {
 	perRepo := map[string]int{}
 	for _, e := range examples {
 		perRepo[e.Repo]++
@@ -94,17 +116,29 @@ func queries(examples []Example) []query {
 	out := make([]query, 0, len(examples))
 	for _, e := range examples {
 		q := query{weight: 1 / float64(perRepo[e.Repo]*len(perRepo)), gold: len(e.Gold), repo: e.Repo, commit: e.Commit}
+		aboutTests := retrieve.Analyze(e.Task).AboutTests()
+		if testsChanged && !aboutTests {
+			for _, g := range e.Gold {
+				if retrieve.IsTestPath(g) {
+					q.gold--
+				}
+			}
+		}
 		for _, c := range e.Candidates {
-			r := row{prose: c.Prose, recalled: c.Recalled, gold: c.Gold, path: c.Path}
+			r := row{prose: c.Prose, recalled: c.Recalled, gold: c.Gold, path: c.Path,
+				testFile: !c.Recalled && !aboutTests && c.Code && retrieve.IsTestPath(c.Path)}
 			for i, n := range retrieve.Signals {
 				r.x[i] = c.Signals[n]
 				if n == "mention" {
 					r.x[i] += c.Signals["plan"]
 				}
 			}
-			if c.Gold {
+			switch {
+			case c.Gold && testsChanged && r.testFile:
+				r.gold = false // changed: neither an answer nor a wrong one
+			case c.Gold:
 				q.positive = append(q.positive, len(q.rows))
-			} else if !c.Changed {
+			case !c.Changed:
 				q.negative = append(q.negative, len(q.rows))
 			}
 			q.rows = append(q.rows, r)
@@ -115,7 +149,7 @@ func queries(examples []Example) []query {
 }
 
 // params are a point of the search: the weights in Signals' order, the
-// prose weight, the log temperature.
+// prose weight, the test demotion, the log temperature.
 type params []float64
 
 func paramsOf(w retrieve.Weights) params {
@@ -124,6 +158,7 @@ func paramsOf(w retrieve.Weights) params {
 		p[i], _ = w.Get(n)
 	}
 	p[proseParam] = w.Prose
+	p[testParam] = w.TestDemotion
 	return p
 }
 
@@ -133,6 +168,7 @@ func (p params) weights() retrieve.Weights {
 		w.Set(n, p[i])
 	}
 	w.Prose = p[proseParam]
+	w.TestDemotion = p[testParam]
 	return w
 }
 
@@ -146,6 +182,9 @@ func (p params) score(r *row) float64 {
 	for range r.prose {
 		v *= p[proseParam]
 	}
+	if r.testFile {
+		v *= 1 - p[testParam]
+	}
 	return v
 }
 
@@ -158,7 +197,7 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 	if err := cfg.Prior.Validate(); err != nil {
 		return retrieve.Weights{}, fmt.Errorf("fit: prior: %w", err)
 	}
-	qs := queries(examples)
+	qs := queries(examples, cfg.TestsChanged)
 	usable := 0
 	for _, q := range qs {
 		if len(q.positive) > 0 && len(q.negative) > 0 {
@@ -185,6 +224,9 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 		}
 		if n == "prose" {
 			fixed[proseParam], found = true, true
+		}
+		if n == "test_demotion" {
+			fixed[testParam], found = true, true
 		}
 		if !found {
 			return retrieve.Weights{}, fmt.Errorf("fit: cannot fix unknown signal %q", n)
@@ -217,13 +259,15 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 
 // project keeps the weights where a ranking can use them: no negative
 // weight (a signal is evidence for a file, never against it), a prose
-// weight in [0.02, 1] (prose is never preferred to code) and a bounded
-// temperature.
+// weight in [0.02, 1] (prose is never preferred to code), a test demotion
+// in [0, maxTestDemotion] (a test is never preferred to its source for
+// being a test) and a bounded temperature.
 func project(p params) {
 	for i := range retrieve.Signals {
 		p[i] = max(p[i], 0)
 	}
 	p[proseParam] = min(max(p[proseParam], 0.02), 1)
+	p[testParam] = min(max(p[testParam], 0), maxTestDemotion)
 	p[tempParam] = min(max(p[tempParam], -3), 5)
 }
 
@@ -231,7 +275,7 @@ func project(p params) {
 // source and the database, and more digits than the data supports would
 // only look precise.
 func round(w retrieve.Weights) retrieve.Weights {
-	for _, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose") {
+	for _, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion") {
 		v, _ := w.Get(n)
 		w.Set(n, math.Round(v*1000)/1000)
 	}
@@ -319,6 +363,12 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 			for range r.prose {
 				scale *= p[proseParam]
 			}
+			if r.testFile {
+				// s = (1 − d)·u, so ∂s/∂d = −u, u the score before the
+				// demotion (d stays below 1: project).
+				g[testParam] -= dl[j] * scale * dot(p, r)
+				scale *= 1 - p[testParam]
+			}
 			for i := range r.x {
 				g[i] += dl[j] * scale * r.x[i]
 			}
@@ -334,6 +384,15 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 		g[i] += 2 * cfg.L2 * d
 	}
 	return loss, g
+}
+
+// dot is a row's weighted sum of signals, before any scaling.
+func dot(p params, r *row) float64 {
+	v := 0.0
+	for i := range r.x {
+		v += p[i] * r.x[i]
+	}
+	return v
 }
 
 // cutoffNegative returns the negative row with the n-th highest score
@@ -370,9 +429,21 @@ type Metrics struct {
 // (fused score, best first, ties by path; the files only recall brought
 // after them, in their order) and measures the ranking.
 func Evaluate(examples []Example, w retrieve.Weights) Metrics {
+	return evaluate(examples, w, false)
+}
+
+// EvaluateSources is Evaluate with the gold of FitConfig.TestsChanged: a
+// changed test file the task does not speak of is no answer (a commit
+// that changed only such tests is left out), as issue-style tasks grade a
+// ranking.
+func EvaluateSources(examples []Example, w retrieve.Weights) Metrics {
+	return evaluate(examples, w, true)
+}
+
+func evaluate(examples []Example, w retrieve.Weights, testsChanged bool) Metrics {
 	m := Metrics{}
 	p := paramsOf(w)
-	for _, q := range queries(examples) {
+	for _, q := range queries(examples, testsChanged) {
 		if q.gold == 0 {
 			continue
 		}

@@ -69,6 +69,103 @@ func TestFitLearnsWhatRanksTheChangedFile(t *testing.T) {
 	}
 }
 
+// withTests makes n examples whose test file holds the task's words
+// better than the source the commit fixed: "tests/test_core.py" beats
+// "core.py" on search. In every other commit the test changed with the
+// source (gold too); in the others an unchanged test outranks it. One
+// commit in five speaks of tests ("add a test"), and there the test is
+// left alone by the demotion.
+func withTests(repo string, n int) []Example {
+	var out []Example
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		task := "core drops the value"
+		if i%5 == 4 {
+			task = "add a test: core drops the value"
+		}
+		e := Example{Repo: repo, Commit: fmt.Sprintf("%s%04d", repo, i), Date: day.AddDate(0, 0, i), Task: task, Gold: []string{"core.py"}}
+		changedTest := i%2 == 0
+		if changedTest {
+			e.Gold = append(e.Gold, "tests/test_core.py")
+		}
+		e.Candidates = []Row{
+			{Path: "tests/test_core.py", Gold: changedTest, Code: true, Test: true, Signals: map[string]float64{"search": 1, "test": 0.5}},
+			{Path: "tests/test_other.py", Code: true, Test: true, Signals: map[string]float64{"search": 0.9}},
+			{Path: "core.py", Gold: true, Code: true, Signals: map[string]float64{"search": 0.6, "symbol": 0.2}},
+			{Path: "other.py", Code: true, Signals: map[string]float64{"search": 0.65}},
+			{Path: "docs/core.md", Prose: 1, Signals: map[string]float64{"search": 0.8}},
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestFitLearnsTestDemotion: where test files outrank the source a
+// commit fixed, the learner demotes them, and more so when a changed
+// test is no answer (TestsChanged) than when it is one; a test the task
+// speaks of is never demoted, so it scores as before.
+func TestFitLearnsTestDemotion(t *testing.T) {
+	ex := withTests("t", 40)
+	prior := retrieve.HandSetWeights
+	fixed := []string{"search", "mention", "symbol", "name", "chunk", "area", "implied", "dep", "cochange", "ident", "churn", "test", "metadata", "prose"}
+	var demotions [2]float64
+	for k, testsChanged := range []bool{false, true} {
+		cfg := FitConfig{Loss: LossSoftmax, L2: 0.001, Prior: prior, Iterations: 300, Rate: 0.05, Fixed: fixed, TestsChanged: testsChanged}
+		w, err := Fit(ex, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.TestDemotion <= 0.1 || w.TestDemotion > maxTestDemotion {
+			t.Errorf("tests changed %v: got test demotion %v, want it learned in (0.1, %v]", testsChanged, w.TestDemotion, maxTestDemotion)
+		}
+		w2 := w
+		w2.TestDemotion = prior.TestDemotion
+		if w2 != prior {
+			t.Errorf("tests changed %v: fixed weights moved: %+v", testsChanged, w)
+		}
+		if before, after := EvaluateSources(ex, prior), EvaluateSources(ex, w); after.MRR <= before.MRR {
+			t.Errorf("tests changed %v: source MRR %v → %v, want it up", testsChanged, before.MRR, after.MRR)
+		}
+		again, err := Fit(ex, cfg)
+		if err != nil || again != w {
+			t.Errorf("tests changed %v: a second fit gave %+v, %v; want the same %+v", testsChanged, again, err, w)
+		}
+		demotions[k] = w.TestDemotion
+	}
+	if demotions[1] <= demotions[0] {
+		t.Errorf("test demotion %v with tests as answers, %v with tests changed: want more when a changed test is no answer", demotions[0], demotions[1])
+	}
+	// The commits that speak of tests: the test row is not demoted.
+	for _, q := range queries(ex, true) {
+		var i int
+		fmt.Sscanf(q.commit, "t%d", &i)
+		about := i%5 == 4
+		if q.rows[0].testFile == about {
+			t.Errorf("%s: test file marked %v for demotion, want %v", q.commit, q.rows[0].testFile, !about)
+		}
+	}
+}
+
+func TestEvaluateSources(t *testing.T) {
+	ex := withTests("t", 10)
+	w := retrieve.Weights{Search: 1, Prose: 0.5}
+	all, src := Evaluate(ex, w), EvaluateSources(ex, w)
+	if all.Commits != 10 || src.Commits != 10 {
+		t.Fatalf("commits: got %d and %d, want 10 each", all.Commits, src.Commits)
+	}
+	// By search alone: test_core (1), test_other (0.9), other.py (0.65),
+	// core.py (0.6), the prose docs (0.8 × 0.5). core.py is 4th in every
+	// commit; the changed test counts as gold in commit 4 only (it speaks
+	// of tests), where it is 1st.
+	if want := (9*0.25 + 1) / 10; math.Abs(src.MRR-want) > 1e-12 {
+		t.Errorf("source MRR: got %v, want %v", src.MRR, want)
+	}
+	// Every gold counted: the changed test (1st) in half the commits.
+	if want := (5*1 + 5*0.25) / 10; math.Abs(all.MRR-want) > 1e-12 {
+		t.Errorf("MRR: got %v, want %v", all.MRR, want)
+	}
+}
+
 func TestFitRefuses(t *testing.T) {
 	prior := retrieve.HandSetWeights
 	tests := []struct {
@@ -79,6 +176,7 @@ func TestFitRefuses(t *testing.T) {
 		{"unknown loss", synthetic("a", 3), FitConfig{Loss: "hinge", Prior: prior}},
 		{"bad prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: -1}}},
 		{"unknown fixed signal", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: prior, Fixed: []string{"vibes"}}},
+		{"test demotion 1 in the prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: 1, TestDemotion: 1}}},
 		{"nothing to learn", []Example{{Repo: "a", Commit: "c", Gold: []string{"x"}, Unranked: 1}}, FitConfig{Loss: LossSoftmax, Prior: prior}},
 	}
 	for _, tc := range tests {
@@ -91,14 +189,19 @@ func TestFitRefuses(t *testing.T) {
 }
 
 // TestObjectiveGradient checks the analytic gradient against finite
-// differences, for both losses, at a point with prose rows and a
-// temperature away from 1.
+// differences, for every loss and both labellings of tests, at a point
+// with prose rows, demoted test rows and a temperature away from 1.
 func TestObjectiveGradient(t *testing.T) {
-	qs := queries(synthetic("a", 6))
-	for _, loss := range []string{LossSoftmax, LossPairwise, LossCutoff} {
+	for _, tc := range []struct {
+		loss         string
+		testsChanged bool
+	}{{LossSoftmax, false}, {LossPairwise, false}, {LossCutoff, false}, {LossSoftmax, true}, {LossPairwise, true}} {
+		loss := tc.loss
+		qs := queries(append(synthetic("a", 6), withTests("b", 6)...), tc.testsChanged)
 		cfg := FitConfig{Loss: loss, L2: 0.1}
 		p := paramsOf(retrieve.HandSetWeights)
 		p[tempParam] = 0.3
+		p[testParam] = 0.35
 		prior := paramsOf(retrieve.Weights{Search: 0.5, Symbol: 2, Prose: 0.2})
 		_, g := objective(qs, p, prior, cfg)
 		for i := range p {
@@ -110,7 +213,7 @@ func TestObjectiveGradient(t *testing.T) {
 			ld, _ := objective(qs, down, prior, cfg)
 			num := (lu - ld) / (2 * h)
 			if math.Abs(num-g[i]) > 1e-5*max(1, math.Abs(num)) {
-				t.Errorf("%s: parameter %d: analytic %v, numeric %v", loss, i, g[i], num)
+				t.Errorf("%s (tests changed %v): parameter %d: analytic %v, numeric %v", loss, tc.testsChanged, i, g[i], num)
 			}
 		}
 	}

@@ -289,6 +289,23 @@ func taskType(text string) string {
 	return best
 }
 
+// AboutTests reports whether the task speaks of tests: its type is
+// "test", or a word of its text is one of the test type's words ("test",
+// "tests", "pytest", "coverage", a test_x name split at its underscore).
+// Rank leaves test files undemoted for such a task (Weights.TestDemotion).
+func (q TaskQuery) AboutTests() bool {
+	if q.Type == TypeTest {
+		return true
+	}
+	words := strings.FieldsFunc(strings.ToLower(q.Text), func(r rune) bool { return !(r >= 'a' && r <= 'z') })
+	for _, w := range words {
+		if slices.Contains(typeWords[TypeTest], w) {
+			return true
+		}
+	}
+	return false
+}
+
 // StripScope removes a conventional-commit scope prefix ("fix(context): ",
 // "docs: ") from a commit subject.
 func StripScope(subject string) string {

@@ -237,11 +237,26 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		return n
 	}
+	// testFile: a test the task does not ask about, which TestDemotion
+	// scales.
+	aboutTests := q.AboutTests()
+	testFile := func(s *scored) bool {
+		return !aboutTests && lang.Parsed(s.f.lang) && isTest(s.f.path)
+	}
 	score := func(s *scored) float64 {
 		if asideOf(s) == asideLeftOut {
 			return 0
 		}
-		return w.Fuse(s.signals, prose(s))
+		return w.Fuse(s.signals, prose(s), testFile(s))
+	}
+	// Test pairing picks its sources by the score before the test
+	// demotion, so that the signals, which a learner reads, do not depend
+	// on it: the demotion only orders.
+	pairScore := func(s *scored) float64 {
+		if asideOf(s) == asideLeftOut {
+			return 0
+		}
+		return w.Fuse(s.signals, prose(s), false)
 	}
 	churn := func() {
 		for _, s := range all {
@@ -251,7 +266,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 	}
 	churn()
-	pairTests(all, files, score, get)
+	pairTests(all, files, pairScore, get)
 	churn() // for the partners pairTests added
 	out := make([]Candidate, 0, len(all))
 	for _, s := range all {
@@ -263,7 +278,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		out = append(out, Candidate{
 			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score(s),
-			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals, Prose: prose(s),
+			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals, Prose: prose(s), TestFile: testFile(s),
 		})
 	}
 	// Plan files lead whatever their score (seed 001 §5.6: tier 0 before the
@@ -773,6 +788,10 @@ func fileStem(base string) string {
 	stem = strings.TrimSuffix(stem, "_tests")
 	return stem
 }
+
+// IsTestPath reports whether a path is a test by the common conventions,
+// as Rank judges it (Candidate.TestFile).
+func IsTestPath(p string) bool { return isTest(p) }
 
 // isTest reports whether a path is a test by the common conventions.
 func isTest(p string) bool {

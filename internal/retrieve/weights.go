@@ -8,7 +8,8 @@ import (
 // Weights scale the ranking signals. Each signal is normalised to [0, 1]
 // before weighting, so the weights read as relative importance. A file's
 // score is Fuse: the weighted sum of its signals, scaled by Prose once for
-// each way it is set apart as prose.
+// each way it is set apart as prose, and by 1 − TestDemotion for a test
+// file when the task does not speak of tests.
 type Weights struct {
 	Search   float64 `json:"search"`   // BM25 over path, symbol names and text (normalised by the best file)
 	Mention  float64 `json:"mention"`  // the task names the file, its module, or a file:line in it
@@ -27,6 +28,13 @@ type Weights struct {
 	// and example programs: a coding task needs code, unless it names the
 	// file or is about docs.
 	Prose float64 `json:"prose"`
+	// TestDemotion scales a test file's score by 1 − TestDemotion when the
+	// task does not speak of tests (Candidate.TestFile): a commit changes
+	// a test with its source, but a task says what the source should do,
+	// and test files hold the task's words in every assertion. 0, the zero
+	// value, leaves tests as they are, so weights stored before it existed
+	// keep their meaning. Below 1.
+	TestDemotion float64 `json:"test_demotion,omitempty"`
 }
 
 // HandSetWeights are the weights set by reasoning about each signal's
@@ -56,18 +64,23 @@ func (w Weights) direct(s map[string]float64) float64 {
 }
 
 // Fuse is a file's score from its signals: their weighted sum, scaled by
-// Prose prose times (Candidate.Prose). Rank scores every file it fuses
-// with it, and a learner that fits the weights to past commits scores
-// with it too, so what is learned is what ranks.
-func (w Weights) Fuse(signals map[string]float64, prose int) float64 {
+// Prose prose times (Candidate.Prose) and by 1 − TestDemotion for a test
+// file the task does not ask about (Candidate.TestFile). Rank scores every
+// file it fuses with it, and a learner that fits the weights to past
+// commits scores with it too, so what is learned is what ranks.
+func (w Weights) Fuse(signals map[string]float64, prose int, testFile bool) float64 {
 	v := w.direct(signals) + w.Dep*signals["dep"] + w.CoChange*signals["cochange"] + w.Ident*signals["ident"] + w.Churn*signals["churn"] + w.Test*signals["test"] + w.Metadata*signals["metadata"]
 	for range prose {
 		v *= w.Prose
 	}
+	if testFile {
+		v *= 1 - w.TestDemotion
+	}
 	return v
 }
 
-// Get returns the weight of a signal named as in Signals, or "prose".
+// Get returns the weight of a signal named as in Signals, "prose" or
+// "test_demotion".
 func (w Weights) Get(name string) (float64, error) {
 	p, err := w.field(name)
 	if err != nil {
@@ -76,7 +89,8 @@ func (w Weights) Get(name string) (float64, error) {
 	return *p, nil
 }
 
-// Set sets the weight of a signal named as in Signals, or "prose".
+// Set sets the weight of a signal named as in Signals, "prose" or
+// "test_demotion".
 func (w *Weights) Set(name string, v float64) error {
 	p, err := w.field(name)
 	if err != nil {
@@ -116,6 +130,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.Metadata, nil
 	case "prose":
 		return &w.Prose, nil
+	case "test_demotion":
+		return &w.TestDemotion, nil
 	}
 	return nil, fmt.Errorf("unknown ranking signal %q", name)
 }
@@ -134,6 +150,9 @@ func (w Weights) Validate() error {
 	}
 	if !any {
 		return fmt.Errorf("every ranking weight is 0: nothing would rank")
+	}
+	if d := w.TestDemotion; math.IsNaN(d) || d < 0 || d >= 1 {
+		return fmt.Errorf("ranking weight test_demotion is %v: want 0 or more and below 1 (1 would rank every test file last)", d)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -8,8 +9,8 @@ import (
 
 // TestFuseIsTheScore: a learner scores past commits' candidates with
 // Weights.Fuse, so Fuse must give Rank's score for every file the fusion
-// scored, the prose-scaled ones (a README, an example program) included,
-// whatever the weights.
+// scored, the prose-scaled ones (a README, an example program) and the
+// demoted tests included, whatever the weights.
 func TestFuseIsTheScore(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"go.mod":           "module example.com/m\n",
@@ -18,38 +19,104 @@ func TestFuseIsTheScore(t *testing.T) {
 		"examples/main.go": "package main\n\n// SetMode with an empty value.\nfunc main() { m.SetMode(\"\") }\n",
 		"README.md":        "# m\n\nSetMode ignores an empty value. SetMode, value, empty, ignores, mode.\n",
 	})
-	for _, w := range []Weights{HandSetWeights, {Search: 0.5, Mention: 3, Symbol: 0.2, Chunk: 1.5, Name: 0.1, Dep: 0.4, CoChange: 0.1, Ident: 0.3, Churn: 0.5, Test: 0.9, Area: 0.1, Metadata: 0.1, Implied: 0.2, Prose: 0.7}} {
+	for _, w := range []Weights{HandSetWeights, {Search: 0.5, Mention: 3, Symbol: 0.2, Chunk: 1.5, Name: 0.1, Dep: 0.4, CoChange: 0.1, Ident: 0.3, Churn: 0.5, Test: 0.9, Area: 0.1, Metadata: 0.1, Implied: 0.2, Prose: 0.7, TestDemotion: 0.6}} {
 		rk := NewRanker(f.kb, f.repoID)
 		rk.Weights = w
 		cands, err := rk.Rank(t.Context(), Analyze("`SetMode` ignores an empty value"), 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		proses := 0
+		proses, tests := 0, 0
 		for _, c := range cands {
 			if _, recalled := c.Signals["recall"]; recalled {
 				continue
 			}
 			proses += c.Prose
-			if got := w.Fuse(c.Signals, c.Prose); math.Abs(got-c.Score) > 1e-12 {
-				t.Errorf("%s: Fuse gives %v, Rank scored %v (signals %v, prose %d)", c.Path, got, c.Score, c.Signals, c.Prose)
+			if c.TestFile {
+				tests++
+			}
+			if got := w.Fuse(c.Signals, c.Prose, c.TestFile); math.Abs(got-c.Score) > 1e-12 {
+				t.Errorf("%s: Fuse gives %v, Rank scored %v (signals %v, prose %d, test %v)", c.Path, got, c.Score, c.Signals, c.Prose, c.TestFile)
 			}
 		}
 		if proses < 2 {
 			t.Errorf("weights %+v: got %d prose scalings among %v, want the README and the example scaled", w, proses, paths(cands))
 		}
+		if tests != 1 {
+			t.Errorf("weights %+v: got %d test files among %v, want mode_test.go marked", w, tests, paths(cands))
+		}
+	}
+}
+
+// TestTestDemotion: a test file's score is scaled by 1 − TestDemotion
+// when the task does not speak of tests, and left alone when it does;
+// the test pairing, which picks sources by score, does not see the
+// demotion, so the signals are the same either way.
+func TestTestDemotion(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"go.mod":       "module example.com/m\n",
+		"mode.go":      "package m\n\n// SetMode sets the mode.\nfunc SetMode(value string) { mode = value }\n\nvar mode string\n",
+		"mode_test.go": "package m\n\nimport \"testing\"\n\nfunc TestSetModeEmptyValue(t *testing.T) { SetMode(\"\"); SetMode(\"empty value\") }\n",
+	})
+	rank := func(w Weights, task string) map[string]Candidate {
+		rk := NewRanker(f.kb, f.repoID)
+		rk.Weights = w
+		cands, err := rk.Rank(t.Context(), Analyze(task), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Candidate{}
+		for _, c := range cands {
+			out[c.Path] = c
+		}
+		return out
+	}
+	demoted := HandSetWeights
+	demoted.TestDemotion = 0.75
+	tests := []struct {
+		task       string
+		aboutTests bool
+	}{
+		{"`SetMode` ignores an empty value", false},
+		{"`SetMode` ignores an empty value: add a test", true},
+		{"test: `SetMode` with an empty value", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.task, func(t *testing.T) {
+			if got := Analyze(tc.task).AboutTests(); got != tc.aboutTests {
+				t.Fatalf("AboutTests: got %v, want %v", got, tc.aboutTests)
+			}
+			plain, down := rank(HandSetWeights, tc.task), rank(demoted, tc.task)
+			pt, dt := plain["mode_test.go"], down["mode_test.go"]
+			if pt.Score == 0 || dt.TestFile == tc.aboutTests || down["mode.go"].TestFile {
+				t.Fatalf("mode_test.go scored %v, marked %v (mode.go %v): want a scored test marked only when the task is not about tests", pt.Score, dt.TestFile, down["mode.go"].TestFile)
+			}
+			want := pt.Score
+			if !tc.aboutTests {
+				want *= 0.25
+			}
+			if math.Abs(dt.Score-want) > 1e-12 {
+				t.Errorf("demoted test scored %v, want %v", dt.Score, want)
+			}
+			if !maps.Equal(pt.Signals, dt.Signals) || !maps.Equal(plain["mode.go"].Signals, down["mode.go"].Signals) {
+				t.Errorf("signals moved with the demotion: %v → %v, %v → %v", pt.Signals, dt.Signals, plain["mode.go"].Signals, down["mode.go"].Signals)
+			}
+		})
 	}
 }
 
 func TestWeightsGetSetValidate(t *testing.T) {
 	var w Weights
-	for i, n := range append(Signals, "prose") {
+	for i, n := range append(Signals, "prose", "test_demotion") {
 		if err := w.Set(n, float64(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got, _ := w.Get("cochange"); got != w.CoChange || got == 0 {
 		t.Errorf("Get(cochange): got %v, want %v", got, w.CoChange)
+	}
+	if w.TestDemotion == 0 {
+		t.Error("Set(test_demotion) did not set TestDemotion")
 	}
 	if err := w.Set("nope", 1); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Set(nope): got %v, want an error naming it", err)
@@ -63,6 +130,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 		{"negative", Weights{Search: 1, Dep: -0.1}, "dep"},
 		{"nan", Weights{Search: math.NaN()}, "search"},
 		{"all zero", Weights{Prose: 1}, "every ranking weight is 0"},
+		{"test demotion 1", Weights{Search: 1, TestDemotion: 1}, "test_demotion"},
+		{"test demotion negative", Weights{Search: 1, TestDemotion: -0.1}, "test_demotion"},
+		{"test demotion nan", Weights{Search: 1, TestDemotion: math.NaN()}, "test_demotion"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
