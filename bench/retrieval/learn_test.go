@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/cra-dev/cra/internal/retrieve"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/learn"
+	"github.com/cra-dev/cra/internal/retrieve"
 )
 
 // linearHistory makes a repository of n commits, one a day from
