@@ -333,9 +333,12 @@ var allowedImports = map[string][]string{
 	"corpus": {"store"},
 	"store":  {},
 	"world":  {},
-	"lang":   {},
-	"config": {},
-	"gitx":   {},
+	// pgstore: shared state in PostgreSQL for a fleet (DESIGN.md "Scale"):
+	// today the world log, as world.Store.
+	"pgstore": {"world"},
+	"lang":    {},
+	"config":  {},
+	"gitx":    {},
 
 	// Test helpers.
 	"parsetest":       {},

@@ -180,21 +180,9 @@ func (l *Log) Begin(ctx context.Context, id, output, need string) error {
 // atomicWriteMax bytes, exclusive for longer ones and for agent entries,
 // whose check and write must not be split by another agent entry.
 func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
-	if e.Time.IsZero() {
-		e.Time = l.Now()
-	}
-	e.Time = e.Time.UTC().Truncate(time.Millisecond)
-	e.Legacy = false
-	if e.Kind == KindEvent && !e.Source.Known() {
-		return Entry{}, fmt.Errorf("unknown event source %q: use one of %s", e.Source, joinSources(Sources()))
-	}
-	line, err := appendLine(nil, e)
+	e, line, err := Prepare(e, l.Now)
 	if err != nil {
 		return Entry{}, err
-	}
-	line = append(line, '\n')
-	if len(line) > MaxLineBytes {
-		return Entry{}, fmt.Errorf("entry for %s is %d bytes, over the log's limit of %d: write the output to a file and log its path", e.ID, len(line), MaxLineBytes)
 	}
 
 	exclusive := e.Kind == KindAgent || len(line) > atomicWriteMax
@@ -208,6 +196,31 @@ func (l *Log) Append(ctx context.Context, e Entry) (Entry, error) {
 		}
 		exclusive = true // the log ends mid-line: repair it alone
 	}
+}
+
+// Prepare is what every backend does to an entry before its lifecycle
+// check: a zero Time set to now(), the time cut to milliseconds in UTC,
+// the source of an event checked against Sources, and the line rendered,
+// with its newline, within MaxLineBytes. It returns the entry as it will
+// be written and its line.
+func Prepare(e Entry, now func() time.Time) (Entry, []byte, error) {
+	if e.Time.IsZero() {
+		e.Time = now()
+	}
+	e.Time = e.Time.UTC().Truncate(time.Millisecond)
+	e.Legacy = false
+	if e.Kind == KindEvent && !e.Source.Known() {
+		return Entry{}, nil, fmt.Errorf("unknown event source %q: use one of %s", e.Source, joinSources(Sources()))
+	}
+	line, err := appendLine(nil, e)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	line = append(line, '\n')
+	if len(line) > MaxLineBytes {
+		return Entry{}, nil, fmt.Errorf("entry for %s is %d bytes, over the log's limit of %d: write the output to a file and log its path", e.ID, len(line), MaxLineBytes)
+	}
+	return e, line, nil
 }
 
 // appendLocked writes line under the lock. It returns false, writing

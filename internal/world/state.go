@@ -37,9 +37,10 @@ type Agent struct {
 	UserAnswered bool `json:"user_answered,omitempty"`
 }
 
-// agentState is an agent in the side index: its status and the offsets of
-// the lines that hold the rest.
-type agentState struct {
+// AgentState is an agent as the log's fold keeps it: its status and where
+// the lines that hold the rest are (byte offsets in the file, where the side
+// index keeps it; row ids in the PostgreSQL backend, internal/pgstore).
+type AgentState struct {
 	ID        string
 	Status    Status
 	Since     int64 // unix ms of the latest status entry
@@ -49,6 +50,58 @@ type agentState struct {
 	UserAfter bool  // an [event:user] came after the failed entry
 	Reviewed  bool  // an [event:review] came after the finish entry
 	Retries   int
+}
+
+// agentState is the file's name for AgentState.
+type agentState = AgentState
+
+// Check returns why the lifecycle forbids entry e after a, an agent's
+// state (nil: no entry yet), or nil when it allows it. Events are always
+// allowed.
+func (a *AgentState) Check(e Entry) *TransitionError {
+	if e.Kind != KindAgent {
+		return nil
+	}
+	var from Status
+	var user, reviewed bool
+	if a != nil {
+		from, user, reviewed = a.Status, a.UserAfter, a.Reviewed
+	}
+	var te *TransitionError
+	if errors.As(checkTransition(e.ID, from, user, reviewed, e.Status), &te) {
+		return te
+	}
+	return nil
+}
+
+// Fold applies entry e, whose line is at at, to a, the state of the agent
+// e.ID names: an agent entry the lifecycle allows (Check), or an event
+// with the agent's id.
+func (a *AgentState) Fold(at int64, e Entry) {
+	ms := e.Time.UnixMilli()
+	if e.Kind == KindEvent {
+		a.Seen = max(a.Seen, ms)
+		if e.Source == SourceUser && a.Status == StatusFailed {
+			a.UserAfter = true
+		}
+		if e.Source == SourceReview && a.Status == StatusFinish {
+			a.Reviewed = true
+		}
+		return
+	}
+	switch e.Status {
+	case StatusStart:
+		a.StartOff, a.Retries = at, 0
+	case StatusRetry:
+		a.Retries++
+	}
+	a.Status, a.Since, a.Off, a.UserAfter, a.Reviewed = e.Status, ms, at, false, false
+	a.Seen = max(a.Seen, ms)
+}
+
+// InLimbo reports whether a is in limbo at now for silent (Log.Limbo).
+func (a *AgentState) InLimbo(now time.Time, silent time.Duration) bool {
+	return inLimbo(a, now, silent)
 }
 
 // indexEvery is how much log a replay may read before the side index is
@@ -141,33 +194,15 @@ func (s *state) describes(f *os.File, fi os.FileInfo) bool {
 // apply folds entry e, whose line starts at off, into s; check has found
 // it allowed.
 func (s *state) apply(off int64, e Entry) {
-	ms := e.Time.UnixMilli()
 	a := s.byID[e.ID]
-	if e.Kind == KindEvent {
-		if a == nil {
+	if a == nil {
+		if e.Kind == KindEvent {
 			return
 		}
-		a.Seen = max(a.Seen, ms)
-		if e.Source == SourceUser && a.Status == StatusFailed {
-			a.UserAfter = true
-		}
-		if e.Source == SourceReview && a.Status == StatusFinish {
-			a.Reviewed = true
-		}
-		return
-	}
-	if a == nil {
 		a = &agentState{ID: e.ID, StartOff: -1}
 		s.byID[e.ID] = a
 	}
-	switch e.Status {
-	case StatusStart:
-		a.StartOff, a.Retries = off, 0
-	case StatusRetry:
-		a.Retries++
-	}
-	a.Status, a.Since, a.Off, a.UserAfter, a.Reviewed = e.Status, ms, off, false, false
-	a.Seen = max(a.Seen, ms)
+	a.Fold(off, e)
 }
 
 // check returns why the fold ignores entry e, whose line starts at off,
@@ -183,19 +218,11 @@ func (s *state) check(off int64, e Entry) *TransitionError {
 	if e.Kind != KindAgent || (e.Legacy && !s.Current) {
 		return nil
 	}
-	var from Status
-	var user, reviewed bool
-	if a := s.byID[e.ID]; a != nil {
-		from, user, reviewed = a.Status, a.UserAfter, a.Reviewed
-	}
-	if off < s.Vouched && e.Status == StatusVerified && (from == "" || from == StatusStart) {
+	a := s.byID[e.ID]
+	if off < s.Vouched && e.Status == StatusVerified && (a == nil || a.Status == StatusStart) {
 		return nil
 	}
-	var te *TransitionError
-	if errors.As(checkTransition(e.ID, from, user, reviewed, e.Status), &te) {
-		return te
-	}
-	return nil
+	return a.Check(e)
 }
 
 // skip records that the fold ignored the entry of r, for te.
