@@ -49,7 +49,9 @@ type Config struct {
 	// Supervisors is [supervisors]: seed 003's supervisor agents.
 	Supervisors *Supervisors `toml:"supervisors,omitempty"`
 	// Train is [train]: the trainer hand-off and train-plan's defaults.
-	Train   *Train   `toml:"train,omitempty"`
+	Train *Train `toml:"train,omitempty"`
+	// Fleet is [fleet]: hosts sharing one PostgreSQL (issue 34).
+	Fleet   *Fleet   `toml:"fleet,omitempty"`
 	Unknown []string `toml:"-"` // keys present in the file that cra does not know
 }
 
@@ -356,6 +358,7 @@ func (c *Config) Validate() error {
 	problems = append(problems, c.validateBoard()...)
 	problems = append(problems, c.validateRecycler()...)
 	problems = append(problems, c.Supervisors.Validate()...)
+	problems = append(problems, c.Fleet.Validate()...)
 	problems = append(problems, c.Train.validate()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("invalid config.toml: %s", strings.Join(problems, "; "))

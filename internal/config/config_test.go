@@ -251,10 +251,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[[x]]\na = 1e999\n"))
 	f.Add([]byte("[agents]\n[agents.a]\ncommand = \"run {task_id}\"\n[board]\ndefault_agent = \"a\"\n"))
 	f.Add([]byte("[models]\nprovider = \"openai\"\ntimeout = \"1m\"\ncoding_temperature = 0.5\n[models.supervisor]\nmodel = \"m\"\nprovider = \"openai\"\nbase_url = \"https://x/v1\"\n"))
+	f.Add([]byte("[fleet]\ndatabase_url_env = \"CRA_DATABASE_URL\"\nhost = \"h\"\nremote = \"origin\"\nlease = \"2m\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {
 			return
+		}
+		if _, err := c.FleetSettings(); err != nil {
+			t.Fatalf("a config that validates does not resolve [fleet]: %v", err)
 		}
 		c.Unknown = nil
 		enc, err := c.Encode()
