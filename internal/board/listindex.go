@@ -1,9 +1,7 @@
 package board
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,7 +13,7 @@ import (
 
 // indexVersion is the list index's format; an index of another version
 // is rebuilt from the files.
-const indexVersion = 1
+const indexVersion = 2
 
 // racySlack is how long after a file last changed (its ctime) a reading
 // of it is trusted: a file written again within the same tick of the
@@ -81,28 +79,24 @@ func (s *FileStore) loadIndex(f Folder) *listIndex {
 	if err != nil {
 		return newListIndex()
 	}
-	var ix listIndex
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ix); err != nil || ix.Version != indexVersion || ix.Entries == nil {
+	ix, err := decodeIndex(data)
+	if err != nil {
 		return newListIndex()
 	}
 	for id, e := range ix.Entries {
-		if e == nil || e.Task == nil || e.Task.ID != id {
+		if e.Task.ID != id {
 			return newListIndex()
 		}
 		e.Task.raw = e.Raw
 	}
-	return &ix
+	return ix
 }
 
 // saveIndex writes folder f's list index, atomically: a reader sees the
 // old one or the new one. Two listings writing at once leave either's,
 // each checked against the files on the next read.
 func (s *FileStore) saveIndex(f Folder, ix *listIndex) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(ix); err != nil {
-		return fmt.Errorf("write task list index: %w", err)
-	}
-	if err := atomicfile.Write(s.indexPath(f), buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(s.indexPath(f), encodeIndex(ix), 0o644); err != nil {
 		return fmt.Errorf("write task list index: %w", err)
 	}
 	return nil

@@ -224,6 +224,8 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 	var out []Listed
 	changed := false
 	seen := map[string]bool{}
+	stat := openFolderStatter(s.sd.TaskFolder(string(folder)))
+	defer stat.close()
 	err := s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
 		l := Listed{ID: id, Folder: f}
 		if err := CheckID(id); err != nil {
@@ -246,8 +248,8 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 			}
 			return
 		}
-		if info, err := d.Info(); err == nil && old.trusted(statOf(info)) {
-			l.Task, l.ModTime = old.Task, info.ModTime()
+		if st, mtime, ok := stat.lstat(d); ok && old.trusted(st) {
+			l.Task, l.ModTime = old.Task, mtime
 			out = append(out, l)
 			return
 		}

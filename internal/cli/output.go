@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +26,35 @@ func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// encodeJSONArray writes vs as encodeJSON does, the same bytes, one
+// element at a time through a buffered writer: 'cra task list --json' on
+// 10,000 tasks spent a third of its time growing and re-indenting one
+// document of 3.6 MB.
+func encodeJSONArray[T any](w io.Writer, vs []T) error {
+	if len(vs) == 0 {
+		return encodeJSON(w, vs) // [] or null, as encodeJSON writes them
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var elem bytes.Buffer
+	enc := json.NewEncoder(&elem)
+	enc.SetIndent("  ", "  ")
+	bw.WriteString("[\n")
+	for i, v := range vs {
+		elem.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		bw.WriteString("  ")
+		bw.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
+		if i < len(vs)-1 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
 }
 
 // encodeJSONLines writes each of vs as compact JSON on a line of its own

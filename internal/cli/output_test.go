@@ -30,8 +30,9 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
-// TestEncodeJSONStyles: a document is indented and escapes HTML; JSON
-// lines are compact, one value a line, and do not.
+// TestEncodeJSONStyles: a document is indented and escapes HTML, and an
+// array written element by element is the same document; JSON lines are
+// compact, one value a line, and do not.
 func TestEncodeJSONStyles(t *testing.T) {
 	v := map[string]string{"a": "<b>"}
 	var doc, lines bytes.Buffer
@@ -40,6 +41,23 @@ func TestEncodeJSONStyles(t *testing.T) {
 	}
 	if got, want := doc.String(), "{\n  \"a\": \"\\u003cb\\u003e\"\n}\n"; got != want {
 		t.Errorf("encodeJSON: got %q, want %q", got, want)
+	}
+	type row struct {
+		ID   string            `json:"id"`
+		Tags []string          `json:"tags,omitempty"`
+		Sub  map[string]string `json:"sub,omitempty"`
+	}
+	for _, rows := range [][]row{nil, {}, {{ID: "<1>"}}, {{ID: "a", Tags: []string{"x", "y"}, Sub: v}, {ID: "b"}, {ID: "c&d"}}} {
+		var whole, array bytes.Buffer
+		if err := encodeJSON(&whole, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := encodeJSONArray(&array, rows); err != nil {
+			t.Fatal(err)
+		}
+		if array.String() != whole.String() {
+			t.Errorf("encodeJSONArray of %d rows:\n%s\nwant what encodeJSON writes:\n%s", len(rows), array.String(), whole.String())
+		}
 	}
 	if err := encodeJSONLines(&lines, v, v); err != nil {
 		t.Fatal(err)

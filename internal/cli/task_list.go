@@ -64,7 +64,7 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 		return err
 	}
 	if opts.json {
-		return encodeJSON(d.out, out)
+		return encodeJSONArray(d.out, out)
 	}
 	if len(out) == 0 {
 		_, err := fmt.Fprintln(d.out, "no tasks: add one with 'cra task add TITLE'")
@@ -94,7 +94,7 @@ func taskNeedsYouRun(ctx context.Context, d *deps, opts *taskListOptions) error 
 		}
 	}
 	if opts.json {
-		return encodeJSON(d.out, out)
+		return encodeJSONArray(d.out, out)
 	}
 	if len(out) == 0 {
 		_, err := fmt.Fprintln(d.out, "no task waits for you")
