@@ -45,7 +45,12 @@ Each call fails alone: a reply that is malformed twice changes nothing,
 and the other call still runs. Every call is recorded in raw.sqlite. One
 cleanup runs at a time.
 
---dry-run runs the pre-pass only: no model is asked, nothing is written.`,
+--dry-run runs the pre-pass only: no model is asked, nothing is written.
+
+With 'cra serve' running for the repository the pass runs in the daemon,
+which runs one at a time with the board's Clean Up button and keeps the
+last pass's report (GET /api/cleanup); its log says it answered "cra
+cleanup". Without one it runs here. The report is the same either way.`,
 		Example: `  cra cleanup --dry-run
   cra cleanup
   cra cleanup --json`,
@@ -65,16 +70,20 @@ cleanup runs at a time.
 }
 
 func cleanupRun(ctx context.Context, d *deps, opts *cleanupOptions) error {
-	tb, err := openBoard(ctx, d, opts.repo, false)
+	command := "cra cleanup"
+	if opts.dryRun {
+		command += " --dry-run"
+	}
+	b, err := openOps(ctx, d, opts.repo, false, command)
 	if err != nil {
 		return err
 	}
-	if tb == nil {
+	if b == nil {
 		fmt.Fprintln(d.out, "nothing to clean up: no .clean_room/ here (run 'cra init' first)")
 		return nil
 	}
-	defer tb.Close()
-	rep, err := runCleanup(ctx, d, tb, opts.dryRun)
+	defer b.Close()
+	rep, err := b.Cleanup(ctx, opts.dryRun)
 	if errors.Is(err, fleet.ErrCleanupRunning) {
 		return fmt.Errorf("%w: wait for it to finish, then run 'cra cleanup' again", err)
 	}
@@ -141,11 +150,4 @@ func printCleanup(d *deps, rep *fleet.CleanupReport) {
 	if !rep.Collapse.Failed() && len(rep.Merged) == 0 && len(rep.Skipped) == 0 && len(rep.Suggested) == 0 {
 		fmt.Fprintln(w, "no duplicates collapsed")
 	}
-}
-
-// runCleanup runs one cleanup pass over an opened board: what 'cra
-// cleanup' starts (the board's button and the supervisors' runs start
-// the fleet's too).
-func runCleanup(ctx context.Context, d *deps, tb *taskBoard, dryRun bool) (*fleet.CleanupReport, error) {
-	return tb.fleet.Cleanup(ctx, dryRun)
 }

@@ -54,7 +54,7 @@ Up button that runs 'cra cleanup' in the background. The API
   POST /api/tasks/ID/answer     answer a task that waits for a person
   POST /api/tasks/ID/move       move a task; /retry sends it back to pending
   GET|PUT /api/settings         the recycler's settings (config.toml)
-  GET|POST /api/cleanup         whether a cleanup runs; start one
+  GET|POST /api/cleanup         whether a cleanup runs and the last one's report; start one
   GET  /api/log?since=OFFSET    world log lines
   GET  /api/events?since=OFFSET&file=FILE
                                 a WebSocket of the world log

@@ -9,9 +9,10 @@
 // soft-serve's backend.Backend are the model).
 //
 // The operations people and the server use (add, edit, move, answer, list,
-// show, run one, recycle once, the settings) form the Ops interface, which *Fleet
-// implements in process and server.Client implements over a running
-// daemon's API, so that a command does not know which answered.
+// show, run one, recycle once, the settings, clean up) form the Ops
+// interface, which *Fleet implements in process and server.Client
+// implements over a running daemon's API, so that a command does not know
+// which answered.
 //
 // The background loops of 'cra serve' are Services with one shape,
 // Run(ctx) error, started and stopped as a group (River's maintenance
@@ -87,6 +88,9 @@ type Fleet struct {
 	recycler  *review.Recycler
 
 	settingsMu sync.Mutex // one settings change at a time (Settings, SetSettings)
+
+	lastMu      sync.Mutex
+	lastCleanup *fleetapi.CleanupPass // the last pass Cleanup ran, not dry
 }
 
 // Open returns the fleet of the repository ws opened. The fleet takes ws
@@ -259,7 +263,8 @@ func (f *Fleet) Supervisors(ctx context.Context, out io.Writer) (*supervisor.Run
 
 // Cleanup runs one cleanup pass (seed 000): what 'cra cleanup', the
 // board's Clean Up button and the supervisors' runs start. A dry run asks
-// no model, so it opens no raw database.
+// no model, so it opens no raw database. A pass that is not dry is kept
+// as LastCleanup.
 func (f *Fleet) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error) {
 	deps := cleanup.Deps{Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir, Now: f.now, Logger: f.logger}
 	if !dryRun {
@@ -267,10 +272,39 @@ func (f *Fleet) Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error
 		if err != nil {
 			return nil, err
 		}
-		deps.Gateway = llm.NewGateway(f.ws.Router(ctx), rec)
+		// config.toml as it is now, as the other workers read it: a
+		// daemon's pass asks the models a person set since it started.
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		deps.Gateway = llm.NewGateway(f.ws.RouterFor(ctx, cfg), rec)
 		deps.Gateway.Logger = f.logger
 	}
-	return cleanup.Run(ctx, deps, cleanup.Options{DryRun: dryRun})
+	rep, err := cleanup.Run(ctx, deps, cleanup.Options{DryRun: dryRun})
+	if !dryRun && !errors.Is(err, cleanup.ErrRunning) {
+		last := &fleetapi.CleanupPass{Report: rep, Finished: f.now()}
+		if err != nil {
+			last.Error = err.Error()
+		}
+		f.lastMu.Lock()
+		f.lastCleanup = last
+		f.lastMu.Unlock()
+	}
+	return rep, err
+}
+
+// LastCleanup is the last cleanup pass this fleet ran, the button's,
+// a command's through the daemon or the supervisors' (not a dry run, nor
+// one refused because another ran); nil before the first.
+func (f *Fleet) LastCleanup() *fleetapi.CleanupPass {
+	f.lastMu.Lock()
+	defer f.lastMu.Unlock()
+	if f.lastCleanup == nil {
+		return nil
+	}
+	last := *f.lastCleanup
+	return &last
 }
 
 // CleanupRunning says whether a cleanup pass runs now, in any process.

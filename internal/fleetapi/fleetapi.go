@@ -67,6 +67,10 @@ type Ops interface {
 	// refused value is a *SettingError, and nothing is written.
 	Settings(ctx context.Context) (*SettingsView, error)
 	SetSettings(ctx context.Context, in Settings) (*SettingsView, error)
+	// Cleanup runs one cleanup pass (seed 000) and returns its report
+	// when it ends; a dry run asks no model and writes nothing.
+	// ErrCleanupRunning while another pass runs.
+	Cleanup(ctx context.Context, dryRun bool) (*CleanupReport, error)
 	// Close releases what the operations hold.
 	Close() error
 }
@@ -313,6 +317,14 @@ func (o *Outcome) Completed() bool { return o.Folder == board.Completed }
 
 // CleanupReport is what a cleanup pass did (verdict.CleanupReport).
 type CleanupReport = verdict.CleanupReport
+
+// CleanupPass is the last cleanup pass a fleet ran (not a dry run): its
+// report, or why it failed, and when it ended.
+type CleanupPass struct {
+	Report   *CleanupReport `json:"report,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Finished time.Time      `json:"finished"`
+}
 
 // ErrCleanupRunning is a cleanup pass refused because one runs already,
 // in this process or another.

@@ -386,3 +386,25 @@ func compactView(v *fleetapi.SettingsView) *fleetapi.SettingsView {
 	}
 	return v
 }
+
+// Cleanup runs one cleanup pass in the daemon and waits for its report
+// (POST /api/cleanup?wait=true). A pass refused because one runs is
+// fleetapi.ErrCleanupRunning, as in process.
+func (c *Client) Cleanup(ctx context.Context, dryRun bool) (*fleetapi.CleanupReport, error) {
+	path := "/api/cleanup?wait=true"
+	if dryRun {
+		path += "&dry_run=true"
+	}
+	var out fleetapi.CleanupReport
+	if err := c.call(ctx, nil, http.MethodPost, path, struct{}{}, &out); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+			return nil, fleetapi.ErrCleanupRunning
+		}
+		return nil, err
+	}
+	if out.Groups == nil {
+		return nil, fmt.Errorf("the daemon at %s: read its answer: it is not a cleanup report", c.Base)
+	}
+	return &out, nil
+}

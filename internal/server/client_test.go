@@ -214,6 +214,7 @@ func TestClientBadReply(t *testing.T) {
 				"set settings": func() error { _, err := c.SetSettings(ctx, fleetapi.Settings{}); return err },
 				"list":         func() error { _, err := c.List(ctx, ""); return err },
 				"show":         func() error { _, err := c.Show(ctx, "t-00000001"); return err },
+				"cleanup":      func() error { _, err := c.Cleanup(ctx, true); return err },
 			} {
 				err := call()
 				if err == nil || !strings.Contains(err.Error(), "the daemon at "+ts.URL) || !strings.Contains(err.Error(), tc.says) {

@@ -56,9 +56,6 @@ type Daemon struct {
 	Token string
 	// Workers says which of the fleet's loops run, and how often.
 	Workers fleetapi.Workers
-	// Cleanup is one cleanup pass, which the board's Clean Up button
-	// starts in the background; nil is the fleet's (fleet.Cleanup).
-	Cleanup func(ctx context.Context) error
 	// MCP serves the Model Context Protocol at /mcp (issue 31); nil
 	// leaves /mcp out.
 	MCP http.Handler
@@ -169,14 +166,7 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	}()
 	api := &Server{Fleet: d.Fleet, Hub: hub, Token: token, Logger: d.Logger, Out: d.Out,
 		Started: info.Started, PID: info.PID, MCP: d.MCP}
-	run := d.Cleanup
-	if run == nil {
-		run = func(ctx context.Context) error {
-			_, err := d.Fleet.Cleanup(ctx, false)
-			return err
-		}
-	}
-	cleaner := &daemonCleaner{ctx: ctx, fleet: d.Fleet, run: run, say: d.say}
+	cleaner := &daemonCleaner{ctx: ctx, fleet: d.Fleet, say: d.say}
 	api.Cleaner = cleaner
 	defer cleaner.wg.Wait() // after the listener closed: no pass starts anew
 	srv := &http.Server{

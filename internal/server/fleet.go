@@ -32,10 +32,11 @@ type Fleet interface {
 	Diff(ctx context.Context, id string) (*fleetapi.BranchDiff, error)
 	// Repair puts every task file where the world log says.
 	Repair(ctx context.Context) (board.Report, error)
-	// Cleanup runs one cleanup pass; CleanupRunning says whether one
-	// runs now, in any process.
-	Cleanup(ctx context.Context, dryRun bool) (*fleetapi.CleanupReport, error)
+	// CleanupRunning says whether a cleanup pass runs now, in any
+	// process; LastCleanup is the last pass the fleet ran (fleetapi.Ops
+	// has Cleanup, which runs one).
 	CleanupRunning() bool
+	LastCleanup() *fleetapi.CleanupPass
 	// Serve runs the daemon's loops as w says until ctx ends.
 	Serve(ctx context.Context, w fleetapi.Workers) error
 }

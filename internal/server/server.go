@@ -14,8 +14,11 @@
 //	POST /api/tasks/{id}/retry     back to pending: {"why": "…"}
 //	GET  /api/settings             the recycler's settings (seed 004)
 //	PUT  /api/settings             change them: validated, written to config.toml
-//	GET  /api/cleanup              {"available": …, "running": …}: the Clean Up button
-//	POST /api/cleanup              start a cleanup pass (202; 409 while one runs)
+//	GET  /api/cleanup              {"available": …, "running": …, "last": …}: the Clean Up
+//	                               button, and the last pass's report
+//	POST /api/cleanup              start a cleanup pass (202; 409 while one runs); with
+//	                               ?wait=true answer its report when it ends (200), with
+//	                               ?dry_run=true the pre-pass's
 //	GET  /api/log                  lines of the world log (?since=OFFSET or ?tail=N)
 //	GET  /api/events               a WebSocket of the world log from ?since=OFFSET&file=FILE
 //	                               (see Message: a position in a compacted-away file resets)

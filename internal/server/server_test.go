@@ -18,7 +18,9 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/cleanup"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/flock"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -513,6 +515,23 @@ var _ Cleaner = (*fakeCleaner)(nil)
 
 func (c *fakeCleaner) Start() error  { return c.start() }
 func (c *fakeCleaner) Running() bool { return c.running() }
+func (c *fakeCleaner) Run(ctx context.Context, dryRun bool) (*fleetapi.CleanupReport, error) {
+	if err := c.start(); err != nil {
+		return nil, err
+	}
+	return &fleetapi.CleanupReport{DryRun: dryRun, Groups: []verdict.DuplicateGroup{}}, nil
+}
+
+// slowCleanup is the fixture's fleet whose cleanup pass is the test's.
+type slowCleanup struct {
+	*fleet.Fleet
+	pass func(ctx context.Context)
+}
+
+func (f *slowCleanup) Cleanup(ctx context.Context, dryRun bool) (*fleetapi.CleanupReport, error) {
+	f.pass(ctx)
+	return &fleetapi.CleanupReport{Groups: []verdict.DuplicateGroup{}}, nil
+}
 
 func TestCleanupAPI(t *testing.T) {
 	f := newFixture(t)
@@ -552,15 +571,13 @@ func TestDaemonCleanup(t *testing.T) {
 	f := newFixture(t)
 	release := make(chan struct{})
 	passes := make(chan struct{}, 10)
-	d := &Daemon{Fleet: f.fleet, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour},
-		Cleanup: func(ctx context.Context) error {
-			passes <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return nil
-		}}
+	d := &Daemon{Fleet: &slowCleanup{Fleet: f.fleet, pass: func(ctx context.Context) {
+		passes <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	}}, Addr: "127.0.0.1:0", Workers: fleet.Workers{PassEvery: time.Hour}}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan Info, 1)
 	done := make(chan error, 1)

@@ -156,7 +156,7 @@ func TestScreenshots(t *testing.T) {
 	}
 	browser := newBrowser(t)
 	f := newFixture(t)
-	url, _ := startDaemon(t, f, func(d *Daemon) { d.Cleanup = func(context.Context) error { return nil } }) // first: its start would restart the runs shown going
+	url, _ := startDaemon(t, f, func(d *Daemon) { d.Fleet = &slowCleanup{Fleet: f.fleet, pass: func(context.Context) {}} }) // first: its start would restart the runs shown going
 	blocked := showcase(t, f)
 	tb := openTab(t, browser, url)
 	tb.do(chromedp.EmulateViewport(1600, 900), chromedp.WaitVisible(chromedp.CSS(cardSel(board.FailedBlocked, blocked))))

@@ -272,14 +272,19 @@ func (w *Workspace) openRaw(ctx context.Context) error {
 
 // Router returns a model router over the config, with the index's active
 // adapters when the repository is indexed and none otherwise.
-func (w *Workspace) Router(ctx context.Context) *llm.Router {
+func (w *Workspace) Router(ctx context.Context) *llm.Router { return w.RouterFor(ctx, w.Config) }
+
+// RouterFor is Router over cfg rather than the config the workspace was
+// opened with: a long-lived caller (the daemon's fleet) passes
+// config.toml as it is now.
+func (w *Workspace) RouterFor(ctx context.Context, cfg *config.Config) *llm.Router {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var adapters llm.AdapterSource
 	if k, _, err := w.index(ctx); err == nil {
 		adapters = Adapters(k)
 	}
-	r := llm.NewRouter(w.Config, adapters)
+	r := llm.NewRouter(cfg, adapters)
 	r.Logger = w.logger
 	return r
 }
