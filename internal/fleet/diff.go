@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/gitx"
 )
 
@@ -14,13 +15,13 @@ const MaxDiff = 256 << 10
 
 // Diff returns task id's branch diff. A task whose branch does not exist
 // (it has not run) has an empty patch and Missing says why.
-func (f *Fleet) Diff(ctx context.Context, id string) (*BranchDiff, error) {
+func (f *Fleet) Diff(ctx context.Context, id string) (*fleetapi.BranchDiff, error) {
 	t, _, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	repo := f.ws.Root
-	d := &BranchDiff{Branch: board.BranchPrefix + id}
+	d := &fleetapi.BranchDiff{Branch: board.BranchPrefix + id}
 	if t.Merged != nil && t.Merged.Commit != "" {
 		d.Base, d.Rev, d.Merged = t.Merged.Commit+"^1", t.Merged.Commit, true
 	} else {

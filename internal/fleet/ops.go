@@ -56,12 +56,12 @@ func (f *Fleet) Answer(ctx context.Context, id, text string) (bool, error) {
 }
 
 // List returns folder's tasks ("" for all).
-func (f *Fleet) List(ctx context.Context, folder board.Folder) (*Listing, error) {
+func (f *Fleet) List(ctx context.Context, folder board.Folder) (*fleetapi.Listing, error) {
 	listed, err := f.Board.Store.List(ctx, folder)
 	if err != nil {
 		return nil, err
 	}
-	out := &Listing{Tasks: make([]TaskView, 0, len(listed))}
+	out := &fleetapi.Listing{Tasks: make([]TaskView, 0, len(listed))}
 	for _, l := range listed {
 		if l.Err != nil {
 			out.Problems = append(out.Problems, l.Err.Error())
@@ -122,16 +122,16 @@ func (f *Fleet) NeedsYou(ctx context.Context) ([]NeedsYou, error) {
 // lifecycle entry.
 func (f *Fleet) Waits(ctx context.Context, id string) (bool, error) {
 	a, known, err := f.Board.Log.Lookup(ctx, id)
-	return known && WaitsForPerson(a.Status, a.Output), err
+	return known && fleetapi.WaitsForPerson(a.Status, a.Output), err
 }
 
 // Show returns task id with its log entries, runs and reviews.
-func (f *Fleet) Show(ctx context.Context, id string) (*Detail, error) {
+func (f *Fleet) Show(ctx context.Context, id string) (*fleetapi.Detail, error) {
 	t, folder, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	d := &Detail{Task: t, Folder: folder, Entries: []world.Entry{}, Reviews: []Review{}}
+	d := &fleetapi.Detail{Task: t, Folder: folder, Entries: []world.Entry{}, Reviews: []Review{}}
 	if d.WaitsForPerson, err = f.Waits(ctx, id); err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (f *Fleet) RunOne(ctx context.Context, id string) (*Outcome, error) {
 
 // RecycleOnce runs one recycler tick with a recycler of its own, whose
 // lines go to out (the daemon's loop keeps its own).
-func (f *Fleet) RecycleOnce(ctx context.Context, out io.Writer) (*RecycleReport, error) {
+func (f *Fleet) RecycleOnce(ctx context.Context, out io.Writer) (*fleetapi.RecycleReport, error) {
 	rec, err := f.recorder(ctx)
 	if err != nil {
 		return nil, err
@@ -228,19 +228,19 @@ var (
 
 // Runs reads task id's runs from its lifecycle entries: each active entry
 // ("run N: profile") to the next agent entry, with its run log.
-func (f *Fleet) Runs(id string, entries []world.Entry) []Run {
+func (f *Fleet) Runs(id string, entries []world.Entry) []fleetapi.Run {
 	return runs(entries, statedir.At(f.ws.StateDir).Run(id).Path())
 }
 
-func runs(entries []world.Entry, dir string) []Run {
-	out := []Run{}
+func runs(entries []world.Entry, dir string) []fleetapi.Run {
+	out := []fleetapi.Run{}
 	open := -1
 	for _, e := range entries {
 		if e.Kind != world.KindAgent {
 			continue
 		}
 		if e.Status == world.StatusActive {
-			run := Run{Started: e.Time}
+			run := fleetapi.Run{Started: e.Time}
 			if m := runPattern.FindStringSubmatch(e.Output); m != nil {
 				run.N, _ = strconv.Atoi(m[1])
 				run.Profile = m[2]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleetapi"
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/supervise"
@@ -22,7 +23,7 @@ import (
 // Stop stops task id's running run: the log first (board.StopRun: a
 // person's retry, the task held in pending), then the run's process
 // group, as Level 2 ends a stale run. No failure is counted.
-func (f *Fleet) Stop(ctx context.Context, id, why string) (*Stopped, error) {
+func (f *Fleet) Stop(ctx context.Context, id, why string) (*fleetapi.Stopped, error) {
 	a, known, err := f.Board.Log.Lookup(ctx, id)
 	if err != nil {
 		return nil, err
@@ -53,7 +54,7 @@ func (f *Fleet) Stop(ctx context.Context, id, why string) (*Stopped, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Stopped{Task: t, Run: run}
+	out := &fleetapi.Stopped{Task: t, Run: run}
 	if kill != nil {
 		if out.Killed, err = supervise.Stop(ctx, *kill, 0); err != nil {
 			return out, fmt.Errorf("task %s: run %d is logged as stopped, but its processes: %w", id, run, err)
@@ -178,7 +179,7 @@ func (f *Fleet) Merge(ctx context.Context, id string, o MergeOptions) (*board.Ta
 // PR pushes task id's branch to a remote and opens a pull request with gh
 // when it is installed and signed in; otherwise it says the exact
 // commands. The pushed branch is logged ([event:user]).
-func (f *Fleet) PR(ctx context.Context, id string, o PROptions) (*PullRequest, error) {
+func (f *Fleet) PR(ctx context.Context, id string, o PROptions) (*fleetapi.PullRequest, error) {
 	t, _, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func (f *Fleet) PR(ctx context.Context, id string, o PROptions) (*PullRequest, e
 			return nil, &board.SteerError{ID: id, Op: "open a pull request for", State: "has no base: the repository's HEAD is not on a branch", Fix: "name one with --base BRANCH"}
 		}
 	}
-	pr := &PullRequest{Branch: branch, Remote: remote, Base: base}
+	pr := &fleetapi.PullRequest{Branch: branch, Remote: remote, Base: base}
 	title := t.Title
 	body := fmt.Sprintf("%s\n\nDone when: %s\n\ncra task %s", t.Description, t.Need, id)
 	ghArgs := []string{"pr", "create", "--head", branch, "--base", base, "--title", title, "--body", strings.TrimSpace(body)}
