@@ -89,6 +89,11 @@ type FileStore struct {
 	now func() time.Time
 
 	dirs sync.Once // every folder made on the first write, so all six show
+	// turn queues this store's Lock callers in order before they take
+	// the file lock, which waits by polling (up to 100 ms between
+	// tries): without it, a caller that locks again at once (a loop of
+	// rebuilds) took the lock before every waiter in the process woke.
+	turn chan struct{}
 }
 
 var _ Store = (*FileStore)(nil)
@@ -97,7 +102,7 @@ var _ Store = (*FileStore)(nil)
 // (<repo>/.clean_room); folders are made when first written.
 func NewFileStore(stateDir string) *FileStore {
 	sd := statedir.At(stateDir)
-	return &FileStore{dir: sd.Tasks(), sd: sd, now: time.Now}
+	return &FileStore{dir: sd.Tasks(), sd: sd, now: time.Now, turn: make(chan struct{}, 1)}
 }
 
 // Dir returns the tasks directory.
@@ -363,11 +368,18 @@ func (s *FileStore) Lock(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock board: %w", err)
 	}
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("lock board: %w", ctx.Err())
+	}
 	f, err := lockFile(ctx, s.sd.TasksLock())
 	if err != nil {
+		<-s.turn
 		return nil, err
 	}
-	return func() { f.Close() }, nil
+	var once sync.Once
+	return func() { once.Do(func() { f.Close(); <-s.turn }) }, nil
 }
 
 // makeFolders makes the six folders, best effort: a write makes its own
