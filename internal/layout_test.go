@@ -317,7 +317,7 @@ var allowedImports = map[string][]string{
 	// Execution: workspace and run own it.
 	"enrich":     {"workspace", "index", "kb", "corpus", "llm"},
 	"run":        {"workspace", "agent", "retrieve", "validation", "knowledge", "kb", "store", "world", "llm", "config", "gitx"},
-	"workspace":  {"preflight", "kb", "corpus", "store", "world", "llm", "config", "gitx"},
+	"workspace":  {"preflight", "kb", "corpus", "store", "pgstore", "world", "llm", "config", "gitx"},
 	"preflight":  {"agentcli", "kb", "corpus", "store", "llm", "config", "gitx"},
 	"agent":      {"retrieve", "edit", "validation", "corpus", "store", "llm", "config", "gitx"},
 	"retrieve":   {"index", "lang", "kb", "corpus", "store", "llm"},

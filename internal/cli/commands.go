@@ -31,5 +31,6 @@ func extraCommands(d *deps) []*cobra.Command {
 		newTuneCmd(d, nil),
 		newSandboxExecCmd(d),
 		newMCPCmd(d, nil),
+		newFleetCmd(d),
 	}
 }

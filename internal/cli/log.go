@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +47,7 @@ step and names the agent's current status.`,
 		newLogQueryCmd(d, nil),
 		newLogTailCmd(d, nil),
 		newLogCompactCmd(d, nil),
+		newLogExportCmd(d, nil),
 	)
 	return cmd
 }
@@ -61,31 +63,44 @@ func addLogCommon(cmd *cobra.Command, c *logCommon) {
 	cmd.Flags().BoolVar(&c.json, "json", false, "print JSON, one object per line")
 }
 
-// openWorldLog opens the world log of the repository at repoFlag. With create
-// it makes the state directory and the log; without, a missing log is an
-// error that says how a log begins.
-func openWorldLog(d *deps, repoFlag string, create bool) (*world.Log, string, error) {
+// openWorldLog opens the world log of the repository at repoFlag: the file
+// .clean_room/world.log, or the PostgreSQL one when [fleet]
+// database_url_env is configured. With create it makes the state
+// directory and the file; without, a missing file is an error that says
+// how a log begins. close releases the log.
+func openWorldLog(ctx context.Context, d *deps, repoFlag string, create bool) (_ world.Store, name string, close func(), _ error) {
 	repo, err := workspace.Find(repoFlag)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
+	}
+	cfg, err := workspace.LoadConfig(repo)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if workspace.WorldBackendOf(cfg) == workspace.WorldPostgres {
+		s, close, err := workspace.OpenPostgresWorld(ctx, cfg, os.Getenv, d.now)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return s, "world_log (PostgreSQL)", close, nil
 	}
 	stateDir := workspace.StateDir(repo)
 	if create {
 		if stateDir, err = workspace.EnsureStateDir(repo); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	} else if _, err := os.Stat(world.Path(stateDir)); errors.Is(err, os.ErrNotExist) {
-		return nil, "", fmt.Errorf("no world log in %s: nothing has been logged yet (write an entry with 'cra log event' or 'cra log agent')", stateDir)
+		return nil, "", nil, fmt.Errorf("no world log in %s: nothing has been logged yet (write an entry with 'cra log event' or 'cra log agent')", stateDir)
 	}
 	l, err := world.Open(stateDir)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	l.Now = d.now
-	name := relPath(repo, l.Path())
+	name = relPath(repo, l.Path())
 	l.Malformed = func(r *world.Record) { logWarnMalformed(d, name, r) }
 	l.Broken = func(r *world.Record, err *world.TransitionError) { logWarnSkipped(d, name, r.Line, err) }
-	return l, name, nil
+	return l, name, func() {}, nil
 }
 
 // logSyncPolicy resolves the fsync policy: flag > [world] fsync > "agent"
@@ -220,22 +235,25 @@ func logStatusNames() string {
 }
 
 // openForAppend is what both appending commands do first: resolve the
-// fsync policy, read the output ("-" is stdin), open the log.
-func openForAppend(d *deps, c logCommon, fsync, rawOutput string) (*world.Log, string, error) {
+// fsync policy, read the output ("-" is stdin), open the log. The fsync
+// policy is the file's: PostgreSQL commits every append.
+func openForAppend(ctx context.Context, d *deps, c logCommon, fsync, rawOutput string) (world.Store, string, func(), error) {
 	sync, err := logSyncPolicy(d, c.repo, fsync)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	output, err := logReadOutput(d, rawOutput)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	l, _, err := openWorldLog(d, c.repo, true)
+	s, _, close, err := openWorldLog(ctx, d, c.repo, true)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	l.Sync = sync
-	return l, output, nil
+	if l, ok := s.(*world.Log); ok {
+		l.Sync = sync
+	}
+	return s, output, close, nil
 }
 
 // logFilterFlags are the entry filters shared by query and tail.

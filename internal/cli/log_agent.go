@@ -64,10 +64,11 @@ func logAgentRun(ctx context.Context, d *deps, opts *logAgentOptions) error {
 	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, fleet.RunReport{Kind: world.KindAgent, Status: status, ID: opts.id, Need: opts.need}); sent || err != nil {
 		return err
 	}
-	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
+	l, output, closeLog, err := openForAppend(ctx, d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 	e, err := l.Agent(ctx, status, opts.id, output, opts.need)
 	if err != nil {
 		return err

@@ -45,10 +45,11 @@ func logCheckRun(ctx context.Context, d *deps, opts *logCheckOptions) error {
 	if err := world.CheckMarkerName(opts.marker); err != nil {
 		return usageError{err: err}
 	}
-	l, name, err := openWorldLog(d, opts.repo, false)
+	l, name, closeLog, err := openWorldLog(ctx, d, opts.repo, false)
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 	if opts.reset {
 		if err := l.ResetMarker(ctx, opts.marker); err != nil {
 			return err

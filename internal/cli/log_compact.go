@@ -48,9 +48,14 @@ func logCompactRun(ctx context.Context, d *deps, opts *logCompactOptions) error 
 	if err != nil {
 		return err
 	}
-	l, name, err := openWorldLog(d, opts.repo, false)
+	s, name, closeLog, err := openWorldLog(ctx, d, opts.repo, false)
 	if err != nil {
 		return err
+	}
+	defer closeLog()
+	l, ok := s.(*world.Log)
+	if !ok {
+		return fmt.Errorf("%s is not compacted: PostgreSQL keeps every line, and its readers go by index, not by reading the whole log", name)
 	}
 	stats, err := l.Compact(ctx, world.CompactOptions{EventsBefore: before})
 	if err != nil {

@@ -58,10 +58,11 @@ func logEventRun(ctx context.Context, d *deps, opts *logEventOptions) error {
 	if sent, err := reportFromRun(ctx, d, opts.logCommon, opts.output, fleet.RunReport{Kind: world.KindEvent, Source: src, ID: opts.id}); sent || err != nil {
 		return err
 	}
-	l, output, err := openForAppend(d, opts.logCommon, opts.fsync, opts.output)
+	l, output, closeLog, err := openForAppend(ctx, d, opts.logCommon, opts.fsync, opts.output)
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 	e, err := l.Event(ctx, src, opts.id, output)
 	if err != nil {
 		return err

@@ -86,11 +86,14 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	if agentView && (filter.Kind != "" || len(filter.Sources) > 0 || !filter.Since.IsZero() || !filter.Until.IsZero() || filter.Text != "") {
 		return usageError{err: errors.New("--current and --limbo take only --status and --id")}
 	}
-	l, name, err := openWorldLog(d, opts.repo, false)
+	l, name, closeLog, err := openWorldLog(ctx, d, opts.repo, false)
 	if err != nil {
 		return err
 	}
-	l.UseIndex = !opts.noIndex
+	defer closeLog()
+	if fl, ok := l.(*world.Log); ok {
+		fl.UseIndex = !opts.noIndex
+	}
 	if opts.skipped {
 		return logPrintSkipped(ctx, d, l, opts.json)
 	}
@@ -124,7 +127,7 @@ func logQueryRun(ctx context.Context, d *deps, opts *logQueryOptions) error {
 	return p.w.Flush()
 }
 
-func logPrintAgents(ctx context.Context, d *deps, l *world.Log, opts *logQueryOptions, filter world.Filter, now time.Time) error {
+func logPrintAgents(ctx context.Context, d *deps, l world.Store, opts *logQueryOptions, filter world.Filter, now time.Time) error {
 	if opts.count {
 		// A count reads only the side index, not the agents' lines.
 		n, err := l.CountAgents(ctx, opts.limbo, filter.Match)
@@ -194,7 +197,7 @@ type logSkippedJSON struct {
 	Why string `json:"why"`
 }
 
-func logPrintSkipped(ctx context.Context, d *deps, l *world.Log, asJSON bool) error {
+func logPrintSkipped(ctx context.Context, d *deps, l world.Store, asJSON bool) error {
 	skips, total, err := l.Skipped(ctx)
 	if err != nil {
 		return err

@@ -49,10 +49,11 @@ func logTailRun(ctx context.Context, d *deps, opts *logTailOptions) error {
 	if err != nil {
 		return err
 	}
-	l, name, err := openWorldLog(d, opts.repo, false)
+	l, name, closeLog, err := openWorldLog(ctx, d, opts.repo, false)
 	if err != nil {
 		return err
 	}
+	defer closeLog()
 	p := newLogRecordPrinter(d, name, opts.json)
 	end, err := l.Tail(ctx, opts.lines, filter, p.print)
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 // marked skipped, and the fold of the agents as the file's. It is one
 // transaction: a failure leaves the database as it was. It returns how
 // many lines it copied. Stop every writer of the file first: a log that
-// grows meanwhile, or ends mid-line, is refused.
+// grows meanwhile, or ends mid-line, is refused. The read markers come
+// along, at the same lines.
 func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
 	// The file's own fold says which agent entries it skips (the lifecycle
 	// forbids them where they stand, or a compaction vouched for them).
@@ -33,6 +34,10 @@ func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import: read %s: %w", file.Path(), err)
+	}
+	markers, err := file.Markers(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("import: %w", err)
 	}
 	f, err := os.Open(file.Path())
 	if err != nil {
@@ -109,6 +114,14 @@ func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
 			return err
 		} else if fi.Size() != end.Offset {
 			return fmt.Errorf("%s holds %d bytes after its last complete line (a line being written, or torn): stop its writers; a torn line is cut off by its next append", file.Path(), fi.Size()-end.Offset)
+		}
+		for name, pos := range markers {
+			if pos.Line > n {
+				return fmt.Errorf("marker %q stands at line %d, past the log's %d", name, pos.Line, n)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO world_markers (name, line, updated) VALUES ($1, $2, $3)", name, pos.Line, l.Now().UTC()); err != nil {
+				return err
+			}
 		}
 		var arows [][]any
 		for _, a := range agents {

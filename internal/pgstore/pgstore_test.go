@@ -34,7 +34,7 @@ func (c *clock) now() time.Time {
 
 // openPG returns a PostgreSQL world log on a new database of the test
 // cluster, its schema made by Init.
-func openPG(t *testing.T, now func() time.Time) *Log {
+func openPG(t testing.TB, now func() time.Time) *Log {
 	t.Helper()
 	ctx := context.Background()
 	url := pgtest.DB(t)
@@ -52,7 +52,7 @@ func openPG(t *testing.T, now func() time.Time) *Log {
 	return l
 }
 
-func openFile(t *testing.T, now func() time.Time) *world.Log {
+func openFile(t testing.TB, now func() time.Time) *world.Log {
 	t.Helper()
 	l, err := world.Open(t.TempDir())
 	if err != nil {
@@ -355,6 +355,12 @@ func TestImportRoundTrip(t *testing.T) {
 	hand("[2026-01-02T03:05:01.000Z][event:newsource][x] a newer cra's source\n")
 	mustOK(f.Agent(ctx, world.StatusStart, "T-2", "s", "n"))
 
+	// A reader has read the first lines: its marker comes along.
+	if _, err := f.CheckThen(ctx, "reader", func(*world.Record) error { return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(f.Event(ctx, world.SourceBash, "after", "the marker"))
+
 	n, err := p.pg.Import(ctx, f)
 	if err != nil {
 		t.Fatal(err)
@@ -377,6 +383,9 @@ func TestImportRoundTrip(t *testing.T) {
 		t.Errorf("skipped after import = %+v %d %v, want the forged verified", sk, total, err)
 	}
 	p.pgC.t = p.fileC.t
+	p.both("marker after import", func(s world.Store) any {
+		return records(func(fn func(*world.Record) error) error { _, err := s.CheckThen(ctx, "reader", fn, nil); return err })
+	})
 	readAll(t, p)
 
 	// Appends go on after the imported lines, numbered and placed as in

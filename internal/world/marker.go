@@ -176,3 +176,46 @@ func (l *Log) ResetMarker(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// Markers returns where each read marker of the log stands, by name. A
+// marker that no longer matches the log (ErrStaleMarker's case) is an
+// error naming it, as Check's: a copy of the log's readers must not move
+// one silently.
+func (l *Log) Markers(ctx context.Context) (map[string]Position, error) {
+	lk, err := lockFile(ctx, l.sd.WorldLock(), false)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Close()
+	ents, err := os.ReadDir(l.sd.Markers())
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]Position{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read markers: %w", err)
+	}
+	f, fi, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]Position{}
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || CheckMarkerName(name) != nil {
+			continue
+		}
+		m, err := readMarker(l.markerPath(name))
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			continue
+		}
+		if !m.valid(f, fi) {
+			return nil, fmt.Errorf("marker %q: %w: run 'cra log check --marker %s --reset' first", name, ErrStaleMarker, name)
+		}
+		out[name] = m.Pos
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/workspace"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+func newFleetCmd(d *deps) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "Share one PostgreSQL among hosts: its schema, and the world log moved into it",
+		Long: `A fleet is several hosts on one PostgreSQL. Name the environment variable
+that holds its URL in .clean_room/config.toml, and export the URL in it (the
+URL, with its password, is never written to a file):
+
+  [fleet]
+  database_url_env = "CRA_DATABASE_URL"
+
+Then 'cra fleet init' makes the schema, 'cra fleet import' moves an existing
+world.log into it, and every 'cra log' command reads and writes the world log
+there ('cra log export' writes it back as world.log).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newFleetInitCmd(d), newFleetImportCmd(d))
+	return cmd
+}
+
+// fleetRepo finds the repository at repoFlag.
+func fleetRepo(repoFlag string) (string, error) {
+	repo, err := workspace.Find(repoFlag)
+	if err != nil {
+		return "", err
+	}
+	return repo, nil
+}
+
+func newFleetInitCmd(d *deps) *cobra.Command {
+	var repoFlag string
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create or migrate the fleet's schema in PostgreSQL",
+		Long: `Create the schema in the PostgreSQL [fleet] database_url_env names, or
+migrate it to this cra's version. The migrations are embedded and versioned;
+hosts that run it at once take turns, and the later ones find the work done.`,
+		Example: `  CRA_DATABASE_URL=postgres://cra@db/cra cra fleet init`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return fleetInitRun(cmd.Context(), d, repoFlag)
+		},
+	}
+	cmd.Flags().StringVar(&repoFlag, "repo", ".", "repository root (or a directory inside it)")
+	return cmd
+}
+
+func fleetInitRun(ctx context.Context, d *deps, repoFlag string) error {
+	repo, err := fleetRepo(repoFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return err
+	}
+	from, to, err := workspace.FleetInit(ctx, cfg, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if from == to {
+		_, err = fmt.Fprintf(d.out, "schema at version %d: nothing to do\n", to)
+		return err
+	}
+	_, err = fmt.Fprintf(d.out, "schema migrated from version %d to %d\n", from, to)
+	return err
+}
+
+func newFleetImportCmd(d *deps) *cobra.Command {
+	var repoFlag string
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Move the file world log into PostgreSQL",
+		Long: `Copy .clean_room/world.log into the PostgreSQL world log, which must be
+empty: every line as written, malformed and hand-written ones too, at the same
+line numbers, with the same agents' states and the same skipped entries. It is
+one transaction. Stop 'cra serve' and the agents first: a log that grows
+meanwhile is refused. 'cra log export' writes the same bytes back. The file
+is left in place; once imported, the world log is PostgreSQL's.`,
+		Example: `  cra fleet init && cra fleet import && cra log export | cmp - .clean_room/world.log`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return fleetImportRun(cmd.Context(), d, repoFlag)
+		},
+	}
+	cmd.Flags().StringVar(&repoFlag, "repo", ".", "repository root (or a directory inside it)")
+	return cmd
+}
+
+func fleetImportRun(ctx context.Context, d *deps, repoFlag string) error {
+	repo, err := fleetRepo(repoFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return err
+	}
+	n, err := workspace.FleetImport(ctx, workspace.StateDir(repo), cfg, os.Getenv)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(d.out, "imported %d lines of %s into PostgreSQL\n", n, relPath(repo, world.Path(workspace.StateDir(repo))))
+	return err
+}

@@ -1,0 +1,90 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// WorldBackend says where the world log of a configuration lives.
+type WorldBackend int
+
+// The world log's backends.
+const (
+	WorldFile     WorldBackend = iota // .clean_room/world.log, the default
+	WorldPostgres                     // PostgreSQL, with [fleet] database_url_env set
+)
+
+// WorldBackendOf returns where cfg keeps the world log.
+func WorldBackendOf(cfg *config.Config) WorldBackend {
+	if cfg != nil && cfg.Fleet != nil && cfg.Fleet.DatabaseURLEnv != "" {
+		return WorldPostgres
+	}
+	return WorldFile
+}
+
+// databaseURL reads the URL of cfg's PostgreSQL through getenv.
+func databaseURL(cfg *config.Config, getenv func(string) string) (string, error) {
+	fs, err := cfg.FleetSettings()
+	if err != nil {
+		return "", err
+	}
+	return fs.DatabaseURL(getenv)
+}
+
+// OpenPostgresWorld opens the world log in cfg's PostgreSQL, whose URL
+// getenv reads from the variable [fleet] database_url_env names; close
+// releases its connections.
+func OpenPostgresWorld(ctx context.Context, cfg *config.Config, getenv func(string) string, now func() time.Time) (_ world.Store, close func(), _ error) {
+	url, err := databaseURL(cfg, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := pgstore.Open(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	if now != nil {
+		l.Now = now
+	}
+	return l, l.Close, nil
+}
+
+// FleetInit creates or migrates the schema of cfg's PostgreSQL (embedded,
+// versioned migrations; hosts migrating at once take turns) and returns
+// the schema's versions before and after.
+func FleetInit(ctx context.Context, cfg *config.Config, getenv func(string) string) (from, to int, err error) {
+	url, err := databaseURL(cfg, getenv)
+	if err != nil {
+		return 0, 0, err
+	}
+	return pgstore.Init(ctx, url)
+}
+
+// FleetImport copies the file world log in stateDir into cfg's
+// PostgreSQL, whose world log must be empty, and returns how many lines
+// it copied. Export gives the file back byte for byte.
+func FleetImport(ctx context.Context, stateDir string, cfg *config.Config, getenv func(string) string) (int64, error) {
+	url, err := databaseURL(cfg, getenv)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := os.Stat(world.Path(stateDir)); err != nil {
+		return 0, fmt.Errorf("no world log to import: %w", err)
+	}
+	file, err := world.Open(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	l, err := pgstore.Open(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Import(ctx, file)
+}
