@@ -61,7 +61,7 @@ var commandGroups = []struct {
 	names     []string
 }{
 	{"core", "Core: index a repository, retrieve context, plan and solve:", []string{"init", "index", "query", "retrieve", "plan", "solve", "enrich", "doctor", "mcp"}},
-	{"board", "Board: tasks and the daemon that runs them:", []string{"task", "answer", "serve", "recycle"}},
+	{"board", "Board: tasks and the daemon that runs them:", []string{"task", "answer", "serve", "recycle", "fleet"}},
 	{"supervision", "Supervision: the world log and what keeps it true:", []string{"log", "supervise", "supervisors", "knowledge", "cleanup"}},
 	{"training", "Training: data, plans, adapters and ranking weights:", []string{"bootstrap", "train-plan", "curate-data", "train", "adapters", "tune"}},
 	{"maintenance", "Maintenance:", []string{"clean", "version", "completion", "help"}},
