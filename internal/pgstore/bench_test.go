@@ -128,7 +128,7 @@ func BenchmarkAppendAgent(b *testing.B) {
 				if i%2 == 0 {
 					st = world.StatusActive
 				}
-				if _, err := s.Agent(ctx, st, fmt.Sprint("T-", i/2), "step", ""); err != nil {
+				if _, err := s.Agent(ctx, st, fmt.Sprint("T-", (i+1)/2), "step", ""); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -129,6 +129,12 @@ func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"world_agents"},
 			[]string{"id", "status", "since_ms", "line", "start_line", "seen_ms", "user_after", "reviewed", "retries"}, pgx.CopyFromRows(arows))
+		if err != nil {
+			return err
+		}
+		// The planner's statistics for the rows just copied: without
+		// them it reads a big log whole for each batch of a read.
+		_, err = tx.Exec(ctx, "ANALYZE world_log, world_agents")
 		return err
 	})
 	if err != nil {
