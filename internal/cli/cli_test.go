@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +30,7 @@ import (
 func TestMain(m *testing.M) {
 	// In-process commands confine what they run through this binary.
 	sandbox.Main(os.Args)
-	testscript.Main(m, map[string]func(){
+	testscript.Main(parallelScripts{m}, map[string]func(){
 		// As cmd/cra: SIGINT and SIGTERM end the context, so a script can
 		// stop a daemon the way a person does.
 		"cra": func() {
@@ -38,6 +40,28 @@ func TestMain(m *testing.M) {
 			os.Exit(code)
 		},
 	})
+}
+
+// scriptParallel is how many tests (scripts, mostly) run at once when
+// -parallel is not given: a script spends most of its time waiting on
+// the processes it starts (a daemon's tick, an agent's sleep, git), so
+// GOMAXPROCS at a time, the default, left the cores idle for much of the
+// package's run.
+const scriptParallel = 6
+
+// parallelScripts is the package's testing.M: it runs the tests with
+// scriptParallel at once unless -parallel says otherwise. testscript.Main
+// calls Run only when the binary runs as the tests, not as cra.
+type parallelScripts struct{ m *testing.M }
+
+func (p parallelScripts) Run() int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(scriptParallel, runtime.GOMAXPROCS(0))))
+	}
+	return p.m.Run()
 }
 
 // TestScripts runs the end-to-end scenarios in testdata/script: each reads
