@@ -241,7 +241,15 @@ func (t *Task) Clone() *Task {
 			code := *r.ExitCode
 			r.ExitCode = &code
 		}
+		if r.Usage != nil {
+			u := *r.Usage
+			r.Usage = &u
+		}
 		c.Results = &r
+	}
+	if t.Merged != nil {
+		m := *t.Merged
+		c.Merged = &m
 	}
 	return &c
 }
