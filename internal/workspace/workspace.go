@@ -330,10 +330,16 @@ func (w *Workspace) Gateway(ctx context.Context) (*llm.Gateway, error) {
 	return g, nil
 }
 
-// Log returns the world log (seed 002) of the state directory.
+// Log returns the world log (seed 002) of the state directory. While the
+// configuration keeps the world log in PostgreSQL, which today only 'cra
+// log' reads and writes, it refuses: the board, the daemon and the runs
+// would write entries to the file that the configured log never shows.
 func (w *Workspace) Log() (*world.Log, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if WorldBackendOf(w.Config) == WorldPostgres {
+		return nil, ErrWorldInPostgres
+	}
 	if w.log == nil {
 		l, err := world.Open(w.StateDir)
 		if err != nil {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,6 +20,13 @@ const (
 	WorldFile     WorldBackend = iota // .clean_room/world.log, the default
 	WorldPostgres                     // PostgreSQL, with [fleet] database_url_env set
 )
+
+// ErrWorldInPostgres refuses the file world log to a command that would
+// write it while [fleet] database_url_env keeps the log in PostgreSQL.
+var ErrWorldInPostgres = errors.New("the world log is in PostgreSQL ([fleet] database_url_env), " +
+	"but only 'cra log' runs on it yet: the board, 'cra serve' and the runs still need the file log. " +
+	"To run them, remove database_url_env from [fleet] in .clean_room/config.toml, " +
+	"after 'cra log export > .clean_room/world.log' if PostgreSQL holds entries the file lacks")
 
 // WorldBackendOf returns where cfg keeps the world log.
 func WorldBackendOf(cfg *config.Config) WorldBackend {
