@@ -528,7 +528,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 
 	var cmd *exec.Cmd
-	env := os.Environ()
+	env := agentEnviron(os.Environ(), s.cfg)
 	var stdin io.Reader
 	var writes []string // a preset's state directories, for the sandbox
 	if s.profile.Builtin {
@@ -548,7 +548,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		// histories) go to the run's temp directory: a confined agent
 		// cannot write .clean_room.
 		c, err := agentcli.Expand(s.profile.CLI, agentcli.Run{PromptFile: o.PromptPath, MCPConfig: mcpConfig, Worktree: work, TaskID: id, Branch: wt.Branch,
-			StateDir: statedir.At(p.StateDir).Agent(s.profile.Name), RunDir: tmp, Environ: os.Environ(), Confined: confined})
+			StateDir: statedir.At(p.StateDir).Agent(s.profile.Name), RunDir: tmp, Environ: env, Confined: confined})
 		if err != nil {
 			return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix [agents.%s] in .clean_room/config.toml or cra's environment as the error says, then requeue: cra task move %s pending", s.profile.Name, id)}
 		}
