@@ -20,14 +20,14 @@ import (
 func changesOf(t *testing.T, old, new map[string]*string) []change {
 	t.Helper()
 	ctx := context.Background()
-	dir := newRepo(t)
+	dir := gittest.Init(t)
 	write := func(files map[string]*string) string {
 		for name, content := range files {
 			if content == nil {
 				gittest.Run(t, dir, "rm", "-q", "--ignore-unmatch", name)
 				continue
 			}
-			writeFile(t, dir, name, *content)
+			gittest.WriteFile(t, dir, name, *content)
 		}
 		gittest.Run(t, dir, "add", "-A")
 		gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", "state")

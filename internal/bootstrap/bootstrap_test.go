@@ -116,7 +116,7 @@ func buildFixture(t *testing.T, dir string) *fixture {
 		for _, r := range remove {
 			gittest.Run(t, f.dir, "rm", "-q", r)
 		}
-		f.commits[message] = commitFiles(t, f.dir, message, files)
+		f.commits[message] = gittest.Commit(t, f.dir, message, files)
 	}
 	c("Create the app with its helper and core modules", map[string]string{
 		"app/__init__.py": "", "app/util.py": utilV1, "app/core.py": coreV1, "tests/test_core.py": testV1, "README.md": "# app\n"})
@@ -454,9 +454,9 @@ func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }
 // TestRunNothingKept: a history with no commit worth learning from
 // writes and records nothing.
 func TestRunNothingKept(t *testing.T) {
-	dir := newRepo(t)
-	commitFiles(t, dir, "Start", map[string]string{"a.py": "x = 1\n"})
-	commitFiles(t, dir, "wip", map[string]string{"a.py": "x = 2\n"})
+	dir := gittest.Init(t)
+	gittest.Commit(t, dir, "Start", map[string]string{"a.py": "x = 1\n"})
+	gittest.Commit(t, dir, "wip", map[string]string{"a.py": "x = 2\n"})
 	state := t.TempDir()
 	rep, err := Run(context.Background(), testOptions(t, dir, state))
 	if err != nil {
@@ -505,7 +505,7 @@ func TestRunCancelledInWorktreeAdd(t *testing.T) {
 	f := newFixture(t)
 	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
 	marker := filepath.Join(t.TempDir(), "smudging")
-	writeFile(t, f.dir, ".git/info/attributes", "*.py filter=hold\n")
+	gittest.WriteFile(t, f.dir, ".git/info/attributes", "*.py filter=hold\n")
 	gittest.Run(t, f.dir, "config", "filter.hold.smudge", "exec 2>/dev/null; [ -e '"+marker+"' ] || { touch '"+marker+"'; sleep 1; }; cat")
 	opts := testOptions(t, f.dir, t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -559,7 +559,7 @@ func TestRunEveryCommitFailed(t *testing.T) {
 	f := newFixture(t)
 	state := t.TempDir()
 	opts := testOptions(t, f.dir, state)
-	writeFile(t, opts.ScratchDir, "index", "not a directory\n")
+	gittest.WriteFile(t, opts.ScratchDir, "index", "not a directory\n")
 	rep, err := Run(context.Background(), opts)
 	if err == nil {
 		t.Fatalf("no error; report %+v", rep)
@@ -592,12 +592,12 @@ func TestRunEveryCommitFailed(t *testing.T) {
 // common setting), is bootstrapped: the scratch checkouts leave the
 // submodule alone, as its git directory is the user's.
 func TestRunSubmoduleRecurse(t *testing.T) {
-	sub := newRepo(t)
-	commitFiles(t, sub, "Start the library", map[string]string{"lib.py": "A = 1\n"})
+	sub := gittest.Init(t)
+	gittest.Commit(t, sub, "Start the library", map[string]string{"lib.py": "A = 1\n"})
 	f := newFixture(t)
 	gittest.Run(t, f.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "lib")
 	gittest.Run(t, f.dir, "commit", "-qm", "Vendor the library as a submodule under lib")
-	commitFiles(t, f.dir, "Make compute add three to the doubled value", map[string]string{
+	gittest.Commit(t, f.dir, "Make compute add three to the doubled value", map[string]string{
 		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
 	gittest.Run(t, f.dir, "config", "submodule.recurse", "true")
 	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
@@ -620,7 +620,7 @@ func TestRunSubmoduleRecurse(t *testing.T) {
 func TestRunProgressUTF8(t *testing.T) {
 	f := newFixture(t)
 	subject := "Make compute add three to the doubled value for the ledger émigré accounts" // é across byte 60
-	commitFiles(t, f.dir, subject, map[string]string{
+	gittest.Commit(t, f.dir, subject, map[string]string{
 		"app/core.py": strings.Replace(coreV1, "helper(x) + 1", "helper(x) + 3", 1)})
 	opts := testOptions(t, f.dir, t.TempDir())
 	var progress strings.Builder
@@ -684,7 +684,7 @@ func TestRunKeepsUsersWorktrees(t *testing.T) {
 func TestRunReusesPartlyFailedRun(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	writeFile(t, f.dir, ".git/info/attributes", "app/fmt.py filter=broken\n")
+	gittest.WriteFile(t, f.dir, ".git/info/attributes", "app/fmt.py filter=broken\n")
 	gittest.Run(t, f.dir, "config", "filter.broken.smudge", "false")
 	gittest.Run(t, f.dir, "config", "filter.broken.required", "true")
 	opts := testOptions(t, f.dir, t.TempDir())
@@ -773,7 +773,7 @@ func TestRunRemovesLeftoverTemp(t *testing.T) {
 	other.ScratchDir = filepath.Join(state, "other-scratch")
 	keep := []string{filepath.Join(opts.DatasetsDir, other.tempPrefix()+"67890"), filepath.Join(opts.DatasetsDir, "curated-scope-1")}
 	for _, k := range keep {
-		writeFile(t, k, "x", "y\n")
+		gittest.WriteFile(t, k, "x", "y\n")
 	}
 
 	rep, err := Run(ctx, opts)
@@ -838,7 +838,7 @@ func TestRunRemovesLeftoverTempKeepingNothing(t *testing.T) {
 	f := newFixture(t)
 	opts := testOptions(t, f.dir, t.TempDir())
 	leftover := filepath.Join(opts.DatasetsDir, opts.tempPrefix()+"12345")
-	writeFile(t, leftover, "x", "y\n")
+	gittest.WriteFile(t, leftover, "x", "y\n")
 	opts.Since = time.Now().Add(24 * time.Hour) // no commit is that new
 	rep, err := Run(context.Background(), opts)
 	if err != nil || rep.Kept != 0 {
@@ -862,8 +862,8 @@ func TestRunRemovesUnrecordedRun(t *testing.T) {
 	placed := map[string]string{}
 	for name, owner := range map[string]string{"bootstrap-repo-20240101T000000Z": opts.tempPrefix(), "bootstrap-repo-20240102T000000Z": other.tempPrefix()} {
 		dir := filepath.Join(opts.DatasetsDir, name)
-		writeFile(t, dir, dataset.PendingFile, owner+"\n")
-		writeFile(t, filepath.Join(dir, "reasoning", "scope"), dataset.TrainFile, "{}\n")
+		gittest.WriteFile(t, dir, dataset.PendingFile, owner+"\n")
+		gittest.WriteFile(t, filepath.Join(dir, "reasoning", "scope"), dataset.TrainFile, "{}\n")
 		placed[owner] = dir
 	}
 	rep, err := Run(context.Background(), opts)

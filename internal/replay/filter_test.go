@@ -2,8 +2,6 @@ package replay
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,35 +10,6 @@ import (
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 )
-
-// writeFile writes content to dir/name, making its directories.
-func writeFile(t testing.TB, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// commitFiles writes files and commits them all with message.
-func commitFiles(t testing.TB, dir, message string, files map[string]string) string {
-	t.Helper()
-	for name, content := range files {
-		writeFile(t, dir, name, content)
-	}
-	gittest.Run(t, dir, "add", "-A")
-	gittest.Run(t, dir, "commit", "-q", "--allow-empty", "-m", message)
-	return gittest.Run(t, dir, "rev-parse", "HEAD")
-}
-
-func newRepo(t testing.TB) string {
-	dir := t.TempDir()
-	gittest.Run(t, dir, "init", "-q", "-b", "main")
-	return dir
-}
 
 func numbered(n int) string {
 	var b strings.Builder
@@ -53,11 +22,11 @@ func numbered(n int) string {
 // TestFilter crafts one commit per rule of seed 001 §16.4.2 and checks
 // the reason Filter.Check gives each.
 func TestFilter(t *testing.T) {
-	dir := newRepo(t)
-	commitFiles(t, dir, "Start the calculator package with addition", map[string]string{"calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"})
+	dir := gittest.Init(t)
+	gittest.Commit(t, dir, "Start the calculator package with addition", map[string]string{"calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"})
 	want := map[string]string{"Start the calculator package with addition": SkipRoot}
 	add := func(message, reason string, files map[string]string) {
-		commitFiles(t, dir, message, files)
+		gittest.Commit(t, dir, message, files)
 		want[message] = reason
 	}
 	add("Add subtraction to the calculator package", "", map[string]string{"calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Sub(a, b int) int { return a - b }\n"})

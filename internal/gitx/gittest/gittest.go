@@ -6,6 +6,7 @@ package gittest
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,4 +30,38 @@ func Run(t testing.TB, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// Init makes a repository with branch main in a new temporary directory
+// and returns its path.
+func Init(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	Run(t, dir, "init", "-q", "-b", "main")
+	return dir
+}
+
+// WriteFile writes content to dir/name (a slash-separated path), making
+// its directories.
+func WriteFile(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Commit writes files into dir, commits everything with message (an
+// empty commit when nothing changed) and returns the commit's hash.
+func Commit(t testing.TB, dir, message string, files map[string]string) string {
+	t.Helper()
+	for name, content := range files {
+		WriteFile(t, dir, name, content)
+	}
+	Run(t, dir, "add", "-A")
+	Run(t, dir, "commit", "-q", "--allow-empty", "-m", message)
+	return Run(t, dir, "rev-parse", "HEAD")
 }
