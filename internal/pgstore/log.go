@@ -25,6 +25,9 @@ type Log struct {
 	Now func() time.Time
 
 	pool *pgxpool.Pool
+	// recheck replaces followRecheck when set (tests: an hour, so that
+	// only a notification wakes Follow).
+	recheck time.Duration
 }
 
 var _ world.Store = (*Log)(nil)
@@ -32,9 +35,6 @@ var _ world.Store = (*Log)(nil)
 // batch is how many rows a read fetches at a time: reads go by id
 // (keyset), holding no transaction open while the caller works.
 const batch = 4096
-
-// followPoll is how often Follow looks for new rows.
-const followPoll = 100 * time.Millisecond
 
 // Event appends [now][event:source][id] output (world.Log.Event).
 func (l *Log) Event(ctx context.Context, source world.Source, id, output string) (world.Entry, error) {
@@ -110,14 +110,15 @@ func (l *Log) Append(ctx context.Context, e world.Entry) (world.Entry, error) {
 		if a == nil && e.Kind == world.KindAgent {
 			a = &world.AgentState{ID: e.ID, StartOff: -1}
 		}
-		if a == nil {
-			return nil
+		if a != nil {
+			a.Fold(id, e)
+			if err := saveAgent(ctx, tx, a); err != nil {
+				return err
+			}
 		}
-		a.Fold(id, e)
-		if err := saveAgent(ctx, tx, a); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify('cra_world', $1)", strconv.FormatInt(id, 10))
+		// Every append wakes the followers (Follow), on every host, once
+		// it commits: the payload is the new line's id.
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(id, 10))
 		return err
 	})
 	if err != nil {
@@ -601,26 +602,6 @@ func (l *Log) Tail(ctx context.Context, n int, f world.Filter, fn func(*world.Re
 		}
 	}
 	return end, nil
-}
-
-// Follow calls fn for each record f selects appended after from, as it
-// comes, until ctx ends; it returns ctx's error.
-func (l *Log) Follow(ctx context.Context, from world.Position, f world.Filter, fn func(*world.Record) error) error {
-	tick := time.NewTicker(followPoll)
-	defer tick.Stop()
-	pos := from
-	for {
-		next, err := l.scanFrom(ctx, pos, f, true, fn)
-		if err != nil {
-			return err
-		}
-		pos = next
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
 }
 
 // CheckThen calls fn for each line after the read marker name, then done,

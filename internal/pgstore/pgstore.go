@@ -21,6 +21,16 @@ import (
 // Open connects to the database at url, whose schema must be at
 // SchemaVersion, and returns its world log. Close releases it.
 func Open(ctx context.Context, url string) (*Log, error) {
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{Now: time.Now, pool: pool}, nil
+}
+
+// openPool connects to the database at url, whose schema must be at
+// SchemaVersion.
+func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote the URL, password and all.
@@ -34,7 +44,7 @@ func Open(ctx context.Context, url string) (*Log, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Log{Now: time.Now, pool: pool}, nil
+	return pool, nil
 }
 
 // Init connects to the database at url and migrates its schema

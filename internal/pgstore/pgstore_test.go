@@ -470,11 +470,13 @@ func TestMigrateTakesTurns(t *testing.T) {
 
 // TestConcurrentAppendsAndFollow: writers on several connections append at
 // once; the lines are numbered without a gap, at the offsets the export
-// puts them, and a follower sees each once, in order.
+// puts them, and a follower sees each once, in order, woken by the
+// appends' notifications alone (it rereads only after an hour).
 func TestConcurrentAppendsAndFollow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	l := openPG(t, nil)
+	l.recheck = time.Hour
 	const writers, each = 4, 40
 	var (
 		mu   sync.Mutex
@@ -537,5 +539,73 @@ func TestConcurrentAppendsAndFollow(t *testing.T) {
 	pgRecs := records(func(fn func(*world.Record) error) error { return l.Select(ctx, world.Filter{}, fn) })
 	if !reflect.DeepEqual(fileRecs, pgRecs) {
 		t.Errorf("the file of the export reads otherwise than the database")
+	}
+}
+
+// TestFollowAnotherHostsAppends: a follower on one host resumes after the
+// line id it was given and gets, live, the lines another host appends,
+// through LISTEN/NOTIFY (it rereads only after an hour).
+func TestFollowAnotherHostsAppends(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url := pgtest.DB(t)
+	if _, _, err := Init(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *Log {
+		l, err := Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Close)
+		return l
+	}
+	a, b := open(), open()
+	b.recheck = time.Hour
+	for i := range 3 {
+		if _, err := a.Event(ctx, world.SourceBash, "T-1", fmt.Sprintf("before %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan *world.Record, 16)
+	followCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	followed := make(chan error, 1)
+	go func() {
+		followed <- b.Follow(followCtx, world.Position{Line: 2}, world.Filter{}, func(r *world.Record) error {
+			got <- r
+			return nil
+		})
+	}()
+	next := func() *world.Record {
+		t.Helper()
+		select {
+		case r := <-got:
+			return r
+		case <-ctx.Done():
+			t.Fatal("no line came: the follower was not woken")
+			return nil
+		}
+	}
+	if r := next(); r.Line != 3 || r.Entry.Output != "before 2" {
+		t.Fatalf("first line followed: %d %q, want line 3, 'before 2' (resumed after line 2)", r.Line, r.Entry.Output)
+	}
+	// An event of an ID with no agent entry notifies too.
+	if _, err := a.Event(ctx, world.SourceBash, "X-9", "live"); err != nil {
+		t.Fatal(err)
+	}
+	if r := next(); r.Line != 4 || r.Entry.Output != "live" {
+		t.Fatalf("live line: %d %q, want line 4, 'live'", r.Line, r.Entry.Output)
+	}
+	var listeners int
+	if err := a.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN "+notifyChannel+"'").Scan(&listeners); err != nil {
+		t.Fatal(err)
+	}
+	if listeners != 1 {
+		t.Errorf("%d connections listen on %s, want the follower's one", listeners, notifyChannel)
+	}
+	stop()
+	if err := <-followed; !errors.Is(err, context.Canceled) {
+		t.Fatalf("follow ended with %v, want context.Canceled", err)
 	}
 }

@@ -1,0 +1,369 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Lease is a host's claim on a run of a task: while it lives (the host
+// renews it before Expires) no other host runs the task.
+type Lease struct {
+	TaskID string `json:"task"`
+	Host   string `json:"host"`
+	// RunID names this run: a takeover gives the task a new one, so that
+	// the old holder's renewal, by run, fails.
+	RunID   string    `json:"run"`
+	Started time.Time `json:"started"`
+	Renewed time.Time `json:"renewed"`
+	Expires time.Time `json:"expires"`
+	// PrevHost and Reason are set when the claim took the task over from
+	// a host whose lease had expired: the run is a restart, and Reason,
+	// which names the host, the run and when its lease ended, is what
+	// the world log says of it.
+	PrevHost string `json:"prev_host,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Lost is a run whose lease its host no longer holds (Renew): the host
+// must stop its copy of the run, not finish it.
+type Lost struct {
+	TaskID string `json:"task"`
+	RunID  string `json:"run"`
+	// Holder and HolderRun are who runs the task now; empty when no one
+	// does (the expired lease was swept, or released).
+	Holder    string `json:"holder,omitempty"`
+	HolderRun string `json:"holder_run,omitempty"`
+	// Reason says what happened, for the log.
+	Reason string `json:"reason"`
+}
+
+// Expired is a lease a Sweep took from a host that stopped renewing it:
+// its task is free, to be restarted.
+type Expired struct {
+	Lease
+	// LastHeartbeat is the host's last heartbeat; zero when it never beat.
+	LastHeartbeat time.Time `json:"last_heartbeat,omitempty"`
+	// Reason says why the task restarts, for the log.
+	Reason string `json:"reason"`
+}
+
+// claimRounds bounds how often Claim goes back to the candidates when
+// other hosts took the ones it picked meanwhile.
+const claimRounds = 8
+
+// Claim takes up to n of candidates (task IDs, in the board's order: the
+// first are taken first) for host, each with a new lease of length lease,
+// and returns the leases taken, in candidates' order. A task under a live
+// lease is skipped; one under an expired lease is taken over, and its
+// Lease carries the former holder and the reason (a restart). Hosts
+// claiming at once never take the same task: an expired lease is locked
+// FOR UPDATE SKIP LOCKED (a host taking it over, or its holder renewing
+// it, keeps it from the others), and a free task goes to the first insert.
+func (f *Fleet) Claim(ctx context.Context, host string, candidates []string, n int, lease time.Duration) ([]Lease, error) {
+	if err := checkName("host name", host, maxNameBytes); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	if lease <= 0 {
+		return nil, fmt.Errorf("claim: a lease of %v: give a positive duration ([fleet] lease)", lease)
+	}
+	if n <= 0 || len(candidates) == 0 {
+		return nil, nil
+	}
+	order := make(map[string]int, len(candidates))
+	var cands []string
+	for _, id := range candidates {
+		if err := checkName("task ID", id, maxTaskIDBytes); err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		if _, dup := order[id]; !dup {
+			order[id] = len(cands)
+			cands = append(cands, id)
+		}
+	}
+	var out []Lease
+	for round := 0; round < claimRounds && len(out) < n && len(cands) > 0; round++ {
+		got, tried, err := f.claimRound(ctx, host, cands, n-len(out), lease)
+		if err != nil {
+			return out, fmt.Errorf("claim for %s: %w", host, err)
+		}
+		out = append(out, got...)
+		if len(tried) == 0 {
+			break // nothing free: every candidate is under a live lease
+		}
+		cands = slices.DeleteFunc(cands, func(id string) bool { _, ok := tried[id]; return ok })
+	}
+	slices.SortFunc(out, func(a, b Lease) int { return order[a.TaskID] - order[b.TaskID] })
+	return out, nil
+}
+
+// claimRound picks up to n of cands that look free or expired and
+// inserts their leases in one transaction; it returns those it won and
+// the set it tried (won or lost to another host meanwhile).
+func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, n int, lease time.Duration) ([]Lease, map[string]struct{}, error) {
+	var out []Lease
+	tried := map[string]struct{}{}
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		// Expired leases among the candidates, locked: another host
+		// taking one over, or its holder renewing it, has it locked and
+		// is skipped.
+		type prev struct {
+			host, run string
+			expires   time.Time
+		}
+		expired := map[string]prev{}
+		rows, err := tx.Query(ctx, `SELECT task_id, host, run_id, expires FROM run_leases
+			WHERE task_id = ANY($1) AND expires < now() ORDER BY task_id FOR UPDATE SKIP LOCKED`, cands)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			var p prev
+			if err := rows.Scan(&id, &p.host, &p.run, &p.expires); err != nil {
+				rows.Close()
+				return err
+			}
+			expired[id] = p
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// The first n candidates under no lease at all, in order.
+		rows, err = tx.Query(ctx, `SELECT c.t FROM unnest($1::text[]) WITH ORDINALITY AS c(t, ord)
+			WHERE NOT EXISTS (SELECT 1 FROM run_leases r WHERE r.task_id = c.t) ORDER BY c.ord LIMIT $2`, cands, n)
+		if err != nil {
+			return err
+		}
+		free := map[string]bool{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			free[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var ids, runs, reasons []string
+		var prevHosts []*string
+		for _, id := range cands {
+			if len(ids) == n {
+				break
+			}
+			p, isExpired := expired[id]
+			if !isExpired && !free[id] {
+				continue
+			}
+			tried[id] = struct{}{}
+			run, err := newRunID()
+			if err != nil {
+				return err
+			}
+			ids, runs = append(ids, id), append(runs, run)
+			if isExpired {
+				h := p.host
+				prevHosts = append(prevHosts, &h)
+				reasons = append(reasons, fmt.Sprintf("restart: host %s stopped renewing its lease on run %s of %s, which expired at %s",
+					p.host, p.run, id, p.expires.UTC().Format(time.RFC3339)))
+			} else {
+				prevHosts = append(prevHosts, nil)
+				reasons = append(reasons, "")
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		// A free task another host inserted meanwhile conflicts, and its
+		// live lease fails the WHERE: it is not returned.
+		rows, err = tx.Query(ctx, `INSERT INTO run_leases (task_id, host, run_id, started, renewed, expires, prev_host, reason)
+			SELECT t, $1, r, now(), now(), now() + $2 * interval '1 millisecond', p, nullif(why, '')
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS c(t, r, p, why)
+			ON CONFLICT (task_id) DO UPDATE SET host = EXCLUDED.host, run_id = EXCLUDED.run_id,
+				started = EXCLUDED.started, renewed = EXCLUDED.renewed, expires = EXCLUDED.expires,
+				prev_host = run_leases.host, reason = EXCLUDED.reason
+			WHERE run_leases.expires < now()
+			RETURNING `+leaseColumns, host, lease.Milliseconds(), ids, runs, prevHosts, reasons)
+		if err != nil {
+			return err
+		}
+		out, err = scanLeases(rows)
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			if out[i].Reason == "" {
+				out[i].PrevHost = "" // a free task: no one held it
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, tried, nil
+}
+
+// newRunID returns a run's ID: r- and 16 random hex digits.
+func newRunID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make a run ID: %w", err)
+	}
+	return "r-" + hex.EncodeToString(b[:]), nil
+}
+
+const leaseColumns = "task_id, host, run_id, started, renewed, expires, prev_host, reason"
+
+func scanLeases(rows pgx.Rows) ([]Lease, error) {
+	defer rows.Close()
+	var out []Lease
+	for rows.Next() {
+		var l Lease
+		var prev, reason *string
+		if err := rows.Scan(&l.TaskID, &l.Host, &l.RunID, &l.Started, &l.Renewed, &l.Expires, &prev, &reason); err != nil {
+			return nil, err
+		}
+		l.PrevHost, l.Reason = deref(prev), deref(reason)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func readLeases(ctx context.Context, q querier, order string) ([]Lease, error) {
+	rows, err := q.Query(ctx, "SELECT "+leaseColumns+" FROM run_leases "+order)
+	if err != nil {
+		return nil, err
+	}
+	return scanLeases(rows)
+}
+
+// Leases returns every lease, live and expired, oldest first.
+func (f *Fleet) Leases(ctx context.Context) ([]Lease, error) {
+	ls, err := readLeases(ctx, f.pool, "ORDER BY started, task_id")
+	if err != nil {
+		return nil, fmt.Errorf("read leases: %w", err)
+	}
+	return ls, nil
+}
+
+// Renew extends, to lease from now, the leases of held that host still
+// holds (by run: a task taken over has another run), and returns the
+// others: runs the host must stop, since another host restarted them or
+// will. A lease past its expiry that no host took over is still the
+// host's, and renewed.
+func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time.Duration) ([]Lost, error) {
+	if err := checkName("host name", host, maxNameBytes); err != nil {
+		return nil, fmt.Errorf("renew: %w", err)
+	}
+	if lease <= 0 {
+		return nil, fmt.Errorf("renew: a lease of %v: give a positive duration ([fleet] lease)", lease)
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	runs := make([]string, len(held))
+	for i, l := range held {
+		runs[i] = l.RunID
+	}
+	rows, err := f.pool.Query(ctx, `UPDATE run_leases SET renewed = now(), expires = now() + $3 * interval '1 millisecond'
+		WHERE host = $1 AND run_id = ANY($2) RETURNING run_id`, host, runs, lease.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("renew %s's leases: %w", host, err)
+	}
+	kept := map[string]bool{}
+	for rows.Next() {
+		var run string
+		if err := rows.Scan(&run); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("renew %s's leases: %w", host, err)
+		}
+		kept[run] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("renew %s's leases: %w", host, err)
+	}
+	var lost []Lost
+	for _, l := range held {
+		if kept[l.RunID] {
+			continue
+		}
+		lo := Lost{TaskID: l.TaskID, RunID: l.RunID}
+		var since time.Time
+		err := f.pool.QueryRow(ctx, "SELECT host, run_id, started FROM run_leases WHERE task_id = $1", l.TaskID).
+			Scan(&lo.Holder, &lo.HolderRun, &since)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			lo.Reason = fmt.Sprintf("host %s lost its lease on run %s of %s (it expired and was swept, or was released): stop this copy; the task restarts",
+				host, l.RunID, l.TaskID)
+		case err != nil:
+			return nil, fmt.Errorf("renew %s's leases: read who holds %s: %w", host, l.TaskID, err)
+		default:
+			lo.Reason = fmt.Sprintf("host %s lost its lease on run %s of %s: host %s took it over as run %s at %s: stop this copy",
+				host, l.RunID, l.TaskID, lo.Holder, lo.HolderRun, since.UTC().Format(time.RFC3339))
+		}
+		lost = append(lost, lo)
+	}
+	return lost, nil
+}
+
+// Release ends host's lease on run runID, when its run ends; it reports
+// whether the host still held it.
+func (f *Fleet) Release(ctx context.Context, host, runID string) (bool, error) {
+	tag, err := f.pool.Exec(ctx, "DELETE FROM run_leases WHERE host = $1 AND run_id = $2", host, runID)
+	if err != nil {
+		return false, fmt.Errorf("release %s's run %s: %w", host, runID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Sweep removes every expired lease no one is taking over, and returns
+// them with the reason their tasks restart: the leader runs it, so that
+// the runs of a host that died are restarted even when no host claims
+// them. Rows another host has locked (taking them over, or renewing
+// them) are skipped.
+func (f *Fleet) Sweep(ctx context.Context) ([]Expired, error) {
+	rows, err := f.pool.Query(ctx, `WITH gone AS (
+			DELETE FROM run_leases WHERE task_id IN (
+				SELECT task_id FROM run_leases WHERE expires < now() ORDER BY expires FOR UPDATE SKIP LOCKED)
+			RETURNING `+leaseColumns+`)
+		SELECT g.task_id, g.host, g.run_id, g.started, g.renewed, g.expires, g.prev_host, g.reason, h.heartbeat
+		FROM gone g LEFT JOIN fleet_hosts h ON h.host = g.host ORDER BY g.expires, g.task_id`)
+	if err != nil {
+		return nil, fmt.Errorf("sweep expired leases: %w", err)
+	}
+	defer rows.Close()
+	var out []Expired
+	for rows.Next() {
+		var e Expired
+		var prev, reason *string
+		var beat *time.Time
+		if err := rows.Scan(&e.TaskID, &e.Host, &e.RunID, &e.Started, &e.Renewed, &e.Expires, &prev, &reason, &beat); err != nil {
+			return nil, fmt.Errorf("sweep expired leases: %w", err)
+		}
+		e.PrevHost, e.Lease.Reason = deref(prev), deref(reason)
+		beatSaid := "it never sent a heartbeat"
+		if beat != nil {
+			e.LastHeartbeat = *beat
+			beatSaid = "its last heartbeat was at " + beat.UTC().Format(time.RFC3339)
+		}
+		e.Reason = fmt.Sprintf("restart: host %s stopped renewing its lease on run %s of %s, which expired at %s (%s)",
+			e.Host, e.RunID, e.TaskID, e.Expires.UTC().Format(time.RFC3339), beatSaid)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sweep expired leases: %w", err)
+	}
+	return out, nil
+}
