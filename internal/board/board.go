@@ -18,7 +18,7 @@ import (
 // store back in agreement with the log.
 type Board struct {
 	Store Store
-	Log   *world.Log
+	Log   world.Store
 	// Now stamps updated_at on edits and moves (a new task takes the time
 	// of its start entry); New sets time.Now.
 	Now func() time.Time
@@ -32,7 +32,7 @@ type Board struct {
 }
 
 // New returns the board over store and log.
-func New(store Store, log *world.Log) *Board {
+func New(store Store, log world.Store) *Board {
 	return &Board{Store: store, Log: log, Now: time.Now}
 }
 

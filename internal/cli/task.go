@@ -107,7 +107,10 @@ func openFleet(ctx context.Context, d *deps, ws *workspace.Workspace, create boo
 	if err != nil {
 		return nil, err
 	}
-	name = relPath(ws.Root, f.Board.Log.Path())
+	name = "the world log in PostgreSQL"
+	if fl, err := world.AsFile(f.Board.Log); err == nil {
+		name = relPath(ws.Root, fl.Path())
+	}
 	return f, nil
 }
 

@@ -22,7 +22,7 @@ func BenchmarkTick(b *testing.B) {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			f := newFixture(b, "")
-			f.board.Log.Sync = world.SyncNever // setup speed only
+			f.board.Log.(*world.Log).Sync = world.SyncNever // setup speed only
 			cs := &countingStore{Store: f.board.Store}
 			f.board.Store = cs
 			f.rec.Board = f.board

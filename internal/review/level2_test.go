@@ -12,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
 )
 
 // Level 2's restarts come stale_after apart at the soonest; the window
@@ -45,7 +46,7 @@ func TestLevel2SparesABusyQuietRun(t *testing.T) {
 	f := newFixture(t, "[agents.busy]\ncommand = \"while :; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; echo $i > busy.txt; done\"\n\n"+
 		"[agents.stuck]\ncommand = \"exec sleep 60\"\n")
 	hourAgo := func() time.Time { return time.Now().Add(-time.Hour) }
-	f.board.Log.Now, f.board.Now = hourAgo, hourAgo
+	f.board.Log.(*world.Log).Now, f.board.Now = hourAgo, hourAgo
 	f.proc.AliveEvery = 50 * time.Millisecond
 	busy, stuck := f.add(t, "compute quietly", "busy"), f.add(t, "get stuck", "stuck")
 	var wg sync.WaitGroup

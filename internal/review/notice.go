@@ -28,7 +28,10 @@ const NotifyMarker = "notify"
 // notifyReady sets the notifications' marker at the log's end when there
 // is none yet, and reports whether there was one.
 func (r *Recycler) notifyReady(ctx context.Context) (bool, error) {
-	l := r.Board.Log
+	l, err := world.AsFile(r.Board.Log)
+	if err != nil {
+		return false, err
+	}
 	has, err := l.HasMarker(NotifyMarker)
 	if err != nil || has {
 		return has, err
@@ -98,7 +101,7 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 	}
 	defer lk.Close()
 	pendingPath := statedir.At(r.StateDir).NotifyPending()
-	_, err = r.Board.Log.Check(ctx, NotifyMarker, func(rec *world.Record) error {
+	_, err = r.Board.Log.CheckThen(ctx, NotifyMarker, func(rec *world.Record) error {
 		ev, ok := noticeOf(rec)
 		if !ok || !n.Configured() {
 			return nil
@@ -106,7 +109,7 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		// Kept before the marker moves on: a crash in between tells it
 		// twice rather than never.
 		return jsonl.Append(pendingPath, pendingNotice{Event: ev})
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}

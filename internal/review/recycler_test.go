@@ -985,7 +985,7 @@ func TestForgedVerifiedIsNotTold(t *testing.T) {
 	if _, err := f.rec.Tick(ctx); err != nil { // sets the marker at the end
 		t.Fatal(err)
 	}
-	lf, err := os.OpenFile(f.board.Log.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	lf, err := os.OpenFile(f.board.Log.(*world.Log).Path(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,8 +120,11 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	var file string
 	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
-		var err error
-		if end, file, err = logEnd(s.Fleet.Tasks().Log.Path()); err != nil {
+		fl, err := world.AsFile(s.Fleet.Tasks().Log)
+		if err != nil {
+			return err
+		}
+		if end, file, err = logEnd(fl.Path()); err != nil {
 			return err
 		}
 		if waiting, err = s.waitingIDs(r.Context()); err != nil {
@@ -505,7 +508,12 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	start, err := lineStart(s.Fleet.Tasks().Log.Path(), since)
+	fl, err := world.AsFile(s.Fleet.Tasks().Log)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	start, err := lineStart(fl.Path(), since)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -31,7 +31,7 @@ func BenchmarkEvents(b *testing.B) {
 
 func benchEvents(b *testing.B, clients int) {
 	f := newFixture(b)
-	f.b.Log.Sync = world.SyncNever
+	f.b.Log.(*world.Log).Sync = world.SyncNever
 	url, _ := startDaemon(b, f)
 	ws := "ws" + strings.TrimPrefix(url, "http") + "/api/events?since="
 	start, _, err := logEnd(world.Path(f.state))
@@ -81,7 +81,7 @@ func benchEvents(b *testing.B, clients int) {
 		<-ready
 	}
 	writer := openBoard(b, f.state)
-	writer.Log.Sync = world.SyncNever
+	writer.Log.(*world.Log).Sync = world.SyncNever
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := range b.N {
@@ -101,7 +101,7 @@ func benchEvents(b *testing.B, clients int) {
 // board has them.
 func fill(b testing.TB, f *fixture, n int) {
 	b.Helper()
-	f.b.Log.Sync = world.SyncNever
+	f.b.Log.(*world.Log).Sync = world.SyncNever
 	for i := range n {
 		t := f.add(b, fmt.Sprintf("task %d: make the thing number %d work", i, i), func(t *board.Task) {
 			t.Type = []string{"bug", "feature", "docs"}[i%3]

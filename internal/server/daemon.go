@@ -18,6 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/world"
 )
 
 // The daemon's files in the state directory: the lock that makes it one
@@ -151,7 +152,12 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	// The loops end with ctx, or when serving fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hub := &Hub{Log: d.Fleet.Tasks().Log, Logger: d.Logger}
+	fl, err := world.AsFile(d.Fleet.Tasks().Log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hub := &Hub{Log: fl, Logger: d.Logger}
 	if err := hub.Begin(); err != nil {
 		ln.Close()
 		return err

@@ -159,7 +159,7 @@ func (f *fixture) decide(t testing.TB, id string, status world.Status, class, ou
 func (f *fixture) serve(t testing.TB, s *Server) (*httptest.Server, *Hub) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hub := &Hub{Log: f.b.Log}
+	hub := &Hub{Log: f.b.Log.(*world.Log)}
 	if err := hub.Begin(); err != nil {
 		t.Fatal(err)
 	}

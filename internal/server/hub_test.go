@@ -40,7 +40,7 @@ func readMsg(t *testing.T, ctx context.Context, c *websocket.Conn) (Message, err
 }
 
 // lines reads the log's lines as the stream must bring them.
-func lines(t *testing.T, l *world.Log, from int64) []Message {
+func lines(t *testing.T, l world.Store, from int64) []Message {
 	t.Helper()
 	var out []Message
 	_, err := l.Scan(context.Background(), world.Position{Offset: from}, func(r *world.Record) error {
@@ -180,7 +180,7 @@ func (b *blockSender) send(ctx context.Context, data []byte) error {
 // is full, and neither the hub nor the other clients wait for it.
 func TestSlowClient(t *testing.T) {
 	f := newFixture(t)
-	hub := &Hub{Log: f.b.Log, QueueLen: 4}
+	hub := &Hub{Log: f.b.Log.(*world.Log), QueueLen: 4}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := hub.Begin(); err != nil {
@@ -188,7 +188,7 @@ func TestSlowClient(t *testing.T) {
 	}
 	hubDone := make(chan error, 1)
 	go func() { hubDone <- hub.Run(ctx) }()
-	end, _, _ := logEnd(f.b.Log.Path())
+	end, _, _ := logEnd(f.b.Log.(*world.Log).Path())
 	slow := &blockSender{sent: make(chan []byte, 100), release: make(chan struct{})}
 	streamed := make(chan error, 1)
 	go func() { streamed <- hub.Stream(ctx, slow, Position{Offset: end}) }()
@@ -227,7 +227,7 @@ func TestEventsCompaction(t *testing.T) {
 	_, body := call(t, ts, "GET", "/api/tasks", nil)
 	c := dial(t, ctx, ts.URL, int64(body["offset"].(float64)))
 	defer c.CloseNow()
-	if _, err := f.b.Log.Compact(ctx, world.CompactOptions{EventsBefore: time.Now().Add(time.Hour)}); err != nil {
+	if _, err := f.b.Log.(*world.Log).Compact(ctx, world.CompactOptions{EventsBefore: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	f.b.Log.Event(ctx, world.SourceSystem, "level1", "after the compaction")
@@ -267,7 +267,7 @@ func TestEventsCompactionAligned(t *testing.T) {
 	// A dry run measures how many bytes the compaction drops.
 	dry := newFixture(t)
 	before := history(dry)
-	if _, err := dry.b.Log.Compact(ctx, world.CompactOptions{}); err != nil {
+	if _, err := dry.b.Log.(*world.Log).Compact(ctx, world.CompactOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	after, _, _ := logEnd(world.Path(dry.state))
@@ -302,7 +302,7 @@ func TestEventsCompactionAligned(t *testing.T) {
 	}
 	// The client saw up to the end of the second event.
 	seen := size + 2*drop
-	if _, err := f.b.Log.Compact(ctx, world.CompactOptions{}); err != nil {
+	if _, err := f.b.Log.(*world.Log).Compact(ctx, world.CompactOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := lineStart(world.Path(f.state), seen); !ok {

@@ -18,7 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-func settingsLines(t *testing.T, l *world.Log) []string {
+func settingsLines(t *testing.T, l world.Store) []string {
 	t.Helper()
 	var out []string
 	l.Select(context.Background(), world.Filter{IDs: []string{fleetapi.SettingsID}}, func(r *world.Record) error {

@@ -67,9 +67,9 @@ func showcase(t testing.TB, f *fixture) string {
 	ctx := context.Background()
 	// A day's work: each entry seven minutes after the last.
 	clock := time.Now().Add(-26 * time.Hour)
-	f.b.Log.Now = func() time.Time { clock = clock.Add(7 * time.Minute); return clock }
-	f.b.Now = f.b.Log.Now
-	defer func() { f.b.Log.Now, f.b.Now = time.Now, time.Now }()
+	f.b.Log.(*world.Log).Now = func() time.Time { clock = clock.Add(7 * time.Minute); return clock }
+	f.b.Now = f.b.Log.(*world.Log).Now
+	defer func() { f.b.Log.(*world.Log).Now, f.b.Now = time.Now, time.Now }()
 	typ := func(typ string, p board.Priority) func(*board.Task) {
 		return func(t *board.Task) { t.Type, t.Priority = typ, p }
 	}

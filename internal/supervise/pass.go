@@ -20,7 +20,7 @@ import (
 // start and every few seconds.
 type Pass struct {
 	// Log is the world log; required.
-	Log *world.Log
+	Log world.Store
 	// Board restarts and fails board tasks; nil when there is none, and
 	// then an agent whose run died cannot be restarted and is failed.
 	Board Board
@@ -250,7 +250,7 @@ func (p *Pass) restarts(ctx context.Context, since time.Time) (map[string][]time
 // RecentRestarts reads from the log the restarts of each agent since
 // since (Restarted over its [event:system] lines), Level 1's and Level
 // 2's alike: what the start limit counts.
-func RecentRestarts(ctx context.Context, l *world.Log, since time.Time) (map[string][]time.Time, error) {
+func RecentRestarts(ctx context.Context, l world.Store, since time.Time) (map[string][]time.Time, error) {
 	var entries []world.Entry
 	err := l.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(r *world.Record) error {
 		if r.Err == nil {

@@ -36,7 +36,7 @@ func (p *Pass) reportSkipped(ctx context.Context) error {
 	}
 	var found []skippedReport
 	total := 0
-	_, err := p.Log.Check(ctx, SkippedMarker, func(r *world.Record) error {
+	_, err := p.Log.CheckThen(ctx, SkippedMarker, func(r *world.Record) error {
 		if r.Skipped == nil {
 			return nil
 		}
@@ -45,7 +45,7 @@ func (p *Pass) reportSkipped(ctx context.Context) error {
 			found = append(found, skippedReport{line: r.Line, entry: r.Entry, why: r.Skipped.Error()})
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("report skipped world-log entries: %w", err)
 	}

@@ -3,6 +3,7 @@ package world
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -99,3 +100,18 @@ func Prefilter(f Filter) func(raw []byte) bool { return newMatcher(f).pre }
 // Selects reports whether f selects the parsed record r: malformed lines
 // are selected once Prefilter let them through.
 func Selects(f *Filter, r *Record) bool { return r.Err != nil || f.Match(r.Entry) }
+
+// ErrNotFile is a Store that is not the file log, given to a reader that
+// needs the file itself (its path, its markers' files): 'cra serve', the
+// runs and the recycler do not run on PostgreSQL yet.
+var ErrNotFile = errors.New("the world log is in PostgreSQL ([fleet] database_url_env), and this needs the file log: " +
+	"'cra serve', the runs and the recycler do not run on PostgreSQL yet; to run them, remove database_url_env from [fleet] " +
+	"in .clean_room/config.toml after 'cra fleet export --dir .clean_room'")
+
+// AsFile returns s as the file log, or ErrNotFile.
+func AsFile(s Store) (*Log, error) {
+	if l, ok := s.(*Log); ok && l != nil {
+		return l, nil
+	}
+	return nil, ErrNotFile
+}

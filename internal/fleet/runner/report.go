@@ -66,7 +66,7 @@ type runRef struct {
 // reports is the processor's endpoint for its runs' reports: on
 // loopback, each run with a token of its own, valid while it runs.
 type reports struct {
-	log *world.Log
+	log world.Store
 
 	mu     sync.Mutex
 	url    string
