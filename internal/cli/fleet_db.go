@@ -24,11 +24,12 @@ URL, with its password, is never written to a file):
 
 Then 'cra fleet init' makes the schema, 'cra fleet import' moves an existing
 world.log into it, and every 'cra log' command reads and writes the world log
-there ('cra log export' writes it back as world.log).`,
+there ('cra log export' writes it back as world.log). 'cra fleet status' lists
+the hosts, their heartbeats, their runs and the leader.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newFleetInitCmd(d), newFleetImportCmd(d))
+	cmd.AddCommand(newFleetInitCmd(d), newFleetImportCmd(d), newFleetStatusCmd(d, nil))
 	return cmd
 }
 

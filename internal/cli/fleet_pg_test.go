@@ -2,10 +2,16 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
 )
 
@@ -29,5 +35,50 @@ func TestPostgresScripts(t *testing.T) {
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// fleetdb acts as the hosts of a fleet would on the script's
+			// database (cra serve does not run on PostgreSQL yet):
+			//   fleetdb heartbeat HOST SLOTS
+			//   fleetdb claim HOST N TASK...   (a lease of a minute)
+			//   fleetdb expire TASK...         (the lease's time passes)
+			//   fleetdb campaign HOST
+			"fleetdb": fleetDB,
+		},
 	})
+}
+
+func fleetDB(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: fleetdb heartbeat|claim|expire|campaign ARGS...")
+	}
+	ctx := context.Background()
+	url := ts.Getenv("CRA_DATABASE_URL")
+	f, err := pgstore.OpenFleet(ctx, url)
+	ts.Check(err)
+	defer f.Close()
+	switch args[0] {
+	case "heartbeat":
+		slots, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		ts.Check(f.Heartbeat(ctx, pgstore.Host{Name: args[1], Started: time.Now(), Slots: slots, Version: "test"}))
+	case "claim":
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		got, err := f.Claim(ctx, args[1], args[3:], n, time.Minute)
+		ts.Check(err)
+		for _, l := range got {
+			fmt.Fprintf(ts.Stdout(), "%s %s %s\n", l.TaskID, l.Host, l.Reason)
+		}
+	case "expire":
+		conn, err := pgx.Connect(ctx, url)
+		ts.Check(err)
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, "UPDATE run_leases SET expires = now() - interval '5 seconds' WHERE task_id = ANY($1)", args[1:])
+		ts.Check(err)
+	case "campaign":
+		_, _, err := f.Campaign(ctx, args[1], time.Minute)
+		ts.Check(err)
+	default:
+		ts.Fatalf("fleetdb: no command %q", args[0])
+	}
 }

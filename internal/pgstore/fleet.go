@@ -115,7 +115,9 @@ type Status struct {
 type HostStatus struct {
 	Host
 	// Age is how long ago its last heartbeat was.
-	Age time.Duration `json:"age_ns"`
+	Age time.Duration `json:"-"`
+	// AgeSeconds is Age in seconds, for JSON.
+	AgeSeconds float64 `json:"heartbeat_age_s"`
 	// Runs are its leases, live and expired, oldest first.
 	Runs []Lease `json:"runs"`
 }
@@ -139,6 +141,7 @@ func (f *Fleet) Status(ctx context.Context) (Status, error) {
 				return err
 			}
 			h.Age = st.Now.Sub(h.Heartbeat)
+			h.AgeSeconds = h.Age.Seconds()
 			h.Runs = []Lease{}
 			byName[h.Name] = len(st.Hosts)
 			st.Hosts = append(st.Hosts, h)
