@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/workspace"
 )
 
@@ -72,7 +71,7 @@ func fleetStatusRun(ctx context.Context, d *deps, opts *fleetStatusOptions) erro
 // printFleetStatus writes st for a person: a block per host, its runs
 // indented under it, then the leases of hosts that never beat, then the
 // leader.
-func printFleetStatus(w io.Writer, st pgstore.Status, lease time.Duration) error {
+func printFleetStatus(w io.Writer, st workspace.FleetState, lease time.Duration) error {
 	var b strings.Builder
 	if len(st.Hosts) == 0 {
 		b.WriteString("no hosts: none has sent a heartbeat ('cra serve' with [fleet] database_url_env set sends them)\n")
@@ -105,7 +104,7 @@ func printFleetStatus(w io.Writer, st pgstore.Status, lease time.Duration) error
 	return err
 }
 
-func writeLease(b *strings.Builder, indent string, l pgstore.Lease, now time.Time, withHost bool) {
+func writeLease(b *strings.Builder, indent string, l workspace.FleetLease, now time.Time, withHost bool) {
 	b.WriteString(indent + l.TaskID + "  run " + l.RunID)
 	if withHost {
 		b.WriteString("  host " + l.Host)
