@@ -293,7 +293,7 @@ var allowedImports = map[string][]string{
 	// Supervision: fleet owns one repository's board and its workers.
 	"fleetapi": {"board", "verdict", "world", "agentcli"}, // the fleet's operations and the records they exchange
 	"fleet": {"fleetapi", "fleet/runner", "board", "review", "verdict", "evidence", "supervise", "knowledge", "knowledge/supervisor", "cleanup", "notify",
-		"workspace", "validation",
+		"workspace", "validation", "pgstore", "pgboard",
 		"kb", "corpus", "store", "world", "llm", "config", "gitx"},
 	"fleet/runner":         {"board", "supervise", "knowledge", "agentcli", "world", "config", "gitx"}, // runs agent profiles
 	"knowledge/supervisor": {"board", "verdict", "knowledge", "world", "llm", "config"},
@@ -336,6 +336,9 @@ var allowedImports = map[string][]string{
 	// pgstore: shared state in PostgreSQL for a fleet (DESIGN.md "Scale"):
 	// today the world log, as world.Store.
 	"pgstore": {"world"},
+	// pgboard: the board's tasks in pgstore's database (board.Store), beside
+	// pgstore so that the world log's readers do not take the board along.
+	"pgboard": {"board", "pgstore", "world"},
 	"lang":    {},
 	"config":  {},
 	"gitx":    {},
@@ -346,7 +349,8 @@ var allowedImports = map[string][]string{
 	"kb/kbtest":       {"kb", "store"},
 	"gitx/gittest":    {"gitx"},
 	"store/storetest": {"store"},
-	"pgtest":          {}, // a real PostgreSQL cluster per test package (initdb, a Unix socket)
+	"pgtest":          {},
+	"board/boardtest": {"board", "world"}, // the suite every board.Store passes // a real PostgreSQL cluster per test package (initdb, a Unix socket)
 }
 
 // internalImports returns each internal package's imports of other

@@ -54,6 +54,17 @@ func (b *Board) Add(ctx context.Context, t *Task) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
+	var out *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		out, err = b.add(ctx, t)
+		return err
+	})
+	return out, err
+}
+
+// add is Add under the board's lock.
+func (b *Board) add(ctx context.Context, t *Task) (*Task, error) {
 	t = t.Clone()
 	t.applyDefaults()
 	if t.ID == "" {
@@ -131,6 +142,18 @@ func (b *Board) Edit(ctx context.Context, id string, change func(*Task) error) (
 		return nil, nil, err
 	}
 	defer unlock()
+	var out *Task
+	var names []string
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		out, names, err = b.edit(ctx, id, change)
+		return err
+	})
+	return out, names, err
+}
+
+// edit is Edit under the board's lock.
+func (b *Board) edit(ctx context.Context, id string, change func(*Task) error) (*Task, []string, error) {
 	old, folder, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -252,6 +275,17 @@ func (b *Board) Move(ctx context.Context, id string, to Folder, why string) (*Ta
 		return nil, err
 	}
 	defer unlock()
+	var out *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		out, err = b.move(ctx, id, to, why)
+		return err
+	})
+	return out, err
+}
+
+// move is Move under the board's lock.
+func (b *Board) move(ctx context.Context, id string, to Folder, why string) (*Task, error) {
 	t, from, a, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err

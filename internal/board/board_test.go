@@ -2,12 +2,10 @@ package board
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -57,157 +55,6 @@ func folderOn(t *testing.T, s *FileStore, id string) Folder {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func TestAdd(t *testing.T) {
-	ctx := context.Background()
-	b, s, _ := newTestBoard(t)
-	task := add(t, b, "add a --json flag")
-	if !boardID.MatchString(task.ID) {
-		t.Errorf("id %q is not t- and 8 hex digits", task.ID)
-	}
-	got, f, err := s.Get(ctx, task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f != Pending || got.Kind != KindTask || got.Priority != Normal || !got.ProcessorAutoRequeue || got.CreatedAt.IsZero() || !got.CreatedAt.Equal(got.UpdatedAt) {
-		t.Errorf("added task in %s: %+v", f, got)
-	}
-	lines := logLines(t, b, task.ID)
-	if len(lines) != 1 || !strings.HasSuffix(lines[0], "[agent:start]["+task.ID+"] add a --json flag | need: tests pass") {
-		t.Errorf("log lines %q, want one start entry", lines)
-	}
-
-	// An id in use, on the board or in the log, is refused.
-	dup := NewTask("again")
-	dup.ID = task.ID
-	if _, err := b.Add(ctx, dup); !errors.Is(err, ErrExists) {
-		t.Errorf("second add of %s: got %v, want ErrExists", task.ID, err)
-	}
-	if _, err := b.Log.Agent(ctx, world.StatusStart, "t-0badf00d", "solve", ""); err != nil {
-		t.Fatal(err)
-	}
-	dup.ID = "t-0badf00d"
-	if _, err := b.Add(ctx, dup); !errors.Is(err, ErrExists) {
-		t.Errorf("add of an id the log knows: got %v, want ErrExists", err)
-	}
-	// after must name tasks on the board; nothing is logged when it does not.
-	later := NewTask("later")
-	later.After = []string{"t-99999999"}
-	if _, err := b.Add(ctx, later); err == nil || !strings.Contains(err.Error(), "not on the board") {
-		t.Errorf("after an unknown task: got %v", err)
-	}
-	later.After = []string{task.ID}
-	if _, err := b.Add(ctx, later); err != nil {
-		t.Errorf("after a task on the board: %v", err)
-	}
-	bad := NewTask("")
-	if _, err := b.Add(ctx, bad); err == nil {
-		t.Errorf("empty title accepted")
-	}
-	if n, _ := s.List(ctx, Pending); len(n) != 2 {
-		t.Errorf("pending holds %d tasks, want 2", len(n))
-	}
-}
-
-func TestEdit(t *testing.T) {
-	ctx := context.Background()
-	b, s, _ := newTestBoard(t)
-	task := add(t, b, "first")
-	b.Now = func() time.Time { return task.CreatedAt.Add(time.Hour) }
-	got, changed, err := b.Edit(ctx, task.ID, func(t *Task) error {
-		t.Priority, t.Title = High, "second"
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(changed, ",") != "title,priority" || got.Title != "second" || !got.UpdatedAt.After(got.CreatedAt) {
-		t.Errorf("edit changed %v: %+v", changed, got)
-	}
-	if again, _, _ := s.Get(ctx, task.ID); again.Priority != High {
-		t.Errorf("edit not written: %+v", again)
-	}
-	lines := logLines(t, b, task.ID)
-	if last := lines[len(lines)-1]; !strings.HasSuffix(last, "[event:user]["+task.ID+"] edited: title=second; priority=high") {
-		t.Errorf("edit logged as %q", last)
-	}
-	if _, changed, _ := b.Edit(ctx, task.ID, func(*Task) error { return nil }); changed != nil || len(logLines(t, b, task.ID)) != len(lines) {
-		t.Errorf("an edit changing nothing changed %v or logged", changed)
-	}
-	if _, _, err := b.Edit(ctx, task.ID, func(t *Task) error { t.Priority = "urgent"; return nil }); err == nil {
-		t.Errorf("bad priority accepted")
-	}
-}
-
-func TestMove(t *testing.T) {
-	ctx := context.Background()
-	b, s, _ := newTestBoard(t)
-	task := add(t, b, "x")
-	id := task.ID
-
-	// start → completed needs a run: refused, naming where it can go.
-	_, err := b.Move(ctx, id, Completed, "")
-	var me *MoveError
-	if !errors.As(err, &me) || !strings.Contains(err.Error(), "it can move to failed-blocked") {
-		t.Fatalf("move of a pending task to completed: got %v", err)
-	}
-	if _, err := b.Move(ctx, id, InProgress, ""); err == nil || !strings.Contains(err.Error(), "only a run makes a task active") {
-		t.Errorf("move to in-progress: got %v", err)
-	}
-	if n := len(logLines(t, b, id)); n != 1 {
-		t.Errorf("refused moves logged %d lines, want the start alone", n)
-	}
-
-	// A person blocks it, then requeues it: the event first, then the
-	// lifecycle entry for the folder, then the file.
-	got, err := b.Move(ctx, id, FailedBlocked, "needs a design")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := folderOn(t, s, id); f != FailedBlocked || got.ProcessorAutoRequeue {
-		t.Errorf("blocked task in %s, processor_auto_requeue %v", f, got.ProcessorAutoRequeue)
-	}
-	got, err = b.Move(ctx, id, Pending, "design agreed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := folderOn(t, s, id); f != Pending || !got.ProcessorAutoRequeue {
-		t.Errorf("requeued task in %s, processor_auto_requeue %v", f, got.ProcessorAutoRequeue)
-	}
-	want := []string{
-		"[agent:start][" + id + "] x | need: tests pass",
-		"[event:user][" + id + "] moved from pending to failed-blocked: needs a design",
-		"[agent:failed][" + id + "] moved by a person: needs a design | need: a person answers: cra answer " + id + " '…'",
-		"[event:user][" + id + "] moved from failed-blocked to pending: design agreed",
-		"[agent:retry][" + id + "] moved by a person: design agreed",
-	}
-	lines := logLines(t, b, id)
-	if len(lines) != len(want) {
-		t.Fatalf("log:\n%s", strings.Join(lines, "\n"))
-	}
-	for i := range want {
-		if !strings.HasSuffix(lines[i], want[i]) {
-			t.Errorf("line %d = %q, want it to end %q", i+1, lines[i], want[i])
-		}
-	}
-
-	// After a run that failed, a person may call it done.
-	if _, err := b.Log.Agent(ctx, world.StatusActive, id, "run 1: cra", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Log.Agent(ctx, world.StatusFinish, id, "run failed: exit 3", ""); err != nil {
-		t.Fatal(err)
-	}
-	if rep, err := b.Rebuild(ctx, false); err != nil || len(rep.Repairs) != 1 || rep.Repairs[0].To != Failed {
-		t.Fatalf("rebuild after the run: %+v, %v", rep, err)
-	}
-	if _, err := b.Move(ctx, id, CompletedFinalized, "good enough"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Move(ctx, id, Pending, ""); err == nil || !strings.Contains(err.Error(), "lifecycle is over") {
-		t.Errorf("move of a verified task: got %v", err)
-	}
 }
 
 func TestRebuildRepairsFolders(t *testing.T) {
@@ -341,20 +188,6 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
-func TestStoreMoveTwice(t *testing.T) {
-	ctx := context.Background()
-	b, s, _ := newTestBoard(t)
-	task := add(t, b, "x")
-	for i := 0; i < 2; i++ {
-		if err := s.Move(ctx, task.ID, Pending, Failed); err != nil {
-			t.Fatalf("move %d: %v", i+1, err)
-		}
-	}
-	if err := s.Move(ctx, task.ID, Pending, Completed); !errors.Is(err, ErrNotFound) {
-		t.Errorf("move from a folder that does not hold it: got %v, want ErrNotFound", err)
-	}
-}
-
 func TestListReportsMalformed(t *testing.T) {
 	ctx := context.Background()
 	b, s, _ := newTestBoard(t)
@@ -481,30 +314,6 @@ func TestConcurrentChanges(t *testing.T) {
 	ls, _ := s.List(ctx, Pending)
 	if len(ls) != workers*each {
 		t.Errorf("pending holds %d tasks, want %d", len(ls), workers*each)
-	}
-}
-
-// TestStoreIDs: the ids of a folder's task files, unread, in name order;
-// a file whose name is no task id is left out.
-func TestStoreIDs(t *testing.T) {
-	ctx := context.Background()
-	s := NewFileStore(t.TempDir())
-	for _, id := range []string{"t-00000002", "t-00000001"} {
-		task := NewTask("x")
-		task.ID = id
-		if err := s.Put(ctx, task, CompletedFinalized); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(s.Dir(), string(CompletedFinalized), "not an id.yaml"), []byte("garbage"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := s.IDs(ctx, CompletedFinalized)
-	if err != nil || strings.Join(ids, " ") != "t-00000001 t-00000002" {
-		t.Errorf("got %v, %v", ids, err)
-	}
-	if ids, err := s.IDs(ctx, Pending); err != nil || len(ids) != 0 {
-		t.Errorf("pending: got %v, %v", ids, err)
 	}
 }
 

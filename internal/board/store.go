@@ -168,6 +168,20 @@ func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byt
 	return t, fi, data, nil
 }
 
+// ReadFile returns task id's file in folder, parsed and checked as Get
+// checks it, with its bytes as written and its modification time: what an
+// import into another store copies byte for byte.
+func (s *FileStore) ReadFile(id string, folder Folder) (*Task, []byte, time.Time, error) {
+	if err := CheckID(id); err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	t, fi, data, err := s.readRaw(id, folder)
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	return t, data, fi.ModTime(), nil
+}
+
 // notRegular is the error of a task file that is not a regular file.
 func (s *FileStore) notRegular(id string, folder Folder, fi os.FileInfo) error {
 	what := "not a regular file (" + fi.Mode().Type().String() + ")"

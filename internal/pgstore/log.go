@@ -88,47 +88,58 @@ func (l *Log) Append(ctx context.Context, e world.Entry) (world.Entry, error) {
 	if err != nil {
 		return world.Entry{}, err
 	}
-	raw := line[:len(line)-1]
 	err = pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockAppend); err != nil {
-			return err
-		}
-		id, off, err := nextLine(ctx, tx)
-		if err != nil {
-			return err
-		}
-		a, err := agentState(ctx, tx, e.ID)
-		if err != nil {
-			return err
-		}
-		if te := a.Check(e); te != nil {
-			return te
-		}
-		if err := insertLine(ctx, tx, id, off, raw, &e, nil); err != nil {
-			return err
-		}
-		if a == nil && e.Kind == world.KindAgent {
-			a = &world.AgentState{ID: e.ID, StartOff: -1}
-		}
-		if a != nil {
-			a.Fold(id, e)
-			if err := saveAgent(ctx, tx, a); err != nil {
-				return err
-			}
-		}
-		// Every append wakes the followers (Follow), on every host, once
-		// it commits: the payload is the new line's id.
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(id, 10))
-		return err
+		return appendTx(ctx, tx, e, line[:len(line)-1])
 	})
 	if err != nil {
-		var te *world.TransitionError
-		if errors.As(err, &te) {
-			return world.Entry{}, te
-		}
-		return world.Entry{}, fmt.Errorf("append to world log: %w", err)
+		return world.Entry{}, appendError(err)
 	}
 	return e, nil
+}
+
+// appendError is the error of an append that failed: a refused entry's
+// *world.TransitionError as it is.
+func appendError(err error) error {
+	var te *world.TransitionError
+	if errors.As(err, &te) {
+		return te
+	}
+	return fmt.Errorf("append to world log: %w", err)
+}
+
+// appendTx writes e, prepared as line raw (world.Prepare), in
+// transaction tx, which holds the turn for a line number until it ends.
+func appendTx(ctx context.Context, tx pgx.Tx, e world.Entry, raw []byte) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockAppend); err != nil {
+		return err
+	}
+	id, off, err := nextLine(ctx, tx)
+	if err != nil {
+		return err
+	}
+	a, err := agentState(ctx, tx, e.ID)
+	if err != nil {
+		return err
+	}
+	if te := a.Check(e); te != nil {
+		return te
+	}
+	if err := insertLine(ctx, tx, id, off, raw, &e, nil); err != nil {
+		return err
+	}
+	if a == nil && e.Kind == world.KindAgent {
+		a = &world.AgentState{ID: e.ID, StartOff: -1}
+	}
+	if a != nil {
+		a.Fold(id, e)
+		if err := saveAgent(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	// Every append wakes the followers (Follow), on every host, once
+	// it commits: the payload is the new line's id.
+	_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(id, 10))
+	return err
 }
 
 // nextLine returns the number and byte offset of the line after the last.
