@@ -101,3 +101,34 @@ func (l *Log) listen(ctx context.Context) (*pgx.Conn, error) {
 	}
 	return conn, nil
 }
+
+// End returns the position after the log's last line: where a follower
+// of the whole log from now starts.
+func (l *Log) End(ctx context.Context) (world.Position, error) { return l.end(ctx) }
+
+// PositionAt returns the position of the line that starts at byte offset
+// off (its Line the id of the line before it), as a reader of the file
+// that stopped there holds it; false when no line starts there and it is
+// not the log's end. A client of the live feed resumes by offset (the web
+// board's ?since=), and the log reads by id.
+func (l *Log) PositionAt(ctx context.Context, off int64) (world.Position, bool, error) {
+	if off < 0 {
+		return world.Position{}, false, nil
+	}
+	if off == 0 {
+		return world.Position{}, true, nil
+	}
+	var id int64
+	err := l.pool.QueryRow(ctx, "SELECT id FROM world_log WHERE off = $1", off).Scan(&id)
+	if err == nil {
+		return world.Position{Offset: off, Line: id - 1}, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return world.Position{}, false, fmt.Errorf("find the world log's line at offset %d: %w", off, err)
+	}
+	end, err := l.end(ctx)
+	if err != nil {
+		return world.Position{}, false, err
+	}
+	return end, end.Offset == off, nil
+}

@@ -120,13 +120,15 @@ func (s *Server) tasks(w http.ResponseWriter, r *http.Request) {
 	var file string
 	var waiting map[string]bool
 	err := s.locked(r.Context(), func() error {
-		fl, err := world.AsFile(s.Fleet.Tasks().Log)
+		src, err := sourceOf(s.Fleet.Tasks().Log)
 		if err != nil {
 			return err
 		}
-		if end, file, err = logEnd(fl.Path()); err != nil {
+		at, id, err := src.end(r.Context())
+		if err != nil {
 			return err
 		}
+		end, file = at.Offset, id
 		if waiting, err = s.waitingIDs(r.Context()); err != nil {
 			return err
 		}
@@ -508,12 +510,12 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fl, err := world.AsFile(s.Fleet.Tasks().Log)
+	src, err := sourceOf(s.Fleet.Tasks().Log)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	start, err := lineStart(fl.Path(), since)
+	from, start, err := src.at(r.Context(), since)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -523,7 +525,7 @@ func (s *Server) logLines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out.Next = since
-	pos, err := s.Fleet.Tasks().Log.Scan(r.Context(), world.Position{Offset: since}, func(rec *world.Record) error {
+	pos, err := s.Fleet.Tasks().Log.Scan(r.Context(), from, func(rec *world.Record) error {
 		if int64(len(out.Entries)) == limit {
 			return errStop
 		}

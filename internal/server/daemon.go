@@ -18,7 +18,6 @@ import (
 	"github.com/cra-dev/cra/internal/flock"
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
-	"github.com/cra-dev/cra/internal/world"
 )
 
 // The daemon's files in the state directory: the lock that makes it one
@@ -152,13 +151,8 @@ func (d *Daemon) Run(ctx context.Context, ready func(Info)) error {
 	// The loops end with ctx, or when serving fails.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fl, err := world.AsFile(d.Fleet.Tasks().Log)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	hub := &Hub{Log: fl, Logger: d.Logger}
-	if err := hub.Begin(); err != nil {
+	hub := &Hub{Log: d.Fleet.Tasks().Log, Logger: d.Logger}
+	if err := hub.Begin(ctx); err != nil {
 		ln.Close()
 		return err
 	}

@@ -160,7 +160,7 @@ func (f *fixture) serve(t testing.TB, s *Server) (*httptest.Server, *Hub) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hub := &Hub{Log: f.b.Log.(*world.Log)}
-	if err := hub.Begin(); err != nil {
+	if err := hub.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})

@@ -82,9 +82,16 @@ const writeTimeout = 10 * time.Second
 // the file at the log's path when the follower read it; once that
 // changes (a compaction), every client gets a reset, those already on
 // the new file too (one reload more, never a line from the wrong place).
+//
+// The world log in PostgreSQL (a Positioner) is followed the same way,
+// through LISTEN/NOTIFY, on every host of the fleet: its lines have the
+// file's offsets, a client resumes by the offset it reached (the store
+// finds the line there), and it is one log for ever (no compaction), its
+// File always StoreFile.
 type Hub struct {
-	// Log is the world log followed; required.
-	Log *world.Log
+	// Log is the world log followed; required: the file (*world.Log) or
+	// a store that is a Positioner (pgstore.Log).
+	Log world.Store
 	// QueueLen bounds each client's queue; 0 is DefaultQueueLen.
 	QueueLen int
 	// Logger gets the follower's errors; nil discards.
@@ -93,6 +100,7 @@ type Hub struct {
 	mu      sync.Mutex
 	clients map[*client]struct{}
 	end     int64  // where the line after the last one broadcast starts
+	line    int64  // the number of the last line broadcast (a store's id)
 	file    string // the fileID of the log the follower reads
 	begun   bool   // Begin fixed end
 	closed  bool   // Run has ended: no client is served
@@ -130,15 +138,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	h.mu.Unlock()
 	for {
 		if !begun {
-			if err := h.Begin(); err != nil {
+			if err := h.Begin(ctx); err != nil {
 				return err
 			}
 		}
 		begun = false
 		h.mu.Lock()
-		end := h.end
+		from := world.Position{Offset: h.end, Line: h.line}
 		h.mu.Unlock()
-		err := h.Log.Follow(ctx, world.Position{Offset: end}, world.Filter{}, h.record)
+		err := h.Log.Follow(ctx, from, world.Filter{}, h.record)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -156,26 +164,110 @@ func (h *Hub) Run(ctx context.Context) error {
 // server calls it before it takes its first client, so that every line
 // after a client's reading of the file is broadcast; Run calls it when
 // no one did.
-func (h *Hub) Begin() error {
-	end, file, err := logEnd(h.Log.Path())
+func (h *Hub) Begin(ctx context.Context) error {
+	src, err := h.source()
+	if err != nil {
+		return err
+	}
+	end, file, err := src.end(ctx)
 	if err != nil {
 		return fmt.Errorf("event hub: %w", err)
 	}
 	h.mu.Lock()
-	h.end, h.file, h.begun = end, file, true
+	h.end, h.line, h.file, h.begun = end.Offset, end.Line, file, true
 	h.mu.Unlock()
 	return nil
 }
 
-// currentID returns the fileID of the file at the log's path now; "" when
-// it cannot be read (mid-rename), which matches no position.
+// currentID returns the identity of the log now: for the file, the
+// fileID of the file at its path ("" when it cannot be read, mid-rename,
+// which matches no position).
 func (h *Hub) currentID() string {
-	fi, err := os.Stat(h.Log.Path())
+	src, err := h.source()
+	if err != nil {
+		return ""
+	}
+	return src.id()
+}
+
+// Positioner is a world log other than the file that the hub follows
+// (pgstore.Log): it finds where a client's offset falls, and is never
+// compacted.
+type Positioner interface {
+	// End returns the position after the last line.
+	End(ctx context.Context) (world.Position, error)
+	// PositionAt returns the position of the line that starts at byte
+	// offset off; false when none starts there and off is not the end.
+	PositionAt(ctx context.Context, off int64) (world.Position, bool, error)
+}
+
+// StoreFile is the File of every message of a log in a store: it is one
+// log for ever.
+const StoreFile = "db"
+
+// logSource is what the hub reads of its log beyond world.Store.
+type logSource interface {
+	id() string
+	end(ctx context.Context) (world.Position, string, error)
+	// at returns the position of the line starting at off, and false
+	// when none does (and off is not the end).
+	at(ctx context.Context, off int64) (world.Position, bool, error)
+	// lineEnd returns the offset after the newline at or after from.
+	lineEnd(from int64) (int64, error)
+}
+
+func (h *Hub) source() (logSource, error) { return sourceOf(h.Log) }
+
+// sourceOf returns how the hub and the API read positions in log.
+func sourceOf(log world.Store) (logSource, error) {
+	switch l := log.(type) {
+	case *world.Log:
+		return fileSource{l}, nil
+	case Positioner:
+		return storeSource{l}, nil
+	default:
+		return nil, fmt.Errorf("a world log of type %T finds no line by offset: give the file log or pgstore's", log)
+	}
+}
+
+type fileSource struct{ l *world.Log }
+
+func (s fileSource) id() string {
+	fi, err := os.Stat(s.l.Path())
 	if err != nil {
 		return ""
 	}
 	return fileID(fi)
 }
+
+func (s fileSource) end(ctx context.Context) (world.Position, string, error) {
+	end, file, err := logEnd(s.l.Path())
+	return world.Position{Offset: end}, file, err
+}
+
+func (s fileSource) at(ctx context.Context, off int64) (world.Position, bool, error) {
+	ok, err := lineStart(s.l.Path(), off)
+	return world.Position{Offset: off}, ok, err
+}
+
+func (s fileSource) lineEnd(from int64) (int64, error) { return lineEnd(s.l.Path(), from) }
+
+type storeSource struct{ p Positioner }
+
+func (s storeSource) id() string { return StoreFile }
+
+func (s storeSource) end(ctx context.Context) (world.Position, string, error) {
+	end, err := s.p.End(ctx)
+	return end, StoreFile, err
+}
+
+func (s storeSource) at(ctx context.Context, off int64) (world.Position, bool, error) {
+	return s.p.PositionAt(ctx, off)
+}
+
+// lineEnd: a store keeps a line too long for the file's reader whole, so
+// its newline is right after the record's bytes.
+func (s storeSource) lineEnd(from int64) (int64, error) { return from + 1, nil }
 
 var resetData, _ = json.Marshal(Message{Type: MsgReset})
 
@@ -191,7 +283,7 @@ func (h *Hub) record(r *world.Record) error {
 	}
 	h.mu.Lock()
 	compacted := f.offset < h.end || id != h.file
-	h.end, h.file = f.end, id
+	h.end, h.line, h.file = f.end, r.Line, id
 	h.mu.Unlock()
 	if compacted {
 		// Compaction rewrote the file: positions before it mean nothing.
@@ -208,7 +300,11 @@ func (h *Hub) encode(r *world.Record, file string) (*frame, error) {
 	m.File = file
 	if r.Err != nil && len(r.Raw) >= world.MaxLineBytes {
 		// A line too long comes cut short: find its true end.
-		end, err := lineEnd(h.Log.Path(), r.Offset+int64(len(r.Raw)))
+		src, err := h.source()
+		if err != nil {
+			return nil, err
+		}
+		end, err := src.lineEnd(r.Offset + int64(len(r.Raw)))
 		if err != nil {
 			return nil, err
 		}
@@ -413,10 +509,14 @@ var errStop = errors.New("stop")
 // until < 0), and returns where the next line starts. When the log is
 // another file, before or after, it sends a reset instead of going on.
 func (h *Hub) replay(ctx context.Context, out sender, file string, from, until int64) (int64, error) {
-	if h.currentID() != file {
+	src, err := h.source()
+	if err != nil {
+		return 0, err
+	}
+	if src.id() != file {
 		return 0, h.sendReset(ctx, out)
 	}
-	ok, err := lineStart(h.Log.Path(), from)
+	start, ok, err := src.at(ctx, from)
 	if err != nil {
 		return 0, err
 	}
@@ -424,7 +524,7 @@ func (h *Hub) replay(ctx context.Context, out sender, file string, from, until i
 		return 0, h.sendReset(ctx, out)
 	}
 	next := from
-	pos, err := h.Log.Scan(ctx, world.Position{Offset: from}, func(r *world.Record) error {
+	pos, err := h.Log.Scan(ctx, start, func(r *world.Record) error {
 		if until >= 0 && r.Offset >= until {
 			return errStop
 		}

@@ -183,7 +183,7 @@ func TestSlowClient(t *testing.T) {
 	hub := &Hub{Log: f.b.Log.(*world.Log), QueueLen: 4}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := hub.Begin(); err != nil {
+	if err := hub.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	hubDone := make(chan error, 1)

@@ -40,3 +40,7 @@ CREATE TABLE fleet_leader (
     renewed     timestamptz NOT NULL,
     expires     timestamptz NOT NULL
 );
+
+-- The live feed (the web board's events) resumes a client by the byte
+-- offset it reached: the line starting there is found by it.
+CREATE INDEX world_log_off ON world_log (off);
