@@ -25,6 +25,13 @@ type Fleet struct {
 	// Lease is how long a host's claim on a run lasts without renewal,
 	// a Go duration ("2m"); unset, DefaultLease.
 	Lease string `toml:"lease,omitempty"`
+	// Push says whether task branches travel through Remote: a run
+	// fetches its task's branch cra/ID before it starts and pushes it
+	// when it ends, and the knowledge store syncs through the branch
+	// cra/knowledge (issue 34 items 4 and 6). Off unless set: one
+	// machine needs no remote and no network, and a fleet says so
+	// explicitly, each host then needing Remote configured.
+	Push *bool `toml:"push,omitempty"`
 }
 
 // The defaults and bounds of [fleet].
@@ -80,6 +87,8 @@ type FleetSettings struct {
 	Host           string
 	Remote         string
 	Lease          time.Duration
+	// Push is [fleet] push resolved: branches travel through Remote.
+	Push bool
 }
 
 // FleetSettings resolves [fleet]: each key that is set replaces its
@@ -92,6 +101,9 @@ func (c *Config) FleetSettings() (FleetSettings, error) {
 		f = *c.Fleet
 	}
 	s.DatabaseURLEnv = f.DatabaseURLEnv
+	if f.Push != nil {
+		s.Push = *f.Push
+	}
 	if f.Remote != "" {
 		s.Remote = f.Remote
 	}

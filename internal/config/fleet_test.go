@@ -8,8 +8,28 @@ import (
 
 func TestFleet(t *testing.T) {
 	s, err := (*Config)(nil).FleetSettings()
-	if err != nil || s.Remote != "origin" || s.Lease != 2*time.Minute || s.Host == "" || s.DatabaseURLEnv != "" {
+	if err != nil || s.Remote != "origin" || s.Lease != 2*time.Minute || s.Host == "" || s.DatabaseURLEnv != "" || s.Push {
 		t.Fatalf("defaults = %+v, %v", s, err)
+	}
+	// push is off unless set: one machine needs no remote, a database
+	// alone does not turn it on.
+	for _, tc := range []struct {
+		toml string
+		want bool
+	}{
+		{"[fleet]\nremote = \"origin\"\n", false},
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\n", false},
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\npush = true\n", true},
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\npush = false\n", false},
+		{"[fleet]\npush = true\n", true},
+	} {
+		c, err := Parse([]byte(tc.toml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := c.FleetSettings(); err != nil || s.Push != tc.want {
+			t.Errorf("%q: push %v, %v; want %v", tc.toml, s.Push, err, tc.want)
+		}
 	}
 	if _, err := s.DatabaseURL(func(string) string { return "postgres://x" }); err != ErrNoDatabase {
 		t.Errorf("DatabaseURL with none configured = %v, want ErrNoDatabase", err)

@@ -168,3 +168,23 @@ func TestUnquote(t *testing.T) {
 		}
 	}
 }
+
+func TestConfiguredURL(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.Init(t)
+	gittest.Run(t, repo, "remote", "add", "origin", "/srv/shared.git")
+	gittest.Run(t, repo, "config", "remote.dash.url", "--upload-pack=touch /tmp/x")
+	for _, tc := range []struct{ remote, want, err string }{
+		{"origin", "/srv/shared.git", ""},
+		{"shared", "", "git remote add shared URL"},
+		{"dash", "", "git remote set-url dash URL"},
+		{"a.b=c", "", "is not a git remote name"},
+	} {
+		t.Run(tc.remote, func(t *testing.T) {
+			got, err := ConfiguredURL(ctx, repo, tc.remote)
+			if got != tc.want || tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("got %q, %v; want %q, an error with %q", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}

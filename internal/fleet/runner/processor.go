@@ -482,9 +482,32 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		// wrote there runs confined to it too.
 		confine = func(cmd *exec.Cmd) error { return sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: []string{path}}) }
 	}
+	// The fleet's remote first (issue 34 item 4): its URL read now, before
+	// the agent starts, and the branch brought from it.
+	sh, err := p.shareOf(ctx, s.cfg, top, board.BranchPrefix+id)
+	if err != nil {
+		return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix [fleet] or the repository's remote as the error says, then requeue: cra task move %s pending", id)}
+	}
+	var pl *pulled
+	haveCopy := exists(path)
+	if sh != nil {
+		if pl, err = p.pull(ctx, sh, top, board.BranchPrefix+id, s.run, haveCopy); err != nil {
+			return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix the remote as the error says, then requeue: cra task move %s pending", id)}
+		}
+	}
 	wt, err := gitx.OpenClone(ctx, top, path, board.BranchPrefix+id, confine)
 	if err != nil {
 		return nil, fmt.Errorf("make the task's working copy: %w", err)
+	}
+	if pl != nil {
+		if pl.forward != "" && haveCopy {
+			if err := wt.FastForward(ctx, pl.forward); err != nil {
+				return nil, &NeedError{Err: err, Need: fmt.Sprintf("remove the working copy %s (its branch %s keeps the committed work), then requeue: cra task move %s pending", path, wt.Branch, id)}
+			}
+		}
+		if pl.note != "" {
+			p.event(ctx, id, pl.note)
+		}
 	}
 	o.Branch, o.Worktree = wt.Branch, wt.Path
 	work := filepath.Join(wt.Path, filepath.FromSlash(prefix))
@@ -659,6 +682,9 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	}
 	if err := wt.FetchBack(context.WithoutCancel(ctx)); err != nil {
 		werr = errors.Join(werr, err)
+	}
+	if sh != nil {
+		p.push(ctx, sh, top, id, wt.Branch, s.run)
 	}
 	if st, err := gitx.DiffStat(context.WithoutCancel(ctx), top, wt.Base, wt.Branch); err == nil {
 		o.DiffStat = st

@@ -1,0 +1,221 @@
+//go:build unix
+
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// fleetHost is one host of a fleet on this machine: its own clone of the
+// shared bare remote, its own .clean_room and board, [fleet] push on.
+type fleetHost struct {
+	name string
+	repo string
+	p    *Processor
+}
+
+// newFleet makes a bare remote with one commit on main and n hosts
+// cloned from it (issue 34 item 4: "two hosts" on this machine).
+func newFleet(t *testing.T, agents map[string]config.Agent, names ...string) (string, []*fleetHost) {
+	t.Helper()
+	seed := gittest.Init(t)
+	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, seed, "clone", "-q", "--bare", seed, bare)
+	var hosts []*fleetHost
+	for _, name := range names {
+		repo := filepath.Join(t.TempDir(), name)
+		gittest.Run(t, seed, "clone", "-q", bare, repo)
+		state := filepath.Join(repo, ".clean_room")
+		if err := os.MkdirAll(state, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := world.Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, on := 1, true
+		cfg := &config.Config{Agents: agents, Board: &config.Board{MaxParallel: &one}, Fleet: &config.Fleet{Host: name, Push: &on}}
+		p := NewProcessor(board.New(board.NewFileStore(state), l), repo, state, cfg)
+		hosts = append(hosts, &fleetHost{name: name, repo: repo, p: p})
+	}
+	return bare, hosts
+}
+
+// runOn runs task id once on host h, adding it to h's board first (each
+// host has a board of its own here: the shared board is PostgreSQL's),
+// or requeuing it there.
+func runOn(t *testing.T, h *fleetHost, id, agent string) *Outcome {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := h.p.Board.Store.Get(ctx, id); err != nil {
+		task := board.NewTask("append a line")
+		task.ID, task.Agent, task.Need = id, agent, "a line appended"
+		if _, err := h.p.Board.Add(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if _, err := h.p.Board.Log.Agent(ctx, world.StatusRetry, id, "once more", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.p.Board.Rebuild(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := h.p.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func events(t *testing.T, h *fleetHost, id string) string {
+	t.Helper()
+	var out []string
+	for _, l := range logLines(t, h.p.Board, id) {
+		if strings.Contains(l, "[event:system]") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestBranchTravelsThroughRemote: a task run on host A, then on host B
+// (which has no working copy of it), then on A again builds each time on
+// the last run, wherever it ran, through the shared remote.
+func TestBranchTravelsThroughRemote(t *testing.T) {
+	agents := map[string]config.Agent{
+		// Each run appends the host it ran on to notes.txt; the
+		// agent's view of notes.txt before its line is in seen.txt.
+		"note": {Command: `cp notes.txt seen.txt 2>/dev/null || : > seen.txt; echo "$HOST_NAME" >> notes.txt`},
+	}
+	bare, hosts := newFleet(t, agents, "host-a", "host-b")
+	a, b := hosts[0], hosts[1]
+	const id = "t-remote01"
+	t.Setenv("HOST_NAME", "a")
+	if o := runOn(t, a, id, "note"); o.Folder != board.Completed {
+		t.Fatalf("run on a: %s %q", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":notes.txt"); got != "a" {
+		t.Fatalf("the remote's notes.txt after a's run = %q, want a", got)
+	}
+
+	t.Setenv("HOST_NAME", "b")
+	if o := runOn(t, b, id, "note"); o.Folder != board.Completed {
+		t.Fatalf("run on b: %s %q", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":seen.txt"); got != "a" {
+		t.Errorf("b's run saw notes.txt %q, want a's line", got)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":notes.txt"); got != "a\nb" {
+		t.Errorf("the remote's notes.txt after b's run = %q, want a then b", got)
+	}
+	if ev := events(t, b, id); !strings.Contains(ev, "run 1 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "this host had no working copy of the task (host host-b)") {
+		t.Errorf("b's log says:\n%s\nwant that the run starts from the pushed branch", ev)
+	}
+
+	// a again: its working copy is behind; it moves to b's run.
+	t.Setenv("HOST_NAME", "a")
+	if o := runOn(t, a, id, "note"); o.Folder != board.Completed {
+		t.Fatalf("second run on a: %s %q", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":notes.txt"); got != "a\nb\na" {
+		t.Errorf("the remote's notes.txt after a's second run = %q, want a, b, a", got)
+	}
+	if ev := events(t, a, id); !strings.Contains(ev, "run 2 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "the working copy here follows it") {
+		t.Errorf("a's log says:\n%s\nwant that the run moved to the pushed branch", ev)
+	}
+	if got := gittest.Run(t, a.repo, "rev-parse", "cra/"+id); got != gittest.Run(t, bare, "rev-parse", "cra/"+id) {
+		t.Errorf("a's branch %s is not the remote's", got)
+	}
+}
+
+// TestPushIgnoresTheWorkingCopy: an agent that points its working copy's
+// origin elsewhere, edits its .git/config and makes other branches and
+// tags changes neither where the push goes nor what it carries.
+func TestPushIgnoresTheWorkingCopy(t *testing.T) {
+	evil := filepath.Join(t.TempDir(), "evil.git")
+	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", evil)
+	agents := map[string]config.Agent{
+		"hostile": {Command: `echo mine > work.txt
+git remote set-url origin ` + evil + `
+git remote add fleet ` + evil + `
+printf '[remote "shared"]\n\turl = ` + evil + `\n[url "` + evil + `"]\n\tinsteadOf = /\n' >> .git/config
+git -c user.name=x -c user.email=x@x commit -qam side --allow-empty
+git branch extra; git tag planted
+exit 0`},
+	}
+	bare, hosts := newFleet(t, agents, "host-a")
+	const id = "t-hostile1"
+	if o := runOn(t, hosts[0], id, "hostile"); o.Folder != board.Completed {
+		t.Fatalf("run: %s %q", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":work.txt"); got != "mine" {
+		t.Errorf("the remote's work.txt = %q, want the run's", got)
+	}
+	refs := gittest.Run(t, bare, "for-each-ref", "--format=%(refname)")
+	if want := "refs/heads/cra/" + id + "\nrefs/heads/main"; refs != want {
+		t.Errorf("the remote's refs:\n%s\nwant:\n%s", refs, want)
+	}
+	if got := gittest.Run(t, evil, "for-each-ref"); got != "" {
+		t.Errorf("the agent's remote received %q", got)
+	}
+}
+
+// TestDivergedBranch: when this host's branch and the remote's have each
+// commits the other lacks, the run builds on this host's, nothing on the
+// remote is overwritten, and the log says both what happened and how to
+// merge; a remote that cannot be read stops the run before it starts.
+func TestDivergedBranch(t *testing.T) {
+	agents := map[string]config.Agent{"note": {Command: `echo "$HOST_NAME" >> notes.txt`}}
+	bare, hosts := newFleet(t, agents, "host-a", "host-b")
+	a, b := hosts[0], hosts[1]
+	const id = "t-diverge1"
+	t.Setenv("HOST_NAME", "a")
+	runOn(t, a, id, "note")
+	t.Setenv("HOST_NAME", "b")
+	runOn(t, b, id, "note")
+	pushed := gittest.Run(t, bare, "rev-parse", "cra/"+id)
+	// A commit on a's branch that never reached the remote.
+	tree := gittest.Run(t, a.repo, "rev-parse", "cra/"+id+"^{tree}")
+	local := gittest.Run(t, a.repo, "commit-tree", tree, "-p", "cra/"+id, "-m", "unpushed")
+	gittest.Run(t, a.repo, "update-ref", "refs/heads/cra/"+id, local)
+
+	t.Setenv("HOST_NAME", "a")
+	o := runOn(t, a, id, "note")
+	if o.Folder != board.Completed {
+		t.Fatalf("diverged run: %s %q, want completed (a refused push loses nothing)", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, bare, "rev-parse", "cra/"+id); got != pushed {
+		t.Errorf("the remote's branch moved to %s, want it left at %s", got, pushed)
+	}
+	if got := gittest.Run(t, a.repo, "show", "cra/"+id+":notes.txt"); got != "a\na" {
+		t.Errorf("a's branch notes.txt = %q, want the run on a's own branch", got)
+	}
+	if got := gittest.Run(t, a.repo, "rev-parse", "refs/remotes/origin/cra/"+id); got != pushed {
+		t.Errorf("the remote's branch is kept at %s here, want %s", got, pushed)
+	}
+	ev := events(t, a, id)
+	for _, want := range []string{"have diverged: this run builds on this host's (host-a)", "refs/remotes/origin/cra/" + id,
+		"was not pushed to origin (host host-a)", "merge origin/cra/" + id + " into cra/" + id + ", then git push origin cra/" + id} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("a's log:\n%s\nlacks %q", ev, want)
+		}
+	}
+
+	// The remote gone: the run does not start, and the need says why.
+	gittest.Run(t, b.repo, "remote", "set-url", "origin", filepath.Join(t.TempDir(), "gone.git"))
+	o = runOn(t, b, id, "note")
+	if o.Folder != board.Failed || !strings.Contains(o.Finish, "remote origin cannot be read") || !strings.Contains(o.Need, "fix the remote") {
+		t.Errorf("run with the remote gone: %s %q need %q", o.Folder, o.Finish, o.Need)
+	}
+}
