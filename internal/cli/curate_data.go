@@ -11,12 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/train"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 type curateDataOptions struct {
 	repo string
 	plan string
 	json bool
+	raw  []string
 }
 
 func newCurateDataCmd(d *deps, runF func(context.Context, *deps, *curateDataOptions) error) *cobra.Command {
@@ -36,10 +38,14 @@ is mixed in, up to synthetic_share.
 The dataset is written to .clean_room/training/datasets/plan-<id>-<time>/
 (train.jsonl and valid.jsonl, newest examples for validation), which
 appears only once complete, and recorded in training_datasets; train on it with 'cra train --dataset ID'. A plan file
-with a bad key or value is refused before anything is written.`,
+with a bad key or value is refused before anything is written.
+
+--raw FILE… selects from other hosts' raw databases too (each host of a
+fleet keeps its own raw.sqlite), merged with this host's, a call read
+twice counted once; the dataset is recorded in this host's.`,
 		Example: `  cra curate-data --plan .clean_room/training/plans/plan-1.toml
-  cra curate-data --plan plan-1.toml --json`,
-		Args: cobra.NoArgs,
+  cra curate-data --plan plan-1.toml --json
+  cra curate-data --plan plan-1.toml --raw /srv/hosts/*/raw.sqlite`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), d, opts)
@@ -51,6 +57,7 @@ with a bad key or value is refused before anything is written.`,
 	f.StringVar(&opts.repo, "repo", ".", "repository root")
 	f.StringVar(&opts.plan, "plan", "", "the training plan file 'cra train-plan' wrote (required)")
 	f.BoolVar(&opts.json, "json", false, "print what was curated as JSON")
+	addRawFlag(cmd, &opts.raw)
 	return cmd
 }
 
@@ -74,7 +81,12 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := train.Curate(ctx, c, train.NewLayout(ws.Root), plan, d.now())
+	rc, err := readCorpus(ctx, d, ws, opts.raw)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	res, err := train.CurateFrom(ctx, c, rc.Corpus, train.NewLayout(ws.Root), plan, d.now())
 	if err != nil {
 		return err
 	}
@@ -86,22 +98,23 @@ func curateDataRun(ctx context.Context, d *deps, opts *curateDataOptions) error 
 	}
 	if opts.json {
 		return encodeJSON(d.out, struct {
-			DatasetID     int64          `json:"dataset_id"`
-			PlanID        int64          `json:"plan_id"`
-			Stage         string         `json:"stage"`
-			BaseModel     string         `json:"base_model"`
-			Dir           string         `json:"dir"`
-			Train         int            `json:"train"`
-			Valid         int            `json:"valid"`
-			Positive      int            `json:"positive"`
-			Negative      int            `json:"negative"`
-			Logged        int            `json:"logged"`
-			Synthetic     int            `json:"synthetic"`
-			SyntheticFrom int64          `json:"synthetic_from,omitempty"`
-			Duplicates    int            `json:"duplicates"`
-			Skipped       map[string]int `json:"skipped"`
+			DatasetID     int64               `json:"dataset_id"`
+			PlanID        int64               `json:"plan_id"`
+			Stage         string              `json:"stage"`
+			BaseModel     string              `json:"base_model"`
+			Dir           string              `json:"dir"`
+			Train         int                 `json:"train"`
+			Valid         int                 `json:"valid"`
+			Positive      int                 `json:"positive"`
+			Negative      int                 `json:"negative"`
+			Logged        int                 `json:"logged"`
+			Synthetic     int                 `json:"synthetic"`
+			SyntheticFrom int64               `json:"synthetic_from,omitempty"`
+			Duplicates    int                 `json:"duplicates"`
+			Skipped       map[string]int      `json:"skipped"`
+			Raw           []*workspace.Merged `json:"raw,omitempty"`
 		}{res.DatasetID, plan.ID, plan.Stage, plan.BaseModel, res.Dir, res.Summary.Train, res.Summary.Valid,
-			res.Summary.Positive, res.Summary.Negative, res.Logged, res.Synthetic, res.SyntheticFrom, res.Skipped[train.SkipDuplicate], res.Skipped})
+			res.Summary.Positive, res.Summary.Negative, res.Logged, res.Synthetic, res.SyntheticFrom, res.Skipped[train.SkipDuplicate], res.Skipped, rc.Merged})
 	}
 	s := res.Summary
 	fmt.Fprintf(d.out, "dataset %d: %s (%s model), %d examples (%d train, %d valid), %d positive, %d negative\n",

@@ -21,6 +21,7 @@ type trainPlanOptions struct {
 	source string
 	target string
 	json   bool
+	raw    []string
 	taskID string // tests set it; a new UUID otherwise
 }
 
@@ -48,11 +49,15 @@ the training examples (hyperparameters.max_seq_length).
 
 It needs logged runs ('cra solve', 'cra plan') or datasets from 'cra
 bootstrap': without --source it plans from the logged runs, or from the
-bootstrapped data when nothing is logged yet, and says so.`,
+bootstrapped data when nothing is logged yet, and says so.
+
+A fleet's hosts each keep their own raw.sqlite: --raw FILE… reads other
+hosts' copies too, merged with this host's (a run or a call read twice
+counts once); the plan is recorded in this host's.`,
 		Example: `  cra train-plan --stages stage_rates,failure_patterns,decision_outcomes --context-window 8192 --reserved-tokens 2048
   cra train-plan --stages stage_rates --source synthetic --budget-config budget.toml
-  cra train-plan --stages failure_patterns --target execute_code --json`,
-		Args: cobra.NoArgs,
+  cra train-plan --stages failure_patterns --target execute_code --json
+  cra train-plan --stages stage_rates --raw /srv/hosts/*/raw.sqlite`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			finishBudget()
 			if runF != nil {
@@ -67,6 +72,7 @@ bootstrapped data when nothing is logged yet, and says so.`,
 	f.StringVar(&opts.source, "source", "", "plan from logged runs (logged) or from bootstrapped data (synthetic); by default logged, or synthetic when there are no logged runs")
 	f.StringVar(&opts.target, "target", "", "train this stage instead of the weakest: "+strings.Join(train.Stages(), ", "))
 	f.BoolVar(&opts.json, "json", false, "print the evidence and the plan as JSON")
+	addRawFlag(cmd, &opts.raw)
 	finishBudget = addBudgetFlags(cmd, &opts.budget)
 	return cmd
 }
@@ -126,7 +132,12 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 	if err != nil {
 		return err
 	}
-	ev, err := train.Gather(ctx, c, opts.source, stages, opts.target)
+	rc, err := readCorpus(ctx, d, ws, opts.raw)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ev, err := train.Gather(ctx, rc.Corpus, opts.source, stages, opts.target)
 	if err != nil {
 		if errors.Is(err, train.ErrNoRuns) || errors.Is(err, train.ErrNoSynthetic) {
 			return err
@@ -172,11 +183,12 @@ func trainPlanRun(ctx context.Context, d *deps, opts *trainPlanOptions) error {
 	fmt.Fprintf(d.errOut, "plan %d saved to %s (edit it, then: cra curate-data --plan %s)\n", p.ID, rel, rel)
 	if opts.json {
 		return encodeJSON(d.out, struct {
-			TaskID   string          `json:"task_id"`
-			File     string          `json:"file"`
-			Plan     *train.Plan     `json:"plan"`
-			Evidence *train.Evidence `json:"evidence"`
-		}{taskID, path, p, ev})
+			TaskID   string              `json:"task_id"`
+			File     string              `json:"file"`
+			Plan     *train.Plan         `json:"plan"`
+			Evidence *train.Evidence     `json:"evidence"`
+			Raw      []*workspace.Merged `json:"raw,omitempty"`
+		}{taskID, path, p, ev, rc.Merged})
 	}
 	origin := "written by the reasoning model"
 	if p.Fallback {

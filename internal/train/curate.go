@@ -68,6 +68,14 @@ var ErrNoExamples = errors.New("no example matches the plan")
 // at a time writes, under the training directory's curate.lock; another
 // waits for it.
 func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.Time) (*Curated, error) {
+	return CurateFrom(ctx, c, c, l, p, now)
+}
+
+// CurateFrom is Curate with the logged calls read from from, a fleet's
+// merged raw databases (workspace.FleetCorpus, issue 34 item 8), while
+// the plan, the bootstrapped datasets and the new dataset's row are c's,
+// this host's.
+func CurateFrom(ctx context.Context, c, from *corpus.Corpus, l Layout, p *Plan, now time.Time) (*Curated, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -106,7 +114,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	withDecisions := p.Data.WithDecisions && (p.Stage == dataset.Scope || p.Stage == dataset.Precision)
 	// Read bounds: twice what is kept, newest first, leaves room for the
 	// duplicates and the over-long without holding the whole log.
-	calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeSuccess, WithDecisions: withDecisions,
+	calls, err := from.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeSuccess, WithDecisions: withDecisions,
 		Accepted: true, Limit: 2 * p.Data.MaxExamples})
 	if err != nil {
 		return nil, fmt.Errorf("select logged calls: %w", err)
@@ -114,7 +122,7 @@ func Curate(ctx context.Context, c *corpus.Corpus, l Layout, p *Plan, now time.T
 	pos := newest(convert(calls, true), p.Data.MaxExamples, out, SkipOverMax)
 	var neg []dataset.Record
 	if limit := shareLimit(len(pos), p.Data.MaxNegativeShare); p.Data.IncludeNegatives && limit > 0 {
-		calls, err := c.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeFailure, Limit: 2 * limit})
+		calls, err := from.LoggedCalls(ctx, corpus.CallFilter{Stage: p.Stage, Outcome: corpus.OutcomeFailure, Limit: 2 * limit})
 		if err != nil {
 			return nil, fmt.Errorf("select logged calls: %w", err)
 		}
