@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -29,7 +30,7 @@ the hosts, their heartbeats, their runs and the leader.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newFleetInitCmd(d), newFleetImportCmd(d), newFleetStatusCmd(d, nil))
+	cmd.AddCommand(newFleetInitCmd(d), newFleetImportCmd(d), newFleetExportCmd(d), newFleetStatusCmd(d, nil))
 	return cmd
 }
 
@@ -85,14 +86,17 @@ func newFleetImportCmd(d *deps) *cobra.Command {
 	var repoFlag string
 	cmd := &cobra.Command{
 		Use:   "import",
-		Short: "Move the file world log into PostgreSQL",
-		Long: `Copy .clean_room/world.log into the PostgreSQL world log, which must be
-empty: every line as written, malformed and hand-written ones too, at the same
-line numbers, with the same agents' states and the same skipped entries. It is
-one transaction. Stop 'cra serve' and the agents first: a log that grows
-meanwhile is refused. 'cra log export' writes the same bytes back. The file
-is left in place; once imported, the world log is PostgreSQL's.`,
-		Example: `  cra fleet init && cra fleet import && cra log export | cmp - .clean_room/world.log`,
+		Short: "Move the file world log and board into PostgreSQL",
+		Long: `Copy .clean_room/world.log and the board's task files (all six folders of
+.clean_room/tasks) into PostgreSQL, whose log and board must be empty: every
+line as written, malformed and hand-written ones too, at the same line
+numbers, with the same agents' states and the same skipped entries, and every
+task file's bytes in its folder. It is one transaction. Stop 'cra serve' and
+the agents first: a log that grows meanwhile is refused, and so is a task file
+the board cannot read (fix it, or 'cra task rebuild'). 'cra fleet export'
+writes the same bytes back. The files are left in place; once imported, the
+world log and the board are PostgreSQL's.`,
+		Example: `  cra fleet init && cra fleet import && cra fleet export --dir /tmp/back && diff -r /tmp/back/tasks .clean_room/tasks`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return fleetImportRun(cmd.Context(), d, repoFlag)
@@ -111,10 +115,10 @@ func fleetImportRun(ctx context.Context, d *deps, repoFlag string) error {
 	if err != nil {
 		return err
 	}
-	n, err := workspace.FleetImport(ctx, workspace.StateDir(repo), cfg, os.Getenv)
+	m, err := fleet.Import(ctx, workspace.StateDir(repo), cfg, os.Getenv)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(d.out, "imported %d lines of %s into PostgreSQL\n", n, relPath(repo, world.Path(workspace.StateDir(repo))))
+	_, err = fmt.Fprintf(d.out, "imported %d lines of %s and %d tasks into PostgreSQL\n", m.Lines, relPath(repo, world.Path(workspace.StateDir(repo))), m.Tasks)
 	return err
 }

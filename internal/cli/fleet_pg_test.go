@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func TestPostgresScripts(t *testing.T) {
 			//   fleetdb expire TASK...         (the lease's time passes)
 			//   fleetdb campaign HOST
 			"fleetdb": fleetDB,
+			// envstdout NAME sets $NAME to the last command's standard
+			// output, trimmed: the id 'cra task add' printed.
+			"envstdout": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 || neg {
+					ts.Fatalf("usage: envstdout NAME")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
 		},
 	})
 }

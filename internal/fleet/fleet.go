@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -68,6 +69,9 @@ type Options struct {
 	// task within tokens (run.AgentContext, which the execution half
 	// owns); nil leaves the section out.
 	Context func(ctx context.Context, ws *workspace.Workspace, task string, tokens int) (string, error)
+	// Getenv reads the variable [fleet] database_url_env names, when the
+	// config keeps the board in PostgreSQL; nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // Fleet is one repository's supervision half: its board and the workers
@@ -91,6 +95,8 @@ type Fleet struct {
 
 	lastMu      sync.Mutex
 	lastCleanup *fleetapi.CleanupPass // the last pass Cleanup ran, not dry
+
+	closeDB func() // releases the PostgreSQL board's connections; nil for files
 }
 
 // Open returns the fleet of the repository ws opened. The fleet takes ws
@@ -111,6 +117,18 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if workspace.WorldBackendOf(ws.Config) == workspace.WorldPostgres {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		b, closeDB, err := postgresBoard(ctx, ws, now, getenv)
+		if err != nil {
+			return nil, err
+		}
+		b.Now = now
+		return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context, closeDB: closeDB}, nil
 	}
 	l, err := ws.Log()
 	if err != nil {
@@ -137,6 +155,9 @@ func (f *Fleet) Close() error {
 	var err error
 	if p != nil {
 		err = p.Close()
+	}
+	if f.closeDB != nil {
+		f.closeDB()
 	}
 	return errors.Join(err, f.ws.Close())
 }

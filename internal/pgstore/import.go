@@ -23,6 +23,14 @@ import (
 // grows meanwhile, or ends mid-line, is refused. The read markers come
 // along, at the same lines.
 func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
+	return l.ImportWith(ctx, file, nil)
+}
+
+// ImportWith is Import that calls also, when not nil, in the import's
+// transaction after the log's lines: what else a fleet moves into the
+// database with its log (internal/pgboard's tasks) commits with them or
+// not at all.
+func (l *Log) ImportWith(ctx context.Context, file *world.Log, also func(ctx context.Context, tx pgx.Tx) error) (int64, error) {
 	// The file's own fold says which agent entries it skips (the lifecycle
 	// forbids them where they stand, or a compaction vouched for them).
 	skips := map[int64]*world.TransitionError{}
@@ -134,8 +142,13 @@ func (l *Log) Import(ctx context.Context, file *world.Log) (int64, error) {
 		}
 		// The planner's statistics for the rows just copied: without
 		// them it reads a big log whole for each batch of a read.
-		_, err = tx.Exec(ctx, "ANALYZE world_log, world_agents")
-		return err
+		if _, err := tx.Exec(ctx, "ANALYZE world_log, world_agents"); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(ctx, tx)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import %s: %w", file.Path(), err)

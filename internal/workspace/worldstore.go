@@ -3,8 +3,6 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/cra-dev/cra/internal/config"
@@ -24,9 +22,9 @@ const (
 // ErrWorldInPostgres refuses the file world log to a command that would
 // write it while [fleet] database_url_env keeps the log in PostgreSQL.
 var ErrWorldInPostgres = errors.New("the world log is in PostgreSQL ([fleet] database_url_env), " +
-	"but only 'cra log' runs on it yet: the board, 'cra serve' and the runs still need the file log. " +
+	"but only 'cra log' and 'cra task' run on it yet: 'cra serve' and the runs still need the file log. " +
 	"To run them, remove database_url_env from [fleet] in .clean_room/config.toml, " +
-	"after 'cra log export > .clean_room/world.log' if PostgreSQL holds entries the file lacks")
+	"after 'cra fleet export --dir DIR' and moving DIR's world.log and tasks/ into .clean_room if PostgreSQL holds what the files lack")
 
 // WorldBackendOf returns where cfg keeps the world log.
 func WorldBackendOf(cfg *config.Config) WorldBackend {
@@ -72,27 +70,4 @@ func FleetInit(ctx context.Context, cfg *config.Config, getenv func(string) stri
 		return 0, 0, err
 	}
 	return pgstore.Init(ctx, url)
-}
-
-// FleetImport copies the file world log in stateDir into cfg's
-// PostgreSQL, whose world log must be empty, and returns how many lines
-// it copied. Export gives the file back byte for byte.
-func FleetImport(ctx context.Context, stateDir string, cfg *config.Config, getenv func(string) string) (int64, error) {
-	url, err := databaseURL(cfg, getenv)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := os.Stat(world.Path(stateDir)); err != nil {
-		return 0, fmt.Errorf("no world log to import: %w", err)
-	}
-	file, err := world.Open(stateDir)
-	if err != nil {
-		return 0, err
-	}
-	l, err := pgstore.Open(ctx, url)
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Import(ctx, file)
 }

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cra-dev/cra/internal/fleet"
+)
+
+func newFleetExportCmd(d *deps) *cobra.Command {
+	var repoFlag, dir string
+	cmd := &cobra.Command{
+		Use:   "export --dir DIR",
+		Short: "Write the PostgreSQL world log and board back as files",
+		Long: `Write the world log and the board of the PostgreSQL [fleet] database_url_env
+names into DIR, laid out as a state directory: DIR/world.log, byte for byte
+as 'cra log export' writes it, and DIR/tasks/<folder>/<id>.yaml, each as its
+row holds it. DIR must hold neither yet: export does not merge. What 'cra
+fleet import' moved in comes back byte for byte.`,
+		Example: `  cra fleet export --dir /tmp/board && cmp /tmp/board/world.log .clean_room/world.log`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required: name a new directory to write world.log and tasks/ into")
+			}
+			return fleetExportRun(cmd.Context(), d, repoFlag, dir)
+		},
+	}
+	cmd.Flags().StringVar(&repoFlag, "repo", ".", "repository root (or a directory inside it)")
+	cmd.Flags().StringVar(&dir, "dir", "", "the directory to write world.log and tasks/ into (required; must hold neither)")
+	return cmd
+}
+
+func fleetExportRun(ctx context.Context, d *deps, repoFlag, dir string) error {
+	repo, err := fleetRepo(repoFlag)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(d, repo)
+	if err != nil {
+		return err
+	}
+	m, err := fleet.Export(ctx, dir, cfg, os.Getenv)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(d.out, "exported %d lines of the world log and %d tasks into %s\n", m.Lines, m.Tasks, dir)
+	return err
+}

@@ -1,0 +1,145 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/pgboard"
+	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/workspace"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// postgresBoard opens the board of ws's PostgreSQL ([fleet]
+// database_url_env): its tasks and its world log, in one database, so
+// that a change and its log entries commit together (board.Atomic).
+// close releases the connections.
+func postgresBoard(ctx context.Context, ws *workspace.Workspace, now func() time.Time, getenv func(string) string) (*board.Board, func(), error) {
+	l, err := openPostgres(ctx, ws.Config, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Now = now
+	return board.New(pgboard.New(l), l), l.Close, nil
+}
+
+// openPostgres opens the world log of cfg's PostgreSQL, whose URL getenv
+// reads from the variable [fleet] database_url_env names.
+func openPostgres(ctx context.Context, cfg *config.Config, getenv func(string) string) (*pgstore.Log, error) {
+	fs, err := cfg.FleetSettings()
+	if err != nil {
+		return nil, err
+	}
+	url, err := fs.DatabaseURL(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return pgstore.Open(ctx, url)
+}
+
+// Moved says what Import or Export moved.
+type Moved struct {
+	Lines int64 // of the world log
+	Tasks int   // of the board, all six folders
+}
+
+// Import moves the file board and world log of the state directory
+// stateDir into cfg's PostgreSQL, whose log and board must be empty, in
+// one transaction: every line as written (pgstore.Log.Import) and every
+// task file's bytes in its folder (pgboard.Import). A failure leaves the
+// database as it was. Stop 'cra serve' and the agents first. The files
+// stay where they are; Export gives them back byte for byte.
+func Import(ctx context.Context, stateDir string, cfg *config.Config, getenv func(string) string) (Moved, error) {
+	if _, err := os.Stat(world.Path(stateDir)); err != nil {
+		return Moved{}, fmt.Errorf("no world log to import: %w", err)
+	}
+	file, err := world.Open(stateDir)
+	if err != nil {
+		return Moved{}, err
+	}
+	l, err := openPostgres(ctx, cfg, getenv)
+	if err != nil {
+		return Moved{}, err
+	}
+	defer l.Close()
+	files := board.NewFileStore(stateDir)
+	// The board holds still while it is copied.
+	unlock, err := files.Lock(ctx)
+	if err != nil {
+		return Moved{}, err
+	}
+	defer unlock()
+	var m Moved
+	m.Lines, err = l.ImportWith(ctx, file, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		m.Tasks, err = pgboard.Import(ctx, tx, files)
+		return err
+	})
+	return m, err
+}
+
+// ErrExportTarget is an export into a directory that holds a world log
+// or a board already: export does not merge.
+var ErrExportTarget = errors.New("the export's directory holds a world log or tasks already: export into a new directory")
+
+// Export writes the world log and the board of cfg's PostgreSQL into dir,
+// laid out as a state directory: dir/world.log byte for byte as 'cra log
+// export' writes it, and dir/tasks/<folder>/<id>.yaml each as its row
+// holds it. dir must hold neither yet. The board is locked while it is
+// read, so no board change falls between its tasks and its log.
+func Export(ctx context.Context, dir string, cfg *config.Config, getenv func(string) string) (Moved, error) {
+	if _, err := os.Stat(world.Path(dir)); err == nil {
+		return Moved{}, fmt.Errorf("%s exists: %w", world.Path(dir), ErrExportTarget)
+	}
+	l, err := openPostgres(ctx, cfg, getenv)
+	if err != nil {
+		return Moved{}, err
+	}
+	defer l.Close()
+	tasks := pgboard.New(l)
+	unlock, err := tasks.Lock(ctx)
+	if err != nil {
+		return Moved{}, err
+	}
+	defer unlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Moved{}, fmt.Errorf("export: %w", err)
+	}
+	var m Moved
+	if m.Tasks, err = tasks.Export(ctx, board.NewFileStore(dir)); err != nil {
+		return m, err
+	}
+	f, err := os.OpenFile(world.Path(dir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return m, fmt.Errorf("export world log: %w", err)
+	}
+	cw := &countingWriter{w: f}
+	err = l.Export(ctx, cw)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	m.Lines = cw.lines
+	return m, err
+}
+
+// countingWriter counts the lines written through it.
+type countingWriter struct {
+	w     *os.File
+	lines int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if b == '\n' {
+			c.lines++
+		}
+	}
+	return c.w.Write(p)
+}
