@@ -200,7 +200,7 @@ func TestTrainingReadsTheFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "fleet-raw-") {
+		if strings.HasPrefix(e.Name(), statedir.FleetRawPrefix) {
 			t.Errorf("the merged copy %s was left behind", e.Name())
 		}
 	}

@@ -184,6 +184,11 @@ func (f *Fleet) Processor() *runner.Processor {
 		p.Now = f.now
 		root := f.ws.Root
 		p.Knowledge = func(ctx context.Context, task string) (string, error) {
+			// A fleet's prompts read the knowledge every host shares: the
+			// store syncs with the remote first (issue 34 item 6).
+			if err := f.syncForRun(ctx); err != nil {
+				return "", err
+			}
 			k, err := knowledge.Load(root, task, knowledge.MaxTokens)
 			if k == nil || err != nil {
 				return "", err

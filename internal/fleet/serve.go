@@ -56,6 +56,9 @@ func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
 		}
 		out = append(out, ServiceFunc(r.Loop))
 	}
+	// The knowledge store syncs with the fleet's remote while [fleet]
+	// push is on (issue 34 item 6).
+	out = append(out, f.knowledgeService(w.Out))
 	return out, nil
 }
 

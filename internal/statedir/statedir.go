@@ -29,6 +29,11 @@
 //	                        test results, which every branch from it is
 //	                        compared with
 //	  *.lock                IndexLock, CleanupLock, AdaptersLock
+//	  knowledge-sync.lock   KnowledgeSyncLock: one knowledge sync at a time
+//	  knowledge-conflicts/  KnowledgeConflicts: this host's versions of
+//	                        documents another host changed too
+//	  fleet-raw-*/          FleetRaw: a merged copy of several hosts' raw
+//	                        databases while train-plan or curate-data runs
 //
 // The package imports only the standard library, so that every floor may
 // use it.
@@ -82,6 +87,9 @@ const (
 	RecyclerBreaker = "recycler-breaker.json" // the recycler's circuit breaker
 	AdaptersLock    = "adapters.lock"         // adapter registration
 	GitIgnoreFile   = ".gitignore"            // "*", so git never shows the directory
+	KnowledgeSync   = "knowledge-sync.lock"   // one knowledge sync through the fleet's remote at a time
+	KnowledgeClash  = "knowledge-conflicts"   // this host's versions of documents changed elsewhere too
+	FleetRawPrefix  = "fleet-raw-"            // os.MkdirTemp's pattern of a merged raw copy
 	trainingCurate  = "curate.lock"           // in TrainingDir: one curate-data at a time
 	trainingPlans   = "plans"                 // in TrainingDir
 	trainingData    = "datasets"              // in TrainingDir
@@ -265,6 +273,13 @@ func (d Dir) CleanupLock() string { return d.join(CleanupLock) }
 
 // AdaptersLock is adapter registration's flock(2) file.
 func (d Dir) AdaptersLock() string { return d.join(AdaptersLock) }
+
+// KnowledgeSyncLock is the knowledge sync's flock(2) file.
+func (d Dir) KnowledgeSyncLock() string { return d.join(KnowledgeSync) }
+
+// KnowledgeConflicts is where a knowledge sync keeps this host's version
+// of a document both it and another host changed, the other's winning.
+func (d Dir) KnowledgeConflicts() string { return d.join(KnowledgeClash) }
 
 // Run is one task's run directory, runs/<id>/: what each of the task's
 // runs left behind.

@@ -53,7 +53,7 @@ func (w *Workspace) FleetCorpus(ctx context.Context, paths []string) (*FleetCorp
 	if len(paths) == 0 {
 		return &FleetCorpus{Corpus: c}, nil
 	}
-	dir, err := os.MkdirTemp(w.StateDir, "fleet-raw-")
+	dir, err := os.MkdirTemp(w.StateDir, statedir.FleetRawPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("make the merged raw database's directory: %w", err)
 	}

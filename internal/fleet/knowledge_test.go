@@ -1,0 +1,163 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx/gittest"
+	"github.com/cra-dev/cra/internal/knowledge"
+)
+
+// knowledgeHosts makes a bare remote with one commit and n clones of it
+// ("hosts" on this machine), each with its .clean_room.
+func knowledgeHosts(t *testing.T, n int) (string, []string) {
+	t.Helper()
+	seed := gittest.Init(t)
+	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, seed, "clone", "-q", "--bare", seed, bare)
+	var roots []string
+	for i := 0; i < n; i++ {
+		root := filepath.Join(t.TempDir(), "host")
+		gittest.Run(t, seed, "clone", "-q", bare, root)
+		if err := os.MkdirAll(filepath.Join(root, ".clean_room"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, root)
+	}
+	return bare, roots
+}
+
+func syncOn(t *testing.T, root, host string) *KnowledgeSync {
+	t.Helper()
+	on := true
+	cfg := &config.Config{Fleet: &config.Fleet{Host: host, Push: &on}}
+	s, err := SyncKnowledge(context.Background(), root, filepath.Join(root, ".clean_room"), cfg, time.Date(2026, 11, 28, 18, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatalf("sync on %s: %v", host, err)
+	}
+	return s
+}
+
+func putDoc(t *testing.T, root string, by knowledge.Supervisor, rel, rules string) {
+	t.Helper()
+	st := &knowledge.Store{Root: root}
+	if _, err := st.Put(by, rel, &knowledge.Doc{Title: "Doc " + rel, Rules: rules}, "t-1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readDoc(t *testing.T, root, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(knowledge.Dir), filepath.FromSlash(rel)))
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// TestKnowledgeTravels (issue 34 item 6): what one host's supervisor
+// writes reaches another host's prompts through the remote's
+// cra/knowledge; changes on both hosts to different documents both
+// arrive; the same document changed on both keeps the remote's and puts
+// this host's aside; a removal travels too.
+func TestKnowledgeTravels(t *testing.T) {
+	bare, roots := knowledgeHosts(t, 2)
+	a, b := roots[0], roots[1]
+
+	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer.")
+	if s := syncOn(t, a, "host-a"); !s.Pushed || s.Commit == "" {
+		t.Fatalf("a's first sync: %+v, want a push", s)
+	}
+	if got := gittest.Run(t, bare, "ls-tree", "-r", "--name-only", KnowledgeBranch); got != "docs/knowledge/conventions/errors.md" {
+		t.Errorf("the remote's %s holds %q", KnowledgeBranch, got)
+	}
+	s := syncOn(t, b, "host-b")
+	if strings.Join(s.Changed, ",") != "conventions/errors.md" || s.Pushed {
+		t.Errorf("b's sync: %+v, want the document taken, nothing pushed", s)
+	}
+	sec, err := knowledge.Load(b, "fix the error handling", knowledge.MaxTokens)
+	if err != nil || sec == nil || !strings.Contains(sec.Text, "Wrap errors once per layer.") {
+		t.Fatalf("b's prompt knowledge = %+v, %v; want a's document", sec, err)
+	}
+
+	// Both hosts change: different documents merge.
+	putDoc(t, b, knowledge.Internaliser, "lessons/flaky.md", "Retry the network test once.")
+	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer, with context.")
+	syncOn(t, b, "host-b")
+	syncOn(t, a, "host-a")
+	syncOn(t, b, "host-b")
+	for _, root := range roots {
+		if !strings.Contains(readDoc(t, root, "lessons/flaky.md"), "Retry the network test once.") ||
+			!strings.Contains(readDoc(t, root, "conventions/errors.md"), "with context.") {
+			t.Errorf("%s lacks a change of the other host", root)
+		}
+	}
+
+	// The same document on both: the remote's (a's, pushed first) wins,
+	// b's is kept aside.
+	putDoc(t, a, knowledge.Internaliser, "lessons/flaky.md", "Retry twice.")
+	putDoc(t, b, knowledge.Internaliser, "lessons/flaky.md", "Never retry.")
+	syncOn(t, a, "host-a")
+	s = syncOn(t, b, "host-b")
+	if strings.Join(s.Conflicts, ",") != "lessons/flaky.md" || !strings.Contains(readDoc(t, b, "lessons/flaky.md"), "Retry twice.") {
+		t.Errorf("conflict: %+v; b has %q", s, readDoc(t, b, "lessons/flaky.md"))
+	}
+	kept, err := os.ReadFile(filepath.Join(s.ConflictDir, "lessons", "flaky.md"))
+	if err != nil || !strings.Contains(string(kept), "Never retry.") {
+		t.Errorf("b's version kept as %q, %v", kept, err)
+	}
+	if !strings.Contains(s.Summary(), "1 conflict(s)") {
+		t.Errorf("summary %q", s.Summary())
+	}
+
+	// A removal on b reaches a.
+	if err := os.Remove(filepath.Join(b, filepath.FromSlash(knowledge.Dir), "lessons", "flaky.md")); err != nil {
+		t.Fatal(err)
+	}
+	syncOn(t, b, "host-b")
+	syncOn(t, a, "host-a")
+	if readDoc(t, a, "lessons/flaky.md") != "" {
+		t.Error("b's removal did not reach a")
+	}
+	if got := gittest.Run(t, bare, "ls-tree", "-r", "--name-only", KnowledgeBranch); got != "docs/knowledge/conventions/errors.md" {
+		t.Errorf("the remote's %s holds %q", KnowledgeBranch, got)
+	}
+}
+
+// TestKnowledgeFromAHostileRemote: a file on the branch whose path the
+// store refuses is not written, and stays on the branch; [fleet] push off
+// is ErrNoPush.
+func TestKnowledgeFromAHostileRemote(t *testing.T) {
+	bare, roots := knowledgeHosts(t, 1)
+	a := roots[0]
+	// Someone pushes a branch with a hidden file and a good document.
+	other := filepath.Join(t.TempDir(), "other")
+	gittest.Run(t, bare, "clone", "-q", bare, other)
+	gittest.Run(t, other, "checkout", "-q", "--orphan", KnowledgeBranch)
+	gittest.Run(t, other, "rm", "-rqf", ".")
+	gittest.Commit(t, other, "knowledge", map[string]string{"docs/knowledge/.hook": "evil", "docs/knowledge/domain/terms.md": "# Terms\n"})
+	gittest.Run(t, other, "push", "-q", "origin", KnowledgeBranch)
+
+	s := syncOn(t, a, "host-a")
+	if strings.Join(s.Skipped, ",") != ".hook" || strings.Join(s.Changed, ",") != "domain/terms.md" || s.Pushed {
+		t.Errorf("sync: %+v", s)
+	}
+	if _, err := os.Stat(filepath.Join(a, "docs", "knowledge", ".hook")); err == nil {
+		t.Error("the hidden file was written")
+	}
+	if got := gittest.Run(t, bare, "ls-tree", "-r", "--name-only", KnowledgeBranch); !strings.Contains(got, "docs/knowledge/.hook") {
+		t.Errorf("the branch lost the file it cannot hold: %q", got)
+	}
+
+	off := false
+	if _, err := SyncKnowledge(context.Background(), a, filepath.Join(a, ".clean_room"), &config.Config{Fleet: &config.Fleet{Push: &off}}, time.Now()); !errors.Is(err, ErrNoPush) {
+		t.Errorf("push off: %v, want ErrNoPush", err)
+	}
+}

@@ -1,0 +1,126 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ReadFiles returns the regular files of commit's tree under prefix (a
+// slash-separated directory, "" for all), by their path below it: the
+// content of a branch that holds files rather than a work tree's
+// history (the knowledge store's branch). Links and submodules are left
+// out.
+func ReadFiles(ctx context.Context, repo, commit, prefix string) (map[string][]byte, error) {
+	blobs, err := TreeFiles(ctx, repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	if prefix != "" {
+		prefix = strings.TrimSuffix(prefix, "/") + "/"
+	}
+	out := map[string][]byte{}
+	for _, b := range blobs {
+		rel, ok := strings.CutPrefix(b.Path, prefix)
+		if !ok || b.Mode != "100644" && b.Mode != "100755" {
+			continue
+		}
+		data, err := run(ctx, repo, "cat-file", "blob", commit+":"+b.Path)
+		if err != nil {
+			return nil, err
+		}
+		out[rel] = data
+	}
+	return out, nil
+}
+
+// CommitFiles makes, without touching a work tree, the index or a ref, a
+// commit whose tree is exactly files (each path under prefix, mode
+// 100644) with the given parents, and returns it and its tree. The
+// commit is cra's.
+func CommitFiles(ctx context.Context, repo string, files map[string][]byte, prefix string, parents []string, message string) (commit, tree string, err error) {
+	tmp, err := os.MkdirTemp("", "cra-index-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
+		"GIT_AUTHOR_NAME=cra", "GIT_AUTHOR_EMAIL=cra@localhost", "GIT_COMMITTER_NAME=cra", "GIT_COMMITTER_EMAIL=cra@localhost"}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var info strings.Builder
+	for _, p := range paths {
+		sha, err := runEnv(ctx, repo, env, files[p], "hash-object", "-w", "--stdin")
+		if err != nil {
+			return "", "", err
+		}
+		full := p
+		if prefix != "" {
+			full = strings.TrimSuffix(prefix, "/") + "/" + p
+		}
+		fmt.Fprintf(&info, "100644 %s\t%s\n", strings.TrimSpace(string(sha)), full)
+	}
+	if _, err := runEnv(ctx, repo, env, []byte(info.String()), "update-index", "--add", "--index-info"); err != nil {
+		return "", "", err
+	}
+	out, err := runEnv(ctx, repo, env, nil, "write-tree")
+	if err != nil {
+		return "", "", err
+	}
+	tree = strings.TrimSpace(string(out))
+	args := []string{"commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	out, err = runEnv(ctx, repo, env, []byte(message), append(args, "-F", "-")...)
+	if err != nil {
+		return "", "", err
+	}
+	return strings.TrimSpace(string(out)), tree, nil
+}
+
+// Tree returns the tree of commit.
+func Tree(ctx context.Context, repo, commit string) (string, error) {
+	out, err := run(ctx, repo, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("the tree of %s: %w", commit, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// SetRef points ref (a full ref name) at commit.
+func SetRef(ctx context.Context, repo, ref, commit, reason string) error {
+	_, err := run(ctx, repo, "update-ref", "-m", reason, ref, commit)
+	return err
+}
+
+// runEnv is run with extra environment and stdin.
+func runEnv(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out, nil
+}
