@@ -579,6 +579,14 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 			out = append(out, mk("snippet", "pointed at", DetailPrimary, sn.start, sn.end, text(sn.start, sn.end), weight*1.6))
 		}
 	}
+	// The lines that use an identifier the task names (namedLines):
+	// below the lines it points at (a place, not a name), above the lines
+	// of its words.
+	for _, sn := range pointedSnippets(namedLines(lines, slices.Sorted(maps.Keys(wanted))), spans, len(lines)) {
+		if !hits(excluded, sn.start, sn.end) {
+			out = append(out, mk("snippet", "named in the task", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*1.2))
+		}
+	}
 	for _, sn := range snippets(lines, ft, tt, spans) {
 		if !hits(excluded, sn.start, sn.end) {
 			out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))

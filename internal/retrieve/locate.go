@@ -141,3 +141,53 @@ func pointedSnippets(pointed []int, defs [][2]int, last int) []snippet {
 	}
 	return out
 }
+
+// namedLines returns the lines of a file that use an identifier the task
+// names (TaskQuery.Symbols), as a whole word: where a named function is
+// called, a named option read, a named constant tested. A task names
+// what it is about, and a change to a long file sits where that is used
+// as often as where it is defined (whose body comes as a named symbol's).
+// The split words of an identifier ("default", "map" of `default_map`)
+// are common; the identifier itself is rare. A name on more than a tenth
+// of the lines, as snippets' terms, locates nothing. The rarest names go
+// first, up to maxPointed lines, returned in line order.
+func namedLines(lines []string, names []string) []int {
+	type use struct {
+		name string
+		at   []int
+	}
+	var uses []use
+	limit := max(3, len(lines)/10)
+	for _, n := range names {
+		var at []int
+		for i, l := range lines {
+			if hasWord(l, n) {
+				if at = append(at, i+1); len(at) > limit {
+					break
+				}
+			}
+		}
+		if len(at) > 0 && len(at) <= limit {
+			uses = append(uses, use{n, at})
+		}
+	}
+	slices.SortStableFunc(uses, func(x, y use) int {
+		if c := len(x.at) - len(y.at); c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	var out []int
+	for _, u := range uses {
+		for _, n := range u.at {
+			if len(out) >= maxPointed {
+				break
+			}
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

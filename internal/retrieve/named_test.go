@@ -1,0 +1,70 @@
+package retrieve
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNamedLines(t *testing.T) {
+	lines := strings.SplitAfter(strings.Repeat("x = 1\n", 40), "\n")
+	lines = lines[:40]
+	lines[4] = "    if len(queue) > self.max_backlog:\n"
+	lines[9] = "    self.max_backlog_seen = 0\n" // a longer identifier: not a use
+	lines[19] = "    drain(queue, max_backlog)\n"
+	for i := 20; i < 30; i++ {
+		lines[i] = "    queue.step()\n" // queue: on a quarter of the lines
+	}
+	tests := []struct {
+		name  string
+		names []string
+		want  []int
+	}{
+		{"uses as whole words", []string{"max_backlog"}, []int{5, 20}},
+		{"a name on too many lines locates nothing", []string{"queue"}, nil},
+		{"unused names", []string{"hangup"}, nil},
+		{"the rarest first, in line order", []string{"queue", "drain", "max_backlog"}, []int{5, 20}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := namedLines(lines, tc.names); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAssembleNamedIdentifierUse(t *testing.T) {
+	// A long method uses an option the task names, once, in its middle;
+	// the option is read in many files, so its word is not the task's
+	// most telling: the package shows the line that uses it.
+	var b strings.Builder
+	b.WriteString("class Scheduler:\n    def __init__(self, max_backlog):\n        self.max_backlog = max_backlog\n        self.backlog = []\n\n")
+	b.WriteString("    def drain(self):\n")
+	for i := 0; i < 300; i++ {
+		if i == 150 {
+			b.WriteString("        if len(self.backlog) > self.max_backlog:\n")
+			continue
+		}
+		fmt.Fprintf(&b, "        self.backlog.step(%d)\n", i)
+	}
+	files := map[string]string{
+		"scheduler.py": b.String(),
+		"signals.py":   "def on_hangup(sched):\n    sched.reload()\n",
+	}
+	for _, n := range []string{"config", "cli", "server", "api", "web"} {
+		files[n+".py"] = fmt.Sprintf("def %s_options(max_backlog=10):\n    return {\"max_backlog\": max_backlog}\n", n)
+	}
+	f := newFixture(t, files)
+	pkg := f.assemble(t, "The scheduler ignores `max_backlog` after a hangup", Budget{ContextWindow: 1200, ReservedTokens: 100})
+	const use = 157 // the line that reads self.max_backlog in drain
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			if pf.Path == "scheduler.py" && it.StartLine <= use && use <= it.EndLine && strings.Contains(it.Text, "> self.max_backlog") {
+				return
+			}
+		}
+	}
+	t.Errorf("got %s, want line %d of scheduler.py", pkg.Render(), use)
+}
