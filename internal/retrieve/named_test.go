@@ -68,3 +68,36 @@ func TestAssembleNamedIdentifierUse(t *testing.T) {
 	}
 	t.Errorf("got %s, want line %d of scheduler.py", pkg.Render(), use)
 }
+
+func TestAssembleTestBodiesDecay(t *testing.T) {
+	// Every test of a test file holds the task's words. The package shows
+	// its best few in full and the rest by their signatures, with the
+	// source's definitions, rather than test after test.
+	var b strings.Builder
+	b.WriteString("from backoff import retry_limit\n\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "def test_retry_limit_%d():\n    policy = retry_limit(%d)\n    assert not policy.allows(%d)\n\n", i, i, i)
+	}
+	var src strings.Builder
+	src.WriteString("def retry_limit(n):\n    return Policy(n)\n\n\n")
+	src.WriteString("def attempts_left(policy, attempt):\n    # How many a retry may still use.\n    return max(0, policy.n - attempt)\n\n\n")
+	for i := 0; i < 80; i++ {
+		fmt.Fprintf(&src, "def unrelated_%d(x):\n    return x * %d + len(str(x))\n\n\n", i, i)
+	}
+	f := newFixture(t, map[string]string{"tests/test_backoff.py": b.String(), "backoff.py": src.String()})
+	pkg := f.assemble(t, "retry_limit allows one retry too many", Budget{ContextWindow: 1100, ReservedTokens: 100})
+	tests, helper := 0, false
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			switch {
+			case pf.Path == "tests/test_backoff.py" && it.Kind == "symbol":
+				tests++
+			case pf.Path == "backoff.py" && it.Kind == "symbol" && it.Name == "attempts_left":
+				helper = true
+			}
+		}
+	}
+	if !helper || tests > 8 {
+		t.Errorf("got %d test bodies, attempts_left %v; want at most 8 and attempts_left:\n%s", tests, helper, pkg.Render())
+	}
+}
