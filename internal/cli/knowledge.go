@@ -64,6 +64,7 @@ person promotes it. Deprecated documents leave the prompts.`,
 		newKnowledgeStatusCmd(d, fleet.KnowledgeEstablished, nil),
 		newKnowledgeStatusCmd(d, fleet.KnowledgeDeprecated, nil),
 		newKnowledgeReviewCmd(d, nil),
+		newKnowledgeSyncCmd(d, nil),
 	)
 	return cmd
 }
