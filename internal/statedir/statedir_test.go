@@ -56,6 +56,8 @@ func TestPaths(t *testing.T) {
 		{d.TrainingBootstrap("click-ab12"), "/repo/.clean_room/training/bootstrap/click-ab12"},
 		{d.TrainingCurateLock(), "/repo/.clean_room/training/curate.lock"},
 		{d.NotifyPending(), "/repo/.clean_room/notify-pending.jsonl"},
+		{d.KnowledgeSyncLock(), "/repo/.clean_room/knowledge-sync.lock"},
+		{d.KnowledgeConflicts(), "/repo/.clean_room/knowledge-conflicts"},
 		{d.NotifyLock(), "/repo/.clean_room/notify.lock"},
 		{d.SupervisorsLog(), "/repo/.clean_room/supervisors.jsonl"},
 		{d.SupervisorsLock(), "/repo/.clean_room/supervisors.lock"},
