@@ -441,3 +441,95 @@ func TestStatusGroupsRunsByHost(t *testing.T) {
 		t.Errorf("leader %+v, want b", st.Leader)
 	}
 }
+
+// putTasks writes board rows for ids in folder (the body is not read
+// here).
+func putTasks(t testing.TB, f *Fleet, folder string, ids ...string) {
+	t.Helper()
+	_, err := f.pool.Exec(context.Background(), `INSERT INTO board_tasks (id, folder, body, updated_ms)
+		SELECT id, $2, convert_to('id: ' || id, 'UTF8'), 0 FROM unnest($1::text[]) AS id`, ids, folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClaimPendingFollowsTheBoard: a claim over the board takes only
+// pending tasks, in the order given, skips a row another transaction
+// holds locked instead of waiting for it, and still takes over a task in
+// progress on a host whose lease expired.
+func TestClaimPendingFollowsTheBoard(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f, _ := openFleet(t)
+	putTasks(t, f, "pending", "T-1", "T-3", "T-4", "T-5")
+	putTasks(t, f, "in-progress", "T-2")
+	// Another host is moving T-1: its row is locked.
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM board_tasks WHERE id = 'T-1' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ClaimPending(ctx, "a", []string{"T-2", "T-1", "T-3", "T-9", "T-4"}, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := strings.Join(taskIDs(got), " "); ids != "T-3 T-4" {
+		t.Fatalf("claimed %s, want T-3 T-4 (T-2 is in progress, T-1 locked, T-9 not on the board)", ids)
+	}
+	tx.Rollback(ctx)
+	// a dies with T-3 in progress: b takes it over, though it is no
+	// longer pending, and T-1, free again.
+	expire(t, f, "T-3")
+	if _, err := f.pool.Exec(ctx, "UPDATE board_tasks SET folder = 'in-progress' WHERE id = 'T-3'"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.ClaimPending(ctx, "b", []string{"T-1", "T-3", "T-5"}, 2, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := strings.Join(taskIDs(got), " "); ids != "T-1 T-3" || got[1].PrevHost != "a" {
+		t.Fatalf("b claimed %s (%+v), want T-1 and T-3 taken over from a", ids, got)
+	}
+}
+
+// TestClaimPendingAtOnce: three hosts claiming the board's pending tasks
+// at once take each once.
+func TestClaimPendingAtOnce(t *testing.T) {
+	ctx := context.Background()
+	f, url := openFleet(t)
+	all := tasks(60)
+	putTasks(t, f, "pending", all...)
+	var mu sync.Mutex
+	owner := map[string]string{}
+	var wg sync.WaitGroup
+	for _, host := range []string{"a", "b", "c"} {
+		h := fleetAt(t, url)
+		wg.Go(func() {
+			for {
+				got, err := h.ClaimPending(ctx, host, all, 2, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, l := range got {
+					if prev, ok := owner[l.TaskID]; ok {
+						t.Errorf("%s claimed by %s and %s", l.TaskID, prev, host)
+					}
+					owner[l.TaskID] = host
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(owner) != len(all) {
+		t.Errorf("%d tasks claimed, want %d", len(owner), len(all))
+	}
+}

@@ -66,7 +66,27 @@ const claimRounds = 8
 // claiming at once never take the same task: an expired lease is locked
 // FOR UPDATE SKIP LOCKED (a host taking it over, or its holder renewing
 // it, keeps it from the others), and a free task goes to the first insert.
+// Claims take turns on an advisory lock, each a short transaction, so a
+// claim never comes back empty while a candidate is free.
 func (f *Fleet) Claim(ctx context.Context, host string, candidates []string, n int, lease time.Duration) ([]Lease, error) {
+	return f.claim(ctx, host, candidates, n, lease, false)
+}
+
+// ClaimPending is Claim over the board in the same database: a candidate
+// under no lease is taken only while its row in board_tasks is in the
+// pending folder, and that row is locked FOR UPDATE SKIP LOCKED in the
+// claim's transaction, so that a task another host is claiming, moving or
+// editing is passed over, not waited for, and one moved out of pending
+// since the board was read is not claimed. candidates are the board's
+// order (critical directives, functional directives, planned work,
+// cleanup directives, 'after' respected), which the board computes from
+// the tasks; a task under an expired lease (in progress on a host that
+// died) is taken over whatever its folder.
+func (f *Fleet) ClaimPending(ctx context.Context, host string, candidates []string, n int, lease time.Duration) ([]Lease, error) {
+	return f.claim(ctx, host, candidates, n, lease, true)
+}
+
+func (f *Fleet) claim(ctx context.Context, host string, candidates []string, n int, lease time.Duration, pending bool) ([]Lease, error) {
 	if err := checkName("host name", host, maxNameBytes); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -89,7 +109,7 @@ func (f *Fleet) Claim(ctx context.Context, host string, candidates []string, n i
 	}
 	var out []Lease
 	for round := 0; round < claimRounds && len(out) < n && len(cands) > 0; round++ {
-		got, tried, err := f.claimRound(ctx, host, cands, n-len(out), lease)
+		got, tried, err := f.claimRound(ctx, host, cands, order, n-len(out), lease, pending)
 		if err != nil {
 			return out, fmt.Errorf("claim for %s: %w", host, err)
 		}
@@ -106,20 +126,29 @@ func (f *Fleet) Claim(ctx context.Context, host string, candidates []string, n i
 // claimRound picks up to n of cands that look free or expired and
 // inserts their leases in one transaction; it returns those it won and
 // the set it tried (won or lost to another host meanwhile).
-func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, n int, lease time.Duration) ([]Lease, map[string]struct{}, error) {
+func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, order map[string]int, n int, lease time.Duration, pending bool) ([]Lease, map[string]struct{}, error) {
 	var out []Lease
 	tried := map[string]struct{}{}
 	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		// Expired leases among the candidates, locked: another host
-		// taking one over, or its holder renewing it, has it locked and
-		// is skipped.
+		// Claims take turns: each statement after the lock sees every
+		// claim committed before it, so that hosts that all want the
+		// board's first task do not pick it together and lose it to one
+		// another (a new lease row is not rechecked the way a locked row
+		// that changed is).
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lockClaim); err != nil {
+			return err
+		}
+		// Expired leases, locked: one a sweep or its holder's renewal
+		// has locked is skipped. They are few (a lease lives while its
+		// host does), so all are read and those of candidates kept: a
+		// board's 10,000 candidates sent in the query cost more.
 		type prev struct {
 			host, run string
 			expires   time.Time
 		}
 		expired := map[string]prev{}
 		rows, err := tx.Query(ctx, `SELECT task_id, host, run_id, expires FROM run_leases
-			WHERE task_id = ANY($1) AND expires < now() ORDER BY task_id FOR UPDATE SKIP LOCKED`, cands)
+			WHERE expires < now() ORDER BY task_id FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
 		}
@@ -130,30 +159,45 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, n i
 				rows.Close()
 				return err
 			}
-			expired[id] = p
+			if _, ok := order[id]; ok {
+				expired[id] = p
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// The first n candidates under no lease at all, in order.
-		rows, err = tx.Query(ctx, `SELECT c.t FROM unnest($1::text[]) WITH ORDINALITY AS c(t, ord)
-			WHERE NOT EXISTS (SELECT 1 FROM run_leases r WHERE r.task_id = c.t) ORDER BY c.ord LIMIT $2`, cands, n)
-		if err != nil {
-			return err
+		// The first n candidates under no lease at all, in order (and
+		// pending on the board, their rows locked, for ClaimPending).
+		q := `SELECT c.t FROM unnest($1::text[]) WITH ORDINALITY AS c(t, ord)
+			WHERE NOT EXISTS (SELECT 1 FROM run_leases r WHERE r.task_id = c.t) ORDER BY c.ord LIMIT $2`
+		if pending {
+			q = `SELECT c.t FROM unnest($1::text[]) WITH ORDINALITY AS c(t, ord)
+				JOIN board_tasks b ON b.id = c.t AND b.folder = 'pending'
+				WHERE NOT EXISTS (SELECT 1 FROM run_leases r WHERE r.task_id = c.t)
+				ORDER BY c.ord LIMIT $2 FOR UPDATE OF b SKIP LOCKED`
 		}
+		// The candidates go in windows, the first small: the board's
+		// first pending tasks are mostly free.
 		free := map[string]bool{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+		for start, window := 0, max(64, 4*n); start < len(cands) && len(free) < n; start, window = start+window, window*4 {
+			chunk := cands[start:min(len(cands), start+window)]
+			rows, err = tx.Query(ctx, q, chunk, n-len(free))
+			if err != nil {
 				return err
 			}
-			free[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				free[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
 		var ids, runs, reasons []string
 		var prevHosts []*string

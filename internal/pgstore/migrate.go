@@ -68,6 +68,7 @@ func SchemaVersion() int {
 const (
 	lockMigrate int64 = 0x63726131 // "cra1"
 	lockAppend  int64 = 0x63726132 // "cra2"
+	lockClaim   int64 = 0x63726133 // "cra3": Fleet's claims take turns
 )
 
 // Migrate brings the schema of the database at conn up to SchemaVersion,
