@@ -56,6 +56,18 @@ func (b *Board) Decide(ctx context.Context, d Decision) (*Task, Folder, error) {
 		return nil, "", err
 	}
 	defer unlock()
+	var task *Task
+	var folder Folder
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		task, folder, err = b.decide(ctx, d, to)
+		return err
+	})
+	return task, folder, err
+}
+
+// decide is Decide under the board's lock.
+func (b *Board) decide(ctx context.Context, d Decision, to Folder) (*Task, Folder, error) {
 	t, from, err := b.Store.Get(ctx, d.ID)
 	if err != nil {
 		return nil, "", err
@@ -128,6 +140,19 @@ func (b *Board) Answer(ctx context.Context, id, text string) (*Task, Folder, boo
 		return nil, "", false, err
 	}
 	defer unlock()
+	var task *Task
+	var folder Folder
+	var resumed bool
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		task, folder, resumed, err = b.answer(ctx, id, text)
+		return err
+	})
+	return task, folder, resumed, err
+}
+
+// answer is Answer under the board's lock.
+func (b *Board) answer(ctx context.Context, id, text string) (*Task, Folder, bool, error) {
 	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, "", false, err
@@ -173,6 +198,17 @@ func (b *Board) Resume(ctx context.Context, id string) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
+	var task *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		task, err = b.resumeLocked(ctx, id)
+		return err
+	})
+	return task, err
+}
+
+// resumeLocked is Resume under the board's lock.
+func (b *Board) resumeLocked(ctx context.Context, id string) (*Task, error) {
 	a, known, err := b.Log.Lookup(ctx, id)
 	if err != nil {
 		return nil, err

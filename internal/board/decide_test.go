@@ -76,68 +76,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestAnswer(t *testing.T) {
-	ctx := context.Background()
-	b, s, _ := newTestBoard(t)
-
-	// A task in pending takes the answer for its next run.
-	p := add(t, b, "waiting")
-	if _, folder, resumed, err := b.Answer(ctx, p.ID, "use v2"); err != nil || resumed || folder != Pending {
-		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
-	}
-	var fe *FieldError
-	if _, _, _, err := b.Answer(ctx, p.ID, "  "); !errors.As(err, &fe) {
-		t.Fatalf("an empty answer: got %v", err)
-	}
-
-	// A blocked task goes back to pending, streaks reset.
-	task := finished(t, b, "blocked", Failed)
-	if _, _, err := b.Decide(ctx, Decision{ID: task.ID, From: Failed, Runs: 1, Status: world.StatusFailed, Output: "blocked", Need: "a token",
-		Update: func(t *Task) { t.ConsecutiveFailures, t.ConsecutiveCompletionClaims = 5, 1 }}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Resume(ctx, task.ID); !errors.Is(err, ErrChanged) {
-		t.Fatalf("resume without an answer: got %v, want ErrChanged", err)
-	}
-	got, folder, resumed, err := b.Answer(ctx, task.ID, "the token is in\nCI_TOKEN")
-	if err != nil || !resumed || folder != Pending {
-		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
-	}
-	if folderOn(t, s, task.ID) != Pending || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != 0 || !got.ProcessorAutoRequeue {
-		t.Errorf("after the answer: in %s, %+v", folderOn(t, s, task.ID), got)
-	}
-	lines := logLines(t, b, task.ID)
-	want := []string{"[event:user][" + task.ID + "] the token is in\\nCI_TOKEN", "[agent:retry][" + task.ID + "] a person answered: the token is in CI_TOKEN"}
-	for i, w := range want {
-		if l := lines[len(lines)-2+i]; !strings.HasSuffix(l, w) {
-			t.Errorf("line %q, want it to end %q", l, w)
-		}
-	}
-	// The next run's prompt carries the answer.
-	h, err := b.History(ctx, task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pr Prompt
-	pr.FromLog(h)
-	if len(pr.Answers) != 1 || pr.Answers[0] != "the token is in\nCI_TOKEN" {
-		t.Errorf("answers %q", pr.Answers)
-	}
-
-	// A verified task takes none.
-	v := finished(t, b, "done", Completed)
-	if _, _, err := b.Decide(ctx, Decision{ID: v.ID, From: Completed, Runs: 1, Status: world.StatusVerified, Output: "ok", Review: "run 1: full_complete"}); err != nil {
-		t.Fatal(err)
-	}
-	var ae *AnswerError
-	if _, _, _, err := b.Answer(ctx, v.ID, "more"); !errors.As(err, &ae) {
-		t.Fatalf("got %v, want an AnswerError", err)
-	}
-	if _, _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("got %v, want ErrNotFound", err)
-	}
-}
-
 // TestGuidanceOf: a retry's guidance reaches the next run as advice; a
 // person's move or stop as the person's reason; cra's own "run again"
 // wording not at all.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -145,6 +146,7 @@ func (t *Tasks) List(ctx context.Context, folder board.Folder) ([]board.Listed, 
 	}
 	q := `SELECT id, folder, body, updated_ms FROM board_tasks WHERE folder = $1 ORDER BY id COLLATE "C"`
 	var out []board.Listed
+	var bodies [][]byte
 	read := func(sql string, arg any) error {
 		rows, err := t.q.Query(ctx, sql, arg)
 		if err != nil {
@@ -158,9 +160,8 @@ func (t *Tasks) List(ctx context.Context, folder board.Folder) ([]board.Listed, 
 			if err := rows.Scan(&id, &f, &body, &ms); err != nil {
 				return fmt.Errorf("list tasks: %w", err)
 			}
-			l := board.Listed{ID: id, Folder: board.Folder(f), ModTime: time.UnixMilli(ms)}
-			l.Task, _, l.Err = TaskOfRow(id, f, body)
-			out = append(out, l)
+			out = append(out, board.Listed{ID: id, Folder: board.Folder(f), ModTime: time.UnixMilli(ms)})
+			bodies = append(bodies, body)
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("list tasks: %w", err)
@@ -181,7 +182,26 @@ func (t *Tasks) List(ctx context.Context, folder board.Folder) ([]board.Listed, 
 			return nil, err
 		}
 	}
+	parseAll(out, bodies)
 	return out, nil
+}
+
+// parseAll reads each listed row's body (TaskOfRow), on every CPU: the
+// YAML parse is nearly all a listing's time.
+func parseAll(ls []board.Listed, bodies [][]byte) {
+	workers := min(runtime.GOMAXPROCS(0), len(ls)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ls); i += workers {
+				l := &ls[i]
+				l.Task, _, l.Err = TaskOfRow(l.ID, string(l.Folder), bodies[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // IDs implements board.Store; ids that are not task ids are left out

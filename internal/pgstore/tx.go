@@ -25,8 +25,10 @@ func (l *Log) Tx(ctx context.Context, fn func(tx pgx.Tx, log world.Store) error)
 	})
 }
 
-// txLog is the world log writing in a transaction of Log.Tx; it reads
-// as the log does.
+// txLog is the world log writing in a transaction of Log.Tx. Its
+// appends (and Verify's and Begin's checks) see the transaction's own
+// entries; its other reads are the log's, of committed entries only, so
+// a caller reads first and writes last (as Board's changes do).
 type txLog struct {
 	*Log
 	tx pgx.Tx

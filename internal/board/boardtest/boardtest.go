@@ -43,6 +43,7 @@ func Run(t *testing.T, backend Backend) {
 		{"Rebuild", testRebuild},
 		{"FailedWriteAfterLog", testFailedWriteAfterLog},
 		{"ConcurrentChanges", testConcurrentChanges},
+		{"Answer", testAnswer},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -553,5 +554,98 @@ func testConcurrentChanges(t *testing.T, be Backend) {
 	ids, _ := b.Store.IDs(ctx, board.Pending)
 	if len(ids) != workers*each || !slices.IsSorted(ids) {
 		t.Errorf("pending holds %v, want %d tasks in order", ids, workers*each)
+	}
+}
+
+// finished puts a new task through a run that ended in folder: completed
+// (exit 0) or failed.
+func finished(t *testing.T, b *board.Board, title string, folder board.Folder) *board.Task {
+	t.Helper()
+	ctx := context.Background()
+	task := add(t, b, title)
+	out := "exit 0: ok"
+	if folder == board.Failed {
+		out = board.RunFailed + " exit 3: broken"
+	}
+	for _, e := range []struct {
+		s   world.Status
+		out string
+	}{{world.StatusActive, "run 1: test"}, {world.StatusFinish, out}} {
+		if _, err := b.Log.Agent(ctx, e.s, task.ID, e.out, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task.Runs = 1
+	if err := b.Store.Put(ctx, task, board.Pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Store.Move(ctx, task.ID, board.Pending, folder); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// testAnswer: a person's answer, logged; a failed task it resumes goes
+// back to pending with its streaks reset, the answer and the retry
+// logged; a verified one takes none.
+func testAnswer(t *testing.T, be Backend) {
+	ctx := context.Background()
+	b := be.New(t)
+
+	// A task in pending takes the answer for its next run.
+	p := add(t, b, "waiting")
+	if _, folder, resumed, err := b.Answer(ctx, p.ID, "use v2"); err != nil || resumed || folder != board.Pending {
+		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
+	}
+	var fe *board.FieldError
+	if _, _, _, err := b.Answer(ctx, p.ID, "  "); !errors.As(err, &fe) {
+		t.Fatalf("an empty answer: got %v", err)
+	}
+
+	// A blocked task goes back to pending, streaks reset.
+	task := finished(t, b, "blocked", board.Failed)
+	if _, _, err := b.Decide(ctx, board.Decision{ID: task.ID, From: board.Failed, Runs: 1, Status: world.StatusFailed, Output: "blocked", Need: "a token",
+		Update: func(t *board.Task) { t.ConsecutiveFailures, t.ConsecutiveCompletionClaims = 5, 1 }}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resume(ctx, task.ID); !errors.Is(err, board.ErrChanged) {
+		t.Fatalf("resume without an answer: got %v, want board.ErrChanged", err)
+	}
+	got, folder, resumed, err := b.Answer(ctx, task.ID, "the token is in\nCI_TOKEN")
+	if err != nil || !resumed || folder != board.Pending {
+		t.Fatalf("got resumed %v in %s, %v", resumed, folder, err)
+	}
+	if folderOn(t, b, task.ID) != board.Pending || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != 0 || !got.ProcessorAutoRequeue {
+		t.Errorf("after the answer: in %s, %+v", folderOn(t, b, task.ID), got)
+	}
+	lines := logLines(t, b, task.ID)
+	want := []string{"[event:user][" + task.ID + "] the token is in\\nCI_TOKEN", "[agent:retry][" + task.ID + "] a person answered: the token is in CI_TOKEN"}
+	for i, w := range want {
+		if l := lines[len(lines)-2+i]; !strings.HasSuffix(l, w) {
+			t.Errorf("line %q, want it to end %q", l, w)
+		}
+	}
+	// The next run's prompt carries the answer.
+	h, err := b.History(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr board.Prompt
+	pr.FromLog(h)
+	if len(pr.Answers) != 1 || pr.Answers[0] != "the token is in\nCI_TOKEN" {
+		t.Errorf("answers %q", pr.Answers)
+	}
+
+	// A verified task takes none.
+	v := finished(t, b, "done", board.Completed)
+	if _, _, err := b.Decide(ctx, board.Decision{ID: v.ID, From: board.Completed, Runs: 1, Status: world.StatusVerified, Output: "ok", Review: "run 1: full_complete"}); err != nil {
+		t.Fatal(err)
+	}
+	var ae *board.AnswerError
+	if _, _, _, err := b.Answer(ctx, v.ID, "more"); !errors.As(err, &ae) {
+		t.Fatalf("got %v, want an board.AnswerError", err)
+	}
+	if _, _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, board.ErrNotFound) {
+		t.Fatalf("got %v, want board.ErrNotFound", err)
 	}
 }
