@@ -5,8 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
@@ -140,4 +148,84 @@ func TestHubFollowsPostgres(t *testing.T) {
 	if err := <-hubDone; err != nil {
 		t.Errorf("hub: %v", err)
 	}
+}
+
+// BenchmarkEventsPostgres: b.N events appended by one host to the world
+// log in PostgreSQL reach each of 0, 1 or 50 WebSocket clients of
+// another host's hub (through LISTEN/NOTIFY), each once.
+//
+//	go test ./internal/server -run '^$' -bench EventsPostgres -benchtime 2000x
+func BenchmarkEventsPostgres(b *testing.B) {
+	for _, n := range []int{0, 1, 50} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchEventsPostgres(b, n) })
+	}
+}
+
+func benchEventsPostgres(b *testing.B, clients int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	writer, reader := openPGLogs(b)
+	hub := &Hub{Log: reader}
+	if err := hub.Begin(ctx); err != nil {
+		b.Fatal(err)
+	}
+	go hub.Run(ctx)
+	s := &Server{Hub: hub}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+		s.serveEvents(w, r, Position{File: StoreFile, Offset: since})
+	}))
+	defer srv.Close()
+	ws := "ws" + strings.TrimPrefix(srv.URL, "http") + "/?since="
+	var reconnects atomic.Int64
+	var wg sync.WaitGroup
+	ready := make(chan struct{}, clients)
+	for range clients {
+		wg.Go(func() {
+			since, got, announced := int64(0), 0, false
+			for got < b.N {
+				c, _, err := websocket.Dial(ctx, fmt.Sprintf("%s%d", ws, since), nil)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if !announced {
+					ready <- struct{}{}
+					announced = true
+				}
+				for got < b.N {
+					_, data, err := c.Read(ctx)
+					if err != nil {
+						reconnects.Add(1)
+						break
+					}
+					var m Message
+					if err := json.Unmarshal(data, &m); err != nil || m.Offset != since {
+						b.Errorf("message at %d after %d: %v", m.Offset, since, err)
+						c.CloseNow()
+						return
+					}
+					since = m.End
+					got++
+				}
+				c.CloseNow()
+			}
+		})
+	}
+	for range clients {
+		<-ready
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	for i := range b.N {
+		if _, err := writer.Event(ctx, world.SourceBoard, "bench", fmt.Sprintf("event %d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(b.N*clients)/elapsed.Seconds(), "deliveries/s")
+	b.ReportMetric(float64(reconnects.Load()), "reconnects")
 }
