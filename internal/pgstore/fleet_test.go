@@ -533,3 +533,39 @@ func TestClaimPendingAtOnce(t *testing.T) {
 		t.Errorf("%d tasks claimed, want %d", len(owner), len(all))
 	}
 }
+
+// TestKeeperStopsLostRuns: a host whose passes stopped for longer than
+// its lease (cut off) finds, on its first pass back, the run another host
+// took over, and stops it; the run it still holds is renewed.
+func TestKeeperStopsLostRuns(t *testing.T) {
+	ctx := context.Background()
+	a, url := openFleet(t)
+	b := fleetAt(t, url)
+	held, err := a.Claim(ctx, "a", []string{"T-1", "T-2"}, 2, time.Minute)
+	if err != nil || len(held) != 2 {
+		t.Fatalf("claimed %v (%v)", held, err)
+	}
+	var stopped []Lost
+	k := &Keeper{Fleet: a, Host: Host{Name: "a", Started: time.Now(), Slots: 2, Version: "test"}, Lease: time.Minute,
+		Held: func() []Lease { return held }, Lost: func(l Lost) { stopped = append(stopped, l) }}
+	if err := k.Pass(ctx); err != nil || len(stopped) != 0 {
+		t.Fatalf("first pass: %v, stopped %v; want nothing stopped", err, stopped)
+	}
+	expire(t, a, "T-1")
+	if _, err := b.Claim(ctx, "b", []string{"T-1"}, 1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(stopped) != 1 || stopped[0].TaskID != "T-1" || stopped[0].Holder != "b" {
+		t.Fatalf("stopped %+v, want T-1, now b's", stopped)
+	}
+	st, err := a.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Hosts) != 1 || st.Hosts[0].Name != "a" || len(st.Hosts[0].Runs) != 1 || st.Hosts[0].Runs[0].TaskID != "T-2" {
+		t.Errorf("status %+v: want host a holding T-2 alone", st.Hosts)
+	}
+}
