@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -115,19 +116,26 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 	if err != nil {
 		return nil, fmt.Errorf("the knowledge store cannot sync (fix the remote or the network): %w", err)
 	}
-	theirs := map[string][]byte{}
-	if remote != "" {
-		if remote, err = gitx.FetchBranch(ctx, root, url, KnowledgeBranch, tracking); err != nil {
+	base := map[string][]byte{}
+	synced, err := gitx.RevParse(ctx, root, knowledgeSynced)
+	if err == nil {
+		if base, err = gitx.ReadFiles(ctx, root, synced, knowledge.Dir); err != nil {
 			return nil, err
+		}
+	}
+	theirs := map[string][]byte{}
+	switch {
+	case remote == "":
+	case remote == synced:
+		theirs = base // nothing new on the remote: no fetch
+	default:
+		if have, _ := gitx.RevParse(ctx, root, tracking); have != remote {
+			if remote, err = gitx.FetchBranch(ctx, root, url, KnowledgeBranch, tracking); err != nil {
+				return nil, err
+			}
 		}
 		if theirs, err = gitx.ReadFiles(ctx, root, remote, knowledge.Dir); err != nil {
 			return nil, fmt.Errorf("read %s's %s: %w", fs.Remote, KnowledgeBranch, err)
-		}
-	}
-	base := map[string][]byte{}
-	if synced, err := gitx.RevParse(ctx, root, knowledgeSynced); err == nil {
-		if base, err = gitx.ReadFiles(ctx, root, synced, knowledge.Dir); err != nil {
-			return nil, err
 		}
 	}
 	store := &knowledge.Store{Root: root}
@@ -146,6 +154,10 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 			view[p] = b
 			s.Skipped = append(s.Skipped, p)
 		}
+	}
+	if remote != "" && remote == synced && sameFiles(view, base) {
+		s.Commit = remote // nothing changed on either side: the common case
+		return s, nil
 	}
 	merged, conflicts := knowledge.Merge3(base, view, theirs)
 	if len(conflicts) > 0 {
@@ -203,6 +215,19 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 	}
 	s.Commit = head
 	return s, nil
+}
+
+// sameFiles reports whether a and b hold the same files.
+func sameFiles(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, x := range a {
+		if y, ok := b[p]; !ok || !bytes.Equal(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 // Summary is the sync in one line.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 // knowledgeHosts makes a bare remote with one commit and n clones of it
 // ("hosts" on this machine), each with its .clean_room.
-func knowledgeHosts(t *testing.T, n int) (string, []string) {
+func knowledgeHosts(t testing.TB, n int) (string, []string) {
 	t.Helper()
 	seed := gittest.Init(t)
 	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
@@ -45,7 +46,7 @@ func syncOn(t *testing.T, root, host string) *KnowledgeSync {
 	return s
 }
 
-func putDoc(t *testing.T, root string, by knowledge.Supervisor, rel, rules string) {
+func putDoc(t testing.TB, root string, by knowledge.Supervisor, rel, rules string) {
 	t.Helper()
 	st := &knowledge.Store{Root: root}
 	if _, err := st.Put(by, rel, &knowledge.Doc{Title: "Doc " + rel, Rules: rules}, "t-1"); err != nil {
@@ -160,4 +161,42 @@ func TestKnowledgeFromAHostileRemote(t *testing.T) {
 	if _, err := SyncKnowledge(context.Background(), a, filepath.Join(a, ".clean_room"), &config.Config{Fleet: &config.Fleet{Push: &off}}, time.Now()); !errors.Is(err, ErrNoPush) {
 		t.Errorf("push off: %v, want ErrNoPush", err)
 	}
+}
+
+// BenchmarkKnowledgeSync is the sync a run pays before its prompt, with
+// a store of 30 documents: unchanged on both sides (the common case),
+// and with one document changed here (a commit and a push).
+func BenchmarkKnowledgeSync(b *testing.B) {
+	_, roots := knowledgeHosts(b, 1)
+	root := roots[0]
+	for i := 0; i < 30; i++ {
+		putDoc(b, root, knowledge.Internaliser, fmt.Sprintf("lessons/l%02d.md", i), strings.Repeat("A rule. ", 40))
+	}
+	on := true
+	cfg := &config.Config{Fleet: &config.Fleet{Host: "bench", Push: &on}}
+	sync := func() *KnowledgeSync {
+		s, err := SyncKnowledge(context.Background(), root, filepath.Join(root, ".clean_room"), cfg, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	sync()
+	b.Run("unchanged", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if s := sync(); s.Pushed {
+				b.Fatal("pushed with nothing changed")
+			}
+		}
+	})
+	n := 0
+	b.Run("one_changed", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			n++
+			putDoc(b, root, knowledge.Internaliser, "lessons/l00.md", fmt.Sprintf("Rule %d.", n))
+			if s := sync(); !s.Pushed {
+				b.Fatal("not pushed")
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -24,17 +25,39 @@ func ReadFiles(ctx context.Context, repo, commit, prefix string) (map[string][]b
 	if prefix != "" {
 		prefix = strings.TrimSuffix(prefix, "/") + "/"
 	}
-	out := map[string][]byte{}
+	// One git cat-file --batch reads them all: a process per file costs
+	// more than the files.
+	var rels []string
+	var req strings.Builder
 	for _, b := range blobs {
 		rel, ok := strings.CutPrefix(b.Path, prefix)
-		if !ok || b.Mode != "100644" && b.Mode != "100755" {
+		if !ok || b.Mode != "100644" && b.Mode != "100755" || strings.ContainsAny(b.Path, "\n") {
 			continue
 		}
-		data, err := run(ctx, repo, "cat-file", "blob", commit+":"+b.Path)
-		if err != nil {
-			return nil, err
+		rels = append(rels, rel)
+		fmt.Fprintf(&req, "%s:%s\n", commit, b.Path)
+	}
+	out := map[string][]byte{}
+	if len(rels) == 0 {
+		return out, nil
+	}
+	data, err := runEnv(ctx, repo, nil, []byte(req.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	for _, rel := range rels {
+		// "<object> SP blob SP <size> LF <contents> LF"
+		head, rest, ok := bytes.Cut(data, []byte{'\n'})
+		f := strings.Fields(string(head))
+		if !ok || len(f) != 3 || f[1] != "blob" {
+			return nil, fmt.Errorf("git cat-file --batch: %q for %s", head, rel)
 		}
-		out[rel] = data
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 || n+1 > len(rest) {
+			return nil, fmt.Errorf("git cat-file --batch: size %q for %s", f[2], rel)
+		}
+		out[rel] = rest[:n:n]
+		data = rest[n+1:]
 	}
 	return out, nil
 }
@@ -56,17 +79,34 @@ func CommitFiles(ctx context.Context, repo string, files map[string][]byte, pref
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var info strings.Builder
-	for _, p := range paths {
-		sha, err := runEnv(ctx, repo, env, files[p], "hash-object", "-w", "--stdin")
-		if err != nil {
+	// The blobs in one git hash-object call, from copies in the temporary
+	// directory: a process per file costs more than the files.
+	var list strings.Builder
+	for i, p := range paths {
+		if strings.ContainsAny(p, "\n\t") {
+			return "", "", fmt.Errorf("commit files: path %q holds a newline or a tab", p)
+		}
+		name := filepath.Join(tmp, strconv.Itoa(i))
+		if err := os.WriteFile(name, files[p], 0o600); err != nil {
 			return "", "", err
 		}
+		list.WriteString(name + "\n")
+	}
+	shas, err := runEnv(ctx, repo, env, []byte(list.String()), "hash-object", "-w", "--no-filters", "--stdin-paths")
+	if err != nil {
+		return "", "", err
+	}
+	ids := strings.Fields(string(shas))
+	if len(ids) != len(paths) {
+		return "", "", fmt.Errorf("git hash-object: %d objects for %d files", len(ids), len(paths))
+	}
+	var info strings.Builder
+	for i, p := range paths {
 		full := p
 		if prefix != "" {
 			full = strings.TrimSuffix(prefix, "/") + "/" + p
 		}
-		fmt.Fprintf(&info, "100644 %s\t%s\n", strings.TrimSpace(string(sha)), full)
+		fmt.Fprintf(&info, "100644 %s\t%s\n", ids[i], full)
 	}
 	if _, err := runEnv(ctx, repo, env, []byte(info.String()), "update-index", "--add", "--index-info"); err != nil {
 		return "", "", err
