@@ -469,6 +469,7 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		detail string
 	}
 	rs := make([]relSym, 0, len(syms))
+	var noDocs fileTerms // ft without block comments' lines, made when needed
 	for _, s := range syms {
 		// A definition comes with the comment block right above it: its doc
 		// comment in Go and JS/TS, and the notes written for it in any
@@ -484,7 +485,17 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 		if strings.HasPrefix(strings.TrimSpace(text(s.start, s.start)), "/*") {
 			judged.start = decl
 		}
-		rel := symbolRelevance(judged, ft, wanted, tt, fileRefLines)
+		judgedBy := ft
+		if s.kind == lang.KindInterface || s.kind == lang.KindTypeAlias {
+			// The same holds for the doc blocks of a type's members: an
+			// options type documents every option in the words a task
+			// uses, and would be a primary body for any of them.
+			if noDocs.exact == nil {
+				noDocs = withoutBlockComments(lines, ft)
+			}
+			judgedBy = noDocs
+		}
+		rel := symbolRelevance(judged, judgedBy, wanted, tt, fileRefLines)
 		if a.Linked[c.Path][s.name] {
 			rel = math.Max(rel, 0.5)
 		}
@@ -600,6 +611,26 @@ func (a *Assembler) filePieces(fi int, c Candidate, lines []string, syms []symbo
 	for _, sn := range snippets(lines, ft, tt, spans) {
 		if !hits(excluded, sn.start, sn.end) {
 			out = append(out, mk("snippet", "", DetailSupporting, sn.start, sn.end, text(sn.start, sn.end), weight*0.9*sn.rel))
+		}
+	}
+	return out
+}
+
+// withoutBlockComments returns ft with no terms on the lines of /* */
+// block comments (JSDoc).
+func withoutBlockComments(lines []string, ft fileTerms) fileTerms {
+	out := fileTerms{exact: slices.Clone(ft.exact), loose: ft.loose, onLines: ft.onLines}
+	in := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if !in && strings.HasPrefix(t, "/*") {
+			in = true
+		}
+		if in {
+			out.exact[i] = nil
+			if strings.Contains(t, "*/") {
+				in = false
+			}
 		}
 	}
 	return out

@@ -101,3 +101,26 @@ func TestAssembleTestBodiesDecay(t *testing.T) {
 		t.Errorf("got %d test bodies, attempts_left %v; want at most 8 and attempts_left:\n%s", tests, helper, pkg.Render())
 	}
 }
+
+func TestAssembleTypeMembersDocs(t *testing.T) {
+	// An options interface documents each member in the words of the
+	// tasks about it; those doc blocks do not make its whole body a
+	// primary one, as a definition's own doc block does not.
+	var b strings.Builder
+	b.WriteString("export interface Options {\n")
+	for i := range 40 {
+		m := fmt.Sprintf("option%d", i)
+		fmt.Fprintf(&b, "\t/**\n\tThe %s option. A Retry-After header given as an HTTP date is read\n\tas the date to retry after; see the retry docs.\n\t*/\n\t%s?: unknown;\n\n", m, m)
+	}
+	b.WriteString("}\n")
+	retry := "export function retryDelay(header: string): number {\n\tconst date = Date.parse(header);\n\treturn Number.isNaN(date) ? Number(header) * 1000 : date - Date.now();\n}\n"
+	f := newFixture(t, map[string]string{"source/types/options.ts": b.String(), "source/core/retry.ts": retry, "source/index.ts": "export * from './core/retry';\n"})
+	pkg := f.assemble(t, "Retry-After given as an HTTP date is ignored", Budget{ContextWindow: 3000, ReservedTokens: 500})
+	for _, pf := range pkg.Files {
+		for _, it := range pf.Items {
+			if pf.Path == "source/types/options.ts" && it.Kind == "symbol" && it.Name == "Options" && it.Detail == DetailPrimary {
+				t.Errorf("got Options as a primary body, want it judged without its members' doc blocks:\n%s", pkg.Render())
+			}
+		}
+	}
+}
