@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // knowledgeHosts makes a bare remote with one commit and n clones of it
@@ -199,4 +201,49 @@ func BenchmarkKnowledgeSync(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestRunPromptReadsFleetKnowledge: a run on host b, whose store never
+// had the document, gets in its prompt what host a's supervisor wrote:
+// the fleet's processor syncs the store before the prompt reads it.
+func TestRunPromptReadsFleetKnowledge(t *testing.T) {
+	ctx := context.Background()
+	_, roots := knowledgeHosts(t, 2)
+	a, b := roots[0], roots[1]
+	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer.")
+	syncOn(t, a, "host-a")
+
+	cfg := "[board]\nsandbox = \"off\"\n\n[agents.ok]\ncommand = \"true\"\n\n[fleet]\nhost = \"host-b\"\npush = true\n"
+	if err := os.WriteFile(filepath.Join(b, ".clean_room", "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(ctx, b, workspace.Options{Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(ctx, ws, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	task := board.NewTask("tidy the error handling")
+	task.Agent, task.Need = "ok", "errors wrapped"
+	added, err := f.Board.Add(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.Processor().Run(ctx, added.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Folder != board.Completed {
+		t.Fatalf("run: %s %q", o.Folder, o.Finish)
+	}
+	prompt, err := os.ReadFile(o.PromptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(prompt), "Wrap errors once per layer.") {
+		t.Errorf("b's prompt lacks a's document:\n%s", prompt)
+	}
 }
