@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -65,23 +68,24 @@ func fleetStatusRun(ctx context.Context, d *deps, opts *fleetStatusOptions) erro
 	if opts.json {
 		return encodeJSON(d.out, st)
 	}
-	return printFleetStatus(d.out, st, fs.Lease)
+	return printFleetStatus(terminalSafe(d.out), st, fs.Lease)
 }
 
 // printFleetStatus writes st for a person: a block per host, its runs
 // indented under it, then the leases of hosts that never beat, then the
-// leader.
+// leader. The rows are the hosts' (or a hand's, past cra's checks): a
+// name with a space, a newline or a control character is printed quoted.
 func printFleetStatus(w io.Writer, st workspace.FleetState, lease time.Duration) error {
 	var b strings.Builder
 	if len(st.Hosts) == 0 {
 		b.WriteString("no hosts: none has sent a heartbeat ('cra serve' with [fleet] database_url_env set sends them)\n")
 	}
 	for _, h := range st.Hosts {
-		fmt.Fprintf(&b, "host %s  heartbeat %s ago", h.Name, roundAge(h.Age))
+		fmt.Fprintf(&b, "host %s  heartbeat %s ago", field(h.Name), roundAge(h.Age))
 		if h.Age > lease {
 			fmt.Fprintf(&b, " (silent longer than the lease, %v: down or cut off?)", lease)
 		}
-		fmt.Fprintf(&b, "  runs %d/%d  cra %s\n", len(h.Runs), h.Slots, h.Version)
+		fmt.Fprintf(&b, "  runs %d/%d  cra %s\n", len(h.Runs), h.Slots, field(h.Version))
 		for _, l := range h.Runs {
 			writeLease(&b, "  ", l, st.Now, false)
 		}
@@ -96,18 +100,18 @@ func printFleetStatus(w io.Writer, st workspace.FleetState, lease time.Duration)
 	case l == nil:
 		b.WriteString("leader: none yet\n")
 	case l.Expires.After(st.Now):
-		fmt.Fprintf(&b, "leader %s (term %d), its lease ends in %s\n", l.Host, l.Term, roundAge(l.Expires.Sub(st.Now)))
+		fmt.Fprintf(&b, "leader %s (term %d), its lease ends in %s\n", field(l.Host), l.Term, roundAge(l.Expires.Sub(st.Now)))
 	default:
-		fmt.Fprintf(&b, "leader: none (%s's lead of term %d ended %s ago; the next host to campaign takes it)\n", l.Host, l.Term, roundAge(st.Now.Sub(l.Expires)))
+		fmt.Fprintf(&b, "leader: none (%s's lead of term %d ended %s ago; the next host to campaign takes it)\n", field(l.Host), l.Term, roundAge(st.Now.Sub(l.Expires)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 func writeLease(b *strings.Builder, indent string, l workspace.FleetLease, now time.Time, withHost bool) {
-	b.WriteString(indent + l.TaskID + "  run " + l.RunID)
+	b.WriteString(indent + field(l.TaskID) + "  run " + field(l.RunID))
 	if withHost {
-		b.WriteString("  host " + l.Host)
+		b.WriteString("  host " + field(l.Host))
 	}
 	fmt.Fprintf(b, "  started %s ago", roundAge(now.Sub(l.Started)))
 	if l.Expires.After(now) {
@@ -116,9 +120,18 @@ func writeLease(b *strings.Builder, indent string, l workspace.FleetLease, now t
 		fmt.Fprintf(b, "  lease ended %s ago: another host restarts it", roundAge(now.Sub(l.Expires)))
 	}
 	if l.PrevHost != "" {
-		b.WriteString("  (restarted from host " + l.PrevHost + ")")
+		b.WriteString("  (restarted from host " + field(l.PrevHost) + ")")
 	}
 	b.WriteString("\n")
+}
+
+// field is s as one word of a line: quoted when it is empty or holds a
+// space, a control character or invalid UTF-8.
+func field(s string) string {
+	if s == "" || !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || unicode.IsControl(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // roundAge is d to the second, at least 0s.

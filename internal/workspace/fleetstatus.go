@@ -11,6 +11,7 @@ import (
 // named here so that the command line calls one owner.
 type (
 	FleetState = pgstore.Status
+	FleetHost  = pgstore.HostStatus
 	FleetLease = pgstore.Lease
 )
 
