@@ -52,7 +52,7 @@ func (e *SteerError) Error() string {
 func (b *Board) StopRun(ctx context.Context, id string, run int, why string) (*Task, error) {
 	why = strings.TrimSpace(why)
 	var out *Task
-	err := b.whileActive(ctx, id, run, func() error {
+	err := b.whileActive(ctx, id, run, func(b *Board) error {
 		ctx := context.WithoutCancel(ctx) // made whole once begun
 		text := fmt.Sprintf("stopped run %d", run)
 		output := StoppedByPerson
@@ -100,6 +100,17 @@ func (b *Board) Close(ctx context.Context, id, why string) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
+	var t *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		t, err = b.close(ctx, id, why)
+		return err
+	})
+	return t, err
+}
+
+// close is Close under the board's lock.
+func (b *Board) close(ctx context.Context, id, why string) (*Task, error) {
 	t, from, a, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err
@@ -154,6 +165,17 @@ func (b *Board) Reopen(ctx context.Context, id string) (*Task, error) {
 		return nil, err
 	}
 	defer unlock()
+	var t *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		t, err = b.reopen(ctx, id)
+		return err
+	})
+	return t, err
+}
+
+// reopen is Reopen under the board's lock.
+func (b *Board) reopen(ctx context.Context, id string) (*Task, error) {
 	t, from, err := b.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func (b *Board) Block(ctx context.Context, id, output, need string) error {
 // board's lock, the lock the processor's finish takes, so a run whose
 // daemon is recording its end is never restarted.
 func (b *Board) RestartRun(ctx context.Context, id string, run int, event, output string) error {
-	return b.whileActive(ctx, id, run, func() error {
+	return b.whileActive(ctx, id, run, func(b *Board) error {
 		if _, err := b.Log.Event(ctx, world.SourceSystem, id, event); err != nil {
 			return fmt.Errorf("log the restart of task %s: %w", id, err)
 		}
@@ -60,24 +60,28 @@ func (b *Board) RestartRun(ctx context.Context, id string, run int, event, outpu
 // BlockRun is Level 1's failure of a run that is gone at the start
 // limit, with RestartRun's condition.
 func (b *Board) BlockRun(ctx context.Context, id string, run int, output, need string) error {
-	return b.whileActive(ctx, id, run, func() error {
+	return b.whileActive(ctx, id, run, func(b *Board) error {
 		_, err := b.systemLocked(ctx, id, world.StatusFailed, output, need, FailedBlocked)
 		return err
 	})
 }
 
 // whileActive runs f under the board's lock if id is still active in run
-// run (stillActive), else returns stillActive's error.
-func (b *Board) whileActive(ctx context.Context, id string, run int, f func() error) error {
+// run (stillActive), else returns stillActive's error. f gets the board
+// to change, whose log and store commit together where they can
+// (atomically).
+func (b *Board) whileActive(ctx context.Context, id string, run int, f func(b *Board) error) error {
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := b.stillActive(ctx, id, run); err != nil {
-		return err
-	}
-	return f()
+	return b.atomically(ctx, func(b *Board) error {
+		if err := b.stillActive(ctx, id, run); err != nil {
+			return err
+		}
+		return f(b)
+	})
 }
 
 // stillActive returns an error wrapping world.ErrMovedOn unless the
@@ -108,7 +112,13 @@ func (b *Board) system(ctx context.Context, id string, status world.Status, outp
 		return nil, err
 	}
 	defer unlock()
-	return b.systemLocked(ctx, id, status, output, need, to)
+	var t *Task
+	err = b.atomically(ctx, func(b *Board) error {
+		var err error
+		t, err = b.systemLocked(ctx, id, status, output, need, to)
+		return err
+	})
+	return t, err
 }
 
 // systemLocked is system for a caller that holds the board's lock.

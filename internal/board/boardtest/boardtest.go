@@ -44,6 +44,7 @@ func Run(t *testing.T, backend Backend) {
 		{"FailedWriteAfterLog", testFailedWriteAfterLog},
 		{"ConcurrentChanges", testConcurrentChanges},
 		{"Answer", testAnswer},
+		{"CloseReopen", testCloseReopen},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -647,5 +648,42 @@ func testAnswer(t *testing.T, be Backend) {
 	}
 	if _, _, _, err := b.Answer(ctx, "t-00000000", "who"); !errors.Is(err, board.ErrNotFound) {
 		t.Fatalf("got %v, want board.ErrNotFound", err)
+	}
+}
+
+// testCloseReopen: a person closes a task whose run failed (failed, into
+// failed-blocked) and reopens it (back to pending), each logged with its
+// folder's change.
+func testCloseReopen(t *testing.T, be Backend) {
+	ctx := context.Background()
+	b := be.New(t)
+	task := finished(t, b, "broken", board.Failed)
+	got, err := b.Close(ctx, task.ID, "not worth it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, b, task.ID); f != board.FailedBlocked || got.ProcessorAutoRequeue {
+		t.Errorf("closed task in %s, processor_auto_requeue %v", f, got.ProcessorAutoRequeue)
+	}
+	if _, err := b.Close(ctx, task.ID, "again"); err == nil {
+		t.Errorf("a second close: no error")
+	}
+	a, _, _ := b.Log.Lookup(ctx, task.ID)
+	if a.Status != world.StatusFailed {
+		t.Errorf("closed task is %s in the log, want failed", a.Status)
+	}
+	if _, err := b.Reopen(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOn(t, b, task.ID); f != board.Pending {
+		t.Errorf("reopened task in %s, want pending", f)
+	}
+	lines := logLines(t, b, task.ID)
+	want := []string{"[agent:failed][" + task.ID + "] " + board.Closed + "not worth it", "[agent:retry][" + task.ID + "] moved by a person: reopened"}
+	all := strings.Join(lines, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("log lacks %q:\n%s", w, all)
+		}
 	}
 }
