@@ -76,3 +76,54 @@ func TestApplyRefusesOddPaths(t *testing.T) {
 		t.Errorf("Files = %v, %v", files, err)
 	}
 }
+
+// FuzzMerge3: whatever three stores a sync meets (the remote's is
+// outside input), the merge keeps only their files, each file's version
+// is ours or theirs, one side's change is never a conflict, and two
+// sides that agree merge to what they agree on.
+func FuzzMerge3(f *testing.F) {
+	f.Add("a.md=1", "a.md=2", "a.md=1;b.md=3")
+	f.Add("", "a.md=1", "a.md=2")
+	f.Add("a.md=1;b.md=1", "b.md=2", "a.md=1;b.md=1;c.md=")
+	parse := func(s string) map[string][]byte {
+		m := map[string][]byte{}
+		for _, kv := range strings.Split(s, ";") {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				m[k] = []byte(v)
+			}
+		}
+		return m
+	}
+	f.Fuzz(func(t *testing.T, b, o, th string) {
+		base, ours, theirs := parse(b), parse(o), parse(th)
+		merged, conflicts := Merge3(base, ours, theirs)
+		conflicted := map[string]bool{}
+		for _, p := range conflicts {
+			conflicted[p] = true
+		}
+		for p, v := range merged {
+			ov, inO := ours[p]
+			tv, inT := theirs[p]
+			if !(inO && string(ov) == string(v)) && !(inT && string(tv) == string(v)) {
+				t.Fatalf("%s = %q is neither ours nor theirs", p, v)
+			}
+		}
+		for _, side := range []map[string][]byte{base, ours, theirs} {
+			for p := range side {
+				bv, inB := base[p]
+				ov, inO := ours[p]
+				tv, inT := theirs[p]
+				sameOB := inO == inB && string(ov) == string(bv)
+				sameTB := inT == inB && string(tv) == string(bv)
+				sameOT := inO == inT && string(ov) == string(tv)
+				if conflicted[p] && (sameOB || sameTB || sameOT) {
+					t.Fatalf("%s: a conflict where one side did not change", p)
+				}
+				mv, inM := merged[p]
+				if sameOT && (inM != inO || string(mv) != string(ov)) {
+					t.Fatalf("%s: both sides agree on %q (%v), merged %q (%v)", p, ov, inO, mv, inM)
+				}
+			}
+		}
+	})
+}
