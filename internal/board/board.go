@@ -100,6 +100,10 @@ func (b *Board) add(ctx context.Context, t *Task) (*Task, error) {
 	}
 	t.CreatedAt, t.UpdatedAt = e.Time, e.Time
 	if err := b.Store.Put(ctx, t, Pending); err != nil {
+		if _, ok := b.Store.(Atomic); ok {
+			// Its transaction is rolled back: the log's entry goes too.
+			return nil, fmt.Errorf("task %s was not added (nor logged): add it again once the cause is fixed: %w", t.ID, err)
+		}
 		return nil, fmt.Errorf("task %s is in the world log but its file was not written: once the cause is fixed, 'cra task rebuild' recreates it from the log (title, need): %w", t.ID, err)
 	}
 	return t, nil
