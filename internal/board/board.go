@@ -29,11 +29,15 @@ type Board struct {
 	// that starts right after a kill -9 must remove the one that write
 	// left (a minute's grace kept it, and 'rebuild --check' then found it).
 	TempAge time.Duration
+
+	// repaired is the stamp of the board after RepairFolders' last pass
+	// that left nothing to a run still going (repairMemo); New makes it.
+	repaired *repairMemo
 }
 
 // New returns the board over store and log.
 func New(store Store, log world.Store) *Board {
-	return &Board{Store: store, Log: log, Now: time.Now}
+	return &Board{Store: store, Log: log, Now: time.Now, repaired: &repairMemo{}}
 }
 
 // ErrExists is a task id already on the board or in the world log.

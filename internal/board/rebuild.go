@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cra-dev/cra/internal/world"
@@ -381,12 +382,38 @@ func (t *Task) missingKeys(keys []string) []string {
 // own finish while its process runs); a task in two folders, a file the
 // log does not know and a missing one are left to 'cra task rebuild' and
 // the daemon's start. It returns what it moved, a line each.
+//
+// A pass on a board whose Stamp is that of the last pass, which found
+// nothing to move and asked live about none, is skipped: what it would
+// read is what that pass read (a daemon's idle passes read no folder, at
+// any size of the board).
 func (b *Board) RepairFolders(ctx context.Context, live func(id string) bool) ([]string, error) {
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	stamp, stamped := b.Stamp()
+	if stamped && b.repaired.done(stamp) {
+		return nil, nil
+	}
+	asked := false
+	if live != nil {
+		ask := live
+		live = func(id string) bool {
+			asked = true
+			return ask(id)
+		}
+	}
+	out, err := b.repairFolders(ctx, live)
+	if stamped && err == nil && len(out) == 0 && !asked {
+		b.repaired.set(stamp)
+	}
+	return out, err
+}
+
+// repairFolders is RepairFolders under the board's lock.
+func (b *Board) repairFolders(ctx context.Context, live func(id string) bool) ([]string, error) {
 	statuses, err := b.Log.Statuses(ctx)
 	if err != nil {
 		return nil, err
@@ -441,4 +468,32 @@ func fits(f Folder, status world.Status) bool {
 	}
 	want, ok := FolderOf(status, "")
 	return ok && f == want
+}
+
+// repairMemo holds the Stamp of the board after the last RepairFolders
+// pass that left it as the log says: while the board keeps that stamp,
+// a pass would find the same. A nil memo (a Board not made by New)
+// remembers nothing.
+type repairMemo struct {
+	mu    sync.Mutex
+	stamp Stamp
+	ok    bool
+}
+
+func (m *repairMemo) done(st Stamp) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ok && m.stamp == st
+}
+
+func (m *repairMemo) set(st Stamp) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stamp, m.ok = st, true
 }

@@ -100,7 +100,9 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 	if err := p.repairFolders(ctx); err != nil {
 		p.say("warning: %v", err) // tried again next pass
 	}
-	agents, err := p.Log.Current(ctx)
+	// The active agents alone: their lines are read, not every agent's
+	// (a board with 10,000 closed tasks read as many on every pass).
+	agents, err := p.Log.CurrentIn(ctx, world.StatusActive)
 	if err != nil {
 		return nil, err
 	}

@@ -34,5 +34,22 @@ func (l *Log) Statuses(ctx context.Context) (map[string]Status, error) {
 // side index: the recycler asks every few seconds, and a board with
 // thousands of closed tasks has one answered among them at most.
 func (l *Log) AnsweredFailed(ctx context.Context) ([]Agent, error) {
-	return l.agents(ctx, func(a *agentState) bool { return a.Status == StatusFailed && a.UserAfter })
+	return l.agentsPicked(ctx, (*state).answeredFailed)
+}
+
+// answeredFailed returns the agents failed with a person's answer after,
+// looked for among all once per position of the fold: an idle board's
+// recycler asks again and again of a state that has not moved.
+func (s *state) answeredFailed() []*agentState {
+	if s.answered != nil && s.answeredAt == s.Pos.Offset {
+		return s.answered
+	}
+	out := []*agentState{}
+	for _, a := range s.byID {
+		if a.Status == StatusFailed && a.UserAfter {
+			out = append(out, a)
+		}
+	}
+	s.answered, s.answeredAt = out, s.Pos.Offset
+	return out
 }

@@ -136,6 +136,11 @@ type state struct {
 	// an idle daemon's loops ask for the same thousands of settled
 	// agents every few seconds. Not saved; bounded by maxLines.
 	lines map[int64]Entry
+	// answered are the agents failed with a person's answer after
+	// (answeredFailed) as of Pos.Offset answeredAt: the recycler asks
+	// every few seconds, and the fold changes only when Pos moves.
+	answered   []*agentState
+	answeredAt int64
 }
 
 // maxLines bounds the entries a state keeps read (some 300 bytes each).
@@ -610,14 +615,23 @@ func (l *Log) CountAgents(ctx context.Context, silent time.Duration, match func(
 }
 
 func (l *Log) agents(ctx context.Context, keep func(*agentState) bool) ([]Agent, error) {
-	var out []Agent
-	err := l.withState(ctx, func(f *os.File, st *state) error {
+	return l.agentsPicked(ctx, func(st *state) []*agentState {
 		var picked []*agentState
 		for _, a := range st.byID {
 			if keep(a) {
 				picked = append(picked, a)
 			}
 		}
+		return picked
+	})
+}
+
+// agentsPicked is agents of the states pick returns, which it may keep:
+// they are copied before they are sorted.
+func (l *Log) agentsPicked(ctx context.Context, pick func(*state) []*agentState) ([]Agent, error) {
+	var out []Agent
+	err := l.withState(ctx, func(f *os.File, st *state) error {
+		picked := slices.Clone(pick(st))
 		slices.SortFunc(picked, func(a, b *agentState) int {
 			return cmp.Or(cmp.Compare(a.Since, b.Since), cmp.Compare(a.ID, b.ID))
 		})

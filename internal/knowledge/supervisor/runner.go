@@ -56,6 +56,21 @@ type Runner struct {
 	After func(ctx context.Context) error
 
 	mu sync.Mutex // one Check or Run at a time in this process
+
+	memoMu sync.Mutex
+	memo   readMemo
+}
+
+// readMemo is what read last read of the board and the log, kept while
+// the board's Stamp stays the same: an idle daemon's checks then read
+// neither its tasks nor its log again, however many it holds.
+type readMemo struct {
+	ok    bool
+	stamp board.Stamp
+	view  *boardView
+	// since and signals are logSignals' answer for since.
+	since   time.Time
+	signals []Signal
 }
 
 // LockName is the lock file in the state directory that keeps one Check
@@ -146,11 +161,31 @@ func (r *Runner) read(ctx context.Context) (*state, error) {
 		return nil, err
 	}
 	st.last, st.lastRec, st.batch = lastRuns(st.recs)
-	if st.view, err = readBoard(ctx, r.Board); err != nil {
+	// The board and the log as the last read found them are read from
+	// memory (readMemo): tasks and lines are never changed in place by
+	// what reads them here.
+	stamp, stamped := r.Board.Stamp()
+	r.memoMu.Lock()
+	m := r.memo
+	r.memoMu.Unlock()
+	same := stamped && m.ok && m.stamp == stamp
+	if same {
+		st.view = m.view
+	} else if st.view, err = readBoard(ctx, r.Board); err != nil {
 		return nil, err
 	}
-	if st.signals, err = collect(ctx, r.Board, r.StateDir, st.recs, st.window()); err != nil {
-		return nil, err
+	since := st.window()
+	signals := m.signals
+	if !same || !m.since.Equal(since) {
+		if signals, err = logSignals(ctx, r.Board, r.StateDir, since); err != nil {
+			return nil, err
+		}
+	}
+	st.signals = withDrift(signals, st.recs)
+	if stamped {
+		r.memoMu.Lock()
+		r.memo = readMemo{ok: true, stamp: stamp, view: st.view, since: since, signals: signals}
+		r.memoMu.Unlock()
 	}
 	return st, nil
 }

@@ -33,6 +33,16 @@ var textFields = []string{"title=", "description=", "need=", "milestone="}
 // Verdicts before since are not looked up (their reviews are not read):
 // no trigger counts them.
 func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record, since time.Time) ([]Signal, error) {
+	out, err := logSignals(ctx, b, stateDir, since)
+	if err != nil {
+		return nil, err
+	}
+	return withDrift(out, recs), nil
+}
+
+// logSignals is collect's reading of the log and the reviews, in the
+// log's order: what stays the same while the log does.
+func logSignals(ctx context.Context, b *board.Board, stateDir string, since time.Time) ([]Signal, error) {
 	var out []Signal
 	retries := map[string]int{}
 	reviews := map[string][]verdict.Review{}
@@ -86,13 +96,20 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// withDrift is a copy of the log's signals with the drift of the
+// supervisors' runs in recs, ordered by time.
+func withDrift(signals []Signal, recs []Record) []Signal {
+	out := slices.Clone(signals)
 	for _, r := range recs {
 		if r.Ran() && r.Drift {
 			out = append(out, Signal{Time: r.Finished, Kind: Drift, Task: string(r.Supervisor)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Signal) int { return a.Time.Compare(b.Time) })
-	return out, nil
+	return out
 }
 
 // boardView is what the supervisors read of the board at once, without

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/cra-dev/cra/internal/knowledge"
@@ -53,7 +54,7 @@ func (r *Runner) Status(ctx context.Context) (*Status, error) {
 	}
 	u, due := st.due()
 	out := &Status{Urgency: u, UrgencySince: st.batch, Cap: st.set.MaxCleanupDirectives, Polish: st.view.functionallyComplete(),
-		Milestones: st.view.done, Runs: st.recs[max(0, len(st.recs)-MaxStatusRuns):]}
+		Milestones: slices.Clone(st.view.done), Runs: st.recs[max(0, len(st.recs)-MaxStatusRuns):]}
 	for _, s := range knowledge.Supervisors() {
 		last := st.last[s]
 		base := BaseInterval(s, st.set)
