@@ -231,7 +231,11 @@ func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
 		if changed {
 			s.saveIndex(f, ix) // best effort: the next listing reads the files again
 		}
-		out = append(out, l...)
+		if out == nil {
+			out = l
+		} else {
+			out = append(out, l...)
+		}
 	}
 	return out, nil
 }
@@ -240,9 +244,12 @@ func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
 // with the files; changed says whether it changed any entry.
 func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folder) ([]Listed, bool, error) {
 	start := s.now().UnixNano()
-	var out []Listed
+	out := make([]Listed, 0, len(ix.Entries))
 	changed := false
-	seen := map[string]bool{}
+	// kept counts the files listed whose entries stay: when as many
+	// entries are left, none is an entry without a file, and no set of
+	// the names seen is needed (10,000 of them cost a tenth of a listing).
+	kept := 0
 	stat := openFolderStatter(s.sd.TaskFolder(string(folder)))
 	defer stat.close()
 	err := s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
@@ -252,7 +259,6 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 			out = append(out, l)
 			return
 		}
-		seen[id] = true
 		old := ix.Entries[id]
 		if !d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
@@ -270,6 +276,7 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 		if st, mtime, ok := stat.lstat(d); ok && old.trusted(st) {
 			l.Task, l.ModTime = old.Task, mtime
 			out = append(out, l)
+			kept++
 			return
 		}
 		t, fi, data, err := s.readRaw(id, f)
@@ -293,14 +300,23 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 			changed = true
 		}
 		ix.Entries[id] = e
+		kept++
 	})
 	if err != nil {
 		return nil, false, err
 	}
-	for id := range ix.Entries {
-		if !seen[id] {
-			delete(ix.Entries, id)
-			changed = true
+	if len(ix.Entries) > kept {
+		seen := make(map[string]bool, len(out))
+		for _, l := range out {
+			if CheckID(l.ID) == nil {
+				seen[l.ID] = true
+			}
+		}
+		for id := range ix.Entries {
+			if !seen[id] {
+				delete(ix.Entries, id)
+				changed = true
+			}
 		}
 	}
 	return out, changed, nil
