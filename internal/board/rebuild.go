@@ -68,6 +68,24 @@ func (r Report) Clean() bool { return len(r.Repairs) == 0 }
 // Each repair is logged as an [event:system] line before it is made. With
 // check, nothing is logged or changed: the report says what would be.
 func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
+	return b.rebuild(ctx, check, true)
+}
+
+// RebuildAtStart is Rebuild that keeps the store's index of its tasks (FileStore's
+// list index): the listing Rebuild starts with has brought the index up
+// to date with the files already, reading again only those whose stat
+// changed, and the files a repair moves or writes are read by the next
+// listing. It is what the daemon runs at its start: building the index
+// anew read and parsed every task file, 1.2 of the 1.6 CPU seconds a
+// start took on a board of 10,000 tasks. 'cra task rebuild' builds it
+// anew (Rebuild).
+func (b *Board) RebuildAtStart(ctx context.Context) (Report, error) {
+	return b.rebuild(ctx, false, false)
+}
+
+// rebuild is Rebuild, which builds the store's index anew when index is
+// set and check is not.
+func (b *Board) rebuild(ctx context.Context, check, index bool) (Report, error) {
 	var rep Report
 	unlock, err := b.Store.Lock(ctx)
 	if err != nil {
@@ -124,7 +142,7 @@ func (b *Board) Rebuild(ctx context.Context, check bool) (Report, error) {
 	}
 	// A store that keeps an index of its tasks beside them (FileStore's
 	// list index) builds it anew from the repaired files.
-	if ix, ok := b.Store.(interface{ RebuildIndex() error }); ok && !check {
+	if ix, ok := b.Store.(interface{ RebuildIndex() error }); ok && !check && index {
 		if err := ix.RebuildIndex(); err != nil {
 			return rep, err
 		}

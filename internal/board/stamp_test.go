@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -110,5 +111,54 @@ func TestStampOfYoungFolder(t *testing.T) {
 	b.Store = struct{ Store }{b.Store}
 	if _, ok := b.Stamp(); ok {
 		t.Errorf("stamp of a store that is not a FileStore: ok, want none")
+	}
+}
+
+// TestRebuildAtStartKeepsIndex: the daemon's start repairs the folders as
+// Rebuild does but leaves the list index the listing brought up to date
+// (its file is not written again when no task changed), while Rebuild
+// ('cra task rebuild') writes it anew.
+func TestRebuildAtStartKeepsIndex(t *testing.T) {
+	ctx := context.Background()
+	b, s, _ := newTestBoard(t)
+	moved := add(t, b, "moved by hand")
+	add(t, b, "stays")
+	if _, err := s.List(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Move(ctx, moved.ID, Pending, Failed); err != nil {
+		t.Fatal(err)
+	}
+	index := func() os.FileInfo {
+		t.Helper()
+		fi, err := os.Stat(s.indexPath(Pending))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	rep, err := b.RebuildAtStart(ctx)
+	if err != nil || len(rep.Repairs) != 1 || folderOn(t, s, moved.ID) != Pending {
+		t.Fatalf("start: %+v %v, task in %s; want the task moved back to pending", rep, err, folderOn(t, s, moved.ID))
+	}
+	if _, err := s.List(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Marked by a time long past, which a write of the file replaces.
+	past := time.Now().Add(-24 * time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(s.indexPath(Pending), past, past); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := b.RebuildAtStart(ctx); err != nil || len(rep.Repairs) != 0 {
+		t.Fatalf("start again: %+v %v, want nothing to repair", rep, err)
+	}
+	if !index().ModTime().Equal(past) {
+		t.Errorf("the start wrote the list index again: want it kept")
+	}
+	if _, err := b.Rebuild(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if index().ModTime().Equal(past) {
+		t.Errorf("Rebuild kept the list index's file: want it written anew")
 	}
 }

@@ -349,10 +349,10 @@ func (f *Fleet) Level1(out io.Writer, takeOver bool) *supervise.Pass {
 	return p
 }
 
-// Repair puts every task file where the world log says (board.Rebuild),
+// Repair puts every task file where the world log says (board.RebuildAtStart),
 // as the daemon does at start.
 func (f *Fleet) Repair(ctx context.Context) (board.Report, error) {
-	return f.Board.Rebuild(ctx, false)
+	return f.Board.RebuildAtStart(ctx)
 }
 
 // ErrCleanupRunning is a cleanup pass refused because one runs already,
