@@ -186,7 +186,7 @@ func (f *Fleet) Processor() *runner.Processor {
 		p.Knowledge = func(ctx context.Context, task string) (string, error) {
 			// A fleet's prompts read the knowledge every host shares: the
 			// store syncs with the remote first (issue 34 item 6).
-			if err := f.syncForRun(ctx); err != nil {
+			if err := f.syncForRun(ctx, p.CurrentConfig()); err != nil {
 				return "", err
 			}
 			k, err := knowledge.Load(root, task, knowledge.MaxTokens)

@@ -250,9 +250,11 @@ func (s *KnowledgeSync) Summary() string {
 }
 
 // syncForRun syncs the knowledge store before a run's prompt reads it,
-// when [fleet] push is on; what the sync did goes to the Logger.
-func (f *Fleet) syncForRun(ctx context.Context) error {
-	s, err := f.SyncKnowledge(ctx)
+// when cfg's [fleet] push is on; what the sync did goes to the Logger.
+// cfg is the configuration the run was started with (the processor's
+// last good one): a config.toml broken since must not fail the run.
+func (f *Fleet) syncForRun(ctx context.Context, cfg *config.Config) error {
+	s, err := SyncKnowledge(ctx, f.ws.Root, f.ws.StateDir, cfg, f.now())
 	switch {
 	case errors.Is(err, ErrNoPush):
 		return nil
@@ -274,7 +276,9 @@ const KnowledgeSyncEvery = time.Minute
 // KnowledgeSyncEvery, as long as [fleet] push is on (read each pass).
 func (f *Fleet) knowledgeService(out io.Writer) Service {
 	return &Every{Name: "knowledge sync", Interval: KnowledgeSyncEvery, Now: true, Out: out, Pass: func(ctx context.Context) error {
-		s, err := f.SyncKnowledge(ctx)
+		// The processor's configuration: the last good one while
+		// config.toml cannot be read, which the processor reports.
+		s, err := SyncKnowledge(ctx, f.ws.Root, f.ws.StateDir, f.Processor().CurrentConfig(), f.now())
 		if errors.Is(err, ErrNoPush) {
 			return nil
 		}

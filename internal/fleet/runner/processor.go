@@ -141,6 +141,10 @@ func (p *Processor) config() *config.Config {
 	return p.Config
 }
 
+// CurrentConfig returns the configuration the processor runs with: the
+// last one Load read well (or Config), never a config.toml broken since.
+func (p *Processor) CurrentConfig() *config.Config { return p.config() }
+
 // reload reads the configuration again with Load, when set, and returns
 // the one to use: the new one, or the last good one when the new one
 // cannot be read.
