@@ -184,6 +184,9 @@ func (f *Fleet) relPath(path string) string {
 
 // RunOne runs task id once, now, through the fleet's processor.
 func (f *Fleet) RunOne(ctx context.Context, id string) (*Outcome, error) {
+	if err := f.runsHere(); err != nil {
+		return nil, err
+	}
 	_, folder, err := f.Board.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err

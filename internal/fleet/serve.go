@@ -16,6 +16,9 @@ const (
 // Services returns the daemon's loops: Level 1 every PassEvery, and, as
 // w allows, the processor, the recycler and the supervisors.
 func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
+	if err := f.runsHere(); err != nil {
+		return nil, err
+	}
 	pass, tick := w.PassEvery, w.TickEvery
 	if pass <= 0 {
 		pass = DefaultPassEvery
