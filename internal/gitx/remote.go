@@ -40,10 +40,21 @@ func ConfiguredURL(ctx context.Context, repo, remote string) (string, error) {
 		return "", fmt.Errorf("%w: %s has no remote %q: add it with 'git remote add %s URL' (the repository every host shares), or set [fleet] remote", ErrNoRemote, repo, remote, remote)
 	}
 	if strings.HasPrefix(url, "-") || strings.ContainsAny(url, "\n\x00") {
-		return "", fmt.Errorf("remote %q's URL %q is not a repository URL: fix it with 'git remote set-url %s URL'", remote, url, remote)
+		return "", fmt.Errorf("remote %q's URL %q is not a repository URL: fix it with 'git remote set-url %s URL'", remote, Redact(url), remote)
 	}
 	return url, nil
 }
+
+// userinfo is the user part of a URL with a scheme: the token or
+// password a remote's URL may carry (https://TOKEN@host/…,
+// https://user:password@host/…).
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'"]+@`)
+
+// Redact returns s with the user part of every URL in it replaced by
+// "***": a remote's URL goes into errors, which the world log, the web
+// board and later runs' prompts show, and must not carry its credentials
+// there. An scp-like address (git@host:path) holds no secret and stays.
+func Redact(s string) string { return userinfo.ReplaceAllString(s, "${1}***@") }
 
 // remoteGit is git for a fetch or push to another repository: no hooks
 // and no prompt for a password (a daemon has no terminal).
@@ -61,7 +72,7 @@ func remoteGit(ctx context.Context, repo string, args ...string) ([]byte, error)
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("git %s: %s", args[0], msg)
+		return nil, fmt.Errorf("git %s: %s", args[0], Redact(msg))
 	}
 	return out, nil
 }
@@ -71,7 +82,7 @@ func remoteGit(ctx context.Context, repo string, args ...string) ([]byte, error)
 func RemoteBranch(ctx context.Context, repo, url, branch string) (string, error) {
 	out, err := remoteGit(ctx, repo, "ls-remote", "--heads", url, "refs/heads/"+branch)
 	if err != nil {
-		return "", fmt.Errorf("read %s's branches: %w", url, err)
+		return "", fmt.Errorf("read %s's branches: %w", Redact(url), err)
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		sha, ref, ok := strings.Cut(strings.TrimSpace(l), "\t")
@@ -89,7 +100,7 @@ func RemoteBranch(ctx context.Context, repo, url, branch string) (string, error)
 func FetchBranch(ctx context.Context, repo, url, branch, into string) (string, error) {
 	if _, err := remoteGit(ctx, repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", url,
 		"+refs/heads/"+branch+":"+into); err != nil {
-		return "", fmt.Errorf("fetch %s from %s: %w", branch, url, err)
+		return "", fmt.Errorf("fetch %s from %s: %w", branch, Redact(url), err)
 	}
 	return RevParse(ctx, repo, into)
 }
@@ -103,9 +114,9 @@ func PushCommit(ctx context.Context, repo, url, commit, branch string) error {
 		return nil
 	}
 	if msg := err.Error(); strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") || strings.Contains(msg, "[rejected]") {
-		return fmt.Errorf("push %s to %s: %w (not a fast-forward)", branch, url, ErrRejected)
+		return fmt.Errorf("push %s to %s: %w (not a fast-forward)", branch, Redact(url), ErrRejected)
 	}
-	return fmt.Errorf("push %s to %s: %w", branch, url, err)
+	return fmt.Errorf("push %s to %s: %w", branch, Redact(url), err)
 }
 
 // CreateBranch makes branch at commit only when it does not exist yet.
