@@ -253,19 +253,33 @@ func (s *KnowledgeSync) Summary() string {
 // when cfg's [fleet] push is on; what the sync did goes to the Logger.
 // cfg is the configuration the run was started with (the processor's
 // last good one): a config.toml broken since must not fail the run.
+//
+// A sync that fails (the remote stalls past KnowledgeSyncTimeout, or its
+// cra/knowledge holds what this host cannot take) leaves the run to the
+// host's own store and says why: one bad push to the shared branch must
+// not stop every run of every host.
 func (f *Fleet) syncForRun(ctx context.Context, cfg *config.Config) error {
-	s, err := SyncKnowledge(ctx, f.ws.Root, f.ws.StateDir, cfg, f.now())
+	sctx, cancel := context.WithTimeout(ctx, KnowledgeSyncTimeout)
+	defer cancel()
+	s, err := SyncKnowledge(sctx, f.ws.Root, f.ws.StateDir, cfg, f.now())
 	switch {
 	case errors.Is(err, ErrNoPush):
 		return nil
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err() // the run was stopped
 	case err != nil:
-		return fmt.Errorf("sync the knowledge store with the fleet's remote: %w", err)
+		f.logger.Warn("knowledge store not synced with the fleet's remote: the run's prompt reads this host's own store; fix the remote or its "+KnowledgeBranch+", then 'cra knowledge sync'", "err", err)
+		return nil
 	}
 	if len(s.Changed) > 0 || len(s.Conflicts) > 0 || len(s.Skipped) > 0 {
 		f.logger.Info(s.Summary())
 	}
 	return nil
 }
+
+// KnowledgeSyncTimeout bounds one sync of the knowledge store: a remote
+// that stalls must not hold every run's prompt (they wait on one lock).
+const KnowledgeSyncTimeout = 2 * time.Minute
 
 // KnowledgeSyncEvery is how often the daemon syncs the knowledge store
 // when [fleet] push is on, so that what the leader's supervisors and
@@ -278,6 +292,8 @@ func (f *Fleet) knowledgeService(out io.Writer) Service {
 	return &Every{Name: "knowledge sync", Interval: KnowledgeSyncEvery, Now: true, Out: out, Pass: func(ctx context.Context) error {
 		// The processor's configuration: the last good one while
 		// config.toml cannot be read, which the processor reports.
+		ctx, cancel := context.WithTimeout(ctx, KnowledgeSyncTimeout)
+		defer cancel()
 		s, err := SyncKnowledge(ctx, f.ws.Root, f.ws.StateDir, f.Processor().CurrentConfig(), f.now())
 		if errors.Is(err, ErrNoPush) {
 			return nil
