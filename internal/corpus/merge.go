@@ -110,6 +110,10 @@ var mergeIndexes = []string{
 	`CREATE INDEX IF NOT EXISTS merge_run_attempts ON run_attempts(task_run_id, attempt)`,
 }
 
+// srcTables are the tables Merge reads from another host's file.
+var srcTables = []string{"schema_migrations", "task_runs", "run_attempts", "validation_results", "llm_calls",
+	"retrieval_llm_calls", "retrieval_llm_call_details", "retrieval_decisions"}
+
 // ErrNotRaw is a file Merge cannot read as a raw database of this cra's
 // schema.
 var ErrNotRaw = errors.New("not a raw database of this cra")
@@ -150,6 +154,17 @@ func (c *Corpus) Merge(ctx context.Context, path string) (*Merged, error) {
 	if theirs != ours {
 		return nil, fmt.Errorf("--raw %s: %w: its schema is version %d, this cra's %d: run this cra once in that host's repository (any command opens and upgrades it), then copy the file again",
 			path, ErrNotRaw, theirs.Int64, ours.Int64)
+	}
+	// Another host's file is outside input: each name read must be a
+	// table, not a view or anything else standing in for one.
+	for _, name := range srcTables {
+		var typ string
+		if err := conn.QueryRowContext(ctx, "SELECT type FROM src.sqlite_schema WHERE name = ?", name).Scan(&typ); err != nil || typ != "table" {
+			if typ == "" {
+				typ = "missing"
+			}
+			return nil, fmt.Errorf("--raw %s: %w: its %s is %s, not a table: name a host's .clean_room/raw.sqlite as cra wrote it", path, ErrNotRaw, name, typ)
+		}
 	}
 	for _, q := range mergeIndexes {
 		if _, err := conn.ExecContext(ctx, q); err != nil {

@@ -2,9 +2,11 @@ package corpus_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +155,26 @@ func TestMerge(t *testing.T) {
 	}
 	if _, err := c.Merge(ctx, bad); !errors.Is(err, corpus.ErrNotRaw) {
 		t.Errorf("merge of a text file = %v, want ErrNotRaw", err)
+	}
+
+	// A host's file whose llm_calls is a view standing in for the table:
+	// refused whole, naming it, and nothing copied.
+	hostC := hostRaw(t, t.TempDir(), "t-c.r1", at, nil)
+	dbC, err := sql.Open("sqlite", hostC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ALTER TABLE llm_calls RENAME TO calls_kept", "CREATE VIEW llm_calls AS SELECT * FROM calls_kept"} {
+		if _, err := dbC.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbC.Close()
+	_, err = c.Merge(ctx, hostC)
+	if !errors.Is(err, corpus.ErrNotRaw) || !strings.Contains(err.Error(), "its llm_calls is view, not a table") {
+		t.Errorf("merge of a file with a view for llm_calls = %v, want ErrNotRaw naming it", err)
+	}
+	if n := queryRows(t, db, `SELECT COUNT(*) AS n FROM task_runs WHERE task_id = 't-c.r1'`); n[0]["n"] != int64(0) {
+		t.Errorf("the refused file's run was copied: %v", n)
 	}
 }
