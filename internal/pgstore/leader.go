@@ -152,7 +152,12 @@ func (e *Elector) Run(ctx context.Context) error {
 	}
 	step := func() {
 		asked := now()
-		l, won, err := e.Fleet.Campaign(ctx, e.Host, e.Lease)
+		// A campaign that hangs (a connection lost in a network split)
+		// must not hold the loop past the lease: it gives up after a
+		// third of it, a failed campaign.
+		cctx, cancel := context.WithTimeout(ctx, every)
+		l, won, err := e.Fleet.Campaign(cctx, e.Host, e.Lease)
+		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.log(slog.LevelWarn, "campaign failed", "err", err)
@@ -182,7 +187,15 @@ func (e *Elector) Run(ctx context.Context) error {
 		if leading && !now().Before(deadline) {
 			halt("the lease ran out before a renewal")
 		}
+		// While leading, the duties stop when the lease runs out, whatever
+		// the next campaign is doing.
+		var expire <-chan time.Time
+		if leading {
+			expire = time.After(deadline.Sub(now()))
+		}
 		select {
+		case <-expire:
+			halt("the lease ran out before a renewal")
 		case <-ctx.Done():
 			halt("stopping")
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
