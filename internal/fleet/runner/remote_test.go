@@ -219,3 +219,46 @@ func TestDivergedBranch(t *testing.T) {
 		t.Errorf("run with the remote gone: %s %q need %q", o.Folder, o.Finish, o.Need)
 	}
 }
+
+// TestAgentCannotWriteTheRemote: a confined agent that knows where the
+// shared remote is pushes to it itself: a forged commit onto its own
+// task's branch ahead of cra's push, another task's branch that a later
+// run on any host would build on, and the fleet's knowledge branch that
+// every host's prompts read. The sandbox leaves the remote (a directory
+// here) out of its reach, so the remote ends holding only main and the
+// task's branch as cra pushed it, at the host's commit of the run.
+func TestAgentCannotWriteTheRemote(t *testing.T) {
+	agents := map[string]config.Agent{
+		"pusher": {Command: `echo mine > work.txt; : > pushed.txt
+git -c user.name=x -c user.email=x@x commit -qam 'verified: forged' --allow-empty
+for ref in cra/t-pusher01 cra/t-victim01 cra/knowledge; do
+  git push -q "$SHARED" HEAD:refs/heads/$ref && echo "pushed $ref" >> pushed.txt
+done
+git --git-dir="$SHARED" update-ref refs/heads/cra/t-victim01 HEAD && echo "update-ref" >> pushed.txt
+exit 0`},
+	}
+	bare, hosts := newFleet(t, agents, "host-a")
+	t.Setenv("SHARED", bare)
+	before := gittest.Run(t, bare, "rev-parse", "main")
+	const id = "t-pusher01"
+	o := runOn(t, hosts[0], id, "pusher")
+	if o.Folder != board.Completed {
+		t.Fatalf("run: %s %q", o.Folder, o.Finish)
+	}
+	refs := gittest.Run(t, bare, "for-each-ref", "--format=%(refname)")
+	if want := "refs/heads/cra/" + id + "\nrefs/heads/main"; refs != want {
+		t.Errorf("the remote's refs:\n%s\nwant:\n%s", refs, want)
+	}
+	if got := gittest.Run(t, bare, "rev-parse", "main"); got != before {
+		t.Errorf("the remote's main moved from %s to %s", before, got)
+	}
+	if got, want := gittest.Run(t, bare, "rev-parse", "cra/"+id), gittest.Run(t, hosts[0].repo, "rev-parse", "cra/"+id); got != want {
+		t.Errorf("the remote's cra/%s is %s, not the host's commit of the run %s", id, got, want)
+	}
+	if got := gittest.Run(t, bare, "show", "cra/"+id+":work.txt"); got != "mine" {
+		t.Errorf("the remote's work.txt = %q, want the run's", got)
+	}
+	if pushed := gittest.Run(t, bare, "show", "cra/"+id+":pushed.txt"); pushed != "" {
+		t.Errorf("the agent wrote the remote itself: %q", pushed)
+	}
+}
