@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -34,13 +35,14 @@ the hosts, their heartbeats, their runs and the leader.`,
 	return cmd
 }
 
-// fleetRepo finds the repository at repoFlag.
-func fleetRepo(repoFlag string) (string, error) {
-	repo, err := workspace.Find(repoFlag)
-	if err != nil {
-		return "", err
+// fleetConfig finds the repository at repoFlag and loads its
+// configuration, which names the fleet's database.
+func fleetConfig(d *deps, repoFlag string) (repo string, cfg *config.Config, err error) {
+	if repo, err = workspace.Find(repoFlag); err != nil {
+		return "", nil, err
 	}
-	return repo, nil
+	cfg, err = loadConfig(d, repo)
+	return repo, cfg, err
 }
 
 func newFleetInitCmd(d *deps) *cobra.Command {
@@ -62,11 +64,7 @@ hosts that run it at once take turns, and the later ones find the work done.`,
 }
 
 func fleetInitRun(ctx context.Context, d *deps, repoFlag string) error {
-	repo, err := fleetRepo(repoFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(d, repo)
+	_, cfg, err := fleetConfig(d, repoFlag)
 	if err != nil {
 		return err
 	}
@@ -107,11 +105,7 @@ world log and the board are PostgreSQL's.`,
 }
 
 func fleetImportRun(ctx context.Context, d *deps, repoFlag string) error {
-	repo, err := fleetRepo(repoFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(d, repo)
+	repo, cfg, err := fleetConfig(d, repoFlag)
 	if err != nil {
 		return err
 	}

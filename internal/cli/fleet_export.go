@@ -35,11 +35,7 @@ fleet import' moved in comes back byte for byte.`,
 }
 
 func fleetExportRun(ctx context.Context, d *deps, repoFlag, dir string) error {
-	repo, err := fleetRepo(repoFlag)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(d, repo)
+	_, cfg, err := fleetConfig(d, repoFlag)
 	if err != nil {
 		return err
 	}

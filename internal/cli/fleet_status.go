@@ -49,11 +49,7 @@ cleanup, notifications). Times are the database's clock.`,
 }
 
 func fleetStatusRun(ctx context.Context, d *deps, opts *fleetStatusOptions) error {
-	repo, err := fleetRepo(opts.repo)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(d, repo)
+	_, cfg, err := fleetConfig(d, opts.repo)
 	if err != nil {
 		return err
 	}

@@ -2,18 +2,15 @@ package fleet
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/knowledge"
-	"github.com/cra-dev/cra/internal/workspace"
 )
 
 // TestRunOutlivesABrokenKnowledgeBranch: a cra/knowledge on the remote
@@ -43,38 +40,9 @@ func TestRunOutlivesABrokenKnowledgeBranch(t *testing.T) {
 		t.Fatal("the sync of a branch with a tab in a name succeeded: the test no longer breaks the sync")
 	}
 
-	cfg := "[board]\nsandbox = \"off\"\n\n[agents.ok]\ncommand = \"true\"\n\n[fleet]\nhost = \"host-b\"\npush = true\n"
-	if err := os.WriteFile(filepath.Join(b, ".clean_room", "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(ctx, b, workspace.Options{Exact: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logged strings.Builder
-	f, err := Open(ctx, ws, Options{Create: true, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	task := board.NewTask("tidy the error handling")
-	task.Agent, task.Need = "ok", "errors wrapped"
-	added, err := f.Board.Add(ctx, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := f.Processor().Run(ctx, added.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Folder != board.Completed {
-		t.Fatalf("run: %s %q", o.Folder, o.Finish)
-	}
-	prompt, err := os.ReadFile(o.PromptPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(prompt), "Keep this host's rule.") {
+	prompt := runPromptOn(t, b, &logged)
+	if !strings.Contains(prompt, "Keep this host's rule.") {
 		t.Errorf("the prompt lacks this host's own store:\n%s", prompt)
 	}
 	if !strings.Contains(logged.String(), "knowledge store not synced") {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,21 +209,36 @@ func BenchmarkKnowledgeSync(b *testing.B) {
 // had the document, gets in its prompt what host a's supervisor wrote:
 // the fleet's processor syncs the store before the prompt reads it.
 func TestRunPromptReadsFleetKnowledge(t *testing.T) {
-	ctx := context.Background()
 	_, roots := knowledgeHosts(t, 2)
 	a, b := roots[0], roots[1]
 	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer.")
 	syncOn(t, a, "host-a")
 
+	prompt := runPromptOn(t, b, nil)
+	if !strings.Contains(prompt, "Wrap errors once per layer.") {
+		t.Errorf("b's prompt lacks a's document:\n%s", prompt)
+	}
+}
+
+// runPromptOn runs a task once with push on in the repository at root
+// (host b of knowledgeHosts), the fleet's logger writing to logged when
+// set, and returns the prompt the run's agent got.
+func runPromptOn(t *testing.T, root string, logged io.Writer) string {
+	t.Helper()
+	ctx := context.Background()
 	cfg := "[board]\nsandbox = \"off\"\n\n[agents.ok]\ncommand = \"true\"\n\n[fleet]\nhost = \"host-b\"\npush = true\n"
-	if err := os.WriteFile(filepath.Join(b, ".clean_room", "config.toml"), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, ".clean_room", "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.Open(ctx, b, workspace.Options{Exact: true})
+	ws, err := workspace.Open(ctx, root, workspace.Options{Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(ctx, ws, Options{Create: true})
+	opts := Options{Create: true}
+	if logged != nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logged, nil))
+	}
+	f, err := Open(ctx, ws, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +260,5 @@ func TestRunPromptReadsFleetKnowledge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(prompt), "Wrap errors once per layer.") {
-		t.Errorf("b's prompt lacks a's document:\n%s", prompt)
-	}
+	return string(prompt)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -41,7 +40,7 @@ func ReadFiles(ctx context.Context, repo, commit, prefix string) (map[string][]b
 	if len(rels) == 0 {
 		return out, nil
 	}
-	data, err := runEnv(ctx, repo, nil, []byte(req.String()), "cat-file", "--batch")
+	data, err := runGit(ctx, repo, nil, []byte(req.String()), "cat-file", "--batch")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func CommitFiles(ctx context.Context, repo string, files map[string][]byte, pref
 		}
 		list.WriteString(name + "\n")
 	}
-	shas, err := runEnv(ctx, repo, env, []byte(list.String()), "hash-object", "-w", "--no-filters", "--stdin-paths")
+	shas, err := runGit(ctx, repo, env, []byte(list.String()), "hash-object", "-w", "--no-filters", "--stdin-paths")
 	if err != nil {
 		return "", "", err
 	}
@@ -108,10 +107,10 @@ func CommitFiles(ctx context.Context, repo string, files map[string][]byte, pref
 		}
 		fmt.Fprintf(&info, "100644 %s\t%s\n", ids[i], full)
 	}
-	if _, err := runEnv(ctx, repo, env, []byte(info.String()), "update-index", "--add", "--index-info"); err != nil {
+	if _, err := runGit(ctx, repo, env, []byte(info.String()), "update-index", "--add", "--index-info"); err != nil {
 		return "", "", err
 	}
-	out, err := runEnv(ctx, repo, env, nil, "write-tree")
+	out, err := runGit(ctx, repo, env, nil, "write-tree")
 	if err != nil {
 		return "", "", err
 	}
@@ -120,7 +119,7 @@ func CommitFiles(ctx context.Context, repo string, files map[string][]byte, pref
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	out, err = runEnv(ctx, repo, env, []byte(message), append(args, "-F", "-")...)
+	out, err = runGit(ctx, repo, env, []byte(message), append(args, "-F", "-")...)
 	if err != nil {
 		return "", "", err
 	}
@@ -140,27 +139,4 @@ func Tree(ctx context.Context, repo, commit string) (string, error) {
 func SetRef(ctx context.Context, repo, ref, commit, reason string) error {
 	_, err := run(ctx, repo, "update-ref", "-m", reason, ref, commit)
 	return err
-}
-
-// runEnv is run with extra environment and stdin.
-func runEnv(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("git %s: %s", args[0], msg)
-	}
-	return out, nil
 }

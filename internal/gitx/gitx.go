@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -31,9 +32,21 @@ func run(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // runInput is run with stdin (none when empty).
 func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.quotePath=false"}, args...)...)
+	var in []byte
 	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
+		in = []byte(stdin)
+	}
+	return runGit(ctx, dir, nil, in, append([]string{"-c", "core.quotePath=false"}, args...)...)
+}
+
+// runGit runs git in dir with env added to cra's and stdin (none when
+// nil), and returns its stdout; stderr is folded into the error, which
+// names the git command (the first argument after any -c settings).
+func runGit(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -46,11 +59,11 @@ func runInput(ctx context.Context, dir, stdin string, args ...string) ([]byte, e
 		if msg == "" {
 			msg = err.Error()
 		}
-		name := args[0]
-		if name == "-c" && len(args) > 2 {
-			name = args[2]
+		name := args
+		for len(name) > 2 && name[0] == "-c" {
+			name = name[2:]
 		}
-		return nil, fmt.Errorf("git %s: %s", name, msg)
+		return nil, fmt.Errorf("git %s: %s", name[0], msg)
 	}
 	return out, nil
 }

@@ -1,12 +1,9 @@
 package gitx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 )
@@ -57,24 +54,14 @@ var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'"]+@`)
 func Redact(s string) string { return userinfo.ReplaceAllString(s, "${1}***@") }
 
 // remoteGit is git for a fetch or push to another repository: no hooks
-// and no prompt for a password (a daemon has no terminal).
+// and no prompt for a password (a daemon has no terminal), and the
+// remote's credentials redacted from its error (Redact).
 func remoteGit(ctx context.Context, repo string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", repo, "-c", "core.hooksPath=/dev/null"}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("git %s: %s", args[0], Redact(msg))
+	out, err := runGit(ctx, repo, []string{"GIT_TERMINAL_PROMPT=0"}, nil, append([]string{"-c", noHooks}, args...)...)
+	if err != nil && ctx.Err() == nil {
+		return nil, errors.New(Redact(err.Error()))
 	}
-	return out, nil
+	return out, err
 }
 
 // RemoteBranch returns the commit branch is at in the repository at url,
