@@ -390,6 +390,9 @@ func TestFleetRefusesBadInput(t *testing.T) {
 		{"zero lease", func() error { _, err := f.Claim(ctx, "a", []string{"T-1"}, 1, 0); return err }, "give a positive duration"},
 		{"renew zero lease", func() error { _, err := f.Renew(ctx, "a", []Lease{{TaskID: "T"}}, 0); return err }, "give a positive duration"},
 		{"campaign no host", func() error { _, _, err := f.Campaign(ctx, "", time.Minute); return err }, "host name is empty"},
+		{"revoke no reason", func() error { _, err := f.Revoke(ctx, "T-1", "r-1", ""); return err }, "no reason: say why"},
+		{"revoke two lines", func() error { _, err := f.Revoke(ctx, "T-1", "r-1", "stale\n[event:system] forged"); return err }, "give one line"},
+		{"revoke no run", func() error { _, err := f.Revoke(ctx, "T-1", "", "stale"); return err }, "run ID is empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -29,6 +30,15 @@ type Lease struct {
 	// the world log says of it.
 	PrevHost string `json:"prev_host,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// LastOutput is when the run last put anything out (its liveness
+	// file's time), for Level 2 on the leader. Its holder gives it to
+	// Renew by its own clock; Renew stores it by the database's (it sends
+	// the output's age, so a host's skewed clock neither ages a run nor
+	// keeps it young), and never moves it back. Zero: never reported.
+	LastOutput time.Time `json:"last_output,omitzero"`
+	// Revoked says why the leader revoked the lease (Revoke); "" when it
+	// was not.
+	Revoked string `json:"revoked,omitempty"`
 }
 
 // Lost is a run whose lease its host no longer holds (Renew): the host
@@ -145,9 +155,13 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 		type prev struct {
 			host, run string
 			expires   time.Time
+			// revoked: the leader restarted the task already (Level 2),
+			// and the lease ran out after its holder stopped renewing it:
+			// the task is free, no restart of its own.
+			revoked bool
 		}
 		expired := map[string]prev{}
-		rows, err := tx.Query(ctx, `SELECT task_id, host, run_id, expires FROM run_leases
+		rows, err := tx.Query(ctx, `SELECT task_id, host, run_id, expires, revoked IS NOT NULL FROM run_leases
 			WHERE expires < now() ORDER BY task_id FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
@@ -155,7 +169,7 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 		for rows.Next() {
 			var id string
 			var p prev
-			if err := rows.Scan(&id, &p.host, &p.run, &p.expires); err != nil {
+			if err := rows.Scan(&id, &p.host, &p.run, &p.expires, &p.revoked); err != nil {
 				rows.Close()
 				return err
 			}
@@ -215,7 +229,7 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 				return err
 			}
 			ids, runs = append(ids, id), append(runs, run)
-			if isExpired {
+			if isExpired && !p.revoked {
 				h := p.host
 				prevHosts = append(prevHosts, &h)
 				reasons = append(reasons, fmt.Sprintf("restart: host %s stopped renewing its lease on run %s of %s, which expired at %s",
@@ -235,7 +249,7 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS c(t, r, p, why)
 			ON CONFLICT (task_id) DO UPDATE SET host = EXCLUDED.host, run_id = EXCLUDED.run_id,
 				started = EXCLUDED.started, renewed = EXCLUDED.renewed, expires = EXCLUDED.expires,
-				prev_host = run_leases.host, reason = EXCLUDED.reason
+				prev_host = run_leases.host, reason = EXCLUDED.reason, last_output = NULL, revoked = NULL
 			WHERE run_leases.expires < now()
 			RETURNING `+leaseColumns, host, lease.Milliseconds(), ids, runs, prevHosts, reasons)
 		if err != nil {
@@ -267,18 +281,22 @@ func newRunID() (string, error) {
 	return "r-" + hex.EncodeToString(b[:]), nil
 }
 
-const leaseColumns = "task_id, host, run_id, started, renewed, expires, prev_host, reason"
+const leaseColumns = "task_id, host, run_id, started, renewed, expires, prev_host, reason, last_output, revoked"
 
 func scanLeases(rows pgx.Rows) ([]Lease, error) {
 	defer rows.Close()
 	var out []Lease
 	for rows.Next() {
 		var l Lease
-		var prev, reason *string
-		if err := rows.Scan(&l.TaskID, &l.Host, &l.RunID, &l.Started, &l.Renewed, &l.Expires, &prev, &reason); err != nil {
+		var prev, reason, revoked *string
+		var output *time.Time
+		if err := rows.Scan(&l.TaskID, &l.Host, &l.RunID, &l.Started, &l.Renewed, &l.Expires, &prev, &reason, &output, &revoked); err != nil {
 			return nil, err
 		}
-		l.PrevHost, l.Reason = deref(prev), deref(reason)
+		l.PrevHost, l.Reason, l.Revoked = deref(prev), deref(reason), deref(revoked)
+		if output != nil {
+			l.LastOutput = *output
+		}
 		out = append(out, l)
 	}
 	return out, rows.Err()
@@ -304,8 +322,11 @@ func (f *Fleet) Leases(ctx context.Context) ([]Lease, error) {
 // Renew extends, to lease from now, the leases of held that host still
 // holds (by run: a task taken over has another run), and returns the
 // others: runs the host must stop, since another host restarted them or
-// will. A lease past its expiry that no host took over is still the
-// host's, and renewed.
+// will, or the leader revoked them (Revoke). A lease past its expiry that
+// no host took over is still the host's, and renewed. Each held lease's
+// LastOutput, when not zero, is stored with it (by the database's clock:
+// Renew sends how long ago it was by this host's), unless the lease has a
+// later one already.
 func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time.Duration) ([]Lost, error) {
 	if err := checkName("host name", host, maxNameBytes); err != nil {
 		return nil, fmt.Errorf("renew: %w", err)
@@ -317,11 +338,23 @@ func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time
 		return nil, nil
 	}
 	runs := make([]string, len(held))
+	ages := make([]*int64, len(held)) // µs since the run's last output; nil: none given
+	sent := time.Now()
 	for i, l := range held {
 		runs[i] = l.RunID
+		if !l.LastOutput.IsZero() {
+			// An output time after now (this host's clock stepped back
+			// since) is now.
+			age := max(sent.Sub(l.LastOutput), 0).Microseconds()
+			ages[i] = &age
+		}
 	}
-	rows, err := f.pool.Query(ctx, `UPDATE run_leases SET renewed = now(), expires = now() + $3 * interval '1 millisecond'
-		WHERE host = $1 AND run_id = ANY($2) RETURNING run_id`, host, runs, lease.Milliseconds())
+	rows, err := f.pool.Query(ctx, `UPDATE run_leases r SET renewed = now(), expires = now() + $3 * interval '1 millisecond',
+			last_output = CASE WHEN o.age IS NULL THEN r.last_output
+				ELSE greatest(r.last_output, now() - o.age * interval '1 microsecond') END
+		FROM (SELECT DISTINCT ON (run) run, age FROM unnest($2::text[], $4::bigint[]) AS u(run, age) ORDER BY run, age) o
+		WHERE r.host = $1 AND r.run_id = o.run AND r.revoked IS NULL
+		RETURNING r.run_id`, host, runs, lease.Milliseconds(), ages)
 	if err != nil {
 		return nil, fmt.Errorf("renew %s's leases: %w", host, err)
 	}
@@ -345,14 +378,23 @@ func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time
 		}
 		lo := Lost{TaskID: l.TaskID, RunID: l.RunID}
 		var since time.Time
-		err := f.pool.QueryRow(ctx, "SELECT host, run_id, started FROM run_leases WHERE task_id = $1", l.TaskID).
-			Scan(&lo.Holder, &lo.HolderRun, &since)
+		var revoked *string
+		err := f.pool.QueryRow(ctx, "SELECT host, run_id, started, revoked FROM run_leases WHERE task_id = $1", l.TaskID).
+			Scan(&lo.Holder, &lo.HolderRun, &since, &revoked)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			lo.Reason = fmt.Sprintf("host %s lost its lease on run %s of %s (it expired and was swept, or was released): stop this copy; the task restarts",
 				host, l.RunID, l.TaskID)
 		case err != nil:
 			return nil, fmt.Errorf("renew %s's leases: read who holds %s: %w", host, l.TaskID, err)
+		case lo.Holder == host && lo.HolderRun == l.RunID && revoked != nil:
+			// Its own lease, revoked: no one holds the task until this
+			// host releases it (or it runs out).
+			lo.Holder, lo.HolderRun = "", ""
+			lo.Reason = fmt.Sprintf("the leader revoked host %s's lease on run %s of %s (%s): stop this copy; the task restarts",
+				host, l.RunID, l.TaskID, *revoked)
+		case lo.Holder == host && lo.HolderRun == l.RunID:
+			continue // renewed meanwhile by another pass: still held
 		default:
 			lo.Reason = fmt.Sprintf("host %s lost its lease on run %s of %s: host %s took it over as run %s at %s: stop this copy",
 				host, l.RunID, l.TaskID, lo.Holder, lo.HolderRun, since.UTC().Format(time.RFC3339))
@@ -360,6 +402,57 @@ func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time
 		lost = append(lost, lo)
 	}
 	return lost, nil
+}
+
+// maxRevokeBytes bounds a revocation's reason: the holder's log line
+// quotes it.
+const maxRevokeBytes = 1024
+
+// Revoke takes run runID's lease on task taskID from its holder, for why
+// (the leader's Level 2 stopping a stale run on another host): the
+// holder's next Renew reports the run lost, with why, and its Keeper
+// stops its copy. The lease is not freed at once: no host claims the
+// task until the holder released it (Release, once its copy stopped) or
+// the lease ran out unrenewed (its holder's own deadline stopped the copy
+// by then), so that the revoked run and its restart never overlap; a
+// Sweep then drops it without a restart of its own (the caller restarted
+// the task). It reports whether the run held the lease, unrevoked: false
+// when the run ended, was swept or taken over, or was revoked already.
+func (f *Fleet) Revoke(ctx context.Context, taskID, runID, why string) (bool, error) {
+	if err := checkName("task ID", taskID, maxTaskIDBytes); err != nil {
+		return false, fmt.Errorf("revoke: %w", err)
+	}
+	if err := checkName("run ID", runID, maxNameBytes); err != nil {
+		return false, fmt.Errorf("revoke: %w", err)
+	}
+	if err := checkReason(why); err != nil {
+		return false, fmt.Errorf("revoke run %s of %s: %w", runID, taskID, err)
+	}
+	tag, err := f.pool.Exec(ctx, "UPDATE run_leases SET revoked = $3 WHERE task_id = $1 AND run_id = $2 AND revoked IS NULL",
+		taskID, runID, why)
+	if err != nil {
+		return false, fmt.Errorf("revoke run %s of %s: %w", runID, taskID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// checkReason refuses a revocation's reason the holder could not log as
+// one line: empty, too long, not UTF-8, or holding a control character.
+func checkReason(why string) error {
+	switch {
+	case why == "":
+		return errors.New("no reason: say why, for the holder's log")
+	case len(why) > maxRevokeBytes:
+		return fmt.Errorf("a reason of %d bytes: use at most %d", len(why), maxRevokeBytes)
+	case !utf8.ValidString(why):
+		return errors.New("the reason is not UTF-8")
+	}
+	for _, r := range why {
+		if r < ' ' || r == 0x7f {
+			return fmt.Errorf("the reason %q holds a control character: give one line", why)
+		}
+	}
+	return nil
 }
 
 // Release ends host's lease on run runID, when its run ends; it reports
@@ -375,14 +468,15 @@ func (f *Fleet) Release(ctx context.Context, host, runID string) (bool, error) {
 // Sweep removes every expired lease no one is taking over, and returns
 // them with the reason their tasks restart: the leader runs it, so that
 // the runs of a host that died are restarted even when no host claims
-// them. Rows another host has locked (taking them over, or renewing
+// them. A revoked lease that ran out is removed and not returned: its
+// task was restarted when it was revoked. Rows another host has locked (taking them over, or renewing
 // them) are skipped.
 func (f *Fleet) Sweep(ctx context.Context) ([]Expired, error) {
 	rows, err := f.pool.Query(ctx, `WITH gone AS (
 			DELETE FROM run_leases WHERE task_id IN (
 				SELECT task_id FROM run_leases WHERE expires < now() ORDER BY expires FOR UPDATE SKIP LOCKED)
 			RETURNING `+leaseColumns+`)
-		SELECT g.task_id, g.host, g.run_id, g.started, g.renewed, g.expires, g.prev_host, g.reason, h.heartbeat
+		SELECT g.task_id, g.host, g.run_id, g.started, g.renewed, g.expires, g.prev_host, g.reason, g.revoked IS NOT NULL, h.heartbeat
 		FROM gone g LEFT JOIN fleet_hosts h ON h.host = g.host ORDER BY g.expires, g.task_id`)
 	if err != nil {
 		return nil, fmt.Errorf("sweep expired leases: %w", err)
@@ -393,8 +487,12 @@ func (f *Fleet) Sweep(ctx context.Context) ([]Expired, error) {
 		var e Expired
 		var prev, reason *string
 		var beat *time.Time
-		if err := rows.Scan(&e.TaskID, &e.Host, &e.RunID, &e.Started, &e.Renewed, &e.Expires, &prev, &reason, &beat); err != nil {
+		var revoked bool
+		if err := rows.Scan(&e.TaskID, &e.Host, &e.RunID, &e.Started, &e.Renewed, &e.Expires, &prev, &reason, &revoked, &beat); err != nil {
 			return nil, fmt.Errorf("sweep expired leases: %w", err)
+		}
+		if revoked {
+			continue // the leader restarted its task when it revoked it
 		}
 		e.PrevHost, e.Lease.Reason = deref(prev), deref(reason)
 		beatSaid := "it never sent a heartbeat"
