@@ -55,9 +55,12 @@ type KnowledgeSync struct {
 	// remote's version is in the store, this host's in ConflictDir.
 	Conflicts   []string `json:"conflicts,omitempty"`
 	ConflictDir string   `json:"conflict_dir,omitempty"`
-	// Skipped are the remote's files this host cannot write (a path or a
-	// size the store refuses): kept on the branch, not in the store.
+	// Skipped are the remote's files this host cannot write (a path the
+	// store refuses): kept on the branch, not in the store.
 	Skipped []string `json:"skipped,omitempty"`
+	// TooLarge are the remote's files over knowledge.MaxSharedFile:
+	// never read, kept on the branch as they are, not in the store.
+	TooLarge []string `json:"too_large,omitempty"`
 }
 
 // SyncKnowledge syncs the repository's knowledge store with the fleet's
@@ -116,10 +119,14 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 	if err != nil {
 		return nil, fmt.Errorf("the knowledge store cannot sync (fix the remote or the network): %w", err)
 	}
+	// A file over MaxSharedFile on either commit is never read (anyone
+	// who can push writes the branch): it stays on the branch as it is
+	// (large, kept by CommitFiles), and this host leaves its path alone.
 	base := map[string][]byte{}
+	var baseLarge, large []gitx.Blob
 	synced, err := gitx.RevParse(ctx, root, knowledgeSynced)
 	if err == nil {
-		if base, err = gitx.ReadFiles(ctx, root, synced, knowledge.Dir); err != nil {
+		if base, baseLarge, err = gitx.ReadFiles(ctx, root, synced, knowledge.Dir, knowledge.MaxSharedFile); err != nil {
 			return nil, err
 		}
 	}
@@ -127,14 +134,14 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 	switch {
 	case remote == "":
 	case remote == synced:
-		theirs = base // nothing new on the remote: no fetch
+		theirs, large = base, baseLarge // nothing new on the remote: no fetch
 	default:
 		if have, _ := gitx.RevParse(ctx, root, tracking); have != remote {
 			if remote, err = gitx.FetchBranch(ctx, root, url, KnowledgeBranch, tracking); err != nil {
 				return nil, err
 			}
 		}
-		if theirs, err = gitx.ReadFiles(ctx, root, remote, knowledge.Dir); err != nil {
+		if theirs, large, err = gitx.ReadFiles(ctx, root, remote, knowledge.Dir, knowledge.MaxSharedFile); err != nil {
 			return nil, fmt.Errorf("read %s's %s: %w", fs.Remote, KnowledgeBranch, err)
 		}
 	}
@@ -150,10 +157,15 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 		view[p] = b
 	}
 	for p, b := range theirs {
-		if knowledge.CheckShared(p) != nil || len(b) > knowledge.MaxSharedFile {
+		if knowledge.CheckShared(p) != nil {
 			view[p] = b
 			s.Skipped = append(s.Skipped, p)
 		}
+	}
+	for _, b := range large {
+		delete(view, b.Path)
+		delete(base, b.Path)
+		s.TooLarge = append(s.TooLarge, b.Path)
 	}
 	if remote != "" && remote == synced && sameFiles(view, base) {
 		s.Commit = remote // nothing changed on either side: the common case
@@ -191,7 +203,7 @@ func syncOnce(ctx context.Context, root string, sd statedir.Dir, fs config.Fleet
 	if remote != "" {
 		parents = []string{remote}
 	}
-	commit, tree, err := gitx.CommitFiles(ctx, root, merged, knowledge.Dir, parents,
+	commit, tree, err := gitx.CommitFiles(ctx, root, merged, large, knowledge.Dir, parents,
 		fmt.Sprintf("knowledge: the store as host %s has it\n", fs.Host))
 	if err != nil {
 		return s, fmt.Errorf("commit the knowledge store: %w", err)
@@ -240,7 +252,11 @@ func (s *KnowledgeSync) Summary() string {
 		parts = append(parts, fmt.Sprintf("%d conflict(s), %s's version kept, this host's in %s: %s", len(s.Conflicts), s.Remote, s.ConflictDir, strings.Join(s.Conflicts, ", ")))
 	}
 	if len(s.Skipped) > 0 {
-		parts = append(parts, fmt.Sprintf("%d file(s) not written here (a path or a size the store refuses): %s", len(s.Skipped), strings.Join(s.Skipped, ", ")))
+		parts = append(parts, fmt.Sprintf("%d file(s) not written here (a path the store refuses): %s", len(s.Skipped), strings.Join(s.Skipped, ", ")))
+	}
+	if len(s.TooLarge) > 0 {
+		parts = append(parts, fmt.Sprintf("%d file(s) over the limit of %d bytes, not read nor written here, left on the branch as they are (shrink or remove them on %s): %s",
+			len(s.TooLarge), knowledge.MaxSharedFile, KnowledgeBranch, strings.Join(s.TooLarge, ", ")))
 	}
 	c := s.Commit
 	if len(c) > 12 {
@@ -271,7 +287,7 @@ func (f *Fleet) syncForRun(ctx context.Context, cfg *config.Config) error {
 		f.logger.Warn("knowledge store not synced with the fleet's remote: the run's prompt reads this host's own store; fix the remote or its "+KnowledgeBranch+", then 'cra knowledge sync'", "err", err)
 		return nil
 	}
-	if len(s.Changed) > 0 || len(s.Conflicts) > 0 || len(s.Skipped) > 0 {
+	if len(s.Changed) > 0 || len(s.Conflicts) > 0 || len(s.Skipped) > 0 || len(s.TooLarge) > 0 {
 		f.logger.Info(s.Summary())
 	}
 	return nil
@@ -301,7 +317,7 @@ func (f *Fleet) knowledgeService(out io.Writer) Service {
 		if err != nil {
 			return err
 		}
-		if out != nil && (len(s.Changed) > 0 || len(s.Conflicts) > 0 || len(s.Skipped) > 0) {
+		if out != nil && (len(s.Changed) > 0 || len(s.Conflicts) > 0 || len(s.Skipped) > 0 || len(s.TooLarge) > 0) {
 			fmt.Fprintln(out, s.Summary())
 		}
 		return nil

@@ -167,6 +167,44 @@ func TestKnowledgeFromAHostileRemote(t *testing.T) {
 	}
 }
 
+// TestKnowledgeLeavesALargeFileOnTheBranch: a file on the branch over
+// knowledge.MaxSharedFile is neither read nor written here, the summary
+// names it and the limit, and this host's push keeps it on the branch as
+// it is (the same blob).
+func TestKnowledgeLeavesALargeFileOnTheBranch(t *testing.T) {
+	bare, roots := knowledgeHosts(t, 1)
+	a := roots[0]
+	other := filepath.Join(t.TempDir(), "other")
+	gittest.Run(t, bare, "clone", "-q", bare, other)
+	gittest.Run(t, other, "checkout", "-q", "--orphan", KnowledgeBranch)
+	gittest.Run(t, other, "rm", "-rqf", ".")
+	big := gittest.ZeroBlob(t, other, knowledge.MaxSharedFile+1)
+	gittest.Run(t, other, "update-index", "--add", "--cacheinfo", "100644,"+big+",docs/knowledge/lessons/huge.md")
+	gittest.WriteFile(t, other, "docs/knowledge/domain/terms.md", "# Terms\n")
+	gittest.Run(t, other, "add", "docs/knowledge/domain/terms.md") // not -A: huge.md is in no work tree
+	gittest.Run(t, other, "commit", "-qm", "knowledge")
+	gittest.Run(t, other, "push", "-q", "origin", KnowledgeBranch)
+
+	s := syncOn(t, a, "host-a")
+	if strings.Join(s.TooLarge, ",") != "lessons/huge.md" || strings.Join(s.Changed, ",") != "domain/terms.md" || len(s.Skipped) != 0 || s.Pushed {
+		t.Errorf("sync: %+v", s)
+	}
+	if want := fmt.Sprintf("over the limit of %d bytes", knowledge.MaxSharedFile); !strings.Contains(s.Summary(), want) || !strings.Contains(s.Summary(), "lessons/huge.md") {
+		t.Errorf("summary %q: want it to name the file and %q", s.Summary(), want)
+	}
+	if _, err := os.Stat(filepath.Join(a, "docs", "knowledge", "lessons", "huge.md")); err == nil {
+		t.Error("the large file was written")
+	}
+	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer.")
+	if s := syncOn(t, a, "host-a"); !s.Pushed {
+		t.Fatalf("a's change: %+v, want a push", s)
+	}
+	got := gittest.Run(t, bare, "ls-tree", "-r", KnowledgeBranch)
+	if !strings.Contains(got, big+"\tdocs/knowledge/lessons/huge.md") || !strings.Contains(got, "docs/knowledge/conventions/errors.md") {
+		t.Errorf("the remote's %s after a's push:\n%s\nwant the large blob kept and a's document", KnowledgeBranch, got)
+	}
+}
+
 // BenchmarkKnowledgeSync is the sync a run pays before its prompt, with
 // a store of 30 documents: unchanged on both sides (the common case),
 // and with one document changed here (a commit and a push).

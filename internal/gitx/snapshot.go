@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -12,27 +13,52 @@ type Blob struct {
 	Path string
 	// Mode is git's: 100644, 100755, 120000 (a symbolic link).
 	Mode string
+	// Object is the blob's id.
+	Object string
+	// Size is the blob's size in bytes, where the lister read it
+	// (ReadFiles' large blobs), else -1.
+	Size int64
 }
 
 // TreeFiles lists the files of commit's whole tree (submodules left out),
 // in git's order.
 func TreeFiles(ctx context.Context, dir, commit string) ([]Blob, error) {
-	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	return lsTree(ctx, dir, commit, false)
+}
+
+// lsTree is TreeFiles, with each blob's size when sizes is set (git
+// ls-tree -l: git reads the objects' headers, not their contents).
+func lsTree(ctx context.Context, dir, commit string, sizes bool) ([]Blob, error) {
+	args := []string{"ls-tree", "-r", "-z", "--full-tree"}
+	if sizes {
+		args = append(args, "-l")
+	}
+	out, err := run(ctx, dir, append(args, commit)...)
 	if err != nil {
 		return nil, err
 	}
 	var blobs []Blob
 	for _, rec := range bytes.Split(out, []byte{0}) {
-		// "<mode> SP <type> SP <object> TAB <path>"
+		// "<mode> SP <type> SP <object> TAB <path>", with -l
+		// "<mode> SP <type> SP <object> SP+ <size> TAB <path>"
 		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
 		if !ok {
 			continue
 		}
 		f := strings.Fields(string(meta))
-		if len(f) != 3 || f[1] != "blob" {
+		if len(f) < 3 || f[1] != "blob" {
 			continue
 		}
-		blobs = append(blobs, Blob{Path: string(p), Mode: f[0]})
+		b := Blob{Path: string(p), Mode: f[0], Object: f[2], Size: -1}
+		if sizes {
+			if len(f) != 4 {
+				return nil, fmt.Errorf("git ls-tree -l: %q for %s", meta, p)
+			}
+			if b.Size, err = strconv.ParseInt(f[3], 10, 64); err != nil || b.Size < 0 {
+				return nil, fmt.Errorf("git ls-tree -l: size %q for %s", f[3], p)
+			}
+		}
+		blobs = append(blobs, b)
 	}
 	return blobs, nil
 }

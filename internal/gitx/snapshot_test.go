@@ -2,10 +2,17 @@ package gitx
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cra-dev/cra/internal/gitx/gittest"
 )
 
 // TestRestoreAndRemovePaths: in a scratch checkout of a branch, files the
@@ -80,5 +87,49 @@ func TestRestoreAndRemovePaths(t *testing.T) {
 	}
 	if _, err := RevParse(ctx, repo, "refs/heads/cra/none"); err == nil {
 		t.Error("RevParse of a missing branch: no error")
+	}
+}
+
+// TestReadFilesLeavesLargeBlobsUnread: a file over the limit is never
+// read into memory (a branch anyone can push to may hold a blob of
+// gigabytes): it comes back as a large blob with its size, the others as
+// their content, and CommitFiles keeps the large one as it is.
+func TestReadFilesLeavesLargeBlobsUnread(t *testing.T) {
+	ctx := context.Background()
+	repo := gittest.Init(t)
+	gittest.Commit(t, repo, "docs", map[string]string{"docs/k/a.md": "# A\n", "docs/k/run.sh": "echo\n", "other.md": "out of the prefix\n"})
+	const size = 64 << 20
+	big := gittest.ZeroBlob(t, repo, size)
+	git(t, repo, "update-index", "--add", "--cacheinfo", "100644,"+big+",docs/k/sub/big.md")
+	git(t, repo, "commit", "-qm", "a large blob")
+	head := git(t, repo, "rev-parse", "HEAD")
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	files, large, err := ReadFiles(ctx, repo, head, "docs/k", 1<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size/4 {
+		t.Errorf("ReadFiles allocated %d bytes: the %d-byte blob over the limit was read", got, size)
+	}
+	if len(files) != 2 || string(files["a.md"]) != "# A\n" || string(files["run.sh"]) != "echo\n" {
+		t.Errorf("files = %q, want a.md and run.sh", slices.Sorted(maps.Keys(files)))
+	}
+	want := []Blob{{Path: "sub/big.md", Mode: "100644", Object: big, Size: size}}
+	if diff := cmp.Diff(want, large); diff != "" {
+		t.Errorf("large (-want +got):\n%s", diff)
+	}
+
+	_, tree, err := CommitFiles(ctx, repo, map[string][]byte{"a.md": []byte("# A, again\n")}, large, "docs/k", nil, "kept\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := git(t, repo, "ls-tree", "-r", tree), "100644 blob "; !strings.Contains(got, want+big+"\tdocs/k/sub/big.md") || strings.Count(got, "\n") != 1 {
+		t.Errorf("the commit's tree:\n%s\nwant a.md and the large blob kept", got)
+	}
+	if _, _, err := CommitFiles(ctx, repo, map[string][]byte{"sub/big.md": nil}, large, "docs/k", nil, "both\n"); err == nil {
+		t.Error("CommitFiles took a kept blob and a file at one path")
 	}
 }

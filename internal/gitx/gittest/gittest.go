@@ -4,6 +4,7 @@
 package gittest
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,4 +65,28 @@ func Commit(t testing.TB, dir, message string, files map[string]string) string {
 	Run(t, dir, "add", "-A")
 	Run(t, dir, "commit", "-q", "--allow-empty", "-m", message)
 	return Run(t, dir, "rev-parse", "HEAD")
+}
+
+// ZeroBlob writes into the repository at dir a blob of size zero bytes,
+// streamed to git hash-object (never whole in memory), and returns its
+// id: a huge file that costs git little (it compresses to almost
+// nothing). Add it to a tree with 'git update-index --add --cacheinfo
+// 100644,ID,PATH'.
+func ZeroBlob(t testing.TB, dir string, size int64) string {
+	t.Helper()
+	cmd := exec.Command("git", "-C", dir, "hash-object", "-w", "--stdin")
+	cmd.Env = Env()
+	cmd.Stdin = io.LimitReader(zeros{}, size)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git hash-object: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
