@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -35,6 +36,15 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 	for _, a := range agents {
 		seen[a.ID] = a.LastSeen
 	}
+	var remote map[string]RemoteRun
+	if r.Remote != nil {
+		// Unreadable, the other hosts' runs wait for the next tick; this
+		// host's are judged all the same.
+		if remote, err = r.Remote.Runs(ctx); err != nil {
+			r.warn(rep, "Level 2: read the runs of the fleet's other hosts: %v", err)
+			remote = nil
+		}
+	}
 	obs, err := supervise.Observe(ctx, statedir.At(r.StateDir).Runs(), active)
 	if err != nil {
 		return err
@@ -46,6 +56,12 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		r.mu.Unlock()
 	}()
 	for _, a := range active {
+		if rr, ok := remote[a.ID]; ok {
+			// Another host holds the run: whatever of it this host
+			// has (a run record of an earlier run here) is not it.
+			r.level2Remote(ctx, set, rep, a, rr, seen[a.ID], now)
+			continue
+		}
 		if id, ok := obs.Runs[a.ID]; a.Run == 0 || !ok || id.Run != a.Run {
 			continue // no recorded run of this one: Level 1's business
 		}
@@ -71,7 +87,14 @@ func (r *Recycler) level2(ctx context.Context, set config.RecyclerSettings, rep 
 		if reason == "" {
 			continue
 		}
-		rs, acted, err := r.restart(ctx, a, *proc, reason, set.StaleAfter, now)
+		k := supervise.Kill{PID: proc.PID, StartTime: proc.StartTime, PGID: proc.PGID, TaskID: a.ID, Run: a.Run, Reason: "Level 2", Detail: reason}
+		rs, acted, err := r.restart(ctx, a, reason, set.StaleAfter, now, "", func(ctx context.Context) (bool, error) {
+			stop := r.Stop
+			if stop == nil {
+				stop = supervise.Stop
+			}
+			return stop(ctx, k, 0)
+		})
 		if err != nil {
 			r.warn(rep, "Level 2: restart %s: %v", a.ID, err)
 			continue
@@ -137,11 +160,12 @@ func readTail(path string, size, n int64) string {
 	return strings.ToValidUTF8(s, "")
 }
 
-// restart stops one live run and requeues its task with "continue", or
-// blocks it at the start limit. A run that ended on its own before the
-// signal is left alone: its finish is the processor's to record, and its
-// review the recycler's. It reports whether it acted.
-func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.Process, reason string, staleAfter time.Duration, now time.Time) (Restart, bool, error) {
+// restart stops one live run (stop; on host, or on this host when host
+// is "") and requeues its task with "continue", or blocks it at the
+// start limit. A run that ended on its own before the signal (stop
+// reports false) is left alone: its finish is the processor's to record,
+// and its review the recycler's. It reports whether it acted.
+func (r *Recycler) restart(ctx context.Context, a supervise.Active, reason string, staleAfter time.Duration, now time.Time, host string, stop func(context.Context) (bool, error)) (Restart, bool, error) {
 	rs := Restart{ID: a.ID, Run: a.Run, Reason: reason}
 	policy := levelTwoPolicy(r.Policy, staleAfter)
 	starts, err := supervise.RecentRestarts(ctx, r.Board.Log, now.Add(-policy.Window))
@@ -149,29 +173,54 @@ func (r *Recycler) restart(ctx context.Context, a supervise.Active, p supervise.
 		return rs, false, err
 	}
 	atLimit := policy.Next(starts[a.ID], now).Verdict == supervise.LimitReached
-	stop := r.Stop
-	if stop == nil {
-		stop = supervise.Stop
-	}
-	k := supervise.Kill{PID: p.PID, StartTime: p.StartTime, PGID: p.PGID, TaskID: a.ID, Run: a.Run, Reason: "Level 2", Detail: reason}
-	stopped, err := stop(ctx, k, 0)
+	stopped, err := stop(ctx)
 	if err != nil {
 		return rs, false, fmt.Errorf("stop run %d: %w", a.Run, err)
 	}
 	if !stopped {
 		return rs, false, nil
 	}
+	where, output := "", fmt.Sprintf(".clean_room/runs/%s/", a.ID)
+	if host != "" {
+		where, output = " on host "+host, output+" on host "+host
+	}
+	blockWhy := "stopped by Level 2: " + reason + "; start limit reached"
+	need := fmt.Sprintf("find why its agent stalls (its output is in %s), then tell it how to go on: cra answer %s '…'", output, a.ID)
+	event, retry := "restarted | reason: "+reason+" (Level 2)", "continue: the run was stopped, "+reason
+	if host != "" {
+		// The same lines, on the condition that the log still has the
+		// run active: its host may have logged its finish after this
+		// tick read the log and before the revocation, which cannot tell
+		// a run that ended from one that runs until its host releases
+		// its lease.
+		if atLimit {
+			err = r.Board.BlockRun(ctx, a.ID, a.Run, blockWhy, need)
+		} else {
+			err = r.Board.RestartRun(ctx, a.ID, a.Run, event, retry)
+		}
+		if errors.Is(err, world.ErrMovedOn) {
+			return rs, false, nil
+		}
+		rs.Blocked = atLimit
+		switch {
+		case err != nil:
+		case atLimit:
+			r.say("Level 2: stopped %s run %d%s (%s); start limit reached: blocked", a.ID, a.Run, where, reason)
+		default:
+			r.say("Level 2: stopped %s run %d%s (%s): continue", a.ID, a.Run, where, reason)
+		}
+		return rs, true, err
+	}
 	if atLimit {
 		rs.Blocked = true
 		r.say("Level 2: stopped %s run %d (%s); start limit reached: blocked", a.ID, a.Run, reason)
-		return rs, true, r.Board.Block(ctx, a.ID, "stopped by Level 2: "+reason+"; start limit reached",
-			fmt.Sprintf("find why its agent stalls (its output is in .clean_room/runs/%s/), then tell it how to go on: cra answer %s '…'", a.ID, a.ID))
+		return rs, true, r.Board.Block(ctx, a.ID, blockWhy, need)
 	}
-	if _, err := r.Board.Log.Event(ctx, world.SourceSystem, a.ID, "restarted | reason: "+reason+" (Level 2)"); err != nil {
+	if _, err := r.Board.Log.Event(ctx, world.SourceSystem, a.ID, event); err != nil {
 		return rs, true, err
 	}
 	r.say("Level 2: stopped %s run %d (%s): continue", a.ID, a.Run, reason)
-	return rs, true, r.Board.Requeue(ctx, a.ID, "continue: the run was stopped, "+reason)
+	return rs, true, r.Board.Requeue(ctx, a.ID, retry)
 }
 
 // levelTwoPolicy is Level 1's policy with a window long enough to hold

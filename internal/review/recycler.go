@@ -46,6 +46,10 @@ type Recycler struct {
 	NewClient func(llm.ModelConfig) (llm.Client, error)
 	// Stop ends a stale run's process group; nil is supervise.Stop.
 	Stop func(ctx context.Context, k supervise.Kill, grace time.Duration) (bool, error)
+	// Remote is the fleet's runs on other hosts (issue 34 item 5): Level
+	// 2 judges those from their hosts' heartbeats and stops them by
+	// revoking their leases. nil: every run is this host's.
+	Remote RemoteRuns
 	// Policy is Level 1's restart policy: Level 2's restarts count
 	// towards its start limit. The zero value is the default policy.
 	Policy supervise.Policy
