@@ -136,6 +136,63 @@ func TestKnowledgeTravels(t *testing.T) {
 	}
 }
 
+// TestKnowledgeFileBecomesADirectory: a document replaced by a
+// directory of the same name (notes.md removed, notes.md/x.md added) on
+// one host reaches the other, and so does the way back; a host that made
+// the same name a directory while the other changed the file gets the
+// remote's file, its own documents kept aside as conflicts.
+func TestKnowledgeFileBecomesADirectory(t *testing.T) {
+	_, roots := knowledgeHosts(t, 2)
+	a, b := roots[0], roots[1]
+	store := func(root string) string { return filepath.Join(root, filepath.FromSlash(knowledge.Dir)) }
+	write := func(root, rel, content string) {
+		t.Helper()
+		gittest.WriteFile(t, store(root), rel, content)
+	}
+	remove := func(root, rel string) {
+		t.Helper()
+		if err := os.RemoveAll(filepath.Join(store(root), filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a, "lessons/notes.md", "one file\n")
+	syncOn(t, a, "host-a")
+	syncOn(t, b, "host-b")
+	if readDoc(t, b, "lessons/notes.md") != "one file\n" {
+		t.Fatal("b did not get a's document")
+	}
+
+	// A file becomes a directory of the same name, and back.
+	remove(a, "lessons/notes.md")
+	write(a, "lessons/notes.md/x.md", "in a directory\n")
+	syncOn(t, a, "host-a")
+	if s := syncOn(t, b, "host-b"); readDoc(t, b, "lessons/notes.md/x.md") != "in a directory\n" {
+		t.Fatalf("file to directory: b's sync %+v; b has %q", s, readDoc(t, b, "lessons/notes.md/x.md"))
+	}
+	remove(a, "lessons/notes.md")
+	write(a, "lessons/notes.md", "a file again\n")
+	syncOn(t, a, "host-a")
+	if s := syncOn(t, b, "host-b"); readDoc(t, b, "lessons/notes.md") != "a file again\n" {
+		t.Fatalf("directory to file: b's sync %+v; b has %q", s, readDoc(t, b, "lessons/notes.md"))
+	}
+
+	// At once: a changes the file, b makes it a directory.
+	write(a, "lessons/notes.md", "changed on a\n")
+	remove(b, "lessons/notes.md")
+	write(b, "lessons/notes.md/y.md", "b's own\n")
+	syncOn(t, a, "host-a")
+	s := syncOn(t, b, "host-b")
+	if readDoc(t, b, "lessons/notes.md") != "changed on a\n" || strings.Join(s.Conflicts, ",") != "lessons/notes.md,lessons/notes.md/y.md" {
+		t.Fatalf("both: b's sync %+v; b has %q", s, readDoc(t, b, "lessons/notes.md"))
+	}
+	if kept, err := os.ReadFile(filepath.Join(s.ConflictDir, "lessons", "notes.md", "y.md")); err != nil || string(kept) != "b's own\n" {
+		t.Errorf("b's document kept as %q, %v", kept, err)
+	}
+	if s := syncOn(t, a, "host-a"); len(s.Changed) != 0 || readDoc(t, a, "lessons/notes.md") != "changed on a\n" {
+		t.Errorf("a after b's sync: %+v; a has %q", s, readDoc(t, a, "lessons/notes.md"))
+	}
+}
+
 // TestKnowledgeFromAHostileRemote: a file on the branch whose path the
 // store refuses is not written, and stays on the branch; [fleet] push off
 // is ErrNoPush.

@@ -83,7 +83,10 @@ func (s *Store) Files() (map[string][]byte, error) {
 // changed (or added, or removed) on one side only takes that side's
 // version; a file both sides changed differently is a conflict: theirs
 // wins, since every other host reads it already, and the caller keeps
-// ours aside for a person. merged never aliases its inputs' maps.
+// ours aside for a person. A file and a directory of the same name
+// cannot both be (one side made notes.md a directory, notes.md/x.md,
+// while the other kept the file): of such paths, those theirs lacks are
+// conflicts too, left out. merged never aliases its inputs' maps.
 func Merge3(base, ours, theirs map[string][]byte) (merged map[string][]byte, conflicts []string) {
 	merged = map[string][]byte{}
 	seen := map[string]bool{}
@@ -110,15 +113,46 @@ func Merge3(base, ours, theirs map[string][]byte) (merged map[string][]byte, con
 			merged[p] = o
 		}
 	}
+	conflicts = append(conflicts, dropClashes(merged, theirs)...)
 	slices.Sort(conflicts)
 	return merged, conflicts
 }
 
+// dropClashes removes from merged each file that a file of merged at one
+// of its directories' paths makes impossible (notes.md and
+// notes.md/x.md), and returns them: of the two, the one theirs lacks
+// goes, else (theirs holds both, a tree no file system holds) the one
+// under the directory.
+func dropClashes(merged, theirs map[string][]byte) (dropped []string) {
+	for _, p := range sortedKeys(merged) {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if _, ok := merged[d]; !ok {
+				continue
+			}
+			_, dIn := theirs[d]
+			_, pIn := theirs[p]
+			gone := p
+			if pIn && !dIn {
+				gone = d
+			}
+			delete(merged, gone)
+			dropped = append(dropped, gone)
+			if gone == p {
+				break
+			}
+		}
+	}
+	return dropped
+}
+
 // Apply makes the store's files those of want, given ours, what Files
-// read: it writes each file that differs (atomically) and removes each
-// file want lacks, then returns the paths it changed. A path CheckShared
-// refuses, a file over MaxSharedFile, or one under a symbolic link is not
-// written, and is reported in skipped.
+// read: it removes each file want lacks, with the directories that
+// leaves empty, then writes each file that differs (atomically), and
+// returns the paths it changed. Removals come first so that a document
+// replaced by a directory of its name (notes.md by notes.md/x.md), or a
+// directory by a document, is written where the old one was. A path
+// CheckShared refuses, a file over MaxSharedFile, or one under a
+// symbolic link is not written, and is reported in skipped.
 func (s *Store) Apply(ours, want map[string][]byte) (changed, skipped []string, err error) {
 	if err := CheckDir(s.Root); err != nil {
 		return nil, nil, err
@@ -137,6 +171,27 @@ func (s *Store) Apply(ours, want map[string][]byte) (changed, skipped []string, 
 		}
 		return p, nil
 	}
+	for _, rel := range sortedKeys(ours) {
+		if _, ok := want[rel]; ok {
+			continue
+		}
+		p, err := target(rel)
+		if err != nil {
+			skipped = append(skipped, rel)
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return changed, skipped, fmt.Errorf("remove %s/%s: %w", Dir, rel, err)
+		}
+		// The directories this leaves empty go too (as git's checkout
+		// does), so that a document may take a directory's name.
+		for d := filepath.Dir(p); len(d) > len(dir); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty: other files are in it
+			}
+		}
+		changed = append(changed, rel)
+	}
 	for _, rel := range sortedKeys(want) {
 		data := want[rel]
 		if old, ok := ours[rel]; ok && bytes.Equal(old, data) {
@@ -150,22 +205,11 @@ func (s *Store) Apply(ours, want map[string][]byte) (changed, skipped []string, 
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return changed, skipped, fmt.Errorf("write %s/%s: %w", Dir, rel, err)
 		}
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() && os.Remove(p) != nil {
+			return changed, skipped, fmt.Errorf("write %s/%s: this host has a directory there, holding files it does not sync (hidden or oddly named): move them out of %s, then sync again", Dir, rel, p)
+		}
 		if err := atomicfile.Write(p, data, 0o644); err != nil {
 			return changed, skipped, fmt.Errorf("write %s/%s: %w", Dir, rel, err)
-		}
-		changed = append(changed, rel)
-	}
-	for _, rel := range sortedKeys(ours) {
-		if _, ok := want[rel]; ok {
-			continue
-		}
-		p, err := target(rel)
-		if err != nil {
-			skipped = append(skipped, rel)
-			continue
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return changed, skipped, fmt.Errorf("remove %s/%s: %w", Dir, rel, err)
 		}
 		changed = append(changed, rel)
 	}

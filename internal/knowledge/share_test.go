@@ -35,6 +35,11 @@ func TestMerge3(t *testing.T) {
 		{"theirs removed", f("a.md", "1"), f("a.md", "1"), f(), f(), nil},
 		{"ours removed, theirs changed", f("a.md", "1"), f(), f("a.md", "2"), f("a.md", "2"), []string{"a.md"}},
 		{"separate files", f("a.md", "1", "b.md", "1"), f("a.md", "2", "b.md", "1"), f("a.md", "1", "b.md", "3"), f("a.md", "2", "b.md", "3"), nil},
+		{"ours made the file a directory, theirs changed it", f("n.md", "1"), f("n.md/x.md", "2"), f("n.md", "3"), f("n.md", "3"), []string{"n.md", "n.md/x.md"}},
+		{"theirs made the file a directory, ours changed it", f("n.md", "1"), f("n.md", "2"), f("n.md/x.md", "3"), f("n.md/x.md", "3"), []string{"n.md"}},
+		{"ours added a file where theirs added a directory", f(), f("n/a.md", "1", "n/b.md", "2"), f("n", "3"), f("n", "3"), []string{"n/a.md", "n/b.md"}},
+		{"a deep directory of theirs", f(), f("n", "1", "n/a", "2"), f("n/a/b.md", "3"), f("n/a/b.md", "3"), []string{"n", "n/a"}},
+		{"theirs holds both (no file system does)", f(), f(), f("n.md", "1", "n.md/x.md", "2"), f("n.md", "1"), []string{"n.md/x.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, conflicts := Merge3(tc.base, tc.ours, tc.theirs)
@@ -77,6 +82,55 @@ func TestApplyRefusesOddPaths(t *testing.T) {
 	}
 }
 
+// TestApplyFileAndDirectoryOfOneName: a document replaced by a
+// directory of its name is written, and the way back; a directory that
+// holds a file the store does not sync is not removed, and the error
+// says what to move.
+func TestApplyFileAndDirectoryOfOneName(t *testing.T) {
+	s := &Store{Root: t.TempDir()}
+	f := func(kv ...string) map[string][]byte {
+		m := map[string][]byte{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = []byte(kv[i+1])
+		}
+		return m
+	}
+	steps := []struct{ ours, want map[string][]byte }{
+		{f(), f("a/n.md", "file")},
+		{f("a/n.md", "file"), f("a/n.md/x.md", "dir")},
+		{f("a/n.md/x.md", "dir"), f("a/n.md", "file again")},
+		{f("a/n.md", "file again"), f("a/n.md/deep/x.md", "deeper")},
+		{f("a/n.md/deep/x.md", "deeper"), f("a/n.md", "file at last")},
+	}
+	for i, st := range steps {
+		if _, _, err := s.Apply(st.ours, st.want); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		got, err := s.Files()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(st.want, got); diff != "" {
+			t.Fatalf("step %d: the store (-want +got):\n%s", i, diff)
+		}
+	}
+
+	// A file this host keeps (a hidden one) in the way.
+	if _, _, err := s.Apply(f("a/n.md", "file at last"), f("a/n.md/x.md", "dir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), "a", "n.md", ".draft"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := s.Apply(f("a/n.md/x.md", "dir"), f("a/n.md", "file"))
+	if err == nil || !strings.Contains(err.Error(), "move them out") {
+		t.Errorf("a directory in the way: %v, want an error saying to move its files out", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(s.Dir(), "a", "n.md", ".draft")); err != nil || string(data) != "mine" {
+		t.Errorf("this host's file: %q, %v", data, err)
+	}
+}
+
 // FuzzMerge3: whatever three stores a sync meets (the remote's is
 // outside input), the merge keeps only their files, each file's version
 // is ours or theirs, one side's change is never a conflict, and two
@@ -85,6 +139,8 @@ func FuzzMerge3(f *testing.F) {
 	f.Add("a.md=1", "a.md=2", "a.md=1;b.md=3")
 	f.Add("", "a.md=1", "a.md=2")
 	f.Add("a.md=1;b.md=1", "b.md=2", "a.md=1;b.md=1;c.md=")
+	f.Add("n.md=1", "n.md/x.md=2", "n.md=3")
+	f.Add("", "n=1;n/a=2", "n/a/b.md=3")
 	parse := func(s string) map[string][]byte {
 		m := map[string][]byte{}
 		for _, kv := range strings.Split(s, ";") {
@@ -101,6 +157,28 @@ func FuzzMerge3(f *testing.F) {
 		for _, p := range conflicts {
 			conflicted[p] = true
 		}
+		// under says whether p is at or below d's path as a directory.
+		under := func(p, d string) bool { return strings.HasPrefix(p, d+"/") }
+		// clashes says whether a file of ours or theirs sits where p's
+		// directories are, or under p as a directory: such a path may be
+		// left out whatever the sides did.
+		clashes := func(p string) bool {
+			for _, side := range []map[string][]byte{ours, theirs} {
+				for q := range side {
+					if under(p, q) || under(q, p) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for p := range merged {
+			for q := range merged {
+				if under(p, q) {
+					t.Fatalf("merged holds %s and %s, a file and a directory of one name", q, p)
+				}
+			}
+		}
 		for p, v := range merged {
 			ov, inO := ours[p]
 			tv, inT := theirs[p]
@@ -116,6 +194,9 @@ func FuzzMerge3(f *testing.F) {
 				sameOB := inO == inB && string(ov) == string(bv)
 				sameTB := inT == inB && string(tv) == string(bv)
 				sameOT := inO == inT && string(ov) == string(tv)
+				if clashes(p) {
+					continue
+				}
 				if conflicted[p] && (sameOB || sameTB || sameOT) {
 					t.Fatalf("%s: a conflict where one side did not change", p)
 				}
