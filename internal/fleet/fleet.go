@@ -97,6 +97,8 @@ type Fleet struct {
 	lastCleanup *fleetapi.CleanupPass // the last pass Cleanup ran, not dry
 
 	closeDB func() // releases the PostgreSQL board's connections; nil for files
+	getenv  func(string) string
+	worker  *worker // this host's part of the fleet, once 'cra serve' made it
 }
 
 // Open returns the fleet of the repository ws opened. The fleet takes ws
@@ -128,7 +130,7 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 			return nil, err
 		}
 		b.Now = now
-		return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context, closeDB: closeDB}, nil
+		return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context, closeDB: closeDB, getenv: getenv}, nil
 	}
 	l, err := ws.Log()
 	if err != nil {
@@ -150,11 +152,14 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 // the workspace the fleet was opened over.
 func (f *Fleet) Close() error {
 	f.mu.Lock()
-	p := f.processor
+	p, w := f.processor, f.worker
 	f.mu.Unlock()
 	var err error
 	if p != nil {
 		err = p.Close()
+	}
+	if w != nil {
+		w.close()
 	}
 	if f.closeDB != nil {
 		f.closeDB()
@@ -259,6 +264,10 @@ func (f *Fleet) Recycler(ctx context.Context) (*review.Recycler, error) {
 		Config: f.Config, Recorder: rec,
 		Out: f.out, Logger: f.logger, Now: f.now,
 	}
+	if f.closeDB != nil {
+		// On a fleet the run reviewed may have been another host's.
+		f.recycler.Fetch = func(ctx context.Context, id string) error { return f.Processor().FetchBranch(ctx, id) }
+	}
 	return f.recycler, nil
 }
 
@@ -344,6 +353,9 @@ func (f *Fleet) Level1(out io.Writer, takeOver bool) *supervise.Pass {
 	f.mu.Lock()
 	if f.processor != nil {
 		p.Held = f.processor.Holds // its runs, from claim to finish, are its own
+	}
+	if f.worker != nil {
+		p.Owned = f.worker.owned // on a fleet, another host's runs are not this pass's
 	}
 	f.mu.Unlock()
 	return p

@@ -144,17 +144,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// ErrNoFleetWorker refuses the daemon and 'cra task run' on a board in
-// PostgreSQL. The fleet's leases, claims and leader exist (pgstore) but
-// no host runs through them yet: a daemon would run tasks under no lease,
-// and its Level 1 pass, which knows only its own processes, would take
-// every other host's runs for dead and restart them.
-var ErrNoFleetWorker = errors.New("the board is in PostgreSQL ([fleet] database_url_env), where runs are not built yet: " +
-	"'cra serve' and 'cra task run' on several hosts would run tasks under no lease, and each host's Level 1 pass would take the others' runs for dead. " +
-	"The board, the log, 'cra answer' and 'cra fleet status' work there; to run tasks, run them on one host with the file board: " +
-	"'cra fleet export --dir DIR', move DIR's world.log and tasks/ into .clean_room, and remove database_url_env from [fleet]")
+// ErrNoFleetWorker refuses 'cra task run' on a board in PostgreSQL: on a
+// fleet a run is held by a lease that a host's daemon claims and renews
+// while the run lives, and a run in the foreground of one command would
+// hold none; the hosts' Level 1 passes and the leader's sweep could not
+// tell it from a run whose host died.
+var ErrNoFleetWorker = errors.New("the board is in PostgreSQL ([fleet] database_url_env), where the hosts' daemons run the tasks under leases: " +
+	"move the task to pending ('cra task move ID pending') and a host's 'cra serve' claims it; 'cra fleet status' shows which host runs it")
 
-// runsHere refuses runs on a board in PostgreSQL (ErrNoFleetWorker).
+// runsHere refuses a run in the foreground on a board in PostgreSQL
+// (ErrNoFleetWorker).
 func (f *Fleet) runsHere() error {
 	if f.closeDB != nil {
 		return ErrNoFleetWorker

@@ -70,7 +70,7 @@ func (f *Fleet) Campaign(ctx context.Context, host string, lease time.Duration) 
 // down), so that another host need not wait out the lease; it reports
 // whether host was the leader.
 func (f *Fleet) Resign(ctx context.Context, host string) (bool, error) {
-	tag, err := f.pool.Exec(ctx, "UPDATE fleet_leader SET expires = '-infinity' WHERE duty = $1 AND host = $2", leaderDuty, host)
+	tag, err := f.pool.Exec(ctx, "UPDATE fleet_leader SET expires = clock_timestamp() - interval '1 millisecond' WHERE duty = $1 AND host = $2", leaderDuty, host)
 	if err != nil {
 		return false, fmt.Errorf("resign %s's lead: %w", host, err)
 	}

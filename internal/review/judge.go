@@ -172,6 +172,11 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 // collect gathers the evidence of t's last run: its text, and the
 // evidence itself (nil, with the reason as text, when it cannot be had).
 func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Task, res *board.Results, runFailed bool) (*evidence.Evidence, string, error) {
+	if r.Fetch != nil {
+		if err := r.Fetch(ctx, t.ID); err != nil {
+			r.say("warning: review of %s: %v", t.ID, err)
+		}
+	}
 	top, prefix, err := gitx.TopLevel(ctx, r.Root)
 	if err != nil {
 		return nil, err.Error(), nil

@@ -31,6 +31,11 @@ type Recycler struct {
 	// Root is the repository (the processor's Root); StateDir its
 	// .clean_room/. Both required.
 	Root, StateDir string
+	// Fetch, when set, brings a task's branch and working copy up to
+	// date before its run is reviewed: on a fleet the run may have been
+	// another host's, its branch pushed to the shared remote (issue 34
+	// item 5). An error leaves the evidence to say what it lacks.
+	Fetch func(ctx context.Context, id string) error
 	// Config loads config.toml; it is called on every tick, so changed
 	// settings take effect at the next one (seed 004 step 1). A file that
 	// no longer loads leaves the last good settings in force, with a

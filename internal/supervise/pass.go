@@ -54,6 +54,11 @@ type Pass struct {
 	// or its wrap-up (the commit, the diff) takes: the processor logs how
 	// it ends.
 	Held func(id string) bool
+	// Owned, when set, narrows the active agents the pass acts on to the
+	// runs this host holds: on a fleet (issue 34), another host's run has
+	// no process here, and this pass must not take it for dead. It is
+	// read once per pass. Processes are this machine's whatever it says.
+	Owned func(ctx context.Context) (func(id string) bool, error)
 
 	// gone holds when this pass first found each task's recorded run gone
 	// while its starter lived (Input.GoneSince), across the Runs of one
@@ -107,6 +112,13 @@ func (p *Pass) Run(ctx context.Context) ([]Action, error) {
 		return nil, err
 	}
 	active := ActiveAgents(agents)
+	if p.Owned != nil {
+		mine, err := p.Owned(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("level 1: which runs this host holds: %w", err)
+		}
+		active = slices.DeleteFunc(active, func(a Active) bool { return !mine(a.ID) })
+	}
 	for i, a := range active {
 		active[i].Since = p.future.At("active "+a.ID, a.Since, t)
 	}

@@ -35,6 +35,25 @@ const DefaultGrace = 5 * time.Second
 // or not in a folder a run starts from.
 var ErrBusy = errors.New("task cannot start a run")
 
+// ErrLeaseLost ends a run whose lease on a fleet this host no longer
+// holds (another host took the task over, the leader swept or revoked
+// the lease, or this host could not renew it in time): the run is
+// stopped and not finished, since the task is another run's now.
+var ErrLeaseLost = errors.New("this host lost its lease on the run")
+
+// Leases is a fleet's hold on runs across hosts (issue 34 item 3): the
+// processor claims each task it starts, in the board's order, and lets
+// it go once the run has ended. Nil on one machine, where the board's
+// lock and the processor's own marks are enough.
+type Leases interface {
+	// Claim takes up to n of ids (pending tasks in the board's order,
+	// the first taken first) for this host and returns those it took;
+	// the others run elsewhere, or were taken meanwhile.
+	Claim(ctx context.Context, ids []string, n int) ([]string, error)
+	// Release ends this host's lease on task id's run.
+	Release(ctx context.Context, id string) error
+}
+
 // Processor runs the board's tasks with their agent profiles (seed 004,
 // "Execution Processor"; issue 13 items 4 and 5): one run at a time per
 // task, each in the task's worktree on branch cra/<id>, under its
@@ -92,10 +111,16 @@ type Processor struct {
 	Logger *slog.Logger
 	// Now stamps results; NewProcessor sets time.Now.
 	Now func() time.Time
+	// Leases, when set, is the fleet's: Tick starts only the tasks it
+	// claims, and Lose stops a run whose lease is lost.
+	Leases Leases
 
 	mu      sync.Mutex
 	loadErr string // the last error of Load, logged once
 	running map[string]bool
+	// runs are the runs going, by task: their number once begun and how
+	// to stop them (Lose).
+	runs    map[string]*going
 	wg      sync.WaitGroup
 	reports reports
 }
@@ -258,6 +283,74 @@ func (p *Processor) release(id string) {
 	delete(p.running, id)
 }
 
+// going is a run in this process: its number, once begun, and the end
+// of its context.
+type going struct {
+	run  int
+	stop context.CancelCauseFunc
+}
+
+// track registers the run of task id going under a context of its own,
+// which Lose ends; untrack removes it.
+func (p *Processor) track(ctx context.Context, id string) (context.Context, func()) {
+	ctx, stop := context.WithCancelCause(ctx)
+	p.mu.Lock()
+	if p.runs == nil {
+		p.runs = map[string]*going{}
+	}
+	p.runs[id] = &going{stop: stop}
+	p.mu.Unlock()
+	return ctx, func() {
+		p.mu.Lock()
+		delete(p.runs, id)
+		p.mu.Unlock()
+		stop(nil)
+	}
+}
+
+// begun records the number of task id's run once it is logged.
+func (p *Processor) begun(id string, run int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if g := p.runs[id]; g != nil {
+		g.run = run
+	}
+}
+
+// Lose stops this process's run of task id, whose lease is lost (why
+// says how): its agent is stopped and the run is not finished, since the
+// task is another run's now. It reports whether a run was going.
+func (p *Processor) Lose(id, why string) bool {
+	p.mu.Lock()
+	g := p.runs[id]
+	p.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	g.stop(fmt.Errorf("%w: %s", ErrLeaseLost, why))
+	return true
+}
+
+// LastOutput returns when task id's run going in this process last
+// showed life: its output's or its liveness file's last change, or its
+// start; false when no run of it has begun here.
+func (p *Processor) LastOutput(id string) (time.Time, bool) {
+	p.mu.Lock()
+	g := p.runs[id]
+	p.mu.Unlock()
+	if g == nil || g.run == 0 {
+		return time.Time{}, false
+	}
+	rd := statedir.At(p.StateDir).Run(id)
+	var last time.Time
+	for _, path := range []string{rd.Log(g.run), rd.Alive(g.run)} {
+		if fi, err := os.Stat(path); err == nil && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	return last, !last.IsZero()
+}
+
 // Running returns how many runs this processor has going.
 func (p *Processor) Running() int {
 	p.mu.Lock()
@@ -291,10 +384,13 @@ type started struct {
 }
 
 func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
+	ctx, untrack := p.track(ctx, id)
+	defer untrack()
 	s, err := p.begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	p.begun(id, s.run)
 	defer p.dropClaim(id) // the run ended, however
 	if p.OnFinish != nil {
 		defer p.OnFinish(id) // after the finish is recorded: its review may begin
@@ -314,6 +410,9 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 		return p.finish(ctx, o, r, fmt.Sprintf("%s %v", board.RunFailed, s.perr), need)
 	}
 	res, err := p.execute(ctx, s, o)
+	if lost := context.Cause(ctx); errors.Is(lost, ErrLeaseLost) {
+		return p.abandon(ctx, o, lost)
+	}
 	if err != nil {
 		need := "fix the cause and requeue: cra task move " + id + " pending"
 		var ne *NeedError
@@ -323,6 +422,21 @@ func (p *Processor) run(ctx context.Context, id string) (*Outcome, error) {
 		return p.finish(ctx, o, res, fmt.Sprintf("%s %s", board.RunFailed, board.Clip(err.Error(), 300)), need)
 	}
 	return p.finish(ctx, o, res, res.status, "")
+}
+
+// abandon ends a run whose lease was lost without finishing it: the
+// task is another run's now, on this host or another, and only an event
+// says how this copy ended (written when the log can be reached).
+func (p *Processor) abandon(ctx context.Context, o *Outcome, lost error) (*Outcome, error) {
+	o.FinishedAt = p.Now().UTC().Truncate(time.Millisecond)
+	o.Duration = o.FinishedAt.Sub(o.StartedAt)
+	o.Finish = board.Clip(fmt.Sprintf("abandoned: run %d stopped, not finished: %v", o.Run, context.Cause(ctx)), 300)
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := p.Board.Log.Event(ectx, world.SourceSystem, o.ID, o.Finish); err != nil {
+		p.Logger.Warn("the abandoned run's event not logged", "task", o.ID, "run", o.Run, "err", err)
+	}
+	return o, lost
 }
 
 // begin checks that task id may run, and under the board's lock logs
@@ -676,6 +790,16 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 				}
 			}
 		}
+	}
+	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		// The task is another run's now, which starts from the branch as
+		// pushed: this copy's work is neither committed, brought back nor
+		// pushed, and its working copy goes, so that this host's next run
+		// of the task starts from the remote's branch.
+		if err := os.RemoveAll(wt.Path); err != nil {
+			werr = errors.Join(werr, fmt.Errorf("remove the abandoned working copy: %w", err))
+		}
+		return r, errors.Join(werr, cerr)
 	}
 	if !s.profile.Builtin {
 		// An agent that edits without committing leaves its work in the
@@ -1056,13 +1180,23 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 		}
 		tasks = append(tasks, l.Task)
 	}
-	var startedIDs []string
-	for _, t := range board.Order(tasks, verified) {
-		limit := p.MaxParallel()
-		if p.Running() >= limit {
-			break
+	ordered := board.Order(tasks, verified)
+	var leased map[string]bool
+	if p.Leases != nil {
+		if leased, err = p.claimLeases(ctx, ordered); err != nil {
+			return nil, err
 		}
-		if !p.claimUnder(t.ID, limit) {
+	}
+	var startedIDs []string
+	for _, t := range ordered {
+		if leased != nil && !leased[t.ID] {
+			continue
+		}
+		limit := p.MaxParallel()
+		if p.Running() >= limit || !p.claimUnder(t.ID, limit) {
+			if leased != nil {
+				p.releaseLease(ctx, t.ID) // claimed, but no slot after all
+			}
 			continue
 		}
 		startedIDs = append(startedIDs, t.ID)
@@ -1070,12 +1204,54 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 		go func(id string) {
 			defer p.wg.Done()
 			defer p.release(id)
-			if _, err := p.run(ctx, id); err != nil && !errors.Is(err, ErrBusy) {
+			if leased != nil {
+				defer p.releaseLease(ctx, id) // after the finish is recorded
+			}
+			_, err := p.run(ctx, id)
+			switch {
+			case err == nil, errors.Is(err, ErrBusy):
+			case errors.Is(err, ErrLeaseLost):
+				p.Logger.Warn("run stopped: its lease was lost", "task", id, "err", err)
+			default:
 				p.Logger.Error("run failed to record", "task", id, "err", err)
 			}
 		}(t.ID)
 	}
 	return startedIDs, nil
+}
+
+// claimLeases claims, through Leases, as many of the ordered tasks as
+// this processor has free slots for, and returns the ids it holds.
+func (p *Processor) claimLeases(ctx context.Context, ordered []*board.Task) (map[string]bool, error) {
+	free := p.MaxParallel() - p.Running()
+	var ids []string
+	for _, t := range ordered {
+		if !p.Holds(t.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	if free <= 0 || len(ids) == 0 {
+		return map[string]bool{}, nil
+	}
+	got, err := p.Leases.Claim(ctx, ids, free)
+	if err != nil {
+		return nil, fmt.Errorf("claim pending tasks: %w", err)
+	}
+	leased := make(map[string]bool, len(got))
+	for _, id := range got {
+		leased[id] = true
+	}
+	return leased, nil
+}
+
+// releaseLease lets go of this host's lease on task id's run, even when
+// ctx has ended (the daemon stopping).
+func (p *Processor) releaseLease(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := p.Leases.Release(ctx, id); err != nil {
+		p.Logger.Warn("lease not released: it expires by itself", "task", id, "err", err)
+	}
 }
 
 // Wait waits for the runs Tick started.

@@ -1,0 +1,260 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/fleet/runner"
+	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// worker is this host's part of a fleet whose board is in PostgreSQL
+// (issue 34 items 3 and 5): the leases of the runs it holds, which its
+// processor claims and a pgstore.Keeper renews, and the shared duties it
+// runs while it leads.
+type worker struct {
+	db      *pgstore.Fleet
+	host    string
+	lease   time.Duration
+	started time.Time
+	board   *board.Board
+	now     func() time.Time
+
+	mu   sync.Mutex
+	p    *runner.Processor
+	held map[string]pgstore.Lease // by task
+	// unleased holds when the leader's sweep first saw each task active
+	// with no lease: seen on two sweeps, it is restarted.
+	unleased map[string]time.Time
+}
+
+// openWorker opens the fleet's tables of the board's PostgreSQL as host
+// [fleet] host.
+func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.worker != nil {
+		return f.worker, nil
+	}
+	fs, err := f.ws.Config.FleetSettings()
+	if err != nil {
+		return nil, err
+	}
+	url, err := fs.DatabaseURL(f.getenv)
+	if err != nil {
+		return nil, err
+	}
+	db, err := pgstore.OpenFleet(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	f.worker = &worker{db: db, host: fs.Host, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
+		held: map[string]pgstore.Lease{}, unleased: map[string]time.Time{}}
+	return f.worker, nil
+}
+
+func (w *worker) close() { w.db.Close() }
+
+// runFor makes p the processor whose runs the worker's leases hold.
+func (w *worker) runFor(p *runner.Processor) {
+	w.mu.Lock()
+	w.p = p
+	w.mu.Unlock()
+	p.Leases = w
+}
+
+// Claim takes up to n of ids for this host (runner.Leases).
+func (w *worker) Claim(ctx context.Context, ids []string, n int) ([]string, error) {
+	ls, err := w.db.ClaimPending(ctx, w.host, ids, n, w.lease)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		w.held[l.TaskID] = l
+		out = append(out, l.TaskID)
+	}
+	return out, nil
+}
+
+// Release ends this host's lease on task id's run (runner.Leases).
+func (w *worker) Release(ctx context.Context, id string) error {
+	w.mu.Lock()
+	l, ok := w.held[id]
+	delete(w.held, id)
+	w.mu.Unlock()
+	if !ok {
+		return nil // lost meanwhile: the lease is another run's
+	}
+	_, err := w.db.Release(ctx, w.host, l.RunID)
+	return err
+}
+
+// Held returns the leases of the runs this host holds, for the keeper.
+func (w *worker) Held() []pgstore.Lease {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]pgstore.Lease, 0, len(w.held))
+	for _, l := range w.held {
+		out = append(out, l)
+	}
+	return out
+}
+
+// lost stops this host's copy of a run whose lease it lost.
+func (w *worker) lost(l pgstore.Lost) {
+	w.mu.Lock()
+	h, ok := w.held[l.TaskID]
+	if ok && h.RunID == l.RunID {
+		delete(w.held, l.TaskID)
+	}
+	p := w.p
+	w.mu.Unlock()
+	if ok && h.RunID == l.RunID && p != nil {
+		p.Lose(l.TaskID, l.Reason)
+	}
+}
+
+// keeper renews this host's leases and sends its heartbeat.
+func (w *worker) keeper(slots int, logger *slog.Logger) *pgstore.Keeper {
+	return &pgstore.Keeper{
+		Fleet: w.db,
+		Host:  pgstore.Host{Name: w.host, Started: w.started, Slots: slots, Version: buildVersion()},
+		Lease: w.lease, Held: w.Held, Lost: w.lost, Logger: logger,
+	}
+}
+
+// owned returns whether this host holds the lease of a task's run, as
+// the database says now: Level 1 here acts only on those runs.
+func (w *worker) owned(ctx context.Context) (func(id string) bool, error) {
+	ls, err := w.db.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[string]bool{}
+	for _, l := range ls {
+		if l.Host == w.host {
+			mine[l.TaskID] = true
+		}
+	}
+	return func(id string) bool { return mine[id] }, nil
+}
+
+// former returns the leases the database holds for this host while its
+// processor holds none: a former daemon's of this host (killed), whose
+// runs the start's Level 1 pass takes over.
+func (w *worker) former(ctx context.Context) ([]pgstore.Lease, error) {
+	ls, err := w.db.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []pgstore.Lease
+	for _, l := range ls {
+		if l.Host == w.host {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// sweep is the leader's pass over the leases: each expired lease is
+// swept and its task restarted, with the reason, as Level 1 restarts a
+// run (counted by its start limit, blocked at it); a task the log has
+// active while no host holds its lease, seen so on two passes (a leader
+// that died between a sweep and its restart), is restarted too.
+func (w *worker) sweep(ctx context.Context, policy supervise.Policy) error {
+	expired, err := w.db.Sweep(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range expired {
+		errs = append(errs, w.restart(ctx, e.TaskID, e.Reason, policy))
+	}
+	agents, err := w.board.Log.CurrentIn(ctx, world.StatusActive)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	ls, err := w.db.Leases(ctx)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	leased := map[string]bool{}
+	for _, l := range ls {
+		leased[l.TaskID] = true
+	}
+	now := w.now()
+	seen := map[string]time.Time{}
+	for _, a := range supervise.ActiveAgents(agents) {
+		if leased[a.ID] {
+			continue
+		}
+		first, ok := w.unleased[a.ID]
+		if !ok {
+			seen[a.ID] = now
+			continue
+		}
+		reason := fmt.Sprintf("restart: run %d of %s is active in the world log, but no host has held its lease since %s at the latest",
+			a.Run, a.ID, first.UTC().Format(time.RFC3339))
+		errs = append(errs, w.restart(ctx, a.ID, reason, policy))
+	}
+	w.unleased = seen
+	return errors.Join(errs...)
+}
+
+// restart sends task id, whose run no host holds any more, back to
+// pending with reason, or blocks it at Level 1's start limit. A task
+// that moved on meanwhile is left alone.
+func (w *worker) restart(ctx context.Context, id, reason string, policy supervise.Policy) error {
+	window := policy.Window
+	if window <= 0 {
+		window = supervise.DefaultWindow
+	}
+	now := w.now()
+	starts, err := supervise.RecentRestarts(ctx, w.board.Log, now.Add(-window))
+	if err != nil {
+		return err
+	}
+	why := trimRestart(reason)
+	if policy.Next(starts[id], now).Verdict == supervise.LimitReached {
+		err = w.board.BlockRun(ctx, id, 0, board.Clip("blocked by the fleet's leader: "+why+"; start limit reached", 300),
+			"find why its runs keep dying (its hosts' .clean_room/runs/"+id+"/ and 'cra fleet status'), then requeue: cra task move "+id+" pending")
+	} else {
+		err = w.board.RestartRun(ctx, id, 0, board.Clip("restarted | reason: "+why+" (fleet)", 600), board.Clip("restarted by the fleet's leader: "+why, 300))
+	}
+	if errors.Is(err, world.ErrMovedOn) {
+		return nil
+	}
+	return err
+}
+
+// trimRestart drops pgstore's "restart: " from a reason.
+func trimRestart(reason string) string {
+	const p = "restart: "
+	if len(reason) > len(p) && reason[:len(p)] == p {
+		return reason[len(p):]
+	}
+	return reason
+}
+
+// buildVersion is the cra this host runs, as its heartbeat says.
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		v := info.Main.Version
+		if len(v) > 64 {
+			v = v[:64]
+		}
+		return v
+	}
+	return "dev"
+}

@@ -1,0 +1,178 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/pgboard"
+	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/pgtest"
+	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/world"
+)
+
+// sweepWorker is host name's worker over a new database's board.
+func sweepWorker(t *testing.T, name string) *worker {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	if _, _, err := pgstore.Init(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	l, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	db, err := pgstore.OpenFleet(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return &worker{db: db, host: name, lease: time.Minute, board: board.New(pgboard.New(l), l), now: time.Now,
+		held: map[string]pgstore.Lease{}, unleased: map[string]time.Time{}}
+}
+
+// runOn starts run n of task id on host as its processor does (a lease,
+// the active entry, the file in in-progress), with a lease of lease.
+func runOn(t *testing.T, w *worker, host, id string, n int, lease time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := w.db.ClaimPending(ctx, host, []string{id}, 1, lease)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("claim of %s by %s: %v %v", id, host, got, err)
+	}
+	if _, err := w.board.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: script", n), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.board.Store.Move(ctx, id, board.Pending, board.InProgress); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func folderOf(t *testing.T, w *worker, id string) board.Folder {
+	t.Helper()
+	_, f, err := w.board.Store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The leader's sweep restarts the run of a host that stopped renewing
+// its lease, logged as a restart with the reason (which Level 1's start
+// limit counts: at the limit the task is blocked), and a task active
+// with no lease at all, once two sweeps saw it so.
+func TestLeaderSweepRestartsDeadHostsRuns(t *testing.T) {
+	ctx := context.Background()
+	w := sweepWorker(t, "h2")
+	a, err := w.board.Add(ctx, board.NewTask("run on a host that dies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := supervise.Policy{Limit: 1, Window: time.Hour}
+
+	runOn(t, w, "h1", a.ID, 1, 20*time.Millisecond)
+	time.Sleep(60 * time.Millisecond) // h1 is dead: its lease runs out
+	if err := w.sweep(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOf(t, w, a.ID); f != board.Pending {
+		t.Fatalf("after the sweep %s is in %s, want pending", a.ID, f)
+	}
+	lines := logText(t, w, a.ID)
+	if !strings.Contains(lines, "]["+a.ID+"] restarted | reason: host h1 stopped renewing its lease on run r-") ||
+		!strings.Contains(lines, "[agent:retry]["+a.ID+"] restarted by the fleet's leader: host h1 stopped renewing") {
+		t.Errorf("the restart and its reason are not logged:\n%s", lines)
+	}
+	ls, err := w.db.Leases(ctx)
+	if err != nil || len(ls) != 0 {
+		t.Errorf("leases after the sweep: %v %v", ls, err)
+	}
+
+	// The second death in the window: its restart would pass the start limit of 1.
+	runOn(t, w, "h3", a.ID, 2, 20*time.Millisecond)
+	time.Sleep(60 * time.Millisecond)
+	if err := w.sweep(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOf(t, w, a.ID); f != board.FailedBlocked {
+		t.Errorf("at the start limit %s is in %s, want failed-blocked:\n%s", a.ID, f, logText(t, w, a.ID))
+	}
+
+	// Active in the log, no lease anywhere: restarted on the second sweep.
+	b, err := w.board.Add(ctx, board.NewTask("a leader died between sweep and restart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOn(t, w, "h1", b.ID, 1, time.Minute)
+	if _, err := w.db.Release(ctx, "h1", mustLease(t, w, b.ID).RunID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sweep(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOf(t, w, b.ID); f != board.InProgress {
+		t.Errorf("after one sweep %s is in %s: one sighting must not restart it", b.ID, f)
+	}
+	if err := w.sweep(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	if f := folderOf(t, w, b.ID); f != board.Pending {
+		t.Errorf("after two sweeps %s is in %s, want pending", b.ID, f)
+	}
+	if text := logText(t, w, b.ID); !strings.Contains(text, "no host has held its lease since") {
+		t.Errorf("no reason logged:\n%s", text)
+	}
+
+	// A live lease is left alone.
+	c, err := w.board.Add(ctx, board.NewTask("alive elsewhere"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOn(t, w, "h1", c.ID, 1, time.Minute)
+	for range 2 {
+		if err := w.sweep(ctx, policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := folderOf(t, w, c.ID); f != board.InProgress {
+		t.Errorf("a run under a live lease was moved to %s", f)
+	}
+}
+
+func mustLease(t *testing.T, w *worker, id string) pgstore.Lease {
+	t.Helper()
+	ls, err := w.db.Leases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if l.TaskID == id {
+			return l
+		}
+	}
+	t.Fatalf("no lease of %s", id)
+	return pgstore.Lease{}
+}
+
+func logText(t *testing.T, w *worker, id string) string {
+	t.Helper()
+	h, err := w.board.History(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range h {
+		line, err := world.Format(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
