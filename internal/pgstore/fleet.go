@@ -76,26 +76,35 @@ func checkName(what, s string, max int) error {
 // Heartbeat records that host h is alive now, with its slots, version
 // and start time; the first heartbeat adds the host to the fleet.
 func (f *Fleet) Heartbeat(ctx context.Context, h Host) error {
+	_, err := f.beat(ctx, h)
+	return err
+}
+
+// beat is Heartbeat, returning the database's clock when it beat (its
+// statement's start: not before this call).
+func (f *Fleet) beat(ctx context.Context, h Host) (time.Time, error) {
 	if err := checkName("host name", h.Name, maxNameBytes); err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
+		return time.Time{}, fmt.Errorf("heartbeat: %w", err)
 	}
 	if h.Slots < 0 || h.Slots > maxSlots {
-		return fmt.Errorf("heartbeat of %s: %d slots: give 0 to %d (max_parallel)", h.Name, h.Slots, maxSlots)
+		return time.Time{}, fmt.Errorf("heartbeat of %s: %d slots: give 0 to %d (max_parallel)", h.Name, h.Slots, maxSlots)
 	}
 	if len(h.Version) > maxVersionBytes {
-		return fmt.Errorf("heartbeat of %s: a version of %d bytes: use at most %d", h.Name, len(h.Version), maxVersionBytes)
+		return time.Time{}, fmt.Errorf("heartbeat of %s: a version of %d bytes: use at most %d", h.Name, len(h.Version), maxVersionBytes)
 	}
 	if h.Started.IsZero() {
-		return fmt.Errorf("heartbeat of %s: no start time: give when its cra serve started", h.Name)
+		return time.Time{}, fmt.Errorf("heartbeat of %s: no start time: give when its cra serve started", h.Name)
 	}
-	_, err := f.pool.Exec(ctx, `INSERT INTO fleet_hosts (host, started, heartbeat, slots, version)
+	var at time.Time
+	err := f.pool.QueryRow(ctx, `INSERT INTO fleet_hosts (host, started, heartbeat, slots, version)
 		VALUES ($1, $2, now(), $3, $4)
-		ON CONFLICT (host) DO UPDATE SET started = $2, heartbeat = now(), slots = $3, version = $4`,
-		h.Name, h.Started, h.Slots, h.Version)
+		ON CONFLICT (host) DO UPDATE SET started = $2, heartbeat = now(), slots = $3, version = $4
+		RETURNING now()`,
+		h.Name, h.Started, h.Slots, h.Version).Scan(&at)
 	if err != nil {
-		return fmt.Errorf("heartbeat of %s: %w", h.Name, err)
+		return time.Time{}, fmt.Errorf("heartbeat of %s: %w", h.Name, err)
 	}
-	return nil
+	return at, nil
 }
 
 // Status is the fleet as 'cra fleet status' shows it.
