@@ -62,6 +62,11 @@ func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
 		if err != nil {
 			return nil, err
 		}
+		if wk != nil {
+			// The leader's Level 2 judges the other hosts' runs by the
+			// last output their renewals report.
+			r.Remote = newRemoteRuns(wk.db, wk.host)
+		}
 		if w.Processor {
 			// A finished run is reviewed at once, not at the next
 			// interval's tick.

@@ -31,6 +31,10 @@ type worker struct {
 	mu   sync.Mutex
 	p    *runner.Processor
 	held map[string]pgstore.Lease // by task
+	// gone are the held runs whose leases this host lost: not renewed,
+	// but released once their copies stopped (a revoked lease frees its
+	// task only then).
+	gone map[string]bool
 	// unleased holds when the leader's sweep first saw each task active
 	// with no lease: seen on two sweeps, it is restarted.
 	unleased map[string]time.Time
@@ -57,7 +61,7 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 		return nil, err
 	}
 	f.worker = &worker{db: db, host: fs.Host, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
-		held: map[string]pgstore.Lease{}, unleased: map[string]time.Time{}}
+		held: map[string]pgstore.Lease{}, gone: map[string]bool{}, unleased: map[string]time.Time{}}
 	return f.worker, nil
 }
 
@@ -92,21 +96,34 @@ func (w *worker) Release(ctx context.Context, id string) error {
 	w.mu.Lock()
 	l, ok := w.held[id]
 	delete(w.held, id)
+	delete(w.gone, id)
 	w.mu.Unlock()
 	if !ok {
-		return nil // lost meanwhile: the lease is another run's
+		return nil
 	}
+	// A lease taken over is another host's run now, and releases
+	// nothing; a revoked one frees its task.
 	_, err := w.db.Release(ctx, w.host, l.RunID)
 	return err
 }
 
-// Held returns the leases of the runs this host holds, for the keeper.
+// Held returns the leases of the runs this host holds and has not lost,
+// each with its run's last output (the leader's Level 2 reads it), for
+// the keeper.
 func (w *worker) Held() []pgstore.Lease {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	p := w.p
 	out := make([]pgstore.Lease, 0, len(w.held))
-	for _, l := range w.held {
-		out = append(out, l)
+	for id, l := range w.held {
+		if !w.gone[id] {
+			out = append(out, l)
+		}
+	}
+	w.mu.Unlock()
+	if p != nil {
+		for i := range out {
+			out[i].LastOutput, _ = p.LastOutput(out[i].TaskID)
+		}
 	}
 	return out
 }
@@ -115,12 +132,13 @@ func (w *worker) Held() []pgstore.Lease {
 func (w *worker) lost(l pgstore.Lost) {
 	w.mu.Lock()
 	h, ok := w.held[l.TaskID]
-	if ok && h.RunID == l.RunID {
-		delete(w.held, l.TaskID)
+	ok = ok && h.RunID == l.RunID && !w.gone[l.TaskID]
+	if ok {
+		w.gone[l.TaskID] = true
 	}
 	p := w.p
 	w.mu.Unlock()
-	if ok && h.RunID == l.RunID && p != nil {
+	if ok && p != nil {
 		p.Lose(l.TaskID, l.Reason)
 	}
 }

@@ -34,7 +34,7 @@ func sweepWorker(t *testing.T, name string) *worker {
 	}
 	t.Cleanup(db.Close)
 	return &worker{db: db, host: name, lease: time.Minute, board: board.New(pgboard.New(l), l), now: time.Now,
-		held: map[string]pgstore.Lease{}, unleased: map[string]time.Time{}}
+		held: map[string]pgstore.Lease{}, gone: map[string]bool{}, unleased: map[string]time.Time{}}
 }
 
 // runOn starts run n of task id on host as its processor does (a lease,
