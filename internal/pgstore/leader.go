@@ -40,14 +40,19 @@ func (f *Fleet) Campaign(ctx context.Context, host string, lease time.Duration) 
 	if lease <= 0 {
 		return Leader{}, false, fmt.Errorf("campaign: a lease of %v: give a positive duration ([fleet] lease)", lease)
 	}
+	// The times are the clock's when the row is written (after a wait
+	// for another campaign that holds the row: the SET is evaluated
+	// once the row is locked, EXCLUDED before), not the statement's
+	// start (now()): a lead stamped before the wait was partly spent.
+	// The lead ran out when it did by the same clock.
 	var l Leader
 	err := f.pool.QueryRow(ctx, `INSERT INTO fleet_leader AS f (duty, host, term, since, renewed, expires)
-		VALUES ($1, $2, 1, now(), now(), now() + $3 * interval '1 millisecond')
+		VALUES ($1, $2, 1, clock_timestamp(), clock_timestamp(), clock_timestamp() + $3 * interval '1 millisecond')
 		ON CONFLICT (duty) DO UPDATE SET
 			term = CASE WHEN f.host = EXCLUDED.host THEN f.term ELSE f.term + 1 END,
-			since = CASE WHEN f.host = EXCLUDED.host THEN f.since ELSE now() END,
-			host = EXCLUDED.host, renewed = now(), expires = EXCLUDED.expires
-		WHERE f.host = EXCLUDED.host OR f.expires < now()
+			since = CASE WHEN f.host = EXCLUDED.host THEN f.since ELSE clock_timestamp() END,
+			host = EXCLUDED.host, renewed = clock_timestamp(), expires = clock_timestamp() + $3 * interval '1 millisecond'
+		WHERE f.host = EXCLUDED.host OR f.expires < clock_timestamp()
 		RETURNING host, term, since, renewed, expires`, leaderDuty, host, lease.Milliseconds()).
 		Scan(&l.Host, &l.Term, &l.Since, &l.Renewed, &l.Expires)
 	if err == nil {

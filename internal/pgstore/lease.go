@@ -161,8 +161,12 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 			revoked bool
 		}
 		expired := map[string]prev{}
+		// Expired by the clock of now, not the transaction's start
+		// (now()): a claim that waited its turn sees the leases that ran
+		// out meanwhile. Their holders stopped their copies by then: each
+		// counts its lease from before the database stamped it.
 		rows, err := tx.Query(ctx, `SELECT task_id, host, run_id, expires, revoked IS NOT NULL FROM run_leases
-			WHERE expires < now() ORDER BY task_id FOR UPDATE SKIP LOCKED`)
+			WHERE expires < clock_timestamp() ORDER BY task_id FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			return err
 		}
@@ -243,14 +247,19 @@ func (f *Fleet) claimRound(ctx context.Context, host string, cands []string, ord
 			return nil
 		}
 		// A free task another host inserted meanwhile conflicts, and its
-		// live lease fails the WHERE: it is not returned.
-		rows, err = tx.Query(ctx, `INSERT INTO run_leases (task_id, host, run_id, started, renewed, expires, prev_host, reason)
-			SELECT t, $1, r, now(), now(), now() + $2 * interval '1 millisecond', p, nullif(why, '')
-			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS c(t, r, p, why)
+		// live lease fails the WHERE: it is not returned. The leases
+		// start at the clock of this statement, once for all: the
+		// transaction's start (now()) came before its wait for the
+		// claims' lock, and a lease stamped with it was partly spent
+		// when granted, its first renewal due maybe after it ran out.
+		rows, err = tx.Query(ctx, `WITH at AS MATERIALIZED (SELECT clock_timestamp() AS t)
+			INSERT INTO run_leases (task_id, host, run_id, started, renewed, expires, prev_host, reason)
+			SELECT c.t, $1, r, at.t, at.t, at.t + $2 * interval '1 millisecond', p, nullif(why, '')
+			FROM at, unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS c(t, r, p, why)
 			ON CONFLICT (task_id) DO UPDATE SET host = EXCLUDED.host, run_id = EXCLUDED.run_id,
 				started = EXCLUDED.started, renewed = EXCLUDED.renewed, expires = EXCLUDED.expires,
 				prev_host = run_leases.host, reason = EXCLUDED.reason, last_output = NULL, revoked = NULL
-			WHERE run_leases.expires < now()
+			WHERE run_leases.expires < clock_timestamp()
 			RETURNING `+leaseColumns, host, lease.Milliseconds(), ids, runs, prevHosts, reasons)
 		if err != nil {
 			return err
@@ -349,26 +358,38 @@ func (f *Fleet) Renew(ctx context.Context, host string, held []Lease, lease time
 			ages[i] = &age
 		}
 	}
-	rows, err := f.pool.Query(ctx, `UPDATE run_leases r SET renewed = now(), expires = now() + $3 * interval '1 millisecond',
-			last_output = CASE WHEN o.age IS NULL THEN r.last_output
-				ELSE greatest(r.last_output, now() - o.age * interval '1 microsecond') END
-		FROM (SELECT DISTINCT ON (run) run, age FROM unnest($2::text[], $4::bigint[]) AS u(run, age) ORDER BY run, age) o
-		WHERE r.host = $1 AND r.run_id = o.run AND r.revoked IS NULL
-		RETURNING r.run_id`, host, runs, lease.Milliseconds(), ages)
-	if err != nil {
-		return nil, fmt.Errorf("renew %s's leases: %w", host, err)
-	}
+	// The renewal is stamped with the clock when the row is written
+	// (clock_timestamp()), once the rows are locked: an UPDATE computes
+	// its row before it waits for a row a claim, a sweep or a revocation
+	// holds, and a lease stamped then, or at the transaction's start
+	// (now()), was partly spent when granted. The last output is its age
+	// before the transaction's start, which is when the age was measured.
 	kept := map[string]bool{}
-	for rows.Next() {
-		var run string
-		if err := rows.Scan(&run); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("renew %s's leases: %w", host, err)
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM run_leases WHERE host = $1 AND run_id = ANY($2) AND revoked IS NULL
+			ORDER BY task_id FOR UPDATE`, host, runs); err != nil {
+			return err
 		}
-		kept[run] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		rows, err := tx.Query(ctx, `UPDATE run_leases r SET renewed = clock_timestamp(), expires = clock_timestamp() + $3 * interval '1 millisecond',
+				last_output = CASE WHEN o.age IS NULL THEN r.last_output
+					ELSE greatest(r.last_output, now() - o.age * interval '1 microsecond') END
+			FROM (SELECT DISTINCT ON (run) run, age FROM unnest($2::text[], $4::bigint[]) AS u(run, age) ORDER BY run, age) o
+			WHERE r.host = $1 AND r.run_id = o.run AND r.revoked IS NULL
+			RETURNING r.run_id`, host, runs, lease.Milliseconds(), ages)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var run string
+			if err := rows.Scan(&run); err != nil {
+				return err
+			}
+			kept[run] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("renew %s's leases: %w", host, err)
 	}
 	var lost []Lost
