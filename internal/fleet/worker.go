@@ -72,7 +72,7 @@ func (w *worker) runFor(p *runner.Processor) {
 	w.mu.Lock()
 	w.p = p
 	w.mu.Unlock()
-	p.Leases = w
+	p.Leases, p.Host, p.PreferFor = w, w.host, w.lease/4
 }
 
 // Claim takes up to n of ids for this host (runner.Leases).

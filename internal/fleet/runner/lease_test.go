@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
@@ -106,5 +107,40 @@ func TestLostLeaseStopsTheRunUnfinished(t *testing.T) {
 	}
 	if f := folderOn(t, s, theirs.ID); f != board.Pending {
 		t.Errorf("the task another host holds is in %s", f)
+	}
+}
+
+// A task whose last run was another host's waits PreferFor for that
+// host, which has its working copy, then any host takes it; the run
+// records the host it ran on.
+func TestPreferTheHostWithTheWorkingCopy(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"quick": {Command: "echo done"}}, 2)
+	ctx := context.Background()
+	moved := addWith(t, p.Board, "last ran on h2", "quick", func(t *board.Task) { t.Results = &board.Results{Host: "h2"} })
+	if got, _, err := s.Get(ctx, moved.ID); err != nil || got.Results == nil || got.Results.Host != "h2" {
+		t.Fatalf("the task's results do not keep the host: %v %v", got, err)
+	}
+	mine := addWith(t, p.Board, "last ran here", "quick", func(t *board.Task) { t.Results = &board.Results{Host: "h1"} })
+	leases := &hostLeases{}
+	p.Leases, p.Host, p.PreferFor = leases, "h1", time.Hour
+
+	started, err := p.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if !slices.Equal(started, []string{mine.ID}) {
+		t.Errorf("started %v, want only %s while h2 may still take %s", started, mine.ID, moved.ID)
+	}
+	if got, _, err := s.Get(ctx, mine.ID); err != nil || got.Results == nil || got.Results.Host != "h1" {
+		t.Errorf("the run did not record its host: %+v %v", got.Results, err)
+	}
+	p.PreferFor = 0 // h2 had its time
+	if started, err = p.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if !slices.Equal(started, []string{moved.ID}) {
+		t.Errorf("started %v, want %s once h2 had its time", started, moved.ID)
 	}
 }

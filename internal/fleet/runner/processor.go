@@ -114,6 +114,13 @@ type Processor struct {
 	// Leases, when set, is the fleet's: Tick starts only the tasks it
 	// claims, and Lose stops a run whose lease is lost.
 	Leases Leases
+	// Host is this host's name in the fleet, which a run's results
+	// record; empty on one machine.
+	Host string
+	// PreferFor is how long a task whose last run was another host's
+	// waits for that host, which has its working copy (issue 34 item 4),
+	// after it went back to pending, before this one claims it.
+	PreferFor time.Duration
 
 	mu      sync.Mutex
 	loadErr string // the last error of Load, logged once
@@ -1119,7 +1126,7 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 	t.Results.ExitCode, t.Results.TimedOut = r.exitCode, r.timedOut
 	t.Results.StartedAt, t.Results.FinishedAt = o.StartedAt, o.FinishedAt
 	t.Results.DurationMS = max(o.Duration.Milliseconds(), 0)
-	t.Results.Branch, t.Results.DiffStat = o.Branch, o.DiffStat
+	t.Results.Branch, t.Results.DiffStat, t.Results.Host = o.Branch, o.DiffStat, p.Host
 	t.Results.Validation, t.Results.Classification = "", ""
 	t.EndpointFailures, t.RetryAfter = 0, time.Time{}
 	if r.then != nil {
@@ -1225,10 +1232,15 @@ func (p *Processor) Tick(ctx context.Context) ([]string, error) {
 func (p *Processor) claimLeases(ctx context.Context, ordered []*board.Task) (map[string]bool, error) {
 	free := p.MaxParallel() - p.Running()
 	var ids []string
+	now := p.Now()
 	for _, t := range ordered {
-		if !p.Holds(t.ID) {
-			ids = append(ids, t.ID)
+		if p.Holds(t.ID) {
+			continue
 		}
+		if t.Results != nil && t.Results.Host != "" && t.Results.Host != p.Host && now.Sub(t.UpdatedAt) < p.PreferFor {
+			continue // its last run's host has its working copy: it goes first
+		}
+		ids = append(ids, t.ID)
 	}
 	if free <= 0 || len(ids) == 0 {
 		return map[string]bool{}, nil
