@@ -102,9 +102,9 @@ type Results struct {
 	Branch     string    `yaml:"branch,omitempty" json:"branch,omitempty"`
 	// Host is the fleet's host the run ran on ([fleet] host), whose
 	// working copy of the task is the newest; empty on one machine.
-	Host     string `yaml:"host,omitempty" json:"host,omitempty"`
-	DiffStat string `yaml:"diff_stat,omitempty" json:"diff_stat,omitempty"`
-	Validation string    `yaml:"validation,omitempty" json:"validation,omitempty"`
+	Host       string `yaml:"host,omitempty" json:"host,omitempty"`
+	DiffStat   string `yaml:"diff_stat,omitempty" json:"diff_stat,omitempty"`
+	Validation string `yaml:"validation,omitempty" json:"validation,omitempty"`
 	// TimedOut says the run was stopped at its profile's timeout.
 	TimedOut bool `yaml:"timed_out,omitempty" json:"timed_out,omitempty"`
 	// Classification is the recycler's last verdict: full_complete,

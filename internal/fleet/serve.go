@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/pgstore"
 )
 
@@ -88,11 +89,11 @@ func (f *Fleet) Services(ctx context.Context, w Workers) ([]Service, error) {
 	if wk == nil {
 		return append(out, shared...), nil
 	}
-	slots := 0
+	slots, grace := 0, runner.DefaultGrace
 	if w.Processor {
-		slots = f.Processor().MaxParallel()
+		slots, grace = f.Processor().MaxParallel(), f.Processor().Grace
 	}
-	out = append(out, ServiceFunc(wk.keeper(slots, f.logger).Run))
+	out = append(out, ServiceFunc(wk.keeper(slots, grace, f.logger).Run))
 	// The shared duties run on one host at a time: the sweep of expired
 	// leases, then the recycler and the supervisors.
 	sweep := &Every{Name: "lease sweep", Interval: wk.lease / 3, Now: true, Out: w.Out, Pass: func(ctx context.Context) error {

@@ -144,11 +144,14 @@ func (w *worker) lost(l pgstore.Lost) {
 }
 
 // keeper renews this host's leases and sends its heartbeat.
-func (w *worker) keeper(slots int, logger *slog.Logger) *pgstore.Keeper {
+func (w *worker) keeper(slots int, grace time.Duration, logger *slog.Logger) *pgstore.Keeper {
 	return &pgstore.Keeper{
 		Fleet: w.db,
 		Host:  pgstore.Host{Name: w.host, Started: w.started, Slots: slots, Version: buildVersion()},
 		Lease: w.lease, Held: w.Held, Lost: w.lost, Logger: logger,
+		// A copy stopped by its deadline has ended, its grace included,
+		// before the lease runs out in the database.
+		Margin: grace + 2*time.Second,
 	}
 }
 

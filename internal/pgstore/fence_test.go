@@ -227,3 +227,23 @@ func TestKeeperFencesWhenCutOff(t *testing.T) {
 	}
 	p.close() // before the pool's Close, which would wait on its hung connections
 }
+
+// A Keeper's Margin brings the fence forward, so that a stopped copy has
+// ended before its lease runs out in the database; never by more than
+// half the lease.
+func TestKeeperMargin(t *testing.T) {
+	for _, tc := range []struct {
+		lease, margin, want time.Duration
+	}{
+		{time.Minute, 0, time.Minute},
+		{time.Minute, -time.Second, time.Minute},
+		{time.Minute, 7 * time.Second, 53 * time.Second},
+		{10 * time.Second, 7 * time.Second, 5 * time.Second},
+		{2 * time.Minute, 7 * time.Second, 113 * time.Second},
+	} {
+		k := &Keeper{Lease: tc.lease, Margin: tc.margin}
+		if got := k.fenceAfter(); got != tc.want {
+			t.Errorf("lease %v, margin %v: fences after %v, want %v", tc.lease, tc.margin, got, tc.want)
+		}
+	}
+}

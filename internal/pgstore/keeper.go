@@ -47,6 +47,12 @@ type Keeper struct {
 	Logger *slog.Logger
 	// Now is this host's clock; nil is time.Now.
 	Now func() time.Time
+	// Margin is how long before a run's lease runs out, unrenewed, the
+	// run is handed to Lost: the time stopping it takes (SIGTERM, the
+	// grace, SIGKILL), so that its copy has ended before another host may
+	// take the task over. It is at most half the lease; zero hands it at
+	// the lease's end.
+	Margin time.Duration
 
 	mu   sync.Mutex
 	runs map[string]*keptRun // by run ID: the runs Held gave at the last pass
@@ -171,7 +177,7 @@ func (k *Keeper) track(held []Lease, now time.Time, skew time.Duration, measured
 		r, ok := k.runs[l.RunID]
 		if !ok {
 			r = &keptRun{since: k.claimed(l, now)}
-			r.deadline = r.since.Add(k.Lease)
+			r.deadline = r.since.Add(k.fenceAfter())
 			k.runs[l.RunID] = r
 		}
 		r.lease = l
@@ -215,7 +221,7 @@ func (k *Keeper) renewed(held []Lease, lost []Lost, asked time.Time) {
 	defer k.mu.Unlock()
 	for _, l := range held {
 		if r := k.runs[l.RunID]; r != nil && !gone[l.RunID] {
-			r.since, r.deadline = asked, asked.Add(k.Lease)
+			r.since, r.deadline = asked, asked.Add(k.fenceAfter())
 		}
 	}
 }
@@ -271,4 +277,10 @@ func (k *Keeper) nextDeadline() (time.Time, bool) {
 		}
 	}
 	return next, !next.IsZero()
+}
+
+// fenceAfter is how long after its last renewal was asked for a run is
+// handed to Lost: the lease less Margin (at most half of it).
+func (k *Keeper) fenceAfter() time.Duration {
+	return k.Lease - min(max(k.Margin, 0), k.Lease/2)
 }
