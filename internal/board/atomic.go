@@ -20,6 +20,14 @@ type Atomic interface {
 	Atomic(ctx context.Context, log world.Store, fn func(log world.Store, store Store) error) error
 }
 
+// Atomically is atomically for the board's other writers (the
+// processor's start and finish of a run): fn's log entries and task
+// changes commit together where the store is Atomic. The caller holds
+// the board's lock.
+func (b *Board) Atomically(ctx context.Context, fn func(b *Board) error) error {
+	return b.atomically(ctx, fn)
+}
+
 // atomically runs fn on a copy of b whose log and store commit together
 // where the store is Atomic, and on b itself elsewhere. The caller holds
 // the board's lock.

@@ -504,18 +504,26 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 		p.dropClaim(id)
 		return nil, err
 	}
-	e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
+	// The entry and the file's change commit together where the board
+	// is in PostgreSQL (board.Atomic); on files the log goes first.
+	err = b.Atomically(ctx, func(b *board.Board) error {
+		e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
+		if err != nil {
+			return fmt.Errorf("log the run's start: %w", err)
+		}
+		s.at = e.Time
+		t.Runs = s.run
+		t.UpdatedAt = e.Time
+		if err := b.Store.Put(ctx, t, board.Pending); err != nil {
+			return fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err)
+		}
+		if err := b.Store.Move(ctx, id, board.Pending, board.InProgress); err != nil {
+			return fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fail(fmt.Errorf("log the run's start: %w", err))
-	}
-	s.at = e.Time
-	t.Runs = s.run
-	t.UpdatedAt = e.Time
-	if err := b.Store.Put(ctx, t, board.Pending); err != nil {
-		return fail(fmt.Errorf("task %s is active in the world log but its file was not updated (run 'cra task rebuild'): %w", id, err))
-	}
-	if err := b.Store.Move(ctx, id, board.Pending, board.InProgress); err != nil {
-		return fail(fmt.Errorf("task %s is active in the world log but its file did not move (run 'cra task rebuild'): %w", id, err))
+		return fail(err)
 	}
 	return s, nil
 }
@@ -1063,6 +1071,23 @@ func (p *Processor) finish(ctx context.Context, o *Outcome, r *ran, status, need
 		return o, err
 	}
 	defer unlock()
+	// The entries and the file's change commit together where the board
+	// is in PostgreSQL (board.Atomic); on files the log goes first.
+	var out *Outcome
+	err = b.Atomically(ctx, func(b *board.Board) error {
+		var err error
+		out, err = p.record(ctx, b, o, r, status, need)
+		return err
+	})
+	if out == nil {
+		out = o
+	}
+	return out, err
+}
+
+// record is finish's work under the board's lock, on b, whose log and
+// store may be one transaction's.
+func (p *Processor) record(ctx context.Context, b *board.Board, o *Outcome, r *ran, status, need string) (*Outcome, error) {
 	a, _, err := b.Log.Lookup(ctx, o.ID)
 	if err != nil {
 		return o, err
