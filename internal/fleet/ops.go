@@ -230,7 +230,8 @@ var (
 )
 
 // Runs reads task id's runs from its lifecycle entries: each active entry
-// ("run N: profile") to the next agent entry, with its run log.
+// ("run N: profile", on a fleet "run N: profile on host H") to the next
+// agent entry, with its run log.
 func (f *Fleet) Runs(id string, entries []world.Entry) []fleetapi.Run {
 	return runs(entries, statedir.At(f.ws.StateDir).Run(id).Path())
 }
@@ -247,6 +248,9 @@ func runs(entries []world.Entry, dir string) []fleetapi.Run {
 			if m := runPattern.FindStringSubmatch(e.Output); m != nil {
 				run.N, _ = strconv.Atoi(m[1])
 				run.Profile = m[2]
+				if prof, host, ok := strings.Cut(m[2], " on host "); ok {
+					run.Profile, run.Host = prof, host // a fleet's run
+				}
 			} else {
 				run.N = len(out) + 1
 			}

@@ -185,6 +185,8 @@ func WaitsForPerson(status world.Status, output string) bool {
 type Run struct {
 	N       int    `json:"n"`
 	Profile string `json:"profile,omitempty"`
+	// Host is the fleet's host that ran it; empty on one machine.
+	Host string `json:"host,omitempty"`
 	// Started and Finished are the times of its active entry and of the
 	// entry that ended it; Finished is zero while it runs.
 	Started    time.Time `json:"started"`

@@ -507,7 +507,11 @@ func (p *Processor) begin(ctx context.Context, id string) (*started, error) {
 	// The entry and the file's change commit together where the board
 	// is in PostgreSQL (board.Atomic); on files the log goes first.
 	err = b.Atomically(ctx, func(b *board.Board) error {
-		e, err := b.Log.Agent(ctx, world.StatusActive, id, fmt.Sprintf("run %d: %s", s.run, name), "")
+		out := fmt.Sprintf("run %d: %s", s.run, name)
+		if p.Host != "" {
+			out += " on host " + p.Host // a fleet's: which host runs it
+		}
+		e, err := b.Log.Agent(ctx, world.StatusActive, id, out, "")
 		if err != nil {
 			return fmt.Errorf("log the run's start: %w", err)
 		}

@@ -550,10 +550,12 @@ async function fillDrawer(id) {
   const reviews = Array.isArray(d.reviews) ? d.reviews : [];
   const latest = reviews.length ? reviews[reviews.length - 1] : null;
   const r = t.results || {};
+  // On a fleet each run says which host ran it.
+  const hosts = d.runs.some((run) => run.host);
   const runs = d.runs.length ? el("table", { class: "runs" },
-    el("thead", {}, el("tr", {}, ["#", "profile", "started", "duration", "exit", "outcome", "log"].map((h) => el("th", {}, h)))),
+    el("thead", {}, el("tr", {}, ["#", "profile", ...(hosts ? ["host"] : []), "started", "duration", "exit", "outcome", "log"].map((h) => el("th", {}, h)))),
     el("tbody", {}, d.runs.map((run) => el("tr", {},
-      el("td", {}, String(run.n)), el("td", {}, run.profile || ""), el("td", {}, clock(run.started)),
+      el("td", {}, String(run.n)), el("td", {}, run.profile || ""), hosts ? el("td", { class: "mono" }, run.host || "") : null, el("td", {}, clock(run.started)),
       el("td", {}, run.finished ? duration(run.duration_ms || 0) : "running"),
       el("td", { class: run.exit_code === 0 ? "ok" : run.exit_code !== undefined ? "bad" : "" }, run.exit_code !== undefined ? String(run.exit_code) : ""),
       el("td", { class: "outcome" }, run.outcome || ""),
