@@ -107,16 +107,30 @@ func OpenClone(ctx context.Context, repo, path, branch string, confine func(*exe
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("make the working copy's parent: %w", err)
 	}
-	if _, err := run(ctx, repo, "clone", "-q", "--shared", "--no-checkout", repo, path); err != nil {
+	// The copy is made beside path and moved there once checked out: a
+	// process killed while it clones or checks out (a lost host, kill -9)
+	// leaves no half-made copy at path, which every later run of the task
+	// would refuse as not usable or on the wrong branch. What it leaves
+	// is a hidden .NAME.partial-* directory, used by nothing.
+	tmp, err := os.MkdirTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-")
+	if err != nil {
+		return nil, fmt.Errorf("make the working copy %s: %w", path, err)
+	}
+	defer os.RemoveAll(tmp) // gone by the rename, unless it failed
+	if _, err := run(ctx, repo, "clone", "-q", "--shared", "--no-checkout", repo, tmp); err != nil {
 		return nil, fmt.Errorf("make the working copy %s: %w", path, err)
 	}
 	start := c.Base
 	if exists {
 		start = "origin/" + branch
 	}
-	if _, err := c.git(ctx, "", nil, "checkout", "-q", "-B", branch, start); err != nil {
-		os.RemoveAll(path)
+	// Unconfined: nothing but cra has written in the new clone yet.
+	fresh := &Clone{Path: tmp}
+	if _, err := fresh.git(ctx, "", nil, "checkout", "-q", "-B", branch, start); err != nil {
 		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("make the working copy %s: %w", path, err)
 	}
 	return c, nil
 }

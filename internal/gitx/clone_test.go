@@ -1,0 +1,102 @@
+package gitx
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// envOpenCloneHelper makes TestOpenCloneHelper, run by
+// TestOpenCloneSurvivesKill as a child, make a working copy:
+// "REPO\nPATH\nBRANCH".
+const envOpenCloneHelper = "GITX_OPENCLONE_HELPER"
+
+// TestOpenCloneHelper is the child of TestOpenCloneSurvivesKill; it does
+// nothing in a test run of its own.
+func TestOpenCloneHelper(t *testing.T) {
+	args := os.Getenv(envOpenCloneHelper)
+	if args == "" {
+		return
+	}
+	f := strings.Split(args, "\n")
+	os.Stdout.WriteString("ready\n") // the parent's clock starts
+	if _, err := OpenClone(context.Background(), f[0], f[1], f[2], nil); err != nil {
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+// TestOpenCloneSurvivesKill: a process killed with SIGKILL at any moment
+// while it makes a task's working copy (a host lost mid-run) leaves
+// nothing the next OpenClone refuses: it makes the copy, on the task's
+// branch. A copy cloned at its place and killed before its checkout was
+// on the repository's default branch, and one killed mid-clone not a
+// repository at all; every later run of the task on that host failed.
+func TestOpenCloneSurvivesKill(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	for i := range 20 {
+		write(t, repo, filepath.Join("src", string(rune('a'+i%26))+strings.Repeat("x", i)+".txt"), strings.Repeat("line\n", 200))
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "first")
+	path := filepath.Join(repo, ".clean_room", "worktrees", "t-1")
+	const branch = "cra/t-1"
+
+	child := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenCloneHelper$")
+		cmd.Env = append(os.Environ(), envOpenCloneHelper+"="+repo+"\n"+path+"\n"+branch)
+		return cmd
+	}
+	// How long a make takes here: the kills fall across it.
+	start := time.Now()
+	if _, err := OpenClone(ctx, repo, path, branch, nil); err != nil {
+		t.Fatal(err)
+	}
+	whole := time.Since(start)
+	const kills = 12
+	for i := range kills {
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+		cmd := child()
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatalf("the helper: %v", err)
+		}
+		at := whole * time.Duration(i) / kills
+		time.Sleep(at)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+
+		c, err := OpenClone(ctx, repo, path, branch, nil)
+		if err != nil {
+			t.Fatalf("killed %v into a make of about %v: the next OpenClone: %v", at, whole, err)
+		}
+		if got := strings.TrimSpace(c.mustGit(t, "rev-parse", "--abbrev-ref", "HEAD")); got != branch {
+			t.Fatalf("killed %v into a make of about %v: the copy is on %q, want %s", at, whole, got, branch)
+		}
+	}
+}
+
+func (c *Clone) mustGit(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := c.git(context.Background(), "", nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
