@@ -130,7 +130,7 @@ var stateNames = map[string]bool{
 	"notify-pending.jsonl": true, "notify.lock": true, "supervisors.jsonl": true, "supervisors.lock": true,
 	"serve.json": true, "serve.lock": true, "serve.token": true,
 	"index.lock": true, "cleanup.lock": true, "adapters.lock": true, "curate.lock": true,
-	"knowledge-sync.lock": true, "knowledge-conflicts": true, "fleet-raw-": true,
+	"knowledge-sync.lock": true, "knowledge-conflicts": true, "fleet-raw-": true, "in-use.lock": true,
 }
 
 // stateFilePrefixes begin the names of files the state directory holds

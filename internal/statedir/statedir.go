@@ -33,7 +33,8 @@
 //	  knowledge-conflicts/  KnowledgeConflicts: this host's versions of
 //	                        documents another host changed too
 //	  fleet-raw-*/          FleetRaw: a merged copy of several hosts' raw
-//	                        databases while train-plan or curate-data runs
+//	                        databases while train-plan or curate-data runs,
+//	                        with FleetRawLock held by its process
 //
 // The package imports only the standard library, so that every floor may
 // use it.
@@ -90,6 +91,7 @@ const (
 	KnowledgeSync   = "knowledge-sync.lock"   // one knowledge sync through the fleet's remote at a time
 	KnowledgeClash  = "knowledge-conflicts"   // this host's versions of documents changed elsewhere too
 	FleetRawPrefix  = "fleet-raw-"            // os.MkdirTemp's pattern of a merged raw copy
+	fleetRawLock    = "in-use.lock"           // in a merged raw copy: held while a process reads it
 	trainingCurate  = "curate.lock"           // in TrainingDir: one curate-data at a time
 	trainingPlans   = "plans"                 // in TrainingDir
 	trainingData    = "datasets"              // in TrainingDir
@@ -101,6 +103,14 @@ const (
 // Dir is a repository's state directory. The zero Dir names paths relative
 // to the state directory ("runs/<id>/run-1.log"), as messages show them.
 type Dir struct{ path string }
+
+// FleetRawCopies is the glob of the merged raw copies (FleetRawPrefix).
+func (d Dir) FleetRawCopies() string { return d.join(FleetRawPrefix + "*") }
+
+// FleetRawLock is, in a merged raw copy's directory (a Dir of its own),
+// the lock its process holds while it reads the copy: a copy whose lock
+// is free was left by a process that died.
+func (d Dir) FleetRawLock() string { return d.join(fleetRawLock) }
 
 // Of returns the state directory of the repository whose root is root.
 func Of(root string) Dir { return Dir{filepath.Join(root, Name)} }
