@@ -53,6 +53,7 @@ func fleetStatusRun(ctx context.Context, d *deps, opts *fleetStatusOptions) erro
 	if err != nil {
 		return err
 	}
+	warnConfig(d, cfg)
 	fs, err := cfg.FleetSettings()
 	if err != nil {
 		return err

@@ -41,6 +41,15 @@ func warnUnknownKeys(d *deps, repo string, cfg *config.Config) {
 	}
 }
 
+// warnConfig says what in the repository's config is valid but most
+// likely a mistake (config.Config.Warnings), with its fix: for the
+// commands that start or inspect a fleet, where it matters.
+func warnConfig(d *deps, cfg *config.Config) {
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(d.errOut, "warning: %s\n", w)
+	}
+}
+
 // runError makes a run refused for its inputs a usage error.
 func runError(err error) error {
 	var ie *run.InputError

@@ -114,6 +114,7 @@ func serveRun(ctx context.Context, d *deps, opts *serveOptions) error {
 		return err
 	}
 	defer tb.Close()
+	warnConfig(d, tb.ws.Config)
 	// /mcp: the tools of 'cra mcp', the board's through the daemon's
 	// fleet (issue 31).
 	mcpHTTP := mcp.NewHTTP(ctx, tb.fleet.Root(), mcp.Options{Board: tb.fleet, Version: version, Logger: d.logger})

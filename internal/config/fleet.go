@@ -79,6 +79,33 @@ func (f *Fleet) Validate() []string {
 	return problems
 }
 
+// Warnings returns what in the configuration is valid but most likely a
+// mistake, each with its fix, for the commands that start or inspect a
+// fleet to print (cra serve, cra fleet status).
+func (c *Config) Warnings() []string {
+	if c == nil {
+		return nil
+	}
+	return c.Fleet.Warnings()
+}
+
+// Warnings returns what in [fleet] is valid but most likely a mistake:
+// a database without push, where the hosts share the board but not the
+// task branches nor the knowledge store.
+func (f *Fleet) Warnings() []string {
+	if f == nil || f.DatabaseURLEnv == "" || f.Push != nil && *f.Push {
+		return nil
+	}
+	state := "unset"
+	if f.Push != nil {
+		state = "false"
+	}
+	return []string{fmt.Sprintf("[fleet] database_url_env is set but push is %s: the hosts share the board, "+
+		"but not the task branches (a run another host restarts or recycles starts without the last run's work) "+
+		"nor the knowledge store; set push = true under [fleet] in .clean_room/config.toml on every host, "+
+		"each with [fleet] remote (default origin) naming the repository they share", state)}
+}
+
 // FleetSettings are [fleet] with the defaults filled in.
 type FleetSettings struct {
 	// DatabaseURLEnv is empty when no database is configured: the world

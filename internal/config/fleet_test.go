@@ -31,6 +31,25 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%q: push %v, %v; want %v", tc.toml, s.Push, err, tc.want)
 		}
 	}
+	// A database without push: hosts that share a board but neither
+	// branches nor knowledge, said with the fix.
+	for _, tc := range []struct{ toml, want string }{
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\n", "push is unset"},
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\npush = false\n", "push is false"},
+		{"[fleet]\ndatabase_url_env = \"CRA_DB\"\npush = true\n", ""},
+		{"[fleet]\npush = false\n", ""},
+		{"[board]\nmax_parallel = 2\n", ""},
+		{"", ""},
+	} {
+		c, err := Parse([]byte(tc.toml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(c.Warnings(), "\n")
+		if tc.want == "" && got != "" || tc.want != "" && (!strings.Contains(got, tc.want) || !strings.Contains(got, "set push = true")) {
+			t.Errorf("%q: warnings %q, want %q", tc.toml, got, tc.want)
+		}
+	}
 	if _, err := s.DatabaseURL(func(string) string { return "postgres://x" }); err != ErrNoDatabase {
 		t.Errorf("DatabaseURL with none configured = %v, want ErrNoDatabase", err)
 	}
