@@ -102,6 +102,15 @@ func OpenClone(ctx context.Context, repo, path, branch string, confine func(*exe
 		if got := strings.TrimSpace(string(out)); got != branch {
 			return nil, fmt.Errorf("working copy %s is on %q, not %s: remove it (its branch keeps the committed work)", path, got, branch)
 		}
+		// Only cra writes in its working copies' git directory, one run of
+		// the task at a time, and none runs while the copy is opened for
+		// the next: a lock file there is a killed git's (a host lost while
+		// it committed), which would fail every later commit.
+		for _, lock := range []string{"index.lock", "HEAD.lock", filepath.Join("refs", "heads", filepath.FromSlash(branch)+".lock")} {
+			if err := os.Remove(filepath.Join(path, ".git", lock)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("working copy %s: remove the stale %s: %w", path, lock, err)
+			}
+		}
 		return c, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -100,3 +100,30 @@ func (c *Clone) mustGit(t *testing.T, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestOpenCloneClearsStaleLocks: a git killed while it committed in a
+// working copy (its host lost) leaves index.lock and its kin behind; the
+// next run's OpenClone removes them, and its commit works.
+func TestOpenCloneClearsStaleLocks(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	write(t, repo, "a.txt", "a\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "first")
+	path := filepath.Join(repo, ".clean_room", "worktrees", "t-1")
+	if _, err := OpenClone(ctx, repo, path, "cra/t-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{"index.lock", "HEAD.lock", "refs/heads/cra/t-1.lock"} {
+		write(t, filepath.Join(path, ".git"), lock, "")
+	}
+	c, err := OpenClone(ctx, repo, path, "cra/t-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, "b.txt", "b\n")
+	if ok, err := c.CommitAll(ctx, "run 2\n"); err != nil || !ok {
+		t.Fatalf("commit after stale locks: %v, %v; want a commit", ok, err)
+	}
+}
