@@ -255,6 +255,7 @@ func (l *Log) Compact(ctx context.Context, opts CompactOptions) (_ CompactStats,
 	// The views of the old file: the index goes (rebuilt on next use) and
 	// markers move, before the journal, which holds their moves, goes.
 	l.mu.Lock()
+	l.cache.release()
 	l.cache = nil
 	l.mu.Unlock()
 	if err := os.Remove(l.sd.WorldIndex()); err != nil && !os.IsNotExist(err) {

@@ -20,8 +20,12 @@ func (l *Log) CurrentIn(ctx context.Context, statuses ...Status) ([]Agent, error
 func (l *Log) Statuses(ctx context.Context) (map[string]Status, error) {
 	var out map[string]Status
 	err := l.withState(ctx, func(_ *os.File, st *state) error {
-		out = make(map[string]Status, len(st.byID))
-		for id, a := range st.byID {
+		byID, err := st.all()
+		if err != nil {
+			return err
+		}
+		out = make(map[string]Status, len(byID))
+		for id, a := range byID {
 			out[id] = a.Status
 		}
 		return nil
@@ -39,7 +43,8 @@ func (l *Log) AnsweredFailed(ctx context.Context) ([]Agent, error) {
 
 // answeredFailed returns the agents failed with a person's answer after,
 // looked for among all once per position of the fold: an idle board's
-// recycler asks again and again of a state that has not moved.
+// recycler asks again and again of a state that has not moved. The
+// caller has read them all (state.all).
 func (s *state) answeredFailed() []*agentState {
 	if s.answered != nil && s.answeredAt == s.Pos.Offset {
 		return s.answered

@@ -258,9 +258,13 @@ func (l *Log) appendLocked(ctx context.Context, e Entry, line []byte, exclusive 
 		if err != nil {
 			return false, err
 		}
+		a, err := st.get(e.ID)
+		if err != nil {
+			return false, err
+		}
 		var from Status
 		var user, reviewed bool
-		if a := st.byID[e.ID]; a != nil {
+		if a != nil {
 			from, user, reviewed = a.Status, a.UserAfter, a.Reviewed
 		}
 		if err := checkTransition(e.ID, from, user, reviewed, e.Status); err != nil {

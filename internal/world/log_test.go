@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -411,8 +412,63 @@ func TestIndexRoundTrip(t *testing.T) {
 	if got == nil {
 		t.Fatal("readIndex: nil")
 	}
-	if diff := cmp.Diff(st, got, cmp.AllowUnexported(state{})); diff != "" {
-		t.Errorf("(-saved +read):\n%s", diff)
+	// Each agent is found alone, its line parsed when asked for; an id
+	// the index lacks, before, between or after theirs, is none.
+	for id, want := range st.byID {
+		a, err := got.get(id)
+		if err != nil || a == nil || *a != *want {
+			t.Errorf("get(%q) = %+v, %v; want %+v", id, a, err, want)
+		}
+	}
+	for _, id := range []string{"A", "T-0", "T-2", "zz", "x", "ünï"} {
+		if a, err := got.get(id); a != nil || err != nil {
+			t.Errorf("get(%q) = %+v, %v; want none", id, a, err)
+		}
+	}
+	again := readIndex(path)
+	if _, err := again.all(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := got.all(); err != nil {
+		t.Fatal(err)
+	}
+	for _, read := range []*state{got, again} {
+		if diff := cmp.Diff(st, read, cmp.AllowUnexported(state{})); diff != "" {
+			t.Errorf("(-saved +read):\n%s", diff)
+		}
+	}
+	// A state read in part saves what one read in full does: its unread
+	// lines are copied, an agent changed since replaces its line.
+	part := readIndex(path)
+	changed, err := part.get("with\ttab")
+	if err != nil || changed == nil {
+		t.Fatalf("get: %+v, %v", changed, err)
+	}
+	changed.Status, changed.Retries = StatusFinish, 7
+	part.byID["new"] = &agentState{ID: "new", Status: StatusStart, StartOff: 5}
+	st.byID["with\ttab"].Status, st.byID["with\ttab"].Retries = StatusFinish, 7
+	st.byID["new"] = &agentState{ID: "new", Status: StatusStart, StartOff: 5}
+	fullPath, partPath := filepath.Join(t.TempDir(), indexName), filepath.Join(t.TempDir(), indexName)
+	if err := st.save(fullPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := part.save(partPath); err != nil {
+		t.Fatal(err)
+	}
+	full, _ := os.ReadFile(fullPath)
+	if saved, _ := os.ReadFile(partPath); string(saved) != string(full) {
+		t.Errorf("a state read in part saved\n%s\nwant\n%s", saved, full)
+	}
+	// An index cut short is not read.
+	for _, n := range []int{len(full) - 1, len(full) - 60, strings.Index(string(full), "T-1") + 2} {
+		if err := os.WriteFile(path, full[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if st := readIndex(path); st != nil {
+			if _, err := st.all(); err == nil {
+				t.Errorf("an index cut to %d bytes was read whole", n)
+			}
+		}
 	}
 	// An empty log's state (no tail) reads back too.
 	empty := &state{byID: map[string]*agentState{}}
@@ -458,5 +514,45 @@ func TestBegin(t *testing.T) {
 	}
 	if got := len(readLines(t, l)); got != 5 {
 		t.Errorf("got %d lines, want 5", got)
+	}
+}
+
+// TestIndexLookupLarge finds each of thousands of agents in the side index
+// by its line alone (binary search over the file, lines of every length,
+// ids escaped or not), and no agent for ids between theirs.
+func TestIndexLookupLarge(t *testing.T) {
+	st := &state{Dev: 1, Ino: 2, byID: map[string]*agentState{}}
+	for i := range 3000 {
+		id := fmt.Sprintf("t-%08x", i*7919)
+		switch i % 5 {
+		case 1:
+			id += strings.Repeat("long", i%300) // lines up to some 1,200 bytes
+		case 2:
+			id += "\t[tab]\n"
+		}
+		st.byID[id] = &agentState{ID: id, Status: Statuses()[i%len(Statuses())], Since: int64(i), Off: int64(i * 10), StartOff: -1, Retries: i % 4}
+	}
+	path := filepath.Join(t.TempDir(), indexName)
+	if err := st.save(path); err != nil {
+		t.Fatal(err)
+	}
+	got := readIndex(path)
+	if got == nil || got.rest == nil {
+		t.Fatalf("readIndex: %+v", got)
+	}
+	defer got.release()
+	for id, want := range st.byID {
+		a, err := got.get(id)
+		if err != nil || a == nil || *a != *want {
+			t.Fatalf("get(%q) = %+v, %v; want %+v", id, a, err, want)
+		}
+		if a, err := got.get(id + "!"); a != nil || err != nil {
+			t.Fatalf("get(%q) = %+v, %v; want none", id+"!", a, err)
+		}
+	}
+	for _, id := range []string{"", "a", "t-", "t-00000000 ", "zzz"} {
+		if a, err := got.get(id); a != nil || err != nil {
+			t.Errorf("get(%q) = %+v, %v; want none", id, a, err)
+		}
 	}
 }

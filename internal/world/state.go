@@ -128,7 +128,14 @@ type state struct {
 	Skips     []skipState
 	SkipTotal int
 
+	// byID holds the agents read so far: all of them, but for a state
+	// read from the side index, whose agent lines (rest) are read one at
+	// a time as they are asked for (get) and all at once when all are
+	// (all). A lookup, or an append, on a board of 10,000 agents parsed
+	// 10,000 lines to use one: 'cra task add' grew with the board. An
+	// agent in byID is newer than its line in rest.
 	byID    map[string]*agentState
+	rest    *agentLines
 	savedAt int64 // Pos.Offset of the copy on disk; -1 when none
 
 	// lines are the entries already read at their offsets: a line
@@ -196,18 +203,120 @@ func (s *state) describes(f *os.File, fi os.FileInfo) bool {
 	return err == nil && bytes.Equal(tail, s.Tail)
 }
 
+// errIndexDamaged is a side index whose checksum holds but whose agent
+// lines do not parse or are out of order: only a hand can write one.
+var errIndexDamaged = errors.New("world log side index damaged: remove .clean_room/world.log.idx, and the next command rebuilds it from the log")
+
+// get returns agent id's state, nil when the log has none: from byID, or
+// parsed from its line of the side index (found by binary search) the
+// first time it is asked for.
+func (s *state) get(id string) (*agentState, error) {
+	if a := s.byID[id]; a != nil || s.rest == nil {
+		return a, nil
+	}
+	line, err := s.rest.find(id)
+	if err != nil || line == "" {
+		return nil, err
+	}
+	a := new(agentState)
+	if !parseAgentState(line, a) || a.ID != id {
+		return nil, errIndexDamaged
+	}
+	s.byID[id] = a
+	return a, nil
+}
+
+// findAgentLine returns the line of agent id among lines, whole agent
+// lines of the side index sorted by id; "" when none is id's.
+func findAgentLine(lines, id string) (string, error) {
+	lo, hi := 0, len(lines) // lo and hi start lines
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo + strings.LastIndexByte(lines[lo:mid], '\n') + 1
+		end := strings.IndexByte(lines[start:hi], '\n')
+		if end < 0 {
+			return "", errIndexDamaged
+		}
+		end += start
+		line := lines[start:end]
+		key, _, ok := strings.Cut(line, "\t")
+		if !ok {
+			return "", errIndexDamaged
+		}
+		k, err := Unescape(key)
+		if err != nil {
+			return "", errIndexDamaged
+		}
+		switch {
+		case id < k:
+			hi = start
+		case id > k:
+			lo = end + 1
+		default:
+			return line, nil
+		}
+	}
+	return "", nil
+}
+
+// all returns every agent's state, parsing the side index's lines not
+// read yet.
+func (s *state) all() (map[string]*agentState, error) {
+	if s.rest == nil {
+		return s.byID, nil
+	}
+	text, err := s.rest.all()
+	if err != nil {
+		return nil, err
+	}
+	n := strings.Count(text, "\n")
+	if len(s.byID) == 0 {
+		s.byID = make(map[string]*agentState, n)
+	}
+	slab := make([]agentState, n) // one allocation for the agents
+	prev := ""
+	for text != "" {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		a := &slab[0]
+		slab = slab[1:]
+		if !parseAgentState(line, a) || (prev != "" && a.ID <= prev) {
+			return nil, errIndexDamaged // out of order, get could not have found them
+		}
+		prev = a.ID
+		if s.byID[a.ID] == nil {
+			s.byID[a.ID] = a
+		}
+	}
+	s.release()
+	return s.byID, nil
+}
+
+// release closes the side index s reads its agent lines from, once they
+// are all read or s is dropped. A nil s releases nothing.
+func (s *state) release() {
+	if s != nil {
+		s.rest.close()
+		s.rest = nil
+	}
+}
+
 // apply folds entry e, whose line starts at off, into s; check has found
-// it allowed.
-func (s *state) apply(off int64, e Entry) {
-	a := s.byID[e.ID]
+// it allowed. Its error is a damaged side index's.
+func (s *state) apply(off int64, e Entry) error {
+	a, err := s.get(e.ID)
+	if err != nil {
+		return err
+	}
 	if a == nil {
 		if e.Kind == KindEvent {
-			return
+			return nil
 		}
 		a = &agentState{ID: e.ID, StartOff: -1}
 		s.byID[e.ID] = a
 	}
 	a.Fold(off, e)
+	return nil
 }
 
 // check returns why the fold ignores entry e, whose line starts at off,
@@ -219,15 +328,18 @@ func (s *state) apply(off int64, e Entry) {
 // format in a log that has no line of the current one before them (a log
 // of seed 002's tools), and a verified agent's start and verified entries
 // in the part a compaction wrote.
-func (s *state) check(off int64, e Entry) *TransitionError {
+func (s *state) check(off int64, e Entry) (*TransitionError, error) {
 	if e.Kind != KindAgent || (e.Legacy && !s.Current) {
-		return nil
+		return nil, nil
 	}
-	a := s.byID[e.ID]
+	a, err := s.get(e.ID)
+	if err != nil {
+		return nil, err
+	}
 	if off < s.Vouched && e.Status == StatusVerified && (a == nil || a.Status == StatusStart) {
-		return nil
+		return nil, nil
 	}
-	return a.Check(e)
+	return a.Check(e), nil
 }
 
 // skip records that the fold ignored the entry of r, for te.
@@ -253,15 +365,18 @@ func (s *state) catchUp(ctx context.Context, f *os.File, malformed func(*Record)
 		if !r.Entry.Legacy {
 			s.Current = true
 		}
-		if te := s.check(r.Offset, r.Entry); te != nil {
+		te, err := s.check(r.Offset, r.Entry)
+		if err != nil {
+			return err
+		}
+		if te != nil {
 			s.skip(r, te)
 			if broken != nil {
 				broken(r, te)
 			}
 			return nil
 		}
-		s.apply(r.Offset, r.Entry)
-		return nil
+		return s.apply(r.Offset, r.Entry)
 	})
 	if err != nil {
 		return err
@@ -295,8 +410,10 @@ func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*
 	}
 	st := l.cache
 	if st == nil || !st.describes(f, fi) {
+		st.release()
 		st = readIndex(l.sd.WorldIndex())
 		if st == nil || !st.describes(f, fi) {
+			st.release()
 			st = l.freshState(fi)
 		}
 	}
@@ -304,7 +421,15 @@ func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*
 	// Nothing written since: no reader (and its 256 KiB buffer) for a
 	// lookup on an idle board.
 	if fi.Size() > st.Pos.Offset {
-		if err := st.catchUp(ctx, f, malformed, broken); err != nil {
+		err := st.catchUp(ctx, f, malformed, broken)
+		if errors.Is(err, errIndexDamaged) {
+			// A side index whose lines do not hold up: the log rebuilds it.
+			st.release()
+			st = l.freshState(fi)
+			err = st.catchUp(ctx, f, malformed, broken)
+		}
+		if err != nil {
+			st.release()
 			return nil, err
 		}
 	}
@@ -319,8 +444,8 @@ func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*
 
 // The side index is text, quick to parse and easy to inspect:
 //
-//	cra-world-index 2
-//	DEV INO OFFSET LINES TAIL-HEX CURRENT VOUCHED SKIPTOTAL
+//	cra-world-index 3
+//	DEV INO OFFSET LINES TAIL-HEX CURRENT VOUCHED SKIPTOTAL AGENTBYTES
 //	ID<TAB>STATUS<TAB>SINCE<TAB>OFF<TAB>START<TAB>SEEN<TAB>USER<TAB>RETRIES<TAB>REVIEWED
 //	...
 //	<TAB>OFF<TAB>LINE<TAB>ID<TAB>FROM<TAB>TO<TAB>WHY
@@ -330,74 +455,106 @@ func (l *Log) loadStateTelling(ctx context.Context, f *os.File, malformed func(*
 // an empty TAIL-HEX is written "-", CURRENT, USER and REVIEWED are 0 or 1,
 // and the skipped entries' lines start with a tab (an agent line starts
 // with its id, which is never empty). WHY is "user", "review" or "-", the
-// TransitionError's NeedsUser and NeedsReview. An index of version 1 is
-// not read: the log rebuilds it.
-const indexHeader = "cra-world-index 2"
+// TransitionError's NeedsUser and NeedsReview. The agent lines are sorted
+// by id and take AGENTBYTES bytes. A reader parses the header and the
+// skipped entries, and reads an agent's line when it is asked for
+// (state.get): a lookup costs the same with 10 agents or 10,000. An
+// index of an earlier version is not read: the log rebuilds it.
+const indexHeader = "cra-world-index 3"
 
 // readIndex reads the side index; any problem makes it absent, since the
-// log can always rebuild it.
+// log can always rebuild it. The state it returns keeps the file open
+// until its agents are all read or it is released.
 func readIndex(path string) *state {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	text := string(data)
-	header, text, _ := strings.Cut(text, "\n")
-	where, text, _ := strings.Cut(text, "\n")
-	if header != indexHeader {
+	st := readIndexFile(f)
+	if st == nil || st.rest == nil {
+		f.Close()
+	}
+	return st
+}
+
+// headerMax bounds the side index's two header lines (the log's tail is
+// at most tailBytes, 128 hex digits).
+const headerMax = 4096
+
+func readIndexFile(f *os.File) *state {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil
 	}
-	lines := strings.Count(text, "\n")
-	st := &state{byID: make(map[string]*agentState, lines)}
-	slab := make([]agentState, lines) // one allocation for the agents
-	f := strings.Fields(where)
-	if len(f) != 8 {
+	size := fi.Size()
+	head := make([]byte, min(size, headerMax))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil
+	}
+	text := string(head)
+	header, text, _ := strings.Cut(text, "\n")
+	where, text, ok := strings.Cut(text, "\n")
+	if header != indexHeader || !ok {
+		return nil
+	}
+	headLen := int64(len(head) - len(text))
+	st := &state{byID: map[string]*agentState{}}
+	f2 := strings.Fields(where)
+	if len(f2) != 9 {
 		return nil
 	}
 	nums := []*uint64{&st.Dev, &st.Ino}
 	for i, p := range nums {
-		if *p, err = strconv.ParseUint(f[i], 10, 64); err != nil {
+		if *p, err = strconv.ParseUint(f2[i], 10, 64); err != nil {
 			return nil
 		}
 	}
 	ints := []*int64{&st.Pos.Offset, &st.Pos.Line, &st.Vouched}
 	for i, k := range []int{2, 3, 6} {
-		if *ints[i], err = strconv.ParseInt(f[k], 10, 64); err != nil {
+		if *ints[i], err = strconv.ParseInt(f2[k], 10, 64); err != nil {
 			return nil
 		}
 	}
 	if st.Pos.Offset < 0 || st.Pos.Line < 0 {
 		return nil
 	}
-	if f[4] != "-" {
-		if st.Tail, err = hex.DecodeString(f[4]); err != nil {
+	if f2[4] != "-" {
+		if st.Tail, err = hex.DecodeString(f2[4]); err != nil {
 			return nil
 		}
 	}
-	st.Current = f[5] == "1"
-	if st.SkipTotal, err = strconv.Atoi(f[7]); err != nil {
+	st.Current = f2[5] == "1"
+	if st.SkipTotal, err = strconv.Atoi(f2[7]); err != nil {
 		return nil
 	}
-	for text != "" {
-		var line string
-		line, text, _ = strings.Cut(text, "\n")
-		if rest, ok := strings.CutPrefix(line, "\t"); ok {
-			sk, ok := parseSkip(rest)
-			if !ok {
-				return nil
-			}
-			st.Skips = append(st.Skips, sk)
-			continue
-		}
-		if len(slab) == 0 {
-			slab = make([]agentState, 1)
-		}
-		a := &slab[0]
-		slab = slab[1:]
-		if !parseAgentState(line, a) {
+	agentBytes, err := strconv.ParseInt(f2[8], 10, 64)
+	if err != nil || agentBytes < 0 || agentBytes > size-headLen {
+		return nil
+	}
+	end := headLen + agentBytes
+	if agentBytes > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], end-1); err != nil || last[0] != '\n' {
 			return nil
 		}
-		st.byID[a.ID] = a
+		st.rest = &agentLines{f: f, at: headLen, end: end}
+	}
+	skips := make([]byte, size-end)
+	if _, err := f.ReadAt(skips, end); err != nil || (len(skips) > 0 && skips[len(skips)-1] != '\n') {
+		return nil
+	}
+	for text := string(skips); text != ""; {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		rest, ok := strings.CutPrefix(line, "\t")
+		if !ok {
+			return nil
+		}
+		sk, ok := parseSkip(rest)
+		if !ok {
+			return nil
+		}
+		st.Skips = append(st.Skips, sk)
 	}
 	st.savedAt = st.Pos.Offset
 	return st
@@ -482,43 +639,55 @@ func boolDigit(b bool) byte {
 	return '0'
 }
 
-// save writes s as the side index, atomically.
+// save writes s as the side index, atomically. The agent lines of the
+// index s was read from that no agent in byID replaces are copied as
+// they are, unparsed.
 func (s *state) save(path string) error {
 	agents := make([]*agentState, 0, len(s.byID))
 	for _, a := range s.byID {
 		agents = append(agents, a)
 	}
 	slices.SortFunc(agents, func(a, b *agentState) int { return cmp.Compare(a.ID, b.ID) })
-	buf := make([]byte, 0, 64+len(agents)*96+len(s.Skips)*64)
-	tail := hex.EncodeToString(s.Tail)
-	if tail == "" {
-		tail = "-"
-	}
-	buf = fmt.Appendf(buf, "%s\n%d %d %d %d %s %c %d %d\n", indexHeader, s.Dev, s.Ino, s.Pos.Offset, s.Pos.Line, tail,
-		boolDigit(s.Current), s.Vouched, s.SkipTotal)
-	for _, a := range agents {
-		buf = appendEscaped(buf, a.ID, true)
-		buf = append(buf, '\t')
-		buf = append(buf, a.Status...)
-		for _, n := range []int64{a.Since, a.Off, a.StartOff, a.Seen} {
-			buf = append(buf, '\t')
-			buf = strconv.AppendInt(buf, n, 10)
+	rest := ""
+	if s.rest != nil {
+		var err error
+		if rest, err = s.rest.all(); err != nil {
+			return err
 		}
-		buf = append(buf, '\t', boolDigit(a.UserAfter), '\t')
-		buf = strconv.AppendInt(buf, int64(a.Retries), 10)
-		buf = append(buf, '\t', boolDigit(a.Reviewed), '\n')
 	}
+	body := make([]byte, 0, len(rest)+len(agents)*96+len(s.Skips)*64)
+	prev := ""
+	for rest != "" || len(agents) > 0 {
+		if rest != "" {
+			line, after, _ := strings.Cut(rest, "\n")
+			id, err := lineKey(line)
+			if err != nil || id <= prev {
+				return errIndexDamaged
+			}
+			if len(agents) == 0 || id < agents[0].ID {
+				body = append(append(body, line...), '\n')
+				rest, prev = after, id
+				continue
+			}
+			if id == agents[0].ID {
+				rest, prev = after, id // byID's is newer
+			}
+		}
+		body = appendAgentState(body, agents[0])
+		agents = agents[1:]
+	}
+	agentBytes := len(body)
 	for _, sk := range s.Skips {
-		buf = append(buf, '\t')
-		buf = strconv.AppendInt(buf, sk.Off, 10)
-		buf = append(buf, '\t')
-		buf = strconv.AppendInt(buf, sk.Line, 10)
-		buf = append(buf, '\t')
-		buf = appendEscaped(buf, sk.Err.ID, true)
-		buf = append(buf, '\t')
-		buf = append(buf, sk.Err.From...)
-		buf = append(buf, '\t')
-		buf = append(buf, sk.Err.To...)
+		body = append(body, '\t')
+		body = strconv.AppendInt(body, sk.Off, 10)
+		body = append(body, '\t')
+		body = strconv.AppendInt(body, sk.Line, 10)
+		body = append(body, '\t')
+		body = appendEscaped(body, sk.Err.ID, true)
+		body = append(body, '\t')
+		body = append(body, sk.Err.From...)
+		body = append(body, '\t')
+		body = append(body, sk.Err.To...)
 		why := "-"
 		switch {
 		case sk.Err.NeedsUser:
@@ -526,15 +695,37 @@ func (s *state) save(path string) error {
 		case sk.Err.NeedsReview:
 			why = "review"
 		}
-		buf = append(buf, '\t')
-		buf = append(buf, why...)
-		buf = append(buf, '\n')
+		body = append(body, '\t')
+		body = append(body, why...)
+		body = append(body, '\n')
 	}
+	tail := hex.EncodeToString(s.Tail)
+	if tail == "" {
+		tail = "-"
+	}
+	buf := make([]byte, 0, 128+len(tail)+len(body))
+	buf = fmt.Appendf(buf, "%s\n%d %d %d %d %s %c %d %d %d\n", indexHeader, s.Dev, s.Ino, s.Pos.Offset, s.Pos.Line, tail,
+		boolDigit(s.Current), s.Vouched, s.SkipTotal, agentBytes)
+	buf = append(buf, body...)
 	if err := atomicfile.Write(path, buf, 0o644); err != nil {
 		return err
 	}
 	s.savedAt = s.Pos.Offset
 	return nil
+}
+
+// appendAgentState appends a's line of the side index.
+func appendAgentState(buf []byte, a *agentState) []byte {
+	buf = appendEscaped(buf, a.ID, true)
+	buf = append(buf, '\t')
+	buf = append(buf, a.Status...)
+	for _, n := range []int64{a.Since, a.Off, a.StartOff, a.Seen} {
+		buf = append(buf, '\t')
+		buf = strconv.AppendInt(buf, n, 10)
+	}
+	buf = append(buf, '\t', boolDigit(a.UserAfter), '\t')
+	buf = strconv.AppendInt(buf, int64(a.Retries), 10)
+	return append(buf, '\t', boolDigit(a.Reviewed), '\n')
 }
 
 // withState runs fn on the agents' states as of now, with the log open.
@@ -559,11 +750,10 @@ func (l *Log) Lookup(ctx context.Context, id string) (Agent, bool, error) {
 	var a Agent
 	var ok bool
 	err := l.withState(ctx, func(f *os.File, st *state) error {
-		s := st.byID[id]
-		if s == nil {
-			return nil
+		s, err := st.get(id)
+		if s == nil || err != nil {
+			return err
 		}
-		var err error
 		a, err = st.agent(f, s)
 		ok = err == nil
 		return err
@@ -601,7 +791,11 @@ func (l *Log) CountAgents(ctx context.Context, silent time.Duration, match func(
 	now := l.Now()
 	n := 0
 	err := l.withState(ctx, func(_ *os.File, st *state) error {
-		for _, a := range st.byID {
+		byID, err := st.all()
+		if err != nil {
+			return err
+		}
+		for _, a := range byID {
 			if silent > 0 && !inLimbo(a, now, silent) {
 				continue
 			}
@@ -631,6 +825,9 @@ func (l *Log) agents(ctx context.Context, keep func(*agentState) bool) ([]Agent,
 func (l *Log) agentsPicked(ctx context.Context, pick func(*state) []*agentState) ([]Agent, error) {
 	var out []Agent
 	err := l.withState(ctx, func(f *os.File, st *state) error {
+		if _, err := st.all(); err != nil {
+			return err
+		}
 		picked := slices.Clone(pick(st))
 		slices.SortFunc(picked, func(a, b *agentState) int {
 			return cmp.Or(cmp.Compare(a.Since, b.Since), cmp.Compare(a.ID, b.ID))
