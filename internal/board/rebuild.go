@@ -126,7 +126,7 @@ func (b *Board) rebuild(ctx context.Context, check, index bool) (Report, error) 
 		}
 	}
 	for _, a := range agents {
-		if present[a.ID] || !boardID.MatchString(a.ID) {
+		if present[a.ID] || !boardID().MatchString(a.ID) {
 			continue
 		}
 		if err := b.recreate(ctx, &rep, a, check); err != nil {

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -271,15 +270,35 @@ func (e *FieldError) Error() string {
 
 // idPattern keeps ids safe as file names and as world-log identifiers (no
 // brackets, no control characters, no leading dot, which marks temp files).
+// It is checked by hand (validID, which TestValidID holds to the
+// pattern): a listing checks every file name, and the regular expression
+// took a twentieth of 'cra task list' on 10,000 tasks.
 var idPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // boardID is the shape of the ids NewID makes.
-var boardID = regexp.MustCompile(`^t-[0-9a-f]{8}$`)
+var boardID = lazyre.New(`^t-[0-9a-f]{8}$`)
+
+// validID reports whether id matches idPattern.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckID returns an error unless id can name a task: a file name and a
 // world-log agent id.
 func CheckID(id string) error {
-	if !idPattern().MatchString(id) {
+	if !validID(id) {
 		return &FieldError{Field: "id", Err: fmt.Sprintf("%q is not a task id", id),
 			Fix: "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 	}

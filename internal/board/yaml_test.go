@@ -190,3 +190,16 @@ func FuzzParseTask(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidID holds the hand-written id check to the pattern it stands
+// for.
+func FuzzValidID(f *testing.F) {
+	for _, id := range []string{"t-1a2b3c4d", "", "-a", ".hidden", "a.b_c-d", "A" + strings.Repeat("b", 63), "A" + strings.Repeat("b", 64), "ünï", "a b", "a\n", "a/b"} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := validID(id), idPattern().MatchString(id); got != want {
+			t.Fatalf("validID(%q) = %v, the pattern says %v", id, got, want)
+		}
+	})
+}

@@ -64,7 +64,7 @@ func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
 		return err
 	}
 	if opts.json {
-		return encodeJSONArray(d.out, out)
+		return encodeTaskList(d.out, out)
 	}
 	if len(out) == 0 {
 		_, err := fmt.Fprintln(d.out, "no tasks: add one with 'cra task add TITLE'")
