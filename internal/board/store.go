@@ -215,19 +215,27 @@ func (s *FileStore) Get(ctx context.Context, id string) (*Task, Folder, error) {
 // List implements Store. It reads the tasks through each folder's list
 // index (tasks/.index.<folder>, see listIndex), reading only the files
 // that changed since it was written, and writes the index back when they
-// did; the index is a cache, so failing to write it fails nothing.
+// did; the index is a cache, so failing to write it fails nothing. Each
+// index is decoded while the folders' files are statted, on another
+// core: the two took about as long on 10,000 tasks.
 func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
 	folders := Folders()
 	if folder != "" {
 		folders = []Folder{folder}
 	}
+	indexes := make([]chan *listIndex, len(folders))
+	for i, f := range folders {
+		indexes[i] = make(chan *listIndex, 1)
+		go func() { indexes[i] <- s.loadIndex(f) }()
+	}
 	var out []Listed
-	for _, f := range folders {
-		ix := s.loadIndex(f)
-		l, changed, err := s.listIndexed(ctx, ix, f)
+	for i, f := range folders {
+		ents, err := s.scanFolder(ctx, f)
 		if err != nil {
 			return nil, err
 		}
+		ix := <-indexes[i]
+		l, changed := s.listScanned(ix, f, ents)
 		if changed {
 			s.saveIndex(f, ix) // best effort: the next listing reads the files again
 		}
@@ -240,24 +248,58 @@ func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
 	return out, nil
 }
 
+// folderEntry is a task file of a folder as scanFolder found it.
+type folderEntry struct {
+	id    string
+	d     fs.DirEntry
+	st    fileStat
+	mtime time.Time
+	ok    bool // st and mtime were taken: a regular file named by a task id
+}
+
+// scanFolder returns the task files of folder, in order, each statted.
+func (s *FileStore) scanFolder(ctx context.Context, folder Folder) ([]folderEntry, error) {
+	stat := openFolderStatter(s.sd.TaskFolder(string(folder)))
+	defer stat.close()
+	var out []folderEntry
+	err := s.eachEntry(ctx, folder, func(id string, _ Folder, d fs.DirEntry) {
+		e := folderEntry{id: id, d: d}
+		if d.Type().IsRegular() && CheckID(id) == nil {
+			e.st, e.mtime, e.ok = stat.lstat(d)
+		}
+		out = append(out, e)
+	})
+	return out, err
+}
+
 // listIndexed lists folder through its index ix, bringing ix up to date
 // with the files; changed says whether it changed any entry.
 func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folder) ([]Listed, bool, error) {
+	ents, err := s.scanFolder(ctx, folder)
+	if err != nil {
+		return nil, false, err
+	}
+	l, changed := s.listScanned(ix, folder, ents)
+	return l, changed, nil
+}
+
+// listScanned is listIndexed of the files ents, scanned from folder.
+func (s *FileStore) listScanned(ix *listIndex, folder Folder, ents []folderEntry) ([]Listed, bool) {
 	start := s.now().UnixNano()
-	out := make([]Listed, 0, len(ix.Entries))
+	out := make([]Listed, 0, len(ents))
 	changed := false
 	// kept counts the files listed whose entries stay: when as many
 	// entries are left, none is an entry without a file, and no set of
 	// the names seen is needed (10,000 of them cost a tenth of a listing).
 	kept := 0
-	stat := openFolderStatter(s.sd.TaskFolder(string(folder)))
-	defer stat.close()
-	err := s.eachEntry(ctx, folder, func(id string, f Folder, d fs.DirEntry) {
+	f := folder
+	for _, fe := range ents {
+		id, d := fe.id, fe.d
 		l := Listed{ID: id, Folder: f}
 		if err := CheckID(id); err != nil {
 			l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
 			out = append(out, l)
-			return
+			continue
 		}
 		old := ix.Entries[id]
 		if !d.Type().IsRegular() {
@@ -271,13 +313,13 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 				delete(ix.Entries, id)
 				changed = true
 			}
-			return
+			continue
 		}
-		if st, mtime, ok := stat.lstat(d); ok && old.trusted(st) {
-			l.Task, l.ModTime = old.Task, mtime
+		if fe.ok && old.trusted(fe.st) {
+			l.Task, l.ModTime = old.Task, fe.mtime
 			out = append(out, l)
 			kept++
-			return
+			continue
 		}
 		t, fi, data, err := s.readRaw(id, f)
 		l.Task, l.Err = t, err
@@ -290,7 +332,7 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 				delete(ix.Entries, id)
 				changed = true
 			}
-			return
+			continue
 		}
 		e := &indexEntry{Stat: statOf(fi), ReadNS: start, Task: t, Raw: data}
 		// A reading taken too close to the file's change is kept, but
@@ -301,9 +343,6 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 		}
 		ix.Entries[id] = e
 		kept++
-	})
-	if err != nil {
-		return nil, false, err
 	}
 	if len(ix.Entries) > kept {
 		seen := make(map[string]bool, len(out))
@@ -319,7 +358,7 @@ func (s *FileStore) listIndexed(ctx context.Context, ix *listIndex, folder Folde
 			}
 		}
 	}
-	return out, changed, nil
+	return out, changed
 }
 
 // IDs returns the ids of the task files in folder, unread; file names
