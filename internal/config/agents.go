@@ -58,7 +58,7 @@ func (a Agent) validatePreset(key string) []string {
 	} else if hasUserInfo(a.BaseURL) {
 		add("%s.base_url carries a user or password: keep secrets out of the file, put the key in an environment variable and name it in %s.api_key_env", key, key)
 	}
-	if a.APIKeyEnv != "" && !envNamePattern.MatchString(a.APIKeyEnv) {
+	if a.APIKeyEnv != "" && !envNamePattern().MatchString(a.APIKeyEnv) {
 		add("%s.api_key_env is not an environment variable name (name the variable, e.g. OPENROUTER_API_KEY, not the key, which this message leaves out)", key)
 	}
 	for i, arg := range a.ExtraArgs {
@@ -99,7 +99,7 @@ func (a Agent) validateEnv(key string) []string {
 	sort.Strings(names)
 	for _, n := range names {
 		switch {
-		case !envNamePattern.MatchString(n):
+		case !envNamePattern().MatchString(n):
 			problems = append(problems, fmt.Sprintf("%s.env has %q, which is not an environment variable name", key, n))
 		case isSecretName(n) && !strings.Contains(a.Env[n], "{"):
 			problems = append(problems, fmt.Sprintf("%s.env.%s holds a value in config.toml: a key never goes in the file; export it and name it in %s.env_from (or %s.api_key_env for the endpoint's key)", key, n, key, key))
@@ -107,7 +107,7 @@ func (a Agent) validateEnv(key string) []string {
 		problems = append(problems, presetPlaceholders(key+".env."+n, a.Env[n])...)
 	}
 	for _, n := range a.EnvFrom {
-		if !envNamePattern.MatchString(n) {
+		if !envNamePattern().MatchString(n) {
 			problems = append(problems, fmt.Sprintf("%s.env_from has %q: name environment variables, e.g. [\"GOPATH\"]", key, n))
 		}
 		if _, ok := a.Env[n]; ok {

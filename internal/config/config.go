@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -370,7 +371,7 @@ func (c *Config) Validate() error {
 // server that is down.
 const MaxRetriesLimit = 20
 
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // OverrideStages are the stages [models.overrides] may name: the
 // pipeline's (seed 001 §16), enrichment's and the supervisors'.
@@ -401,7 +402,7 @@ func (m *Models) validate() []string {
 	} else if hasUserInfo(m.BaseURL) {
 		add("models.base_url carries a user or password, which would reach the world log and raw.sqlite: keep secrets out of the file, put a token in an environment variable and name it in models.api_key_env")
 	}
-	if m.APIKeyEnv != "" && !envNamePattern.MatchString(m.APIKeyEnv) {
+	if m.APIKeyEnv != "" && !envNamePattern().MatchString(m.APIKeyEnv) {
 		add("models.api_key_env is not an environment variable name (name the variable, e.g. OPENROUTER_API_KEY, not the key, which this message leaves out)")
 	}
 	positive := func(key string, v *int) {
@@ -471,7 +472,7 @@ func (m *Models) validate() []string {
 		case hasUserInfo(ep.BaseURL):
 			add("%s.base_url carries a user or password: keep secrets out of the file, put a token in an environment variable and name it in %s.api_key_env", key, key)
 		}
-		if ep.APIKeyEnv != "" && !envNamePattern.MatchString(ep.APIKeyEnv) {
+		if ep.APIKeyEnv != "" && !envNamePattern().MatchString(ep.APIKeyEnv) {
 			add("%s.api_key_env is not an environment variable name (name the variable, not the key, which this message leaves out)", key)
 		}
 		positive(key+".context_window", ep.ContextWindow)

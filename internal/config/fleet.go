@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,8 +44,8 @@ const (
 )
 
 var (
-	hostPattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	remotePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
+	hostPattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
+	remotePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`) })
 )
 
 // Validate returns the problems of the values present, each naming its
@@ -54,17 +55,17 @@ func (f *Fleet) Validate() []string {
 		return nil
 	}
 	var problems []string
-	if v := f.DatabaseURLEnv; v != "" && !envNamePattern.MatchString(v) {
+	if v := f.DatabaseURLEnv; v != "" && !envNamePattern().MatchString(v) {
 		if strings.Contains(v, "://") || strings.Contains(v, "=") || strings.Contains(v, " ") {
 			problems = append(problems, "fleet.database_url_env holds what looks like a URL or a setting: it names the environment variable that holds the URL (database_url_env = \"CRA_DATABASE_URL\", then export CRA_DATABASE_URL=postgres://…); a URL in the config would put its password in a file")
 		} else {
 			problems = append(problems, fmt.Sprintf("fleet.database_url_env is %q: name an environment variable (letters, digits, '_'), like CRA_DATABASE_URL", v))
 		}
 	}
-	if v := f.Host; v != "" && !hostPattern.MatchString(v) {
+	if v := f.Host; v != "" && !hostPattern().MatchString(v) {
 		problems = append(problems, fmt.Sprintf("fleet.host is %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", v))
 	}
-	if v := f.Remote; v != "" && (!remotePattern.MatchString(v) || strings.Contains(v, "..")) {
+	if v := f.Remote; v != "" && (!remotePattern().MatchString(v) || strings.Contains(v, "..")) {
 		problems = append(problems, fmt.Sprintf("fleet.remote is %q: name a git remote, like origin", v))
 	}
 	if v := f.Lease; v != "" {

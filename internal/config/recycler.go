@@ -419,7 +419,7 @@ func (n *Notify) Validate() []string {
 	}
 	if n.WebhookTokenEnv != "" {
 		switch {
-		case !envNamePattern.MatchString(n.WebhookTokenEnv):
+		case !envNamePattern().MatchString(n.WebhookTokenEnv):
 			add("notify.webhook_token_env %q is not an environment variable name (name the variable, e.g. CRA_NOTIFY_TOKEN, not the token)", n.WebhookTokenEnv)
 		case n.Webhook == "":
 			add("notify.webhook_token_env is set without notify.webhook: set the webhook too, or remove the key")

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/glob"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/shell"
 )
 
@@ -78,7 +78,7 @@ var hookNames = map[string]bool{"conftest.py": true, "pytest.ini": true, "sitecu
 // takes the running of tests over: a Go TestMain (which may never call
 // m.Run), and os.Exit, sys.exit, os._exit, pytest.exit, SystemExit,
 // process.exit.
-var exits = regexp.MustCompile(`\bfunc\s+TestMain\s*\(|\bos\.Exit\s*\(|\bsys\.exit\s*\(|\bos\._exit\s*\(|\bpytest\.exit\s*\(|\braise\s+SystemExit\b|\bprocess\.exit\s*\(`)
+var exits = lazyre.New(`\bfunc\s+TestMain\s*\(|\bos\.Exit\s*\(|\bsys\.exit\s*\(|\bos\._exit\s*\(|\bpytest\.exit\s*\(|\braise\s+SystemExit\b|\bprocess\.exit\s*\(`)
 
 // maxHookScan bounds the bytes of an added test file read for exits.
 const maxHookScan = 1 << 20
@@ -186,7 +186,7 @@ func hookWhy(f string, read func(string) []byte) string {
 	if !IsTestFile(f) || read == nil {
 		return ""
 	}
-	if m := exits.Find(read(f)); m != nil {
+	if m := exits().Find(read(f)); m != nil {
 		return WhyHook + " (it holds " + strings.Join(strings.Fields(string(m)), " ") + ")"
 	}
 	return ""

@@ -2,8 +2,9 @@ package evidence
 
 import (
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // IsTestFile reports whether a repository path (forward slashes) is a
@@ -62,7 +63,7 @@ var jsExts = map[string]bool{".js": true, ".jsx": true, ".mjs": true, ".cjs": tr
 // and .to.…, jest's .toBe(…) family, ava's t.is(…) family). The line is
 // read without its indentation; comments and imports are not
 // assertions (see isAssertion).
-var assertion = regexp.MustCompile(`\bassert\b` +
+var assertion = lazyre.New(`\bassert\b` +
 	`|\bassert[A-Z_]\w*\s*[(!]` +
 	`|\bpytest\.(?:raises|warns|fail|approx)\b` +
 	`|\bself\.fail\w*\(` +
@@ -77,7 +78,7 @@ var assertion = regexp.MustCompile(`\bassert\b` +
 	`|\bt\.(?:is|not|deepEqual|notDeepEqual|true|false|truthy|falsy|throws|throwsAsync|notThrows|regex|snapshot|like)\(` +
 	`|\bfail\(`)
 
-var importLine = regexp.MustCompile(`^(?:import|from)\b|=\s*require\(`)
+var importLine = lazyre.New(`^(?:import|from)\b|=\s*require\(`)
 
 // isAssertion reports whether one line of test code (without the diff's
 // +/- mark) is an assertion. A commented-out assertion is not one: an
@@ -88,21 +89,21 @@ func isAssertion(line string) bool {
 		l == "*" || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "*/") {
 		return false
 	}
-	if importLine.MatchString(l) {
+	if importLine().MatchString(l) {
 		return false
 	}
-	return assertion.MatchString(l)
+	return assertion().MatchString(l)
 }
 
 // skip matches a line that skips a test, or marks it as expected to
 // fail: Go's t.Skip…, Python's pytest and unittest markers and calls.
-var skip = regexp.MustCompile(`\b(?:t|b|f|tb)\.Skip(?:f|Now)?\(` +
+var skip = lazyre.New(`\b(?:t|b|f|tb)\.Skip(?:f|Now)?\(` +
 	`|@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail)\(` +
 	`|@unittest\.(?:skip|skipIf|skipUnless|expectedFailure)\b|\bself\.skipTest\(`)
 
 // skipJS matches a JavaScript or TypeScript line that skips tests:
 // it.skip, xit, and .only or fit, which skip every other test.
-var skipJS = regexp.MustCompile(`\b(?:it|test|describe|context|suite)\.(?:skip|only)\b` +
+var skipJS = lazyre.New(`\b(?:it|test|describe|context|suite)\.(?:skip|only)\b` +
 	`|(?:^|[^.\w$])(?:xit|xtest|xdescribe|fit|fdescribe)\s*\(`)
 
 // diffCounts are the assertion and skip lines a test file's diff removes
@@ -125,7 +126,7 @@ func (c diffCounts) skippedTests() int {
 
 // testDef matches a line that defines a test: Python's def test_…, Go's
 // func Test…, and a JS/TS it(…) or test(…) call (not it.skip).
-var testDef = regexp.MustCompile(`^(?:async\s+)?def\s+test|^func\s+(?:Test|Benchmark|Fuzz)[A-Z_]|^(?:it|test)\s*\(`)
+var testDef = lazyre.New(`^(?:async\s+)?def\s+test|^func\s+(?:Test|Benchmark|Fuzz)[A-Z_]|^(?:it|test)\s*\(`)
 
 // countAssertions counts the assertion and skip lines a unified diff of a
 // test file removes and adds (js: the file is JavaScript or TypeScript).
@@ -149,7 +150,7 @@ func countAssertions(patch string, js bool) diffCounts {
 			if isSkip(l[1:], js) {
 				c.skipsRemoved++
 			}
-			if testDef.MatchString(strings.TrimSpace(l[1:])) {
+			if testDef().MatchString(strings.TrimSpace(l[1:])) {
 				c.testsRemoved++
 			}
 		case l[0] == '+':
@@ -159,7 +160,7 @@ func countAssertions(patch string, js bool) diffCounts {
 			if isSkip(l[1:], js) {
 				c.skipsAdd++
 			}
-			if testDef.MatchString(strings.TrimSpace(l[1:])) {
+			if testDef().MatchString(strings.TrimSpace(l[1:])) {
 				c.testsAdd++
 			}
 		}
@@ -174,7 +175,7 @@ func isSkip(line string, js bool) bool {
 	if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "/*") || strings.HasPrefix(l, "*") {
 		return false
 	}
-	return skip.MatchString(l) || js && skipJS.MatchString(l)
+	return skip().MatchString(l) || js && skipJS().MatchString(l)
 }
 
 // isJS reports whether a path is a JavaScript or TypeScript file.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ErrNoRemote is a remote name the repository's config does not define.
@@ -17,7 +18,7 @@ var ErrRejected = errors.New("the remote's branch has commits this one lacks")
 
 // remoteName is what a remote's name may be here: it goes into a config
 // key, so nothing that could make another key.
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
+var remoteName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`) })
 
 // ConfiguredURL returns the URL of remote as repo's own config holds it
 // (remote.NAME.url, read from the repository's config and the user's,
@@ -25,7 +26,7 @@ var remoteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$`)
 // it explicitly, so that nothing written in a working copy redirects
 // them. A remote the config does not define wraps ErrNoRemote.
 func ConfiguredURL(ctx context.Context, repo, remote string) (string, error) {
-	if !remoteName.MatchString(remote) || strings.Contains(remote, "..") {
+	if !remoteName().MatchString(remote) || strings.Contains(remote, "..") {
 		return "", fmt.Errorf("%q is not a git remote name: name one like origin", remote)
 	}
 	out, err := run(ctx, repo, "config", "--get", "remote."+remote+".url")
@@ -45,13 +46,13 @@ func ConfiguredURL(ctx context.Context, repo, remote string) (string, error) {
 // userinfo is the user part of a URL with a scheme: the token or
 // password a remote's URL may carry (https://TOKEN@host/…,
 // https://user:password@host/…).
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'"]+@`)
+var userinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s'"]+@`) })
 
 // Redact returns s with the user part of every URL in it replaced by
 // "***": a remote's URL goes into errors, which the world log, the web
 // board and later runs' prompts show, and must not carry its credentials
 // there. An scp-like address (git@host:path) holds no secret and stays.
-func Redact(s string) string { return userinfo.ReplaceAllString(s, "${1}***@") }
+func Redact(s string) string { return userinfo().ReplaceAllString(s, "${1}***@") }
 
 // remoteGit is git for a fetch or push to another repository: no hooks
 // and no prompt for a password (a daemon has no terminal), and the

@@ -2,9 +2,10 @@ package knowledge
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Status is a document's standing (seed 003, "Document Format"):
@@ -72,9 +73,9 @@ type Part struct {
 }
 
 var (
-	updatedByLine = regexp.MustCompile(`(?i)^_?\s*last updated by:\s*([^,]*?)\s*(?:,\s*(.*?))?\s*_?\s*$`)
-	statusLine    = regexp.MustCompile(`(?i)^_?\s*status:\s*([a-z]+)(?:[^a-z].*)?$`) // "_Status: deprecated (see api-v2.md)_"
-	reviewLine    = regexp.MustCompile(`(?i)^_?\s*needs user review:\s*([a-z]+)\s*_?\s*$`)
+	updatedByLine = lazyre.New(`(?i)^_?\s*last updated by:\s*([^,]*?)\s*(?:,\s*(.*?))?\s*_?\s*$`)
+	statusLine    = lazyre.New(`(?i)^_?\s*status:\s*([a-z]+)(?:[^a-z].*)?$`) // "_Status: deprecated (see api-v2.md)_"
+	reviewLine    = lazyre.New(`(?i)^_?\s*needs user review:\s*([a-z]+)\s*_?\s*$`)
 )
 
 // Parse reads a knowledge document. It never fails: what it does not
@@ -122,13 +123,13 @@ func Parse(text string) *Doc {
 			continue
 		case strings.HasPrefix(t, "# ") && d.Title == "":
 			d.Title = strings.TrimSpace(strings.TrimPrefix(t, "# "))
-		case updatedByLine.MatchString(t):
-			m := updatedByLine.FindStringSubmatch(t)
+		case updatedByLine().MatchString(t):
+			m := updatedByLine().FindStringSubmatch(t)
 			d.UpdatedBy, d.AfterTask = strings.TrimSpace(m[1]), strings.TrimSpace(m[2])
-		case statusLine.MatchString(t):
-			d.Status = Status(strings.ToLower(statusLine.FindStringSubmatch(t)[1]))
-		case reviewLine.MatchString(t):
-			v := strings.ToLower(reviewLine.FindStringSubmatch(t)[1])
+		case statusLine().MatchString(t):
+			d.Status = Status(strings.ToLower(statusLine().FindStringSubmatch(t)[1]))
+		case reviewLine().MatchString(t):
+			v := strings.ToLower(reviewLine().FindStringSubmatch(t)[1])
 			d.NeedsReview = v == "yes" || v == "true"
 		}
 	}

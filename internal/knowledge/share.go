@@ -8,11 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // A fleet's hosts share one knowledge store (issue 34 item 6): each
@@ -24,14 +24,14 @@ import (
 // of letters, digits, '.', '_' and '-', none starting with a dot. A file
 // from another host (or from whoever can push to the remote) with any
 // other path is not written.
-var sharedPath = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$`)
+var sharedPath = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$`)
 
 // MaxSharedFile bounds a synced file: a knowledge document is a page.
 const MaxSharedFile = 1 << 20
 
 // CheckShared returns an error unless rel may be a synced file's path.
 func CheckShared(rel string) error {
-	if len(rel) > MaxPath || !sharedPath.MatchString(rel) || path.Clean(rel) != rel || slices.Contains(strings.Split(rel, "/"), "..") {
+	if len(rel) > MaxPath || !sharedPath().MatchString(rel) || path.Clean(rel) != rel || slices.Contains(strings.Split(rel, "/"), "..") {
 		return fmt.Errorf("%q: %w: a synced file's path is relative, with letters, digits, '.', '_' or '-'", rel, ErrBadPath)
 	}
 	return nil

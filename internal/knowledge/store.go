@@ -7,12 +7,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Supervisor names one of seed 003's three supervisor agents, the
@@ -69,7 +69,7 @@ var ErrPersonDoc = errors.New("a person's document")
 // the store.
 var ErrBadPath = errors.New("not a document path inside " + Dir)
 
-var pathPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*\.md$`)
+var pathPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*\.md$`)
 
 // MaxPath bounds a document path.
 const MaxPath = 200
@@ -81,7 +81,7 @@ func CheckPath(rel string) error {
 	switch {
 	case len(rel) > MaxPath:
 		return fmt.Errorf("%q: %w: at most %d characters", rel[:40]+"…", ErrBadPath, MaxPath)
-	case !pathPattern.MatchString(rel) || path.Clean(rel) != rel || slices.Contains(strings.Split(rel, "/"), ".."):
+	case !pathPattern().MatchString(rel) || path.Clean(rel) != rel || slices.Contains(strings.Split(rel, "/"), ".."):
 		return fmt.Errorf("%q: %w: use a relative path like conventions/errors.md (letters, digits, '.', '_', '-')", rel, ErrBadPath)
 	case path.Base(rel) == IndexName:
 		return fmt.Errorf("%q: %w: the index is cleanup's", rel, ErrBadPath)
@@ -369,10 +369,10 @@ func setStatusText(text string, to Status, entry string) string {
 		if strings.HasPrefix(t, "## ") {
 			inSections = true
 		}
-		if !inSections && reviewLine.MatchString(t) {
+		if !inSections && reviewLine().MatchString(t) {
 			continue
 		}
-		if !inSections && !done && statusLine.MatchString(t) {
+		if !inSections && !done && statusLine().MatchString(t) {
 			out, done = append(out, status), true
 			continue
 		}
@@ -385,7 +385,7 @@ func setStatusText(text string, to Status, entry string) string {
 			if strings.HasPrefix(t, "## ") {
 				break
 			}
-			if strings.HasPrefix(t, "# ") || updatedByLine.MatchString(t) {
+			if strings.HasPrefix(t, "# ") || updatedByLine().MatchString(t) {
 				at = i + 1
 			}
 		}
