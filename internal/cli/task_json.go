@@ -109,6 +109,7 @@ func appendTaskJSON(b []byte, v taskJSON) ([]byte, bool) {
 			n.int("duration_ms", r.DurationMS)
 		}
 		n.strOmit("branch", r.Branch)
+		n.strOmit("host", r.Host)
 		n.strOmit("diff_stat", r.DiffStat)
 		n.strOmit("validation", r.Validation)
 		n.boolOmit("timed_out", r.TimedOut)
