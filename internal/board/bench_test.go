@@ -73,3 +73,50 @@ func BenchmarkRepairFolders(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAdd adds a task to a board of 1,000 and 10,000 tasks as 'cra
+// task add' does, through a world log opened afresh (each command opens
+// its own): its cost should not grow with the board.
+func BenchmarkAdd(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := context.Background()
+			dir := b.TempDir()
+			l, err := world.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := NewFileStore(dir)
+			var lines []byte
+			for i := range n {
+				t := NewTask(fmt.Sprintf("task number %d", i))
+				t.ID = fmt.Sprintf("t-%08x", i)
+				line, err := world.Format(world.Entry{Time: time.Now(), Kind: world.KindAgent, Status: world.StatusStart, ID: t.ID, Output: t.Title})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lines = append(append(lines, line...), '\n')
+				if err := s.Put(ctx, t, Pending); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(l.Path(), lines, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := New(s, l).Add(ctx, NewTask("the side index is written")); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				l, err := world.Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Sync = world.SyncNever
+				if _, err := New(NewFileStore(dir), l).Add(ctx, NewTask("one more")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
