@@ -258,6 +258,12 @@ func TestCrashManyHosts(t *testing.T) {
 			}
 		}
 	}
+	// Each agent ran on the host its run's active line names.
+	for _, r := range recs {
+		if rl := runs[r.task][r.run]; r.kind == "start" && (rl == nil || rl.host != r.host) {
+			t.Errorf("run %d of %s: its agent ran on %s, the log names host %+v", r.run, r.task, r.host, rl)
+		}
+	}
 	// Each run lost with its host was restarted.
 	killedRuns := map[string]bool{}
 	for _, r := range recs {

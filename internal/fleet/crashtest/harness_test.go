@@ -872,6 +872,7 @@ func parseEntry(line string) (entry, bool) {
 
 // runLog is what the world log says of one run of a task.
 type runLog struct {
+	host     string // the host its active line names ("run N: profile on host H")
 	finishes int
 	restarts []string // the reasons of the restarts logged while it was the task's run
 }
@@ -900,7 +901,11 @@ func runsOf(lines []string) (map[string]map[int]*runLog, []string) {
 			if out[e.id][n] != nil {
 				problems = append(problems, fmt.Sprintf("run %d of %s began twice: %s", n, e.id, line))
 			}
-			out[e.id][n] = &runLog{}
+			rl := &runLog{}
+			if i := strings.LastIndex(e.text, " on host "); i >= 0 {
+				rl.host = e.text[i+len(" on host "):]
+			}
+			out[e.id][n] = rl
 			cur[e.id] = n
 		case e.kind == "agent" && e.status == "finish":
 			if r := out[e.id][cur[e.id]]; r != nil {
