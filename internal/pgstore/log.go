@@ -657,6 +657,20 @@ func (l *Log) CheckThen(ctx context.Context, name string, fn func(*world.Record)
 	return pos, nil
 }
 
+// HasMarker reports whether the read marker name exists
+// (world.Log.HasMarker): a reader that must not replay the whole log on
+// its first check (the leader's notifications) sets it at the end first.
+func (l *Log) HasMarker(ctx context.Context, name string) (bool, error) {
+	if err := world.CheckMarkerName(name); err != nil {
+		return false, err
+	}
+	var n int
+	if err := l.pool.QueryRow(ctx, "SELECT count(*) FROM world_markers WHERE name = $1", name).Scan(&n); err != nil {
+		return false, fmt.Errorf("read marker %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
 // ResetMarker removes the read marker name; a missing one is no error.
 func (l *Log) ResetMarker(ctx context.Context, name string) error {
 	if err := world.CheckMarkerName(name); err != nil {

@@ -609,3 +609,25 @@ func TestFollowAnotherHostsAppends(t *testing.T) {
 		t.Fatalf("follow ended with %v, want context.Canceled", err)
 	}
 }
+
+// HasMarker tells a marker that was never set from one at any line, the
+// first line's included, and refuses a name no marker may have.
+func TestHasMarker(t *testing.T) {
+	ctx := context.Background()
+	l := openPG(t, nil)
+	if has, err := l.HasMarker(ctx, "notify"); err != nil || has {
+		t.Fatalf("a new log has the marker: %v %v", has, err)
+	}
+	if _, err := l.CheckThen(ctx, "notify", func(*world.Record) error { return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := l.HasMarker(ctx, "notify"); err != nil || !has {
+		t.Errorf("a marker set on an empty log is missing: %v %v", has, err)
+	}
+	if has, err := l.HasMarker(ctx, "other"); err != nil || has {
+		t.Errorf("another name has a marker: %v %v", has, err)
+	}
+	if _, err := l.HasMarker(ctx, "../x"); err == nil {
+		t.Error("a marker name with a path was accepted")
+	}
+}

@@ -28,16 +28,27 @@ const NotifyMarker = "notify"
 // notifyReady sets the notifications' marker at the log's end when there
 // is none yet, and reports whether there was one.
 func (r *Recycler) notifyReady(ctx context.Context) (bool, error) {
-	l, err := world.AsFile(r.Board.Log)
-	if err != nil {
-		return false, err
-	}
-	has, err := l.HasMarker(NotifyMarker)
+	has, err := hasMarker(ctx, r.Board.Log, NotifyMarker)
 	if err != nil || has {
 		return has, err
 	}
-	_, err = l.Check(ctx, NotifyMarker, func(*world.Record) error { return nil })
+	_, err = r.Board.Log.CheckThen(ctx, NotifyMarker, func(*world.Record) error { return nil }, nil)
 	return false, err
+}
+
+// hasMarker reports whether log has the read marker name: the file's
+// (world.Log) or PostgreSQL's (pgstore.Log), whose fleet's leader runs
+// the recycler.
+func hasMarker(ctx context.Context, log world.Store, name string) (bool, error) {
+	switch l := log.(type) {
+	case interface{ HasMarker(string) (bool, error) }:
+		return l.HasMarker(name)
+	case interface {
+		HasMarker(context.Context, string) (bool, error)
+	}:
+		return l.HasMarker(ctx, name)
+	}
+	return false, fmt.Errorf("the world log (%T) keeps no read markers, which notifications need", log)
 }
 
 // notifyLock is the lock file of the notifications' marker.

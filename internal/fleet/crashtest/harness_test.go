@@ -43,7 +43,7 @@ mark() {
 mark start -
 trap 'mark signal 143; exit 143' TERM INT HUP
 case "$1" in
-fail) sleep 0.5; mark end 1; exit 1 ;;
+fail) sleep 0.5; echo "the build failed: $CRA_TASK_ID"; mark end 1; exit 1 ;;
 fork) sleep 30 & sleep 1 ;;
 long)
 	echo "$CRA_TASK_ID run $CRA_RUN_ID started on $FLEETTEST_HOST" > "work-$CRA_TASK_ID.txt"
@@ -55,6 +55,7 @@ long)
 *) sleep 2 ;;
 esac
 echo "$CRA_TASK_ID run $CRA_RUN_ID on $FLEETTEST_HOST" > "work-$CRA_TASK_ID.txt"
+echo "wrote work-$CRA_TASK_ID.txt: the task is done"
 mark end 0
 `
 
