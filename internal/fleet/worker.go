@@ -107,6 +107,28 @@ func (w *worker) Release(ctx context.Context, id string) error {
 	return err
 }
 
+// Holds reports whether the database still gives this host the lease
+// of task id's run, unrevoked (runner.Leases).
+func (w *worker) Holds(ctx context.Context, id string) (bool, error) {
+	w.mu.Lock()
+	l, ok := w.held[id]
+	ok = ok && !w.gone[id]
+	w.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	ls, err := w.db.Leases(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range ls {
+		if x.TaskID == id && x.RunID == l.RunID && x.Host == w.host && x.Revoked == "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Held returns the leases of the runs this host holds and has not lost,
 // each with its run's last output (the leader's Level 2 reads it), for
 // the keeper.

@@ -23,6 +23,7 @@ import (
 type hostLeases struct {
 	mu       sync.Mutex
 	others   map[string]bool // held by other hosts
+	taken    map[string]bool // claimed here, then taken over elsewhere
 	claimed  []string
 	released []string
 }
@@ -38,6 +39,12 @@ func (h *hostLeases) Claim(_ context.Context, ids []string, n int) ([]string, er
 	}
 	h.claimed = append(h.claimed, out...)
 	return out, nil
+}
+
+func (h *hostLeases) Holds(_ context.Context, id string) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.taken[id], nil
 }
 
 func (h *hostLeases) Release(_ context.Context, id string) error {
@@ -142,5 +149,28 @@ func TestPreferTheHostWithTheWorkingCopy(t *testing.T) {
 	p.Wait()
 	if !slices.Equal(started, []string{moved.ID}) {
 		t.Errorf("started %v, want %s once h2 had its time", started, moved.ID)
+	}
+}
+
+// A run whose agent ended after its lease went to another host, before
+// this host heard of it (Level 1 stopped it as an orphan, or it just
+// finished), is not committed, pushed or finished: the check at its end
+// finds the lease gone.
+func TestRunEndingAfterItsLeaseWentIsNotFinished(t *testing.T) {
+	p, s, _ := newTestProcessor(t, map[string]config.Agent{"quick": {Command: "echo done > work.txt; echo did it"}}, 1)
+	ctx := context.Background()
+	task := addWith(t, p.Board, "taken over meanwhile", "quick", nil)
+	p.Leases = &hostLeases{taken: map[string]bool{task.ID: true}}
+	if _, err := p.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	text := strings.Join(logLines(t, p.Board, task.ID), "\n")
+	if strings.Contains(text, "[agent:finish]") || !strings.Contains(text, "abandoned: run 1 stopped, not finished") ||
+		!strings.Contains(text, "no longer this host's") {
+		t.Errorf("the run was finished, or its abandon not said:\n%s", text)
+	}
+	if f := folderOn(t, s, task.ID); f != board.InProgress {
+		t.Errorf("the task moved to %s", f)
 	}
 }

@@ -52,6 +52,10 @@ type Leases interface {
 	Claim(ctx context.Context, ids []string, n int) ([]string, error)
 	// Release ends this host's lease on task id's run.
 	Release(ctx context.Context, id string) error
+	// Holds reports whether this host still holds the lease of task id's
+	// run, as the fleet's database says now: asked when the agent ended,
+	// before its work is committed, pushed and finished.
+	Holds(ctx context.Context, id string) (bool, error)
 }
 
 // Processor runs the board's tasks with their agent profiles (seed 004,
@@ -795,6 +799,21 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
 	r, werr := p.wait(ctx, s, cmd, out, work)
+	if p.Leases != nil && !errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		// The agent may have ended because its lease was lost before this
+		// host heard of it (Level 1 stops a run whose lease is another
+		// host's): only a run still held goes on to its commit, its push
+		// and its finish.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		held, herr := p.Leases.Holds(hctx, id)
+		cancel()
+		switch {
+		case herr != nil:
+			p.Lose(id, "the lease could not be confirmed when the agent ended: "+herr.Error())
+		case !held:
+			p.Lose(id, "the lease was no longer this host's when the agent ended")
+		}
+	}
 	cerr := out.close()
 	r.output = out.Tail(board.MaxOutput)
 	if s.reader != nil {
