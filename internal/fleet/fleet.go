@@ -175,7 +175,24 @@ func (f *Fleet) StateDir() string { return f.ws.StateDir }
 
 // Config loads the repository's config.toml as it is now: the workers
 // read it on every tick, so a change takes effect without a restart.
-func (f *Fleet) Config() (*config.Config, error) { return workspace.LoadConfig(f.ws.Root) }
+//
+// On a fleet the settings a person changes from the web board are the
+// fleet's, kept in its database, and lie over config.toml's (Settings).
+func (f *Fleet) Config() (*config.Config, error) {
+	cfg, err := workspace.LoadConfig(f.ws.Root)
+	if err != nil || f.closeDB == nil {
+		return cfg, err
+	}
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.overlayShared(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
 
 // Processor returns the fleet's processor, made on first use: the one
 // that 'cra task run' and the daemon run tasks with, so that a run it

@@ -10,6 +10,7 @@ import (
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleetapi"
+	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -28,29 +29,56 @@ func (f *Fleet) Settings(ctx context.Context) (*fleetapi.SettingsView, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.overlayShared(ctx, cfg); err != nil {
+		return nil, err
+	}
 	v := settingsOf(cfg)
 	return &v, nil
 }
 
-// SetSettings validates in as config.toml's values are, logs
-// [event:user][settings] with what changed, and then writes them into
-// [recycler] and [models.summarizer] (the other keys as they were). A
-// bad value is a *fleetapi.SettingError naming its key and range, and
-// nothing is written. A file with comments or keys the encoder drops is
-// kept beside it as config.toml.bak.
-func (f *Fleet) SetSettings(ctx context.Context, in fleetapi.Settings) (*fleetapi.SettingsView, error) {
+// shared is the store of the settings every host of a fleet shares: the
+// board's PostgreSQL (issue 34 item 1); nil on one machine, where they
+// live in config.toml.
+func (f *Fleet) shared() *pgstore.Log {
+	l, _ := f.Board.Log.(*pgstore.Log)
+	if f.closeDB == nil {
+		return nil
+	}
+	return l
+}
+
+// overlayShared puts the fleet's shared settings, when a host has set
+// them, over cfg's [recycler] keys and [models.summarizer]: on a fleet
+// the settings a person changes from any host's web board hold on every
+// host. Nothing changes on one machine.
+func (f *Fleet) overlayShared(ctx context.Context, cfg *config.Config) error {
+	l := f.shared()
+	if l == nil {
+		return nil
+	}
+	body, ok, err := l.Settings(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	var in fleetapi.Settings
+	if err := json.Unmarshal(body, &in); err != nil {
+		return fmt.Errorf("the fleet's shared settings do not read (%v): set them again from the web board's Settings", err)
+	}
+	if err := applySettings(cfg, in); err != nil {
+		return fmt.Errorf("the fleet's shared settings do not apply to this host's config.toml (%v): set them again from the web board's Settings", err)
+	}
+	return nil
+}
+
+// applySettings writes in into cfg's [recycler] and [models.summarizer],
+// checked as config.toml's values are; a bad value is a
+// *fleetapi.SettingError naming its key and range.
+func applySettings(cfg *config.Config, in fleetapi.Settings) error {
 	enabled, ok := parseEnabled(in.Recycler.EnabledFor)
 	if !ok {
-		return nil, &fleetapi.SettingError{Msg: "recycler.enabled_for must be \"none\", \"all\", a list of task types like [\"bug\"], or \"off\"",
+		return &fleetapi.SettingError{Msg: "recycler.enabled_for must be \"none\", \"all\", a list of task types like [\"bug\"], or \"off\"",
 			Field: "recycler.enabled_for", Fix: "use \"none\", \"all\", a list of task types, or \"off\""}
 	}
-	f.settingsMu.Lock()
-	defer f.settingsMu.Unlock()
-	cfg, data, err := f.loadUnchecked()
-	if err != nil {
-		return nil, err
-	}
-	before := settingsOf(cfg)
 	rec := &config.Recycler{}
 	if cfg.Recycler != nil {
 		c := *cfg.Recycler
@@ -62,10 +90,36 @@ func (f *Fleet) SetSettings(ctx context.Context, in fleetapi.Settings) (*fleetap
 	rec.FailureThreshold = &in.Recycler.FailureThreshold
 	if problems := rec.Validate(); len(problems) > 0 {
 		key, _, _ := strings.Cut(problems[0], " ")
-		return nil, &fleetapi.SettingError{Msg: strings.Join(problems, "; "), Field: key, Fix: problems[0]}
+		return &fleetapi.SettingError{Msg: strings.Join(problems, "; "), Field: key, Fix: problems[0]}
 	}
 	cfg.Recycler = rec
 	if err := setSummarizer(cfg, in.Summarizer); err != nil {
+		return err
+	}
+	return nil
+}
+
+// SetSettings validates in as config.toml's values are, logs
+// [event:user][settings] with what changed, and then writes them into
+// [recycler] and [models.summarizer] (the other keys as they were). A
+// bad value is a *fleetapi.SettingError naming its key and range, and
+// nothing is written. A file with comments or keys the encoder drops is
+// kept beside it as config.toml.bak.
+func (f *Fleet) SetSettings(ctx context.Context, in fleetapi.Settings) (*fleetapi.SettingsView, error) {
+	if _, ok := parseEnabled(in.Recycler.EnabledFor); !ok {
+		return nil, applySettings(&config.Config{}, in) // the error that names it
+	}
+	f.settingsMu.Lock()
+	defer f.settingsMu.Unlock()
+	cfg, data, err := f.loadUnchecked()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.overlayShared(ctx, cfg); err != nil {
+		return nil, err
+	}
+	before := settingsOf(cfg)
+	if err := applySettings(cfg, in); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -74,6 +128,23 @@ func (f *Fleet) SetSettings(ctx context.Context, in fleetapi.Settings) (*fleetap
 	after := settingsOf(cfg)
 	changes := settingChanges(before.Settings, after.Settings)
 	if len(changes) == 0 {
+		return &after, nil
+	}
+	if l := f.shared(); l != nil {
+		// On a fleet the settings are every host's: stored in the
+		// database with their event, in one transaction; no host's
+		// config.toml changes.
+		body, err := json.Marshal(after.Settings)
+		if err != nil {
+			return nil, err
+		}
+		err = l.SetSettings(context.WithoutCancel(ctx), body, func(ctx context.Context, log world.Store) error {
+			_, err := log.Event(ctx, world.SourceUser, fleetapi.SettingsID, "changed: "+strings.Join(changes, "; "))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("the settings did not change: %w", err)
+		}
 		return &after, nil
 	}
 	path := statedir.At(f.ws.StateDir).Config()
