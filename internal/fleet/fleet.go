@@ -284,6 +284,7 @@ func (f *Fleet) Recycler(ctx context.Context) (*review.Recycler, error) {
 	if f.closeDB != nil {
 		// On a fleet the run reviewed may have been another host's.
 		f.recycler.Fetch = func(ctx context.Context, id string) error { return f.Processor().FetchBranch(ctx, id) }
+		f.recycler.Notices = f.Board.Log.(review.NoticeQueue) // pgstore.Log: every host that leads reads the same queue
 	}
 	return f.recycler, nil
 }

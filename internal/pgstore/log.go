@@ -28,6 +28,8 @@ type Log struct {
 	// recheck replaces followRecheck when set (tests: an hour, so that
 	// only a notification wakes Follow).
 	recheck time.Duration
+	// notices is the session holding the notification queue's lock.
+	notices noticeHold
 }
 
 var _ world.Store = (*Log)(nil)

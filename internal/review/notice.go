@@ -88,8 +88,9 @@ const (
 // its notification is tried again, after 30 s and then twice as long
 // each time up to about 2 hours, for NotifyGiveUp (a webhook down, a
 // network blip), through the channel that failed only: the
-// endings read from the log are kept in notify-pending.jsonl before the
-// log's marker moves past them, and leave it once told or given up. The
+// endings read from the log are kept in the queue r.Notices (a host's
+// notify-pending.jsonl, or a fleet's database) before the log's marker
+// moves past them, and leave it once told or given up. The
 // first call in a repository starts at the log's end: what ended before
 // notifications were set up is not told.
 func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) error {
@@ -103,15 +104,15 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		n.Token, n.TokenEnv = os.Getenv(set.TokenEnv), set.TokenEnv
 	}
 	// One reader of the marker at a time: the daemon's loop and a 'cra
-	// recycle --once' must not both read the same lines and both tell
-	// them. The one that finds the lock taken leaves the lines to the
-	// other.
-	lk, ok, err := flock.TryLock(statedir.At(r.StateDir).NotifyLock())
+	// recycle --once' (or, on a fleet, two hosts that both think they
+	// lead) must not both read the same lines and both tell them. The one
+	// that finds the lock taken leaves the lines to the other.
+	q := r.noticeQueue()
+	unlock, ok, err := q.LockNotices(ctx)
 	if err != nil || !ok {
 		return err
 	}
-	defer lk.Close()
-	pendingPath := statedir.At(r.StateDir).NotifyPending()
+	defer unlock()
 	_, err = r.Board.Log.CheckThen(ctx, NotifyMarker, func(rec *world.Record) error {
 		ev, ok := noticeOf(rec)
 		if !ok || !n.Configured() {
@@ -119,12 +120,16 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		}
 		// Kept before the marker moves on: a crash in between tells it
 		// twice rather than never.
-		return jsonl.Append(pendingPath, pendingNotice{Event: ev})
+		line, err := json.Marshal(pendingNotice{Event: ev})
+		if err != nil {
+			return err
+		}
+		return q.AppendNotice(ctx, line)
 	}, nil)
 	if err != nil {
 		return err
 	}
-	pending, _, err := jsonl.Read[pendingNotice](pendingPath, nil)
+	pending, err := readPending(ctx, q)
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -177,7 +182,7 @@ func (r *Recycler) Notify(ctx context.Context, cfg *config.Config, rep *Report) 
 		}
 		rep.Notified = append(rep.Notified, no)
 	}
-	return writePending(pendingPath, left)
+	return writePending(ctx, q, left)
 }
 
 // noticeOf is the notification of a log record, if it is a task ending
@@ -205,9 +210,95 @@ func noticeOf(rec *world.Record) (notify.Event, bool) {
 	return ev, true
 }
 
-// writePending replaces the pending notifications by left, whole or not
-// at all; none left removes the file.
-func writePending(path string, left []pendingNotice) error {
+// readPending returns q's notifications; a line that does not read as
+// one is skipped.
+func readPending(ctx context.Context, q NoticeQueue) ([]pendingNotice, error) {
+	lines, err := q.Notices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []pendingNotice
+	for _, l := range lines {
+		var p pendingNotice
+		if json.Unmarshal(l, &p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// writePending replaces q's notifications by left.
+func writePending(ctx context.Context, q NoticeQueue, left []pendingNotice) error {
+	lines := make([][]byte, 0, len(left))
+	for _, p := range left {
+		line, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, line)
+	}
+	return q.ReplaceNotices(ctx, lines)
+}
+
+// NoticeQueue keeps the notifications not told yet, each a JSON object,
+// in the order read, and the lock of their one reader: the files under
+// the state directory (FileNotices, one host's) or a fleet's database
+// (pgstore.Log, every host's, so that a new leader tells what the old
+// one left).
+type NoticeQueue interface {
+	// LockNotices takes the lock if no one holds it, and returns how to
+	// let it go; ok is false when another reader holds it. The other
+	// methods are called under the lock.
+	LockNotices(ctx context.Context) (unlock func(), ok bool, err error)
+	// AppendNotice adds one at the end, durably.
+	AppendNotice(ctx context.Context, line []byte) error
+	// Notices returns them, oldest first; none is no error.
+	Notices(ctx context.Context) ([][]byte, error)
+	// ReplaceNotices replaces them by left, whole or not at all.
+	ReplaceNotices(ctx context.Context, left [][]byte) error
+}
+
+// noticeQueue is r.Notices, or the files of r.StateDir.
+func (r *Recycler) noticeQueue() NoticeQueue {
+	if r.Notices != nil {
+		return r.Notices
+	}
+	return FileNotices(r.StateDir)
+}
+
+// FileNotices is the notification queue of one host: notify-pending.jsonl
+// under the state directory it names, its lock notify.lock beside it.
+type FileNotices string
+
+// LockNotices takes the lock file's flock.
+func (d FileNotices) LockNotices(context.Context) (func(), bool, error) {
+	lk, ok, err := flock.TryLock(statedir.At(string(d)).NotifyLock())
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return func() { lk.Close() }, true, nil
+}
+
+// AppendNotice appends a line to the file.
+func (d FileNotices) AppendNotice(_ context.Context, line []byte) error {
+	return jsonl.Append(statedir.At(string(d)).NotifyPending(), json.RawMessage(line))
+}
+
+// Notices reads the file's lines; a missing file has none, a line that
+// does not parse is skipped.
+func (d FileNotices) Notices(context.Context) ([][]byte, error) {
+	lines, _, err := jsonl.Read[json.RawMessage](statedir.At(string(d)).NotifyPending(), nil)
+	out := make([][]byte, len(lines))
+	for i, l := range lines {
+		out[i] = l
+	}
+	return out, err
+}
+
+// ReplaceNotices rewrites the file, whole or not at all; none left
+// removes it.
+func (d FileNotices) ReplaceNotices(_ context.Context, left [][]byte) error {
+	path := statedir.At(string(d)).NotifyPending()
 	if len(left) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("notifications: %w", err)
@@ -215,12 +306,9 @@ func writePending(path string, left []pendingNotice) error {
 		return nil
 	}
 	var b bytes.Buffer
-	for _, p := range left {
-		line, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		b.Write(append(line, '\n'))
+	for _, l := range left {
+		b.Write(l)
+		b.WriteByte('\n')
 	}
 	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("notifications: %w", err)

@@ -55,6 +55,10 @@ type Recycler struct {
 	// 2 judges those from their hosts' heartbeats and stops them by
 	// revoking their leases. nil: every run is this host's.
 	Remote RemoteRuns
+	// Notices is the queue of notifications not told yet and its lock;
+	// nil is FileNotices(StateDir). A fleet's is its database's, which
+	// every host that leads shares (issue 34 item 1).
+	Notices NoticeQueue
 	// Policy is Level 1's restart policy: Level 2's restarts count
 	// towards its start limit. The zero value is the default policy.
 	Policy supervise.Policy
