@@ -278,7 +278,8 @@ func (f *Fleet) Recycler(ctx context.Context) (*review.Recycler, error) {
 	}
 	f.recycler = &review.Recycler{
 		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir,
-		Config: f.Config, Recorder: rec,
+		History: f.reviewHistory(),
+		Config:  f.Config, Recorder: rec,
 		Out: f.out, Logger: f.logger, Now: f.now,
 	}
 	if f.closeDB != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/fleetapi"
+	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/verdict"
@@ -142,7 +143,7 @@ func (f *Fleet) Show(ctx context.Context, id string) (*fleetapi.Detail, error) {
 		d.Entries = []world.Entry{}
 	}
 	d.Runs = f.Runs(id, d.Entries)
-	if d.Reviews, d.BadReviews, d.ReviewFile, d.EvidenceText, err = f.Reviews(id); err != nil {
+	if d.Reviews, d.BadReviews, d.ReviewFile, d.EvidenceText, err = f.Reviews(ctx, id); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -152,14 +153,16 @@ func (f *Fleet) Show(ctx context.Context, id string) (*fleetapi.Detail, error) {
 // count of history lines that could not be read and the history's path
 // in the repository when there are any, and the latest review's evidence
 // as the recycler's prompt shows it.
-func (f *Fleet) Reviews(id string) (list []Review, bad int, file, evidenceText string, err error) {
-	path := verdict.HistoryPath(f.ws.StateDir, id)
-	rv, bad, err := verdict.History(f.ws.StateDir, id)
+func (f *Fleet) Reviews(ctx context.Context, id string) (list []Review, bad int, file, evidenceText string, err error) {
+	rv, bad, err := verdict.ReadHistory(ctx, f.reviewHistory(), id)
 	if err != nil {
 		return nil, 0, "", "", err
 	}
 	if bad > 0 {
-		file = f.relPath(path)
+		file = f.relPath(verdict.HistoryPath(f.ws.StateDir, id))
+		if _, ok := f.reviewHistory().(verdict.Files); !ok {
+			file = ReviewTable
+		}
 	}
 	var text string
 	if n := len(rv); n > 0 && len(rv[n-1].Evidence) > 0 {
@@ -172,6 +175,21 @@ func (f *Fleet) Reviews(id string) (list []Review, bad int, file, evidenceText s
 		rv = []Review{}
 	}
 	return rv, bad, file, text, nil
+}
+
+// ReviewTable names where a fleet whose board is in PostgreSQL keeps
+// the review histories, for a warning about their unreadable records.
+const ReviewTable = "the database's review_history table"
+
+// reviewHistory is where the recycler keeps its reviews: on a board in
+// PostgreSQL its database (the world log's, pgstore.Log), which every
+// host that may lead the recycler shares; else the state directory's
+// files.
+func (f *Fleet) reviewHistory() verdict.HistoryStore {
+	if l, ok := f.Board.Log.(*pgstore.Log); ok {
+		return l
+	}
+	return verdict.Files{StateDir: f.ws.StateDir}
 }
 
 // relPath shows path relative to the repository when it is inside it.
@@ -218,7 +236,8 @@ func (f *Fleet) RecycleOnce(ctx context.Context, out io.Writer) (*fleetapi.Recyc
 	}
 	r := &review.Recycler{
 		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir,
-		Config: f.Config, Recorder: rec,
+		History: f.reviewHistory(),
+		Config:  f.Config, Recorder: rec,
 		Out: out, Logger: f.logger, Now: f.now,
 	}
 	return r.Tick(ctx)

@@ -163,7 +163,8 @@ type Detail struct {
 	Reviews    []Review `json:"reviews"`
 	BadReviews int      `json:"bad_reviews,omitempty"`
 	// ReviewFile is the review history's path relative to the
-	// repository, set when BadReviews is.
+	// repository (on a board in PostgreSQL, where the database keeps
+	// it), set when BadReviews is.
 	ReviewFile string `json:"review_file,omitempty"`
 	// EvidenceText is the latest review's evidence as the recycler's
 	// prompt shows it.

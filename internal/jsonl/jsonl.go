@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Append writes v as one line at the end of the file at path, making the
@@ -24,6 +25,20 @@ func Append(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return AppendLine(path, line)
+}
+
+// AppendLine writes line, one record already encoded, as Append writes
+// a record. A line that is empty or holds a newline is refused: it would
+// be no record, or two.
+func AppendLine(path string, line []byte) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return errors.New("the record is empty: append one JSON object")
+	}
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return errors.New("the record holds a newline: encode it on one line")
+	}
+	line = slices.Clip(line) // the appends below never write into the caller's array
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -64,14 +79,7 @@ func Decode[T any](r io.Reader, valid func(*T) bool) ([]T, int, error) {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var v T
-			if json.Unmarshal(line, &v) == nil && (valid == nil || valid(&v)) {
-				out = append(out, v)
-			} else {
-				bad++
-			}
-		}
+		out, bad = decodeLine(line, valid, out, bad)
 		if errors.Is(err, io.EOF) {
 			return out, bad, nil
 		}
@@ -79,4 +87,44 @@ func Decode[T any](r io.Reader, valid func(*T) bool) ([]T, int, error) {
 			return out, bad, fmt.Errorf("read %d records: %w", len(out), err)
 		}
 	}
+}
+
+// DecodeLines reads records from lines, one JSON object each, as Decode
+// reads the lines of a file: a blank line is skipped, a bad one counted.
+func DecodeLines[T any](lines [][]byte, valid func(*T) bool) ([]T, int) {
+	var out []T
+	bad := 0
+	for _, line := range lines {
+		out, bad = decodeLine(line, valid, out, bad)
+	}
+	return out, bad
+}
+
+// decodeLine adds line's record to out, or counts it in bad.
+func decodeLine[T any](line []byte, valid func(*T) bool, out []T, bad int) ([]T, int) {
+	if line = bytes.TrimSpace(line); len(line) == 0 {
+		return out, bad
+	}
+	var v T
+	if json.Unmarshal(line, &v) == nil && (valid == nil || valid(&v)) {
+		return append(out, v), bad
+	}
+	return out, bad + 1
+}
+
+// ReadLines returns the lines of the file at path, without their
+// newlines, for DecodeLines. A missing file has none.
+func ReadLines(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSuffix(data, []byte{'\n'})
+	if len(data) == 0 {
+		return nil, nil
+	}
+	return bytes.Split(data, []byte{'\n'}), nil
 }

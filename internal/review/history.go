@@ -1,15 +1,21 @@
 package review
 
 import (
-	"fmt"
+	"context"
 
-	"github.com/cra-dev/cra/internal/jsonl"
+	"github.com/cra-dev/cra/internal/verdict"
 )
 
-// appendHistory appends r to its task's reviews file and syncs it.
-func appendHistory(stateDir string, r *Review) error {
-	if err := jsonl.Append(HistoryPath(stateDir, r.TaskID), r); err != nil {
-		return fmt.Errorf("record the review: %w", err)
+// history is where the recycler keeps its reviews: History, or the
+// state directory's files.
+func (r *Recycler) history() verdict.HistoryStore {
+	if r.History != nil {
+		return r.History
 	}
-	return nil
+	return verdict.Files{StateDir: r.StateDir}
+}
+
+// appendHistory appends rv to its task's review history, durably.
+func (r *Recycler) appendHistory(ctx context.Context, rv *Review) error {
+	return verdict.AppendHistory(ctx, r.history(), rv)
 }

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func TestHistoryTornLine(t *testing.T) {
 	dir := t.TempDir()
 	first := &Review{Time: time.Unix(1, 0).UTC(), TaskID: "t-1", Run: 1, Classification: SomeProgress, Action: Requeue}
-	if err := appendHistory(dir, first); err != nil {
+	if err := (&Recycler{StateDir: dir}).appendHistory(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(HistoryPath(dir, "t-1"), os.O_WRONLY|os.O_APPEND, 0)
@@ -24,7 +25,7 @@ func TestHistoryTornLine(t *testing.T) {
 	f.WriteString(`{"time":"2026-01-01T00:00:00Z","task_id":"t-1","ru`)
 	f.Close()
 	second := &Review{Time: time.Unix(2, 0).UTC(), TaskID: "t-1", Run: 2, Classification: FullComplete, Action: Finalize}
-	if err := appendHistory(dir, second); err != nil {
+	if err := (&Recycler{StateDir: dir}).appendHistory(context.Background(), second); err != nil {
 		t.Fatal(err)
 	}
 	got, bad, err := History(dir, "t-1")
@@ -66,7 +67,7 @@ func TestHistoryWithdrawn(t *testing.T) {
 		{TaskID: "t-1", Run: 1, Withdrawn: "task changed while it was reviewed"},
 		{TaskID: "t-1", Run: 2, Classification: FullComplete, Action: Requeue},
 	} {
-		if err := appendHistory(dir, r); err != nil {
+		if err := (&Recycler{StateDir: dir}).appendHistory(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}

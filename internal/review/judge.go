@@ -19,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/validation"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -73,13 +74,13 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 			var me *modelError
 			if errors.As(err, &me) {
 				rv.Malformed = me.malformed
-				wait = !me.malformed || r.malformedWaits(t) < maxMalformedWaits
+				wait = !me.malformed || r.malformedWaits(ctx, t) < maxMalformedWaits
 			}
 		}
 	}
 	r.countModel(rv, set)
 	if wait {
-		return r.wait(rv)
+		return r.wait(ctx, rv)
 	}
 	if rv.Fallback != "" {
 		rv.Classification = Uncertain
@@ -155,12 +156,12 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 	// The review is kept before it is carried out (DESIGN.md principle
 	// 5): a crash in between leaves it in the history, the move undone,
 	// and the next tick reviews the run again.
-	if err := appendHistory(r.StateDir, rv); err != nil {
+	if err := r.appendHistory(ctx, rv); err != nil {
 		return nil, err
 	}
 	if _, _, err := r.Board.Decide(ctx, d); err != nil {
 		w := &Review{Time: r.now().UTC().Truncate(time.Millisecond), TaskID: t.ID, Run: t.Runs, Folder: string(folder), Withdrawn: err.Error()}
-		if herr := appendHistory(r.StateDir, w); herr != nil {
+		if herr := r.appendHistory(ctx, w); herr != nil {
 			r.say("warning: %v", herr)
 		}
 		return nil, err
@@ -363,8 +364,8 @@ const maxMalformedWaits = 2
 
 // malformedWaits counts the reviews of t's last run that waited, in a
 // row, on a malformed reply.
-func (r *Recycler) malformedWaits(t *board.Task) int {
-	hist, _, err := History(r.StateDir, t.ID)
+func (r *Recycler) malformedWaits(ctx context.Context, t *board.Task) int {
+	hist, _, err := verdict.ReadHistory(ctx, r.history(), t.ID)
 	if err != nil {
 		return 0
 	}
@@ -382,9 +383,9 @@ func (r *Recycler) malformedWaits(t *board.Task) int {
 // task stays where its run left it, no streak moves, nothing is logged
 // but the review history's record, and the run is reviewed again on a
 // later tick, when the model is back.
-func (r *Recycler) wait(rv *Review) (*Review, error) {
+func (r *Recycler) wait(ctx context.Context, rv *Review) (*Review, error) {
 	rv.Action, rv.Classification, rv.After = Wait, "", rv.Before
-	if err := appendHistory(r.StateDir, rv); err != nil {
+	if err := r.appendHistory(ctx, rv); err != nil {
 		return nil, err
 	}
 	r.say("review of %s run %d waits for the model: %s (it stays in %s; nothing counted)", rv.TaskID, rv.Run, clipRunes(rv.Fallback, 200), rv.Folder)

@@ -15,6 +15,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/verdict"
 )
 
 // CallReview is the call_type of a review's model calls in raw.sqlite.
@@ -51,6 +52,11 @@ type Recycler struct {
 	NewClient func(llm.ModelConfig) (llm.Client, error)
 	// Stop ends a stale run's process group; nil is supervise.Stop.
 	Stop func(ctx context.Context, k supervise.Kill, grace time.Duration) (bool, error)
+	// History keeps the reviews, every task's history of them; nil is
+	// the files under StateDir (verdict.Files). A fleet whose board is
+	// in PostgreSQL keeps them in its database, where every host that
+	// may lead the recycler reads them.
+	History verdict.HistoryStore
 	// Remote is the fleet's runs on other hosts (issue 34 item 5): Level
 	// 2 judges those from their hosts' heartbeats and stops them by
 	// revoking their leases. nil: every run is this host's.

@@ -27,6 +27,7 @@ import (
 	"github.com/cra-dev/cra/internal/store"
 	"github.com/cra-dev/cra/internal/store/storetest"
 	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -128,6 +129,10 @@ func TestMalformedRepliesAreRecorded(t *testing.T) {
 	f := newFixture(t, "[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.Enqueue(llmtest.Text("It went well, I think."), llmtest.Text("classification: done"))
 	f.srv.SetDefault(llmtest.Text("still no format"))
+	// The reviews go where History keeps them (on a fleet, its
+	// database), and the count of malformed waits is read from there.
+	kept := t.TempDir()
+	f.rec.History = verdict.Files{StateDir: kept}
 	task := f.add(t, "say hi", "hi")
 	if _, err := f.proc.Run(ctx, task.ID); err != nil {
 		t.Fatal(err)
@@ -169,9 +174,12 @@ func TestMalformedRepliesAreRecorded(t *testing.T) {
 	if !strings.Contains(got.Notes, "Not sure current status") || !strings.Contains(got.Notes, "Validation evidence:") {
 		t.Errorf("the note is not the conservative one:\n%s", got.Notes)
 	}
-	hist, bad, err := History(f.state, task.ID)
+	hist, bad, err := History(kept, task.ID)
 	if err != nil || bad != 0 || len(hist) != 3 || hist[0].Action != Wait || hist[1].Action != Wait || hist[2].Action != Requeue {
 		t.Errorf("history: %d reviews (%+v), %d bad, %v", len(hist), hist, bad, err)
+	}
+	if none, _, err := History(f.state, task.ID); none != nil || err != nil {
+		t.Errorf("the state directory holds %d reviews (%v), want them in History alone", len(none), err)
 	}
 }
 

@@ -271,7 +271,7 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request) {
 		d.Log = d.Log[n-MaxTaskLines:]
 	}
 	d.Runs = s.Fleet.Runs(id, entries)
-	if d.Reviews, d.BadReviews, d.ReviewFile, d.EvidenceText, err = s.Fleet.Reviews(id); err != nil {
+	if d.Reviews, d.BadReviews, d.ReviewFile, d.EvidenceText, err = s.Fleet.Reviews(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -27,7 +27,7 @@ type Fleet interface {
 	// Runs reads task id's runs from its lifecycle entries.
 	Runs(id string, entries []world.Entry) []fleetapi.Run
 	// Reviews returns the recycler's reviews of task id.
-	Reviews(id string) (list []fleetapi.Review, bad int, file, evidenceText string, err error)
+	Reviews(ctx context.Context, id string) (list []fleetapi.Review, bad int, file, evidenceText string, err error)
 	// Diff returns task id's branch diff.
 	Diff(ctx context.Context, id string) (*fleetapi.BranchDiff, error)
 	// Repair puts every task file where the world log says.

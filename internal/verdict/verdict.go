@@ -1,13 +1,15 @@
 // Package verdict holds what the supervision half decided, as records
 // others read: a Review of one run with its classification, criteria,
 // note, streaks and action; the Report of one recycler tick; a task's
-// review history (.clean_room/runs/<id>/reviews.jsonl) with its reader;
+// review history (.clean_room/runs/<id>/reviews.jsonl, or a fleet's
+// database: HistoryStore) with its reader;
 // and the CleanupReport of a cleanup pass. review and cleanup make them;
 // the supervisors, the fleet's operations and the front ends read them
 // without importing the recycler, cleanup and what they run.
 package verdict
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +84,60 @@ func History(stateDir, id string) ([]Review, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the reviews of %s: %w", id, err)
 	}
+	return foldWithdrawn(recs), bad, nil
+}
+
+// HistoryStore keeps the tasks' review histories, one record (a Review
+// as one line of JSON) after another: Files, the state directory's
+// reviews.jsonl files, or, on a fleet whose board is in PostgreSQL, its
+// database (pgstore.Log), so that whichever host leads the recycler
+// reads the reviews the one before it wrote.
+type HistoryStore interface {
+	// AppendReview adds line, one record, to the end of task id's
+	// history, durably.
+	AppendReview(ctx context.Context, id string, line []byte) error
+	// ReviewLines returns task id's records, oldest first, as they were
+	// appended (a file's torn or edited lines included); a task never
+	// reviewed has none.
+	ReviewLines(ctx context.Context, id string) ([][]byte, error)
+}
+
+// Files is the review histories as files under the state directory:
+// HistoryPath's, one record a line.
+type Files struct{ StateDir string }
+
+var _ HistoryStore = Files{}
+
+// AppendReview appends line to task id's reviews file and syncs it.
+func (f Files) AppendReview(_ context.Context, id string, line []byte) error {
+	return jsonl.AppendLine(HistoryPath(f.StateDir, id), line)
+}
+
+// ReviewLines returns the lines of task id's reviews file.
+func (f Files) ReviewLines(_ context.Context, id string) ([][]byte, error) {
+	return jsonl.ReadLines(HistoryPath(f.StateDir, id))
+}
+
+// AppendHistory records r at the end of its task's history in s.
+func AppendHistory(ctx context.Context, s HistoryStore, r *Review) error {
+	line, err := json.Marshal(r)
+	if err == nil {
+		err = s.AppendReview(ctx, r.TaskID, line)
+	}
+	if err != nil {
+		return fmt.Errorf("record the review: %w", err)
+	}
+	return nil
+}
+
+// ReadHistory returns task id's reviews in s, oldest first, and how many
+// of its records could not be read, as History does from its file.
+func ReadHistory(ctx context.Context, s HistoryStore, id string) ([]Review, int, error) {
+	lines, err := s.ReviewLines(ctx, id)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read the reviews of %s: %w", id, err)
+	}
+	recs, bad := jsonl.DecodeLines(lines, validReview)
 	return foldWithdrawn(recs), bad, nil
 }
 
