@@ -299,7 +299,7 @@ func (f *Fleet) Supervisors(ctx context.Context, out io.Writer) (*supervisor.Run
 		return nil, err
 	}
 	return &supervisor.Runner{
-		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir,
+		Board: f.Board, Root: f.ws.Root, StateDir: f.ws.StateDir, History: f.reviewHistory(),
 		Config: f.Config, Recorder: rec,
 		Out: out, Logger: f.logger, Now: f.now,
 		After: func(ctx context.Context) error {

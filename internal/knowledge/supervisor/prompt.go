@@ -107,7 +107,7 @@ var share = map[string]int{"remit": 6, "milestones": 6, "done": 12, "carry": 14,
 
 // gather builds the inputs of s's run from the repository, the board,
 // the reviews and the store, within maxTokens.
-func gather(ctx context.Context, s knowledge.Supervisor, root, stateDir string, v *boardView, store *knowledge.Store, maxTokens int) inputs {
+func gather(ctx context.Context, s knowledge.Supervisor, root string, hist verdict.HistoryStore, v *boardView, store *knowledge.Store, maxTokens int) inputs {
 	chars := func(part string) int { return maxTokens * 4 * share[part] / 100 }
 	in := inputs{}
 	in.Remit = capText(readmeHead(root), chars("remit"))
@@ -146,8 +146,8 @@ func gather(ctx context.Context, s knowledge.Supervisor, root, stateDir string, 
 	}
 	var rvs []rv
 	for _, t := range v.all {
-		hist, _, _ := verdict.History(stateDir, t.ID)
-		for _, r := range hist {
+		reviews, _, _ := verdict.ReadHistory(ctx, hist, t.ID)
+		for _, r := range reviews {
 			rvs = append(rvs, rv{t, r})
 		}
 	}

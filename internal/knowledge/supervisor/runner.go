@@ -20,6 +20,7 @@ import (
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/llm"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -38,6 +39,10 @@ type Runner struct {
 	Board *board.Board
 	// Root is the repository, StateDir its .clean_room; required.
 	Root, StateDir string
+	// History is where the recycler keeps its reviews, which the
+	// supervisors read; nil is the files under StateDir (on a fleet, the
+	// database: verdict.HistoryStore).
+	History verdict.HistoryStore
 	// Config loads config.toml; called on every Check and Run.
 	Config func() (*config.Config, error)
 	// Recorder records every model call in raw.sqlite; required for runs.
@@ -177,7 +182,7 @@ func (r *Runner) read(ctx context.Context) (*state, error) {
 	since := st.window()
 	signals := m.signals
 	if !same || !m.since.Equal(since) {
-		if signals, err = logSignals(ctx, r.Board, r.StateDir, since); err != nil {
+		if signals, err = logSignals(ctx, r.Board, r.history(), since); err != nil {
 			return nil, err
 		}
 	}
@@ -466,7 +471,7 @@ func (r *Runner) runOne(ctx context.Context, st *state, s knowledge.Supervisor, 
 	rec := &Record{Batch: batch, Supervisor: s, Started: r.now().UTC().Truncate(time.Millisecond), Reasons: reasons, After: after,
 		Milestones: slices.Clone(st.view.done), Bootstrap: bootstrap(st.store, s)}
 	defer func() { rec.Finished = r.now().UTC().Truncate(time.Millisecond) }()
-	in := gather(ctx, s, r.Root, r.StateDir, st.view, st.store, st.set.MaxInputTokens)
+	in := gather(ctx, s, r.Root, r.history(), st.view, st.store, st.set.MaxInputTokens)
 	req := llm.UserPrompt(system(s, rec.Bootstrap), in.text(s, reasons, after))
 	req.JSON = true
 	reply, calls, err := r.ask(ctx, st.cfg, s, batch, req)
@@ -623,4 +628,12 @@ func slug(s string) string {
 		return "item-" + hash
 	}
 	return strings.Join(words, "_") + "-" + hash
+}
+
+// history is where the reviews are read from: History, or the files.
+func (r *Runner) history() verdict.HistoryStore {
+	if r.History != nil {
+		return r.History
+	}
+	return verdict.Files{StateDir: r.StateDir}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -242,7 +243,7 @@ func TestCollectSignals(t *testing.T) {
 	if _, err := r.Board.Move(ctx, b.ID, board.Pending, "again"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := collect(ctx, r.Board, state, nil, time.Time{})
+	got, err := collect(ctx, r.Board, verdict.Files{StateDir: state}, nil, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

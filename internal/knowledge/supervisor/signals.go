@@ -32,8 +32,8 @@ var textFields = []string{"title=", "description=", "need=", "milestone="}
 //
 // Verdicts before since are not looked up (their reviews are not read):
 // no trigger counts them.
-func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record, since time.Time) ([]Signal, error) {
-	out, err := logSignals(ctx, b, stateDir, since)
+func collect(ctx context.Context, b *board.Board, hist verdict.HistoryStore, recs []Record, since time.Time) ([]Signal, error) {
+	out, err := logSignals(ctx, b, hist, since)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func collect(ctx context.Context, b *board.Board, stateDir string, recs []Record
 
 // logSignals is collect's reading of the log and the reviews, in the
 // log's order: what stays the same while the log does.
-func logSignals(ctx context.Context, b *board.Board, stateDir string, since time.Time) ([]Signal, error) {
+func logSignals(ctx context.Context, b *board.Board, hist verdict.HistoryStore, since time.Time) ([]Signal, error) {
 	var out []Signal
 	retries := map[string]int{}
 	reviews := map[string][]verdict.Review{}
@@ -80,7 +80,7 @@ func logSignals(ctx context.Context, b *board.Board, stateDir string, since time
 			}
 			rvs, ok := reviews[e.ID]
 			if !ok {
-				rvs, _, _ = verdict.History(stateDir, e.ID)
+				rvs, _, _ = verdict.ReadHistory(ctx, hist, e.ID)
 				reviews[e.ID] = rvs
 			}
 			for i := used[e.ID]; i < len(rvs); i++ {
