@@ -136,7 +136,7 @@ func (f *Fleet) takeOver(ctx context.Context, out io.Writer) error {
 		_, err := pass.Run(ctx)
 		return err
 	}
-	former, err := wk.former(ctx)
+	former, err := wk.mine(ctx)
 	if err != nil {
 		return err
 	}

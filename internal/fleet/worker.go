@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,12 +119,12 @@ func (w *worker) Holds(ctx context.Context, id string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	ls, err := w.db.Leases(ctx)
+	ls, err := w.mine(ctx)
 	if err != nil {
 		return false, err
 	}
 	for _, x := range ls {
-		if x.TaskID == id && x.RunID == l.RunID && x.Host == w.host && x.Revoked == "" {
+		if x.TaskID == id && x.RunID == l.RunID && x.Revoked == "" {
 			return true, nil
 		}
 	}
@@ -180,34 +182,27 @@ func (w *worker) keeper(slots int, grace time.Duration, logger *slog.Logger) *pg
 // owned returns whether this host holds the lease of a task's run, as
 // the database says now: Level 1 here acts only on those runs.
 func (w *worker) owned(ctx context.Context) (func(id string) bool, error) {
-	ls, err := w.db.Leases(ctx)
+	ls, err := w.mine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mine := map[string]bool{}
+	ids := make(map[string]bool, len(ls))
 	for _, l := range ls {
-		if l.Host == w.host {
-			mine[l.TaskID] = true
-		}
+		ids[l.TaskID] = true
 	}
-	return func(id string) bool { return mine[id] }, nil
+	return func(id string) bool { return ids[id] }, nil
 }
 
-// former returns the leases the database holds for this host while its
-// processor holds none: a former daemon's of this host (killed), whose
-// runs the start's Level 1 pass takes over.
-func (w *worker) former(ctx context.Context) ([]pgstore.Lease, error) {
+// mine returns the leases the database gives this host now. Read while
+// its processor holds none (at the daemon's start), they are a former
+// daemon's of this host (killed), whose runs the start's Level 1 pass
+// takes over.
+func (w *worker) mine(ctx context.Context) ([]pgstore.Lease, error) {
 	ls, err := w.db.Leases(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []pgstore.Lease
-	for _, l := range ls {
-		if l.Host == w.host {
-			out = append(out, l)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(ls, func(l pgstore.Lease) bool { return l.Host != w.host }), nil
 }
 
 // sweep is the leader's pass over the leases: each expired lease is
@@ -268,7 +263,7 @@ func (w *worker) restart(ctx context.Context, id, reason string, policy supervis
 	if err != nil {
 		return err
 	}
-	why := trimRestart(reason)
+	why := strings.TrimPrefix(reason, "restart: ")
 	if policy.Next(starts[id], now).Verdict == supervise.LimitReached {
 		err = w.board.BlockRun(ctx, id, 0, board.Clip("blocked by the fleet's leader: "+why+"; start limit reached", 300),
 			"find why its runs keep dying (its hosts' .clean_room/runs/"+id+"/ and 'cra fleet status'), then requeue: cra task move "+id+" pending")
@@ -279,15 +274,6 @@ func (w *worker) restart(ctx context.Context, id, reason string, policy supervis
 		return nil
 	}
 	return err
-}
-
-// trimRestart drops pgstore's "restart: " from a reason.
-func trimRestart(reason string) string {
-	const p = "restart: "
-	if len(reason) > len(p) && reason[:len(p)] == p {
-		return reason[len(p):]
-	}
-	return reason
 }
 
 // buildVersion is the cra this host runs, as its heartbeat says.
