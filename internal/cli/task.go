@@ -99,7 +99,7 @@ func openFleet(ctx context.Context, d *deps, ws *workspace.Workspace, create boo
 		return nil, nil
 	}
 	var name string
-	f, err := fleet.Open(ctx, ws, fleet.Options{Create: create, Now: d.now, Logger: d.logger, Out: d.errOut, Context: run.AgentContext,
+	f, err := fleet.Open(ctx, ws, fleet.Options{Create: create, Now: d.now, Logger: d.logger, Out: d.errOut, Context: run.AgentContext, Version: hostVersion(),
 		Malformed: func(r *world.Record) { logWarnMalformed(d, name, r) }})
 	if errors.Is(err, fleet.ErrNoBoard) {
 		return nil, nil

@@ -8,38 +8,67 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// versionText is what 'cra version' and 'cra --version' print: the
-// version set at build time ("dev" from a clone), the commit and its time
-// from the build's VCS stamp (go install and go build in a clone record
-// them), a mark when the tree had uncommitted changes, and the Go version.
-func versionText() string {
-	commit, when, dirty := "not recorded: build with -buildvcs=true", "", false
+// build is what this binary knows of itself: the version set at build
+// time ("dev" from a clone, the module's version after go install
+// module@vX.Y.Z), and the commit, its time and whether the tree had
+// uncommitted changes, from the build's VCS stamp (go install and go
+// build in a clone record them).
+type build struct {
+	version, commit, when string
+	dirty                 bool
+}
+
+// thisBuild reads the build's stamp.
+func thisBuild() build {
+	b := build{version: version, commit: "not recorded: build with -buildvcs=true"}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				commit = s.Value
+				b.commit = s.Value
 			case "vcs.time":
-				when = s.Value
+				b.when = s.Value
 			case "vcs.modified":
-				dirty = s.Value == "true"
+				b.dirty = s.Value == "true"
 			}
 		}
-		if version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			version = info.Main.Version // go install module@vX.Y.Z
+		if b.version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			b.version = info.Main.Version
 		}
 	}
-	if len(commit) == 40 {
-		commit = commit[:12] // a hash, as git log --oneline shortens it
+	if len(b.commit) == 40 {
+		b.commit = b.commit[:12] // a hash, as git log --oneline shortens it
 	}
-	s := fmt.Sprintf("cra %s (commit %s", version, commit)
-	if when != "" {
-		s += ", " + when
+	return b
+}
+
+// versionText is what 'cra version' and 'cra --version' print.
+func versionText() string {
+	b := thisBuild()
+	s := fmt.Sprintf("cra %s (commit %s", b.version, b.commit)
+	if b.when != "" {
+		s += ", " + b.when
 	}
-	if dirty {
+	if b.dirty {
 		s += ", with uncommitted changes"
 	}
 	return s + ", " + runtime.Version() + ")"
+}
+
+// hostVersion is the short form a fleet host's heartbeat carries, which
+// 'cra fleet status' shows beside the host: the version, and the commit
+// when the build recorded one ("dev 1a2b3c4d5e6f", "dev 1a2b3c4d5e6f+"
+// with uncommitted changes, "v1.2.0").
+func hostVersion() string {
+	b := thisBuild()
+	if len(b.commit) != 12 {
+		return b.version
+	}
+	s := b.version + " " + b.commit
+	if b.dirty {
+		s += "+"
+	}
+	return s
 }
 
 func newVersionCmd(d *deps) *cobra.Command {

@@ -72,6 +72,9 @@ type Options struct {
 	// Getenv reads the variable [fleet] database_url_env names, when the
 	// config keeps the board in PostgreSQL; nil is os.Getenv.
 	Getenv func(string) string
+	// Version is the cra this host runs, as a fleet host's heartbeat
+	// says it ('cra fleet status' shows it); "" is "dev".
+	Version string
 }
 
 // Fleet is one repository's supervision half: its board and the workers
@@ -86,6 +89,8 @@ type Fleet struct {
 	out    io.Writer
 	// context is Options.Context.
 	context func(ctx context.Context, ws *workspace.Workspace, task string, tokens int) (string, error)
+	// version is Options.Version.
+	version string
 
 	mu        sync.Mutex
 	processor *runner.Processor
@@ -130,7 +135,7 @@ func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Fleet, e
 			return nil, err
 		}
 		b.Now = now
-		return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context, closeDB: closeDB, getenv: getenv}, nil
+		return &Fleet{Board: b, ws: ws, now: now, logger: logger, out: opts.Out, context: opts.Context, version: opts.Version, closeDB: closeDB, getenv: getenv}, nil
 	}
 	l, err := ws.Log()
 	if err != nil {

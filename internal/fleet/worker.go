@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 type worker struct {
 	db      *pgstore.Fleet
 	host    string
+	version string // the heartbeat's, at most 64 bytes
 	lease   time.Duration
 	started time.Time
 	board   *board.Board
@@ -62,7 +62,14 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.worker = &worker{db: db, host: fs.Host, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
+	version := f.version
+	if version == "" {
+		version = "dev"
+	}
+	if len(version) > 64 {
+		version = version[:64]
+	}
+	f.worker = &worker{db: db, host: fs.Host, version: version, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
 		held: map[string]pgstore.Lease{}, gone: map[string]bool{}, unleased: map[string]time.Time{}}
 	return f.worker, nil
 }
@@ -171,7 +178,7 @@ func (w *worker) lost(l pgstore.Lost) {
 func (w *worker) keeper(slots int, grace time.Duration, logger *slog.Logger) *pgstore.Keeper {
 	return &pgstore.Keeper{
 		Fleet: w.db,
-		Host:  pgstore.Host{Name: w.host, Started: w.started, Slots: slots, Version: buildVersion()},
+		Host:  pgstore.Host{Name: w.host, Started: w.started, Slots: slots, Version: w.version},
 		Lease: w.lease, Held: w.Held, Lost: w.lost, Logger: logger,
 		// A copy stopped by its deadline has ended, its grace included,
 		// before the lease runs out in the database.
@@ -274,16 +281,4 @@ func (w *worker) restart(ctx context.Context, id, reason string, policy supervis
 		return nil
 	}
 	return err
-}
-
-// buildVersion is the cra this host runs, as its heartbeat says.
-func buildVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		v := info.Main.Version
-		if len(v) > 64 {
-			v = v[:64]
-		}
-		return v
-	}
-	return "dev"
 }
