@@ -9,6 +9,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -89,7 +90,10 @@ func newFleetImportCmd(d *deps) *cobra.Command {
 .clean_room/tasks) into PostgreSQL, whose log and board must be empty: every
 line as written, malformed and hand-written ones too, at the same line
 numbers, with the same agents' states and the same skipped entries, and every
-task file's bytes in its folder. It is one transaction. Stop 'cra serve' and
+task file's bytes in its folder, with the recycler's review histories
+(.clean_room/runs/<id>/reviews.jsonl) and its notifications not told yet
+(notify-pending.jsonl), so that a task's earlier reviews still count. It is
+one transaction. Stop 'cra serve' and
 the agents first: a log that grows meanwhile is refused, and so is a task file
 the board cannot read (fix it, or 'cra task rebuild'). 'cra fleet export'
 writes the same bytes back. The files are left in place; once imported, the
@@ -113,6 +117,17 @@ func fleetImportRun(ctx context.Context, d *deps, repoFlag string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(d.out, "imported %d lines of %s and %d tasks into PostgreSQL\n", m.Lines, relPath(repo, world.Path(workspace.StateDir(repo))), m.Tasks)
+	if _, err = fmt.Fprintf(d.out, "imported %d lines of %s and %d tasks into PostgreSQL\n", m.Lines, relPath(repo, world.Path(workspace.StateDir(repo))), m.Tasks); err != nil {
+		return err
+	}
+	if m.Reviews > 0 || m.Notices > 0 {
+		if _, err = fmt.Fprintf(d.out, "imported %d review records and %d notifications not told yet\n", m.Reviews, m.Notices); err != nil {
+			return err
+		}
+	}
+	if m.BadNotices > 0 {
+		_, err = fmt.Fprintf(d.errOut, "warning: %d lines of %s do not parse: the recycler skipped them, and they stay in the file\n",
+			m.BadNotices, relPath(repo, statedir.At(workspace.StateDir(repo)).NotifyPending()))
+	}
 	return err
 }

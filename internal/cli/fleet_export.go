@@ -18,8 +18,11 @@ func newFleetExportCmd(d *deps) *cobra.Command {
 		Long: `Write the world log and the board of the PostgreSQL [fleet] database_url_env
 names into DIR, laid out as a state directory: DIR/world.log, byte for byte
 as 'cra log export' writes it, and DIR/tasks/<folder>/<id>.yaml, each as its
-row holds it. DIR must hold neither yet: export does not merge. What 'cra
-fleet import' moved in comes back byte for byte.`,
+row holds it, with the recycler's review histories under DIR/runs/ and its
+notifications not told yet in DIR/notify-pending.jsonl. DIR must hold neither
+yet: export does not merge. What 'cra fleet import' moved in comes back byte
+for byte, but for the notifications: PostgreSQL keeps each as a JSON object,
+which comes back as the same object in its own spacing and key order.`,
 		Example: `  cra fleet export --dir /tmp/board && cmp /tmp/board/world.log .clean_room/world.log`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +46,11 @@ func fleetExportRun(ctx context.Context, d *deps, repoFlag, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(d.out, "exported %d lines of the world log and %d tasks into %s\n", m.Lines, m.Tasks, dir)
+	if _, err = fmt.Fprintf(d.out, "exported %d lines of the world log and %d tasks into %s\n", m.Lines, m.Tasks, dir); err != nil {
+		return err
+	}
+	if m.Reviews > 0 || m.Notices > 0 {
+		_, err = fmt.Fprintf(d.out, "exported %d review records and %d notifications not told yet\n", m.Reviews, m.Notices)
+	}
 	return err
 }

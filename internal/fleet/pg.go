@@ -1,18 +1,25 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/jsonl"
 	"github.com/cra-dev/cra/internal/pgboard"
 	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/review"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -48,12 +55,21 @@ func openPostgres(ctx context.Context, cfg *config.Config, getenv func(string) s
 type Moved struct {
 	Lines int64 // of the world log
 	Tasks int   // of the board, all six folders
+	// Reviews counts the review histories' records, and Notices the
+	// notifications not told yet (the recycler's state besides the log).
+	Reviews, Notices int
+	// BadNotices counts the lines of notify-pending.jsonl that do not
+	// parse: the recycler skips them, and so does the import; they stay
+	// in the file.
+	BadNotices int
 }
 
 // Import moves the file board and world log of the state directory
 // stateDir into cfg's PostgreSQL, whose log and board must be empty, in
-// one transaction: every line as written (pgstore.Log.Import) and every
-// task file's bytes in its folder (pgboard.Import). A failure leaves the
+// one transaction: every line as written (pgstore.Log.Import), every
+// task file's bytes in its folder (pgboard.Import), and the recycler's
+// review histories and notifications not told yet
+// (pgstore.ImportRecycler). A failure leaves the
 // database as it was. Stop 'cra serve' and the agents first. The files
 // stay where they are; Export gives them back byte for byte.
 func Import(ctx context.Context, stateDir string, cfg *config.Config, getenv func(string) string) (Moved, error) {
@@ -77,12 +93,74 @@ func Import(ctx context.Context, stateDir string, cfg *config.Config, getenv fun
 	}
 	defer unlock()
 	var m Moved
+	rs, err := readRecycler(stateDir, &m)
+	if err != nil {
+		return Moved{}, err
+	}
 	m.Lines, err = l.ImportWith(ctx, file, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		m.Tasks, err = pgboard.Import(ctx, tx, files)
-		return err
+		if m.Tasks, err = pgboard.Import(ctx, tx, files); err != nil {
+			return err
+		}
+		return pgstore.ImportRecycler(ctx, tx, rs)
 	})
 	return m, err
+}
+
+// readRecycler reads the recycler's state in stateDir: every task's
+// reviews file under runs/, and notify-pending.jsonl. It counts them in m.
+func readRecycler(stateDir string, m *Moved) (pgstore.RecyclerState, error) {
+	dir := statedir.At(stateDir)
+	rs := pgstore.RecyclerState{Reviews: map[string][][]byte{}}
+	runs, err := os.ReadDir(dir.Runs())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return rs, fmt.Errorf("import the reviews: %w", err)
+	}
+	for _, e := range runs {
+		if !e.IsDir() || board.CheckID(e.Name()) != nil {
+			continue // not a task's runs (a scratch directory, a stray file)
+		}
+		lines, err := jsonl.ReadLines(dir.Run(e.Name()).Reviews())
+		if err != nil {
+			return rs, fmt.Errorf("import the reviews of %s: %w", e.Name(), err)
+		}
+		if len(lines) > 0 {
+			rs.Reviews[e.Name()] = lines
+			m.Reviews += len(lines)
+		}
+	}
+	notices, bad, err := jsonl.Read[json.RawMessage](dir.NotifyPending(), nil)
+	if err != nil {
+		return rs, fmt.Errorf("import the notifications: %w", err)
+	}
+	for _, n := range notices {
+		rs.Notices = append(rs.Notices, n)
+	}
+	m.Notices, m.BadNotices = len(notices), bad
+	return rs, nil
+}
+
+// writeRecycler writes rs into the state directory dir, as readRecycler
+// reads it.
+func writeRecycler(ctx context.Context, dir string, rs pgstore.RecyclerState) error {
+	for id, lines := range rs.Reviews {
+		if err := board.CheckID(id); err != nil {
+			return fmt.Errorf("export the reviews of %.40q: %w", id, err)
+		}
+		path := statedir.At(dir).Run(id).Reviews()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("export the reviews: %w", err)
+		}
+		var b bytes.Buffer
+		for _, l := range lines {
+			b.Write(l)
+			b.WriteByte('\n')
+		}
+		if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("export the reviews of %s: %w", id, err)
+		}
+	}
+	return review.FileNotices(dir).ReplaceNotices(ctx, rs.Notices)
 }
 
 // ErrExportTarget is an export into a directory that holds a world log
@@ -126,7 +204,18 @@ func Export(ctx context.Context, dir string, cfg *config.Config, getenv func(str
 		err = cerr
 	}
 	m.Lines = cw.lines
-	return m, err
+	if err != nil {
+		return m, err
+	}
+	rs, err := l.ExportRecycler(ctx)
+	if err != nil {
+		return m, err
+	}
+	for _, lines := range rs.Reviews {
+		m.Reviews += len(lines)
+	}
+	m.Notices = len(rs.Notices)
+	return m, writeRecycler(ctx, dir, rs)
 }
 
 // countingWriter counts the lines written through it.

@@ -3,11 +3,13 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -122,14 +125,15 @@ func TestImportExportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	const tasks, lines = 1000, 100000
 	state := writeFileBoard(t, tasks, lines)
+	notices := writeRecyclerState(t, state)
 	before := treeOf(t, state)
 	cfg, getenv := pgConfig(t)
 	m, err := Import(ctx, state, cfg, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Lines != lines || m.Tasks != tasks {
-		t.Fatalf("imported %+v, want %d lines and %d tasks", m, lines, tasks)
+	if want := (Moved{Lines: lines, Tasks: tasks, Reviews: 5, Notices: 2, BadNotices: 1}); m != want {
+		t.Fatalf("imported %+v, want %+v", m, want)
 	}
 	if _, err := Import(ctx, state, cfg, getenv); err == nil {
 		t.Errorf("a second import: no error, want it refused")
@@ -139,10 +143,15 @@ func TestImportExportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Lines != lines || m.Tasks != tasks {
-		t.Errorf("exported %+v, want %d lines and %d tasks", m, lines, tasks)
+	if want := (Moved{Lines: lines, Tasks: tasks, Reviews: 5, Notices: 2}); m != want {
+		t.Errorf("exported %+v, want %+v", m, want)
 	}
 	after := treeOf(t, back)
+	// The notifications come back as the same JSON objects, in order; the
+	// line that did not parse is not among them (it stays in the file).
+	checkNotices(t, after[statedir.NotifyPending], notices)
+	delete(before, statedir.NotifyPending)
+	delete(after, statedir.NotifyPending)
 	if len(after) != len(before) {
 		t.Errorf("exported %d files, want %d", len(after), len(before))
 	}
@@ -155,6 +164,56 @@ func TestImportExportRoundTrip(t *testing.T) {
 	}
 	if _, err := Export(ctx, back, cfg, getenv); !errors.Is(err, ErrExportTarget) {
 		t.Errorf("export into a directory holding a log: got %v, want ErrExportTarget", err)
+	}
+}
+
+// writeRecyclerState writes review histories for three tasks (one with a
+// torn last record, as a crash leaves it) and a notification queue of two
+// notifications and a line that does not parse into the state directory
+// dir, and returns the notifications.
+func writeRecyclerState(t *testing.T, dir string) []string {
+	t.Helper()
+	reviews := map[string]string{
+		"t-00000001": `{"task_id":"t-00000001","verdict":"needs_work"}` + "\n" + `{"task_id":"t-00000001","verdict":"verified"}` + "\n",
+		"t-00000002": `{"task_id":"t-00000002","verdict":"failed"}` + "\n",
+		"t-00000003": `{"task_id":"t-00000003","verdict":"needs_work"}` + "\n" + `{"task_id":"t-00000003","verd` + "\n",
+	}
+	for id, body := range reviews {
+		path := statedir.At(dir).Run(id).Reviews()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notices := []string{`{"task":"t-00000001","kind":"verified","tries":0}`, `{"task":"t-00000002","kind":"failed","tries":2,"next":"2026-01-02T03:04:05Z"}`}
+	queue := notices[0] + "\nnot json, skipped by the recycler\n" + notices[1] + "\n"
+	if err := os.WriteFile(statedir.At(dir).NotifyPending(), []byte(queue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return notices
+}
+
+// checkNotices checks that file holds the notifications want, in order,
+// each the same JSON object.
+func checkNotices(t *testing.T, file []byte, want []string) {
+	t.Helper()
+	got := bytes.Split(bytes.TrimSuffix(file, []byte("\n")), []byte("\n"))
+	if len(got) != len(want) {
+		t.Fatalf("notify-pending.jsonl after the round trip:\n%s\nwant %d notifications", file, len(want))
+	}
+	for i := range want {
+		var g, w any
+		if err := json.Unmarshal(got[i], &g); err != nil {
+			t.Fatalf("notification %d: %v", i+1, err)
+		}
+		if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("notification %d after the round trip: %s, want %s", i+1, got[i], want[i])
+		}
 	}
 }
 
