@@ -9,7 +9,6 @@ import (
 
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/fleet"
-	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -126,8 +125,7 @@ func fleetImportRun(ctx context.Context, d *deps, repoFlag string) error {
 		}
 	}
 	if m.BadNotices > 0 {
-		_, err = fmt.Fprintf(d.errOut, "warning: %d lines of %s do not parse: the recycler skipped them, and they stay in the file\n",
-			m.BadNotices, relPath(repo, statedir.At(workspace.StateDir(repo)).NotifyPending()))
+		_, err = fmt.Fprintf(d.errOut, "warning: %d lines of the notification queue (notify-pending.jsonl) do not parse: the recycler skipped them, and they stay in the file\n", m.BadNotices)
 	}
 	return err
 }
