@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/pgstore"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -23,6 +25,7 @@ import (
 // runs while it leads.
 type worker struct {
 	db      *pgstore.Fleet
+	unguard func() // lets go of the database's ports (guardDatabase)
 	host    string
 	version string // the heartbeat's, at most 64 bytes
 	lease   time.Duration
@@ -62,6 +65,11 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	unguard, err := guardDatabase(ctx, url, f.out)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	version := f.version
 	if version == "" {
 		version = "dev"
@@ -69,12 +77,52 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if len(version) > 64 {
 		version = version[:64]
 	}
-	f.worker = &worker{db: db, host: fs.Host, version: version, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
+	f.worker = &worker{db: db, unguard: unguard, host: fs.Host, version: version, lease: fs.Lease, started: f.now(), board: f.Board, now: f.now,
 		held: map[string]pgstore.Lease{}, gone: map[string]bool{}, unleased: map[string]time.Time{}}
 	return f.worker, nil
 }
 
-func (w *worker) close() { w.db.Close() }
+func (w *worker) close() {
+	w.db.Close()
+	w.unguard()
+}
+
+// guardDatabase keeps confined agents off the database at url where the
+// sandbox can: its TCP ports on this host's loopback are guarded
+// (sandbox.Guard) until unguard is called. Where it cannot, and the
+// database lets this OS user in with no password, out is told: an agent
+// of this user on a Unix socket, or on another host's address it can
+// reach, could then write the world log as the daemon does.
+func guardDatabase(ctx context.Context, url string, out io.Writer) (unguard func(), err error) {
+	reach, err := pgstore.ReachOf(url)
+	if err != nil {
+		return nil, err
+	}
+	var releases []func()
+	unguard = func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	for _, port := range reach.LoopbackPorts {
+		release, err := sandbox.Guard(port)
+		if err != nil {
+			unguard()
+			return nil, fmt.Errorf("keep agents off the database's port %d: %w", port, err)
+		}
+		releases = append(releases, release)
+	}
+	if open, _ := pgstore.OpensWithoutPassword(ctx, url); open && out != nil {
+		where := "its address"
+		if len(reach.Sockets) > 0 {
+			where = "its Unix socket in " + strings.Join(reach.Sockets, ", ")
+		}
+		if len(reach.LoopbackPorts) == 0 || len(reach.Sockets) > 0 {
+			fmt.Fprintf(out, "warning: the fleet's PostgreSQL lets this OS user in without a password (trust or peer authentication), and the sandbox cannot keep agents off %s: an agent running as this user could write its own verdict into the world log. Use password authentication (scram-sha-256) with the password only in the URL's variable, or run the agents as another OS user\n", where)
+		}
+	}
+	return unguard, nil
+}
 
 // runFor makes p the processor whose runs the worker's leases hold.
 func (w *worker) runFor(p *runner.Processor) {

@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/cra-dev/cra/internal/pgboard"
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
+	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -175,4 +179,45 @@ func logText(t *testing.T, w *worker, id string) string {
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+// TestGuardDatabase: a database on this host's loopback has its port
+// guarded, so that confined agents cannot connect to it, until the worker
+// lets go; one that lets this OS user in without a password on a Unix
+// socket, which no sandbox rule fences, is reported.
+func TestGuardDatabase(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // nothing answers: no password-less way in either
+	port := ln.Addr().(*net.TCPAddr).Port
+	var out bytes.Buffer
+	unguard, err := guardDatabase(ctx, fmt.Sprintf("postgres://cra@localhost:%d/fleet?connect_timeout=2", port), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ports, err := sandbox.Guarded(); err != nil || !slices.Contains(ports, port) {
+		t.Errorf("a database on localhost:%d: guarded ports %v, %v; want it among them", port, ports, err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("a guarded database that asks nothing of us: told %q", out.String())
+	}
+	unguard()
+	if ports, _ := sandbox.Guarded(); slices.Contains(ports, port) {
+		t.Errorf("after the worker let go: port %d still guarded", port)
+	}
+
+	// The test cluster listens on a Unix socket only, with trust
+	// authentication.
+	unguard, err = guardDatabase(ctx, pgtest.DB(t), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unguard()
+	if !strings.Contains(out.String(), "without a password") || !strings.Contains(out.String(), "Unix socket") {
+		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", out.String())
+	}
 }

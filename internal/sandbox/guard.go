@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -18,8 +19,14 @@ import (
 // every confined process from connecting to any port recorded, whichever
 // repository's daemon it is.
 //
-// The record is a directory of one file per port, named by the port and
-// holding the daemon's pid, under the user's cache directory
+// Beside its own port, a fleet worker guards its PostgreSQL's when the
+// database listens on this host's loopback: with trust authentication
+// there, an agent reaching the port could write its own verdict into the
+// world log.
+//
+// The record is a directory of one file per port and process that guards
+// it, named <port>.<pid> and holding the pid (a record of an older cra is
+// named by the port alone), under the user's cache directory
 // ($XDG_CACHE_HOME/cra/guarded-ports, else ~/.cache/…). It is outside
 // every working copy, so a confined process can read it but not change
 // it. A daemon killed with -9 leaves its file behind; a file whose pid is
@@ -42,7 +49,9 @@ func guardDirs() (dir, cache string, err error) {
 }
 
 // Guard records that no confined process may connect to TCP port, a
-// daemon's listener, until release is called (the daemon stops).
+// daemon's listener or its database's, until release is called (the
+// daemon stops). Each process's record is its own, so that two daemons
+// guarding one database's port do not drop each other's.
 func Guard(port int) (release func(), err error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("guard port %d: not a TCP port", port)
@@ -54,16 +63,13 @@ func Guard(port int) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("record the daemon's port for the sandbox: %w", err)
 	}
-	path := filepath.Join(dir, strconv.Itoa(port))
-	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+	pid := strconv.Itoa(os.Getpid())
+	path := filepath.Join(dir, strconv.Itoa(port)+"."+pid)
+	if err := os.WriteFile(path, []byte(pid+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("record the daemon's port for the sandbox: %w", err)
 	}
-	return func() {
-		// Only our own record: a later daemon may have the port now.
-		if data, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(os.Getpid()) {
-			os.Remove(path)
-		}
-	}, nil
+	var once sync.Once
+	return func() { once.Do(func() { os.Remove(path) }) }, nil
 }
 
 // Guarded returns the ports recorded by daemons that still run, sorted.
@@ -83,7 +89,8 @@ func Guarded() ([]int, error) {
 	}
 	var ports []int
 	for _, e := range entries {
-		port, err := strconv.Atoi(e.Name())
+		name, _, _ := strings.Cut(e.Name(), ".")
+		port, err := strconv.Atoi(name)
 		if err != nil || port <= 0 || port > 65535 {
 			continue // not ours
 		}
@@ -105,5 +112,5 @@ func Guarded() ([]int, error) {
 		ports = append(ports, port)
 	}
 	slices.Sort(ports)
-	return ports, nil
+	return slices.Compact(ports), nil
 }

@@ -223,6 +223,21 @@ func TestGuardedDropsTheDead(t *testing.T) {
 	if _, err := Guard(70000); err == nil {
 		t.Error("Guard(70000): no error")
 	}
+	// Another process guarding the same port (a second daemon on one
+	// database) keeps it guarded after this one lets go.
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Process.Kill()
+	pid := strconv.Itoa(sleeper.Process.Pid)
+	if err := os.WriteFile(filepath.Join(dir, "4343."+pid), []byte(pid+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if ports, err := Guarded(); err != nil || len(ports) != 1 || ports[0] != 4343 {
+		t.Errorf("after one of two guards let go: Guarded() = %v, %v; want [4343]", ports, err)
+	}
 }
 
 // TestFilterAssembles: every jump of the seccomp program lands.
