@@ -73,6 +73,7 @@ type options struct {
 	validShare          float64
 	testsChanged        bool
 	jsonOut             string
+	markDecl            string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -89,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.validShare, "valid", 0.25, "the newest share of each repository's commits that selects the learner's settings")
 	fs.BoolVar(&o.testsChanged, "tests-changed", false, "a changed test file the message does not speak of is no answer: left out of the loss and of the validation that selects (learn.FitConfig.TestsChanged)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the learned weights as JSON to this `file` (the retrieval harness measures it with -weights file:FILE)")
+	fs.StringVar(&o.markDecl, "mark-decl", "", "read the examples cached in -data, mark their declaration-only candidates at each parent from the clones (learn.Row.Decl, for examples extracted before it existed), write them to this `dir` and stop")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -117,6 +119,12 @@ func learnAll(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		var ex []learn.Example
 		var err error
+		if o.markDecl != "" {
+			if err := markDeclFile(ctx, o, s, stderr); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+			continue
+		}
 		if o.fitOnly {
 			ex, err = learn.ReadExamplesFile(filepath.Join(o.data, strings.ReplaceAll(s.Name, "/", "+")+".jsonl"))
 		} else {
@@ -127,7 +135,7 @@ func learnAll(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		all = append(all, ex...)
 	}
-	if o.extractOnly {
+	if o.extractOnly || o.markDecl != "" {
 		return nil
 	}
 	return fitAll(all, o, stdout)
@@ -178,6 +186,36 @@ func extract(ctx context.Context, o options, s source, stderr io.Writer) ([]lear
 	return have, nil
 }
 
+// markDeclFile rewrites one repository's cached examples into -mark-decl
+// with learn.Row.Decl marked.
+func markDeclFile(ctx context.Context, o options, s source, stderr io.Writer) error {
+	key := strings.ReplaceAll(s.Name, "/", "+")
+	ex, err := learn.ReadExamplesFile(filepath.Join(o.data, key+".jsonl"))
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	n, err := markDecl(ctx, filepath.Join(o.clones, s.Dir), ex)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.markDecl, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(o.markDecl, key+".jsonl"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, e := range ex {
+		if err := learn.WriteExample(f, e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %d examples, %d declaration-only candidate rows, in %s\n", s.Name, len(ex), n, time.Since(start).Round(time.Second))
+	return f.Close()
+}
+
 // grid is the learner settings tried; the one with the best validation
 // Acc@5 (macro over repositories, then MRR) is refitted on everything.
 func grid(testsChanged bool) []learn.FitConfig {
@@ -208,11 +246,11 @@ func fitAll(all []learn.Example, o options, stdout io.Writer) error {
 		len(all), len(repos(all)), len(train), len(valid), 100*o.validShare, labels)
 	eval := evaluator(o.testsChanged)
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "weights\tvalid Acc@1\tAcc@5\tAcc@10\tMRR\tmacro Acc@5\tsources Acc@1\tAcc@5\tMRR\tmacro Acc@5\ttest demotion\t")
+	fmt.Fprintln(w, "weights\tvalid Acc@1\tAcc@5\tAcc@10\tMRR\tmacro Acc@5\tsources Acc@1\tAcc@5\tMRR\tmacro Acc@5\ttest demotion\tdecl demotion\t")
 	row := func(name string, wt retrieve.Weights) (float64, float64) {
 		m, sm := learn.Evaluate(valid, wt), learn.EvaluateSources(valid, wt)
 		macro, smacro := macroAcc5(valid, wt, learn.Evaluate), macroAcc5(valid, wt, learn.EvaluateSources)
-		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, m.Acc1, m.Acc5, m.Acc10, m.MRR, macro, sm.Acc1, sm.Acc5, sm.MRR, smacro, wt.TestDemotion)
+		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", name, m.Acc1, m.Acc5, m.Acc10, m.MRR, macro, sm.Acc1, sm.Acc5, sm.MRR, smacro, wt.TestDemotion, wt.DeclDemotion)
 		if o.testsChanged {
 			return smacro, sm.MRR
 		}
@@ -314,8 +352,11 @@ func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.E
 		line += " " + word
 	}
 	b.WriteString(line + "\nvar LearnedWeights = Weights{")
-	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion") {
+	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion") {
 		v, _ := w.Get(n)
+		if n == "decl_demotion" && v == 0 {
+			continue // the zero value: weights fitted without the feature read the same
+		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -336,6 +377,8 @@ func fieldName(signal string) string {
 		return "CoChange"
 	case "test_demotion":
 		return "TestDemotion"
+	case "decl_demotion":
+		return "DeclDemotion"
 	}
 	return strings.ToUpper(signal[:1]) + signal[1:]
 }

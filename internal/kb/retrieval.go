@@ -195,6 +195,35 @@ func (k *KnowledgeBase) ImportLinks(ctx context.Context, fileIDs []int64) ([]Fil
 	return ls, nil
 }
 
+// DeclarationKinds counts the definitions of each of fileIDs by kind, as
+// lang.DeclarationKinds does: every definition, nested ones included, but
+// an interface's methods. A file without definitions is absent.
+func (k *KnowledgeBase) DeclarationKinds(ctx context.Context, fileIDs []int64) (map[int64]map[string]int, error) {
+	out := map[int64]map[string]int{}
+	if len(fileIDs) == 0 {
+		return out, nil
+	}
+	ph, args := placeholders(fileIDs)
+	err := scanRows(ctx, k.db, `SELECT s.file_id, s.kind, COUNT(*) FROM symbols s LEFT JOIN symbols p ON p.id = s.parent_symbol_id
+		WHERE s.file_id IN (`+ph+`) AND NOT (s.kind = 'method' AND COALESCE(p.kind, '') = 'interface') GROUP BY s.file_id, s.kind`, args, func(rows *sql.Rows) error {
+		var id int64
+		var kind string
+		var n int
+		if err := rows.Scan(&id, &kind, &n); err != nil {
+			return err
+		}
+		if out[id] == nil {
+			out[id] = map[string]int{}
+		}
+		out[id][kind] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query declaration kinds: %w", err)
+	}
+	return out, nil
+}
+
 // CoChangeLinks lists the files that changed together with one of fileIDs
 // in at least minCount commits, with the count.
 func (k *KnowledgeBase) CoChangeLinks(ctx context.Context, fileIDs []int64, minCount int) ([]FileLink, error) {

@@ -184,3 +184,32 @@ type File struct {
 	// part. Zero for a clean parse.
 	SyntaxErrors int
 }
+
+// DeclarationOnly reports whether a file whose definitions have these
+// kinds (a count per kind, as DeclarationKinds counts them) only declares
+// types: an interface, a type alias, an enum or a class, and no function
+// or method anywhere (constants may sit beside them). A TypeScript types
+// file, a Go file of structs and interfaces, a Python module of exception
+// classes: the ranking can learn to put such a file after the code that
+// uses its types (retrieve.Weights.DeclDemotion).
+func DeclarationOnly(kinds map[string]int) bool {
+	if kinds[KindFunction] > 0 || kinds[KindMethod] > 0 {
+		return false
+	}
+	return kinds[KindInterface]+kinds[KindTypeAlias]+kinds[KindEnum]+kinds[KindClass] > 0
+}
+
+// DeclarationKinds counts a file's definitions by kind for
+// DeclarationOnly: every definition but an interface's methods (Go's
+// method specs), which declare and have no body. The index's reading of
+// the same (kb.KnowledgeBase.DeclarationKinds) leaves out the same.
+func DeclarationKinds(f *File) map[string]int {
+	kinds := map[string]int{}
+	for _, s := range f.Symbols {
+		if s.Kind == KindMethod && s.Parent >= 0 && f.Symbols[s.Parent].Kind == KindInterface {
+			continue
+		}
+		kinds[s.Kind]++
+	}
+	return kinds
+}

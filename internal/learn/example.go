@@ -59,7 +59,12 @@ type Row struct {
 	Code    bool `json:"code,omitempty"`
 	// Prose is retrieve.Candidate.Prose; Recalled: only plain BM25 recall
 	// brought it (no fused score: it ranks after every fused one).
-	Prose    int                `json:"prose,omitempty"`
+	Prose int `json:"prose,omitempty"`
+	// Decl: the file only declares types (lang.DeclarationOnly), a
+	// source file, not a test; retrieve.Candidate.DeclFile, which leaves
+	// out a file the task names (Fit works that out again from the
+	// signals, so examples that mark every such file serve too).
+	Decl     bool               `json:"decl,omitempty"`
 	Recalled bool               `json:"recalled,omitempty"`
 	Signals  map[string]float64 `json:"signals,omitempty"`
 }

@@ -222,7 +222,7 @@ func example(ctx context.Context, top string, opts ExtractOptions, s *replay.Ste
 		return nil, err
 	}
 	rk := retrieve.NewRanker(s.KB, s.RepoID)
-	rk.Root, rk.Weights = s.Root, opts.Weights
+	rk.Root, rk.Weights, rk.ExtraFacts = s.Root, opts.Weights, true
 	cands, err := rk.Rank(ctx, retrieve.Analyze(e.Task), opts.Candidates)
 	if err != nil {
 		return nil, fmt.Errorf("rank %.12s: %w", c.Hash, err)
@@ -230,7 +230,7 @@ func example(ctx context.Context, top string, opts ExtractOptions, s *replay.Ste
 	found := 0
 	for _, cd := range cands {
 		r := Row{Path: cd.Path, Gold: gold[cd.Path], Changed: changed[cd.Path], Test: evidence.IsTestFile(cd.Path),
-			Code: lang.Parsed(cd.Language), Prose: cd.Prose, Signals: map[string]float64{}}
+			Code: lang.Parsed(cd.Language), Prose: cd.Prose, Decl: cd.DeclFile, Signals: map[string]float64{}}
 		for k, v := range cd.Signals {
 			if k == "recall" {
 				r.Recalled = true

@@ -57,14 +57,15 @@ type FitConfig struct {
 }
 
 // The parameters are the signals' weights, then the prose weight, the
-// test demotion, then the log of the temperature (the scale of the scores
-// the loss sees, which the ranking ignores and the regulariser leaves
-// free).
+// test demotion, the declaration demotion, then the log of the
+// temperature (the scale of the scores the loss sees, which the ranking
+// ignores and the regulariser leaves free).
 const (
 	proseParam = 13
 	testParam  = 14
-	tempParam  = 15
-	nParams    = 16
+	declParam  = 15
+	tempParam  = 16
+	nParams    = 17
 )
 
 // maxTestDemotion bounds the learned test demotion: a test file keeps at
@@ -72,11 +73,16 @@ const (
 // rank.
 const maxTestDemotion = 0.9
 
+// maxDeclDemotion bounds the learned declaration demotion likewise: a
+// types file keeps at least a tenth of its score.
+const maxDeclDemotion = 0.9
+
 // row is a candidate as Fit reads it.
 type row struct {
 	x        [13]float64
 	prose    int
 	testFile bool // retrieve.Candidate.TestFile: the test demotion scales it
+	declFile bool // retrieve.Candidate.DeclFile: the declaration demotion scales it
 	recalled bool
 	gold     bool
 	path     string
@@ -126,7 +132,8 @@ func queries(examples []Example, testsChanged bool) []query {
 		}
 		for _, c := range e.Candidates {
 			r := row{prose: c.Prose, recalled: c.Recalled, gold: c.Gold, path: c.Path,
-				testFile: !c.Recalled && !aboutTests && c.Code && retrieve.IsTestPath(c.Path)}
+				testFile: !c.Recalled && !aboutTests && c.Code && retrieve.IsTestPath(c.Path),
+				declFile: !c.Recalled && c.Decl && c.Signals["mention"] == 0 && c.Signals["plan"] == 0}
 			for i, n := range retrieve.Signals {
 				r.x[i] = c.Signals[n]
 				if n == "mention" {
@@ -159,6 +166,7 @@ func paramsOf(w retrieve.Weights) params {
 	}
 	p[proseParam] = w.Prose
 	p[testParam] = w.TestDemotion
+	p[declParam] = w.DeclDemotion
 	return p
 }
 
@@ -169,6 +177,7 @@ func (p params) weights() retrieve.Weights {
 	}
 	w.Prose = p[proseParam]
 	w.TestDemotion = p[testParam]
+	w.DeclDemotion = p[declParam]
 	return w
 }
 
@@ -184,6 +193,9 @@ func (p params) score(r *row) float64 {
 	}
 	if r.testFile {
 		v *= 1 - p[testParam]
+	}
+	if r.declFile {
+		v *= 1 - p[declParam]
 	}
 	return v
 }
@@ -228,6 +240,9 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 		if n == "test_demotion" {
 			fixed[testParam], found = true, true
 		}
+		if n == "decl_demotion" {
+			fixed[declParam], found = true, true
+		}
 		if !found {
 			return retrieve.Weights{}, fmt.Errorf("fit: cannot fix unknown signal %q", n)
 		}
@@ -268,6 +283,7 @@ func project(p params) {
 	}
 	p[proseParam] = min(max(p[proseParam], 0.02), 1)
 	p[testParam] = min(max(p[testParam], 0), maxTestDemotion)
+	p[declParam] = min(max(p[declParam], 0), maxDeclDemotion)
 	p[tempParam] = min(max(p[tempParam], -3), 5)
 }
 
@@ -275,7 +291,7 @@ func project(p params) {
 // source and the database, and more digits than the data supports would
 // only look precise.
 func round(w retrieve.Weights) retrieve.Weights {
-	for _, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion") {
+	for _, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion") {
 		v, _ := w.Get(n)
 		w.Set(n, math.Round(v*1000)/1000)
 	}
@@ -366,8 +382,14 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 			if r.testFile {
 				// s = (1 − d)·u, so ∂s/∂d = −u, u the score before the
 				// demotion (d stays below 1: project).
-				g[testParam] -= dl[j] * scale * dot(p, r)
+				g[testParam] -= dl[j] * scale * dot(p, r) * declFactor(p, r)
 				scale *= 1 - p[testParam]
+			}
+			if r.declFile {
+				// Likewise: s = (1 − e)·u', u' the score scaled by all
+				// but the declaration demotion.
+				g[declParam] -= dl[j] * scale * dot(p, r)
+				scale *= 1 - p[declParam]
 			}
 			for i := range r.x {
 				g[i] += dl[j] * scale * r.x[i]
@@ -384,6 +406,15 @@ func objective(qs []query, p, prior params, cfg FitConfig) (float64, params) {
 		g[i] += 2 * cfg.L2 * d
 	}
 	return loss, g
+}
+
+// declFactor is the declaration demotion's scaling of a row: 1 − e for a
+// declaration-only file, 1 otherwise.
+func declFactor(p params, r *row) float64 {
+	if r.declFile {
+		return 1 - p[declParam]
+	}
+	return 1
 }
 
 // dot is a row's weighted sum of signals, before any scaling.

@@ -146,6 +146,73 @@ func TestFitLearnsTestDemotion(t *testing.T) {
 	}
 }
 
+// withDecl makes n examples in which a file that only declares types
+// (types.ts: Decl) beats the source the commit fixed on search, as an
+// options interface holds every option's name; in every fourth commit the
+// task names the types file, which then is the answer and is not
+// demoted.
+func withDecl(repo string, n int) []Example {
+	var out []Example
+	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		e := Example{Repo: repo, Commit: fmt.Sprintf("%s%04d", repo, i), Date: day.AddDate(0, 0, i), Task: "retry limit lost on extend", Gold: []string{"merge.ts"}}
+		named := i%4 == 3
+		types := Row{Path: "types.ts", Code: true, Decl: true, Signals: map[string]float64{"search": 1, "symbol": 0.3}}
+		if named {
+			e.Gold = []string{"types.ts"}
+			types.Gold = true
+			types.Signals["mention"] = 1
+		}
+		e.Candidates = []Row{
+			types,
+			{Path: "merge.ts", Gold: !named, Code: true, Signals: map[string]float64{"search": 0.7}},
+			{Path: "ky.ts", Code: true, Signals: map[string]float64{"search": 0.65}},
+			{Path: "hooks.ts", Code: true, Decl: true, Signals: map[string]float64{"search": 0.8}},
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestFitLearnsDeclDemotion: where files that only declare types outrank
+// the code a commit fixed, the learner demotes them, the other weights
+// fixed; a types file the task names is not demoted.
+func TestFitLearnsDeclDemotion(t *testing.T) {
+	ex := withDecl("d", 40)
+	prior := retrieve.HandSetWeights
+	fixed := []string{"search", "mention", "symbol", "name", "chunk", "area", "implied", "dep", "cochange", "ident", "churn", "test", "metadata", "prose", "test_demotion"}
+	before := Evaluate(ex, prior)
+	for _, loss := range []string{LossSoftmax, LossPairwise} {
+		cfg := FitConfig{Loss: loss, L2: 0.001, Prior: prior, Iterations: 300, Rate: 0.05, Fixed: fixed}
+		w, err := Fit(ex, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.DeclDemotion <= 0.3 || w.DeclDemotion > maxDeclDemotion {
+			t.Errorf("%s: got decl demotion %v, want it learned in (0.3, %v]", loss, w.DeclDemotion, maxDeclDemotion)
+		}
+		w2 := w
+		w2.DeclDemotion = prior.DeclDemotion
+		if w2 != prior {
+			t.Errorf("%s: fixed weights moved: %+v", loss, w)
+		}
+		if after := Evaluate(ex, w); after.Acc1 <= before.Acc1 || after.MRR <= before.MRR {
+			t.Errorf("%s: Acc@1 %v → %v, MRR %v → %v: want both up", loss, before.Acc1, after.Acc1, before.MRR, after.MRR)
+		}
+		again, err := Fit(ex, cfg)
+		if err != nil || again != w {
+			t.Errorf("%s: a second fit gave %+v, %v; want the same %+v", loss, again, err, w)
+		}
+	}
+	for _, q := range queries(ex, false) {
+		var i int
+		fmt.Sscanf(q.commit, "d%d", &i)
+		if named := i%4 == 3; q.rows[0].declFile == named || !q.rows[3].declFile || q.rows[1].declFile {
+			t.Errorf("%s: types.ts marked %v (named %v), hooks.ts %v, merge.ts %v: want the unnamed declaration files marked", q.commit, q.rows[0].declFile, named, q.rows[3].declFile, q.rows[1].declFile)
+		}
+	}
+}
+
 func TestEvaluateSources(t *testing.T) {
 	ex := withTests("t", 10)
 	w := retrieve.Weights{Search: 1, Prose: 0.5}
@@ -177,6 +244,7 @@ func TestFitRefuses(t *testing.T) {
 		{"bad prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: -1}}},
 		{"unknown fixed signal", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: prior, Fixed: []string{"vibes"}}},
 		{"test demotion 1 in the prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: 1, TestDemotion: 1}}},
+		{"decl demotion 1 in the prior", synthetic("a", 3), FitConfig{Loss: LossSoftmax, Prior: retrieve.Weights{Search: 1, DeclDemotion: 1}}},
 		{"nothing to learn", []Example{{Repo: "a", Commit: "c", Gold: []string{"x"}, Unranked: 1}}, FitConfig{Loss: LossSoftmax, Prior: prior}},
 	}
 	for _, tc := range tests {
@@ -190,18 +258,24 @@ func TestFitRefuses(t *testing.T) {
 
 // TestObjectiveGradient checks the analytic gradient against finite
 // differences, for every loss and both labellings of tests, at a point
-// with prose rows, demoted test rows and a temperature away from 1.
+// with prose rows, demoted test and declaration rows (one row both) and a
+// temperature away from 1.
 func TestObjectiveGradient(t *testing.T) {
 	for _, tc := range []struct {
 		loss         string
 		testsChanged bool
 	}{{LossSoftmax, false}, {LossPairwise, false}, {LossCutoff, false}, {LossSoftmax, true}, {LossPairwise, true}} {
 		loss := tc.loss
-		qs := queries(append(synthetic("a", 6), withTests("b", 6)...), tc.testsChanged)
+		ex := append(synthetic("a", 6), withTests("b", 6)...)
+		ex = append(ex, withDecl("c", 6)...)
+		// A declaration-only test row: both demotions scale it.
+		ex[6].Candidates[1].Decl = true
+		qs := queries(ex, tc.testsChanged)
 		cfg := FitConfig{Loss: loss, L2: 0.1}
 		p := paramsOf(retrieve.HandSetWeights)
 		p[tempParam] = 0.3
 		p[testParam] = 0.35
+		p[declParam] = 0.45
 		prior := paramsOf(retrieve.Weights{Search: 0.5, Symbol: 2, Prose: 0.2})
 		_, g := objective(qs, p, prior, cfg)
 		for i := range p {

@@ -307,14 +307,21 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 }
 
 // TestDeterministic: the same task on the same index gives the same ranking
-// and the same package every time, whatever Go's map order does.
+// and the same package every time, whatever Go's map order does, with
+// the default weights and with both demotions on.
 func TestDeterministic(t *testing.T) {
 	f := newFixture(t, bigShop()...)
 	ctx := context.Background()
-	var first string
+	demoting := DefaultWeights
+	demoting.TestDemotion, demoting.DeclDemotion = 0.3, 0.5
+	var firsts [2]string
 	for i := 0; i < 30; i++ {
 		q := Analyze("`format_table` pads columns wrong; helper strip text pager")
-		cands, err := NewRanker(f.kb, f.repoID).Rank(ctx, q, 20)
+		rk := NewRanker(f.kb, f.repoID)
+		if i%2 == 1 {
+			rk.Weights = demoting
+		}
+		cands, err := rk.Rank(ctx, q, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,10 +330,10 @@ func TestDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := fmt.Sprint(paths(cands)) + pkg.Render()
-		if i == 0 {
-			first = got
-		} else if got != first {
-			t.Fatalf("run %d differs from run 0", i)
+		if i < 2 {
+			firsts[i] = got
+		} else if got != firsts[i%2] {
+			t.Fatalf("run %d differs from run %d", i, i%2)
 		}
 	}
 }

@@ -36,6 +36,10 @@ type Ranker struct {
 	Root string
 	// ChunkFiles bounds how many candidates the chunk signal reads.
 	ChunkFiles int
+	// ExtraFacts marks every candidate's DeclFile even when the weights
+	// do not demote such files (DeclDemotion 0), as a learner's extraction
+	// needs: the fusion's score is the same either way.
+	ExtraFacts bool
 	reads      *reads // shared with the assemblers made by NewAssemblerFor
 }
 
@@ -243,11 +247,19 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	testFile := func(s *scored) bool {
 		return !aboutTests && lang.Parsed(s.f.lang) && isTest(s.f.path)
 	}
+	// declFile: a source file that only declares types, which the task
+	// does not name, which DeclDemotion scales. The kinds are read once
+	// the candidates are known (after the test pairing below), and only
+	// when the weights demote such files.
+	var declOnly map[int64]bool
+	declFile := func(s *scored) bool {
+		return declOnly[s.f.id] && s.signals["mention"] == 0 && s.signals["plan"] == 0
+	}
 	score := func(s *scored) float64 {
 		if asideOf(s) == asideLeftOut {
 			return 0
 		}
-		return w.Fuse(s.signals, prose(s), testFile(s))
+		return w.Fuse(s.signals, prose(s), testFile(s), declFile(s))
 	}
 	// Test pairing picks its sources by the score before the test
 	// demotion, so that the signals, which a learner reads, do not depend
@@ -256,7 +268,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		if asideOf(s) == asideLeftOut {
 			return 0
 		}
-		return w.Fuse(s.signals, prose(s), false)
+		return w.Fuse(s.signals, prose(s), false, false)
 	}
 	churn := func() {
 		for _, s := range all {
@@ -268,6 +280,9 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	churn()
 	pairTests(all, files, pairScore, get)
 	churn() // for the partners pairTests added
+	if declOnly, err = r.declarationOnly(ctx, all, r.ExtraFacts || w.DeclDemotion > 0); err != nil {
+		return nil, err
+	}
 	out := make([]Candidate, 0, len(all))
 	for _, s := range all {
 		if leftOut(s.f) {
@@ -278,7 +293,7 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 		}
 		out = append(out, Candidate{
 			FileID: s.f.id, Path: s.f.path, Language: s.f.lang, Score: score(s),
-			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals, Prose: prose(s), TestFile: testFile(s),
+			Tier: tierOf(s), Reasons: s.reasons, Signals: s.signals, Prose: prose(s), TestFile: testFile(s), DeclFile: declFile(s),
 		})
 	}
 	// Plan files lead whatever their score (seed 001 §5.6: tier 0 before the
@@ -303,6 +318,33 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 			Signals: map[string]float64{"recall": 1 / float64(rank)},
 		}
 	}), nil
+}
+
+// declarationOnly returns which of the candidates are parsed source files
+// (not tests) that only declare types (lang.DeclarationOnly); nothing
+// unless read is set.
+func (r *Ranker) declarationOnly(ctx context.Context, all map[int64]*scored, read bool) (map[int64]bool, error) {
+	if !read {
+		return nil, nil
+	}
+	ids := make([]int64, 0, len(all))
+	for id, s := range all {
+		if lang.Parsed(s.f.lang) && !isTest(s.f.path) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	kinds, err := r.kb.DeclarationKinds(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	out := make(map[int64]bool, len(kinds))
+	for id, k := range kinds {
+		if lang.DeclarationOnly(k) {
+			out[id] = true
+		}
+	}
+	return out, nil
 }
 
 // How Rank sets a file apart from the others (see aside in Rank).

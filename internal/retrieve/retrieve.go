@@ -91,13 +91,17 @@ type Candidate struct {
 	Signals map[string]float64 `json:"signals"`
 	// Prose counts the times Weights.Prose scaled Score (an example the
 	// task does not name, a file cra does not parse): Score is
-	// Weights.Fuse(Signals, Prose, TestFile) for every file the fusion
+	// Weights.Fuse(Signals, Prose, TestFile, DeclFile) for every file the fusion
 	// scored.
 	Prose int `json:"prose,omitempty"`
 	// TestFile: Weights.TestDemotion scaled Score, a test file (IsTestPath,
 	// in a language cra parses) for a task that does not speak of tests
 	// (TaskQuery.AboutTests).
 	TestFile bool `json:"test_file,omitempty"`
+	// DeclFile: Weights.DeclDemotion scaled Score, a source file that only
+	// declares types (lang.DeclarationOnly; not a test) which the task
+	// does not name (no mention or plan signal).
+	DeclFile bool `json:"decl_file,omitempty"`
 }
 
 // Detail tiers of the precision stage (seed 001 §5.7).

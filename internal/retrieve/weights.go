@@ -8,8 +8,9 @@ import (
 // Weights scale the ranking signals. Each signal is normalised to [0, 1]
 // before weighting, so the weights read as relative importance. A file's
 // score is Fuse: the weighted sum of its signals, scaled by Prose once for
-// each way it is set apart as prose, and by 1 − TestDemotion for a test
-// file when the task does not speak of tests.
+// each way it is set apart as prose, by 1 − TestDemotion for a test file
+// when the task does not speak of tests, and by 1 − DeclDemotion for a
+// file that only declares types when the task does not name it.
 type Weights struct {
 	Search   float64 `json:"search"`   // BM25 over path, symbol names and text (normalised by the best file)
 	Mention  float64 `json:"mention"`  // the task names the file, its module, or a file:line in it
@@ -35,6 +36,14 @@ type Weights struct {
 	// value, leaves tests as they are, so weights stored before it existed
 	// keep their meaning. Below 1.
 	TestDemotion float64 `json:"test_demotion,omitempty"`
+	// DeclDemotion scales by 1 − DeclDemotion the score of a source file
+	// that only declares types (lang.DeclarationOnly: interfaces, type
+	// aliases, enums, classes, and no function or method) when the task
+	// does not name it (Candidate.DeclFile): such a file holds the names
+	// of every option and hook, so it matches many tasks' words, while
+	// the change a task asks for is mostly in the code that reads them.
+	// 0, the zero value, leaves such files as they are. Below 1.
+	DeclDemotion float64 `json:"decl_demotion,omitempty"`
 }
 
 // HandSetWeights are the weights set by reasoning about each signal's
@@ -64,11 +73,13 @@ func (w Weights) direct(s map[string]float64) float64 {
 }
 
 // Fuse is a file's score from its signals: their weighted sum, scaled by
-// Prose prose times (Candidate.Prose) and by 1 − TestDemotion for a test
-// file the task does not ask about (Candidate.TestFile). Rank scores every
-// file it fuses with it, and a learner that fits the weights to past
-// commits scores with it too, so what is learned is what ranks.
-func (w Weights) Fuse(signals map[string]float64, prose int, testFile bool) float64 {
+// Prose prose times (Candidate.Prose), by 1 − TestDemotion for a test
+// file the task does not ask about (Candidate.TestFile) and by
+// 1 − DeclDemotion for a declaration-only file the task does not name
+// (Candidate.DeclFile). Rank scores every file it fuses with it, and a
+// learner that fits the weights to past commits scores with it too, so
+// what is learned is what ranks.
+func (w Weights) Fuse(signals map[string]float64, prose int, testFile, declFile bool) float64 {
 	v := w.direct(signals) + w.Dep*signals["dep"] + w.CoChange*signals["cochange"] + w.Ident*signals["ident"] + w.Churn*signals["churn"] + w.Test*signals["test"] + w.Metadata*signals["metadata"]
 	for range prose {
 		v *= w.Prose
@@ -76,11 +87,14 @@ func (w Weights) Fuse(signals map[string]float64, prose int, testFile bool) floa
 	if testFile {
 		v *= 1 - w.TestDemotion
 	}
+	if declFile {
+		v *= 1 - w.DeclDemotion
+	}
 	return v
 }
 
-// Get returns the weight of a signal named as in Signals, "prose" or
-// "test_demotion".
+// Get returns the weight of a signal named as in Signals, "prose",
+// "test_demotion" or "decl_demotion".
 func (w Weights) Get(name string) (float64, error) {
 	p, err := w.field(name)
 	if err != nil {
@@ -89,8 +103,8 @@ func (w Weights) Get(name string) (float64, error) {
 	return *p, nil
 }
 
-// Set sets the weight of a signal named as in Signals, "prose" or
-// "test_demotion".
+// Set sets the weight of a signal named as in Signals, "prose",
+// "test_demotion" or "decl_demotion".
 func (w *Weights) Set(name string, v float64) error {
 	p, err := w.field(name)
 	if err != nil {
@@ -132,6 +146,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.Prose, nil
 	case "test_demotion":
 		return &w.TestDemotion, nil
+	case "decl_demotion":
+		return &w.DeclDemotion, nil
 	}
 	return nil, fmt.Errorf("unknown ranking signal %q", name)
 }
@@ -153,6 +169,9 @@ func (w Weights) Validate() error {
 	}
 	if d := w.TestDemotion; math.IsNaN(d) || d < 0 || d >= 1 {
 		return fmt.Errorf("ranking weight test_demotion is %v: want 0 or more and below 1 (1 would rank every test file last)", d)
+	}
+	if d := w.DeclDemotion; math.IsNaN(d) || d < 0 || d >= 1 {
+		return fmt.Errorf("ranking weight decl_demotion is %v: want 0 or more and below 1 (1 would rank every declaration-only file last)", d)
 	}
 	return nil
 }

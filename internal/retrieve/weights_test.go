@@ -10,7 +10,8 @@ import (
 // TestFuseIsTheScore: a learner scores past commits' candidates with
 // Weights.Fuse, so Fuse must give Rank's score for every file the fusion
 // scored, the prose-scaled ones (a README, an example program) and the
-// demoted tests included, whatever the weights.
+// demoted tests and declaration-only files included, whatever the
+// weights.
 func TestFuseIsTheScore(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"go.mod":           "module example.com/m\n",
@@ -18,15 +19,16 @@ func TestFuseIsTheScore(t *testing.T) {
 		"mode_test.go":     "package m\n\nimport \"testing\"\n\nfunc TestIt(t *testing.T) { SetMode(\"\") }\n",
 		"examples/main.go": "package main\n\n// SetMode with an empty value.\nfunc main() { m.SetMode(\"\") }\n",
 		"README.md":        "# m\n\nSetMode ignores an empty value. SetMode, value, empty, ignores, mode.\n",
+		"types.go":         "package m\n\n// Mode is an empty value or a mode SetMode ignores.\ntype Mode string\n\n// Modes lists the value of every mode.\ntype Modes struct{ Empty, Value Mode }\n",
 	})
-	for _, w := range []Weights{HandSetWeights, {Search: 0.5, Mention: 3, Symbol: 0.2, Chunk: 1.5, Name: 0.1, Dep: 0.4, CoChange: 0.1, Ident: 0.3, Churn: 0.5, Test: 0.9, Area: 0.1, Metadata: 0.1, Implied: 0.2, Prose: 0.7, TestDemotion: 0.6}} {
+	for _, w := range []Weights{HandSetWeights, {Search: 0.5, Mention: 3, Symbol: 0.2, Chunk: 1.5, Name: 0.1, Dep: 0.4, CoChange: 0.1, Ident: 0.3, Churn: 0.5, Test: 0.9, Area: 0.1, Metadata: 0.1, Implied: 0.2, Prose: 0.7, TestDemotion: 0.6, DeclDemotion: 0.3}} {
 		rk := NewRanker(f.kb, f.repoID)
 		rk.Weights = w
 		cands, err := rk.Rank(t.Context(), Analyze("`SetMode` ignores an empty value"), 20)
 		if err != nil {
 			t.Fatal(err)
 		}
-		proses, tests := 0, 0
+		proses, tests, decls := 0, 0, 0
 		for _, c := range cands {
 			if _, recalled := c.Signals["recall"]; recalled {
 				continue
@@ -35,8 +37,11 @@ func TestFuseIsTheScore(t *testing.T) {
 			if c.TestFile {
 				tests++
 			}
-			if got := w.Fuse(c.Signals, c.Prose, c.TestFile); math.Abs(got-c.Score) > 1e-12 {
-				t.Errorf("%s: Fuse gives %v, Rank scored %v (signals %v, prose %d, test %v)", c.Path, got, c.Score, c.Signals, c.Prose, c.TestFile)
+			if c.DeclFile {
+				decls++
+			}
+			if got := w.Fuse(c.Signals, c.Prose, c.TestFile, c.DeclFile); math.Abs(got-c.Score) > 1e-12 {
+				t.Errorf("%s: Fuse gives %v, Rank scored %v (signals %v, prose %d, test %v, decl %v)", c.Path, got, c.Score, c.Signals, c.Prose, c.TestFile, c.DeclFile)
 			}
 		}
 		if proses < 2 {
@@ -45,6 +50,75 @@ func TestFuseIsTheScore(t *testing.T) {
 		if tests != 1 {
 			t.Errorf("weights %+v: got %d test files among %v, want mode_test.go marked", w, tests, paths(cands))
 		}
+		// Marked only where the weights demote (types.go's score is the
+		// same either way at DeclDemotion 0).
+		if want := map[bool]int{false: 0, true: 1}[w.DeclDemotion > 0]; decls != want {
+			t.Errorf("weights %+v: got %d declaration-only files among %v, want %d (types.go)", w, decls, paths(cands), want)
+		}
+	}
+}
+
+// TestDeclDemotion: a source file that only declares types is scaled by
+// 1 − DeclDemotion unless the task names it; a file with a function, a
+// test, and every file at DeclDemotion 0 are left as they are, and the
+// signals do not move with the demotion.
+func TestDeclDemotion(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"go.mod":        "module example.com/m\n",
+		"merge.go":      "package m\n\n// Merge merges the retry options.\nfunc Merge(a, b Options) Options { a.Retry = b.Retry; return a }\n",
+		"types.go":      "package m\n\n// Options are the retry options: the retry limit and methods.\ntype Options struct{ Retry RetryOptions }\n\n// RetryOptions hold the retry limit and the retry methods.\ntype RetryOptions struct{ Limit int; Methods []string }\n\ntype Hook interface{ Retry() }\n",
+		"types_test.go": "package m\n\ntype retryCase struct{ limit int }\n",
+	})
+	rank := func(w Weights, task string, extra bool) map[string]Candidate {
+		rk := NewRanker(f.kb, f.repoID)
+		rk.Weights, rk.ExtraFacts = w, extra
+		cands, err := rk.Rank(t.Context(), Analyze(task), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Candidate{}
+		for _, c := range cands {
+			out[c.Path] = c
+		}
+		return out
+	}
+	demoted := HandSetWeights
+	demoted.DeclDemotion = 0.6
+	tests := []struct {
+		task  string
+		named bool
+	}{
+		{"retry limit lost when retry options merge", false},
+		{"types.go: retry limit lost when retry options merge", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.task, func(t *testing.T) {
+			plain, marked, down := rank(HandSetWeights, tc.task, false), rank(HandSetWeights, tc.task, true), rank(demoted, tc.task, false)
+			pt, dt := plain["types.go"], down["types.go"]
+			if pt.Score == 0 || pt.DeclFile || marked["types.go"].DeclFile == tc.named || dt.DeclFile == tc.named {
+				t.Fatalf("types.go scored %v, marked %v / %v / %v: want it scored, marked only with ExtraFacts or a demotion and when the task does not name it", pt.Score, pt.DeclFile, marked["types.go"].DeclFile, dt.DeclFile)
+			}
+			for _, p := range []string{"merge.go", "types_test.go"} {
+				if c, ok := down[p]; ok && c.DeclFile || marked[p].DeclFile {
+					t.Errorf("%s marked as declaration-only", p)
+				}
+			}
+			want := pt.Score
+			if !tc.named {
+				want *= 0.4
+			}
+			if math.Abs(dt.Score-want) > 1e-12 {
+				t.Errorf("types.go scored %v demoted, want %v", dt.Score, want)
+			}
+			if marked["types.go"].Score != pt.Score {
+				t.Errorf("marking moved the score at DeclDemotion 0: %v → %v", pt.Score, marked["types.go"].Score)
+			}
+			for _, p := range []string{"types.go", "merge.go"} {
+				if !maps.Equal(plain[p].Signals, down[p].Signals) {
+					t.Errorf("%s: signals moved with the demotion: %v → %v", p, plain[p].Signals, down[p].Signals)
+				}
+			}
+		})
 	}
 }
 
