@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -74,6 +75,7 @@ type options struct {
 	testsChanged        bool
 	jsonOut             string
 	markDecl            string
+	free                string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -91,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.testsChanged, "tests-changed", false, "a changed test file the message does not speak of is no answer: left out of the loss and of the validation that selects (learn.FitConfig.TestsChanged)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the learned weights as JSON to this `file` (the retrieval harness measures it with -weights file:FILE)")
 	fs.StringVar(&o.markDecl, "mark-decl", "", "read the examples cached in -data, mark their declaration-only candidates at each parent from the clones (learn.Row.Decl, for examples extracted before it existed), write them to this `dir` and stop")
+	fs.StringVar(&o.free, "free", "", "comma-separated `list` of the only weights the fit moves (say decl_demotion,test_demotion); the others stay at the hand-set weights")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -218,11 +221,22 @@ func markDeclFile(ctx context.Context, o options, s source, stderr io.Writer) er
 
 // grid is the learner settings tried; the one with the best validation
 // Acc@5 (macro over repositories, then MRR) is refitted on everything.
-func grid(testsChanged bool) []learn.FitConfig {
+// With free set, every weight not in it stays fixed.
+func grid(testsChanged bool, free string) []learn.FitConfig {
+	fixed := fixedSignals
+	if free != "" {
+		fixed = nil
+		moves := strings.Split(free, ",")
+		for _, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion") {
+			if !slices.Contains(moves, n) {
+				fixed = append(fixed, n)
+			}
+		}
+	}
 	var out []learn.FitConfig
 	for _, loss := range []string{learn.LossSoftmax, learn.LossPairwise, learn.LossCutoff} {
 		for _, l2 := range []float64{0.0003, 0.003, 0.03} {
-			out = append(out, learn.FitConfig{Loss: loss, L2: l2, Prior: retrieve.HandSetWeights, Fixed: fixedSignals, TestsChanged: testsChanged})
+			out = append(out, learn.FitConfig{Loss: loss, L2: l2, Prior: retrieve.HandSetWeights, Fixed: fixed, TestsChanged: testsChanged})
 		}
 	}
 	return out
@@ -259,7 +273,7 @@ func fitAll(all []learn.Example, o options, stdout io.Writer) error {
 	row("hand-set", retrieve.HandSetWeights)
 	row("learned (shipped)", retrieve.LearnedWeights)
 	best, bestScore, bestMRR := -1, -1.0, -1.0
-	g := grid(o.testsChanged)
+	g := grid(o.testsChanged, o.free)
 	for i, cfg := range g {
 		wt, err := learn.Fit(train, cfg)
 		if err != nil {
