@@ -43,6 +43,14 @@ func New(store Store, log world.Store) *Board {
 // ErrExists is a task id already on the board or in the world log.
 var ErrExists = errors.New("task id already in use")
 
+// ErrForeignBranch is wrapped by a host's fetch of a task's branch from
+// the fleet's shared remote when the remote holds another commit than
+// the one the task's last run recorded (Results.Commit), or the run
+// recorded none: an agent that can push to the remote itself may have
+// put it there. Such a branch is neither reviewed nor built on, and its
+// review does not pass.
+var ErrForeignBranch = errors.New("not the commit the task's last run recorded")
+
 // newIDTries bounds the search for a free id: 2^32 ids make a clash rare.
 const newIDTries = 16
 

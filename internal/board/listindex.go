@@ -13,7 +13,7 @@ import (
 
 // indexVersion is the list index's format; an index of another version
 // is rebuilt from the files.
-const indexVersion = 3
+const indexVersion = 4
 
 // racySlack is how long after a file last changed (its ctime) a reading
 // of it is trusted: a file written again within the same tick of the

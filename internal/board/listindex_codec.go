@@ -183,7 +183,7 @@ func appendTask(b []byte, t *Task) []byte {
 		b = appendTime(b, r.StartedAt)
 		b = appendTime(b, r.FinishedAt)
 		b = binary.AppendVarint(b, r.DurationMS)
-		for _, s := range []string{r.Branch, r.Host, r.DiffStat, r.Validation} {
+		for _, s := range []string{r.Branch, r.Host, r.Commit, r.DiffStat, r.Validation} {
 			b = appendString(b, s)
 		}
 		b = appendBool(b, r.TimedOut)
@@ -328,7 +328,7 @@ func (d *decoder) task(t *Task) {
 		r.StartedAt = d.time()
 		r.FinishedAt = d.time()
 		r.DurationMS = d.varint()
-		for _, p := range []*string{&r.Branch, &r.Host, &r.DiffStat, &r.Validation} {
+		for _, p := range []*string{&r.Branch, &r.Host, &r.Commit, &r.DiffStat, &r.Validation} {
 			*p = d.str()
 		}
 		r.TimedOut = d.bool()

@@ -101,7 +101,13 @@ type Results struct {
 	Branch     string    `yaml:"branch,omitempty" json:"branch,omitempty"`
 	// Host is the fleet's host the run ran on ([fleet] host), whose
 	// working copy of the task is the newest; empty on one machine.
-	Host       string `yaml:"host,omitempty" json:"host,omitempty"`
+	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// Commit is the commit the run left its branch at, which its host
+	// pushed to the fleet's shared remote ([fleet] push; empty without
+	// it). Another host takes the remote's branch only at this commit:
+	// an agent that can push to the remote itself cannot have its
+	// forgery reviewed or built on (DESIGN.md, "Trust").
+	Commit     string `yaml:"commit,omitempty" json:"commit,omitempty"`
 	DiffStat   string `yaml:"diff_stat,omitempty" json:"diff_stat,omitempty"`
 	Validation string `yaml:"validation,omitempty" json:"validation,omitempty"`
 	// TimedOut says the run was stopped at its profile's timeout.

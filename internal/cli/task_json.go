@@ -110,6 +110,7 @@ func appendTaskJSON(b []byte, v taskJSON) ([]byte, bool) {
 		}
 		n.strOmit("branch", r.Branch)
 		n.strOmit("host", r.Host)
+		n.strOmit("commit", r.Commit)
 		n.strOmit("diff_stat", r.DiffStat)
 		n.strOmit("validation", r.Validation)
 		n.boolOmit("timed_out", r.TimedOut)

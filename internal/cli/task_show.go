@@ -174,6 +174,7 @@ func writeTask(w io.Writer, t *fleet.Task, folder fleet.Folder, entries []world.
 			add("results.duration_ms", fmt.Sprint(r.DurationMS))
 		}
 		add("results.branch", r.Branch)
+		add("results.commit", r.Commit)
 		add("results.diff_stat", r.DiffStat)
 		add("results.validation", r.Validation)
 		add("results.classification", r.Classification)

@@ -306,6 +306,9 @@ type Outcome struct {
 	LogPath    string        `json:"log,omitempty"`
 	PromptPath string        `json:"prompt,omitempty"`
 	DiffStat   string        `json:"diff_stat,omitempty"`
+	// Commit is the commit the run left its branch at when it pushed it
+	// to the fleet's remote (Results.Commit); "" without [fleet] push.
+	Commit string `json:"commit,omitempty"`
 	// Command is the command a profile ran, its secrets masked; Summary
 	// what a preset's output said, also in SummaryPath.
 	Command     string            `json:"command,omitempty"`

@@ -107,6 +107,22 @@ func PushCommit(ctx context.Context, repo, url, commit, branch string) error {
 	return fmt.Errorf("push %s to %s: %w", branch, Redact(url), err)
 }
 
+// ReplaceCommit sets branch in the repository at url to commit whatever
+// it held, but only while it still holds old (--force-with-lease): a
+// branch that moved meanwhile wraps ErrRejected and is left as it is.
+// Exactly that one ref is pushed.
+func ReplaceCommit(ctx context.Context, repo, url, commit, branch, old string) error {
+	ref := "refs/heads/" + branch
+	_, err := remoteGit(ctx, repo, "push", "-q", "--no-verify", "--force-with-lease="+ref+":"+old, url, commit+":"+ref)
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); strings.Contains(msg, "stale info") || strings.Contains(msg, "[rejected]") {
+		return fmt.Errorf("replace %s on %s: %w (it moved)", branch, Redact(url), ErrRejected)
+	}
+	return fmt.Errorf("replace %s on %s: %w", branch, Redact(url), err)
+}
+
 // CreateBranch makes branch at commit only when it does not exist yet.
 func CreateBranch(ctx context.Context, repo, branch, commit, reason string) error {
 	_, err := run(ctx, repo, "update-ref", "-m", reason, "refs/heads/"+branch, commit, "")

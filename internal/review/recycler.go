@@ -35,7 +35,10 @@ type Recycler struct {
 	// Fetch, when set, brings a task's branch and working copy up to
 	// date before its run is reviewed: on a fleet the run may have been
 	// another host's, its branch pushed to the shared remote (issue 34
-	// item 5). An error leaves the evidence to say what it lacks.
+	// item 5). An error leaves the evidence to say what it lacks; one
+	// wrapping board.ErrForeignBranch (the branch is not the commit the
+	// run recorded) is the review's blocker, and no evidence is taken
+	// from the branch.
 	Fetch func(ctx context.Context, id string) error
 	// Config loads config.toml; it is called on every tick, so changed
 	// settings take effect at the next one (seed 004 step 1). A file that

@@ -227,6 +227,9 @@ type Outcome struct {
 	LogPath    string        `json:"log,omitempty"`
 	PromptPath string        `json:"prompt,omitempty"`
 	DiffStat   string        `json:"diff_stat,omitempty"`
+	// Commit is the commit the run left its branch at when it pushed it
+	// to the fleet's remote (Results.Commit); "" without [fleet] push.
+	Commit string `json:"commit,omitempty"`
 	// Command is the command a profile ran, its secrets masked; Summary
 	// what a preset's output said (the final message, files, commands,
 	// denials, tokens), also in SummaryPath (runs/ID/summary-N.json).
@@ -632,7 +635,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 	var pl *pulled
 	haveCopy := exists(path)
 	if sh != nil {
-		if pl, err = p.pull(ctx, sh, top, board.BranchPrefix+id, s.run, haveCopy); err != nil {
+		if pl, err = p.pull(ctx, sh, top, board.BranchPrefix+id, s.run, haveCopy, recordedCommit(s.task)); err != nil {
 			return nil, &NeedError{Err: err, Need: fmt.Sprintf("fix the remote as the error says, then requeue: cra task move %s pending", id)}
 		}
 	}
@@ -850,7 +853,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		werr = errors.Join(werr, err)
 	}
 	if sh != nil {
-		p.push(ctx, sh, top, id, wt.Branch, s.run)
+		o.Commit = p.push(ctx, sh, top, id, wt.Branch, s.run, pl.foreign)
 	}
 	if st, err := gitx.DiffStat(context.WithoutCancel(ctx), top, wt.Base, wt.Branch); err == nil {
 		o.DiffStat = st
@@ -1077,6 +1080,14 @@ func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *ca
 	return r, nil
 }
 
+// recordedCommit is the commit task t's last run recorded, "" when none.
+func recordedCommit(t *board.Task) string {
+	if t == nil || t.Results == nil {
+		return ""
+	}
+	return t.Results.Commit
+}
+
 // finish writes the run's results, logs [agent:finish][id] status and
 // moves the file to the folder FolderOf gives for it, under the board's
 // lock.
@@ -1175,6 +1186,12 @@ func (p *Processor) record(ctx context.Context, b *board.Board, o *Outcome, r *r
 	t.Results.StartedAt, t.Results.FinishedAt = o.StartedAt, o.FinishedAt
 	t.Results.DurationMS = max(o.Duration.Milliseconds(), 0)
 	t.Results.Branch, t.Results.DiffStat, t.Results.Host = o.Branch, o.DiffStat, p.Host
+	if o.Commit != "" {
+		// The commit the run pushed, the only one of its branch another
+		// host takes from the remote (a run that made none, as one that
+		// did not start, leaves the last run's).
+		t.Results.Commit = o.Commit
+	}
 	t.Results.Validation, t.Results.Classification = "", ""
 	t.EndpointFailures, t.RetryAfter = 0, time.Time{}
 	if r.then != nil {

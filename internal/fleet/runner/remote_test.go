@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/config"
+	"github.com/cra-dev/cra/internal/gitx"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/world"
 )
@@ -24,13 +26,21 @@ type fleetHost struct {
 }
 
 // newFleet makes a bare remote with one commit on main and n hosts
-// cloned from it (issue 34 item 4: "two hosts" on this machine).
+// cloned from it (issue 34 item 4: "two hosts" on this machine), which
+// share one board (a fleet's is PostgreSQL's; files here), each with a
+// .clean_room of its own.
 func newFleet(t *testing.T, agents map[string]config.Agent, names ...string) (string, []*fleetHost) {
 	t.Helper()
 	seed := gittest.Init(t)
 	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
 	bare := filepath.Join(t.TempDir(), "shared.git")
 	gittest.Run(t, seed, "clone", "-q", "--bare", seed, bare)
+	shared := t.TempDir()
+	l, err := world.Open(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := board.New(board.NewFileStore(shared), l)
 	var hosts []*fleetHost
 	for _, name := range names {
 		repo := filepath.Join(t.TempDir(), name)
@@ -39,21 +49,17 @@ func newFleet(t *testing.T, agents map[string]config.Agent, names ...string) (st
 		if err := os.MkdirAll(state, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		l, err := world.Open(state)
-		if err != nil {
-			t.Fatal(err)
-		}
 		one, on := 1, true
 		cfg := &config.Config{Agents: agents, Board: &config.Board{MaxParallel: &one}, Fleet: &config.Fleet{Host: name, Push: &on}}
-		p := NewProcessor(board.New(board.NewFileStore(state), l), repo, state, cfg)
+		p := NewProcessor(b, repo, state, cfg)
+		p.Host = name
 		hosts = append(hosts, &fleetHost{name: name, repo: repo, p: p})
 	}
 	return bare, hosts
 }
 
-// runOn runs task id once on host h, adding it to h's board first (each
-// host has a board of its own here: the shared board is PostgreSQL's),
-// or requeuing it there.
+// runOn runs task id once on host h, adding it to the board first, or
+// requeuing it there.
 func runOn(t *testing.T, h *fleetHost, id, agent string) *Outcome {
 	t.Helper()
 	ctx := context.Background()
@@ -119,7 +125,7 @@ func TestBranchTravelsThroughRemote(t *testing.T) {
 	if got := gittest.Run(t, bare, "show", "cra/"+id+":notes.txt"); got != "a\nb" {
 		t.Errorf("the remote's notes.txt after b's run = %q, want a then b", got)
 	}
-	if ev := events(t, b, id); !strings.Contains(ev, "run 1 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "this host had no working copy of the task (host host-b)") {
+	if ev := events(t, b, id); !strings.Contains(ev, "run 2 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "this host had no working copy of the task (host host-b)") {
 		t.Errorf("b's log says:\n%s\nwant that the run starts from the pushed branch", ev)
 	}
 
@@ -131,7 +137,7 @@ func TestBranchTravelsThroughRemote(t *testing.T) {
 	if got := gittest.Run(t, bare, "show", "cra/"+id+":notes.txt"); got != "a\nb\na" {
 		t.Errorf("the remote's notes.txt after a's second run = %q, want a, b, a", got)
 	}
-	if ev := events(t, a, id); !strings.Contains(ev, "run 2 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "the working copy here follows it") {
+	if ev := events(t, a, id); !strings.Contains(ev, "run 3 starts from cra/"+id+" as pushed to origin") || !strings.Contains(ev, "the working copy here follows it") {
 		t.Errorf("a's log says:\n%s\nwant that the run moved to the pushed branch", ev)
 	}
 	if got := gittest.Run(t, a.repo, "rev-parse", "cra/"+id); got != gittest.Run(t, bare, "rev-parse", "cra/"+id) {
@@ -206,7 +212,7 @@ func TestDivergedBranch(t *testing.T) {
 	}
 	ev := events(t, a, id)
 	for _, want := range []string{"have diverged: this run builds on this host's (host-a)", "refs/remotes/origin/cra/" + id,
-		"was not pushed to origin (host host-a)", "merge origin/cra/" + id + " into cra/" + id + ", then git push origin cra/" + id} {
+		"was not pushed to origin (host host-a)", "merge origin/cra/" + id + " into cra/" + id + " here, then requeue the task"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("a's log:\n%s\nlacks %q", ev, want)
 		}
@@ -260,5 +266,54 @@ exit 0`},
 	}
 	if pushed := gittest.Run(t, bare, "show", "cra/"+id+":pushed.txt"); pushed != "" {
 		t.Errorf("the agent wrote the remote itself: %q", pushed)
+	}
+}
+
+// TestUnrecordedBranchIsNotTaken: a task whose last run recorded no
+// commit (it ran before cra recorded them) has its remote branch taken
+// by no other host: a run there starts from a clean base and says why,
+// and its review there is refused (board.ErrForeignBranch), while the
+// host the run ran on reviews its own branch.
+func TestUnrecordedBranchIsNotTaken(t *testing.T) {
+	ctx := context.Background()
+	agents := map[string]config.Agent{"note": {Command: `cp notes.txt seen.txt 2>/dev/null || : > seen.txt; echo "$HOST_NAME" >> notes.txt`}}
+	bare, hosts := newFleet(t, agents, "host-a", "host-b")
+	a, b := hosts[0], hosts[1]
+	const id = "t-unrec01"
+	t.Setenv("HOST_NAME", "a")
+	o := runOn(t, a, id, "note")
+	if o.Folder != board.Completed || o.Commit == "" || o.Commit != gittest.Run(t, bare, "rev-parse", "cra/"+id) {
+		t.Fatalf("run on a: %s %q, commit %q", o.Folder, o.Finish, o.Commit)
+	}
+	task, folder, err := a.p.Board.Store.Get(ctx, id)
+	if err != nil || task.Results == nil || task.Results.Commit != o.Commit {
+		t.Fatalf("the run's results: %+v, %v; want commit %s", task.Results, err, o.Commit)
+	}
+	task.Results.Commit = "" // as a run before cra recorded them left it
+	if err := a.p.Board.Store.Put(ctx, task, folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.p.FetchBranch(ctx, id); err != nil {
+		t.Errorf("review on the host the run ran on: %v", err)
+	}
+	err = b.p.FetchBranch(ctx, id)
+	if !errors.Is(err, board.ErrForeignBranch) || !strings.Contains(err.Error(), "recorded no commit") || !strings.Contains(err.Error(), o.Commit[:12]) {
+		t.Errorf("review on another host: %v, want it refused, naming %.12s", err, o.Commit)
+	}
+	if ok, _ := gitx.BranchExists(ctx, b.repo, "cra/"+id); ok {
+		t.Errorf("host-b made cra/%s from the remote's", id)
+	}
+	t.Setenv("HOST_NAME", "b")
+	if o := runOn(t, b, id, "note"); o.Folder != board.Completed {
+		t.Fatalf("run on b: %s %q", o.Folder, o.Finish)
+	}
+	if got := gittest.Run(t, b.repo, "show", "cra/"+id+":seen.txt"); got != "" {
+		t.Errorf("b's run saw notes.txt %q, want a clean base", got)
+	}
+	ev := events(t, b, id)
+	for _, want := range []string{"(" + o.Commit[:12] + ") is not taken: no run of the task recorded a commit", "this run builds on a clean base: this host has no cra/" + id + " (host host-b)"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("the log lacks %q:\n%s", want, ev)
+		}
 	}
 }
