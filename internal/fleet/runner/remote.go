@@ -155,6 +155,8 @@ func (p *Processor) pull(ctx context.Context, sh *share, top, branch string, run
 		refused = fmt.Sprintf("%s has no %s, and the commit the task's last run recorded (%.12s) is not on this host either", sh.remote, branch, recorded)
 	case remote == "":
 		refused = fmt.Sprintf("%s has no %s (its last run's push failed?)", sh.remote, branch)
+	case take == "" && recorded != "":
+		refused = fmt.Sprintf("the commit the task's last run recorded (%.12s) is neither on %s, whose %s is this host's, nor here", recorded, sh.remote, branch)
 	}
 	if take == "" {
 		if refused == "" {
