@@ -105,6 +105,7 @@ func TestScripts(t *testing.T) {
 			// The agent CLIs .ci/run installs (npm install --prefix
 			// tools/agents), for the scripts that run them.
 			env.Setenv("AGENTS_BIN", agentsBin)
+			reapAtEnd(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

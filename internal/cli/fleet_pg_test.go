@@ -34,6 +34,7 @@ func TestPostgresScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			reapAtEnd(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
