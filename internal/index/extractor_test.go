@@ -22,7 +22,7 @@ func TestExtractorVersion(t *testing.T) {
 		files   int
 		rebuilt bool
 	}{
-		{"incremental", 12, false}, // under searchDriftMin
+		{"incremental", 12, false}, // under rebuildMinFiles
 		{"rebuilt", 181, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

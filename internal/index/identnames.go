@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 )
 
 // IdentMaxDefs is the bound on defining files of the names in the
@@ -18,39 +19,67 @@ const IdentMaxDefs = 3
 // does.
 const identFullFiles = 300
 
-// identDirty is what a run must redo of the identifier graph: every name
-// that a changed or deleted file defined or used before the run (names
-// it defines or uses after are added from the written files), or all of
-// it. A name's rows in the graph depend only on the files defining and
-// using it, so those names are all that can change.
+// identDirty is what a run must redo of the identifier graph, or all of
+// it. A row (user, definer, name) depends on the files defining the name
+// and on the user's own references. So the rows of a name whose definers
+// changed (a changed file defines it now and did not before, or the
+// other way round; a deleted or added file's every name) are all written
+// again, since whether it is rare may have changed too; of the other
+// names, only the rows from the changed and deleted files (their
+// references) are. A name a changed file only uses, or defines before
+// and after, keeps the rows of its other users: rewriting them all, for
+// a name used in a thousand files, was most of an incremental run's cost
+// of the graph.
 type identDirty struct {
 	full  bool
 	files int // changed and deleted files so far
-	names map[string]bool
+	// before holds the names each changed or deleted file defined, by
+	// its ID (which a changed file keeps).
+	before map[int64]map[string]bool
 }
 
-// addNamesOf adds the names the files ids define and use.
-func (d *identDirty) addNamesOf(ctx context.Context, w *writer, ids []int64) error {
-	for _, q := range []string{`SELECT name FROM symbols WHERE file_id IN (%s)`, `SELECT name FROM name_refs WHERE file_id IN (%s)`} {
-		err := w.queryIn(ctx, q, ids, func(rows *sql.Rows) error {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				return err
-			}
-			d.names[n] = true
-			return nil
-		})
-		if err != nil {
+// dirtyNames returns the names whose definers changed: those the files
+// defined before (d.before) and those the written files define now,
+// each file's names that are in one of the two and not the other.
+func (d *identDirty) dirtyNames(ctx context.Context, w *writer, written []int64) (map[string]bool, error) {
+	after := make(map[int64]map[string]bool, len(written))
+	for _, id := range written {
+		after[id] = map[string]bool{}
+	}
+	err := w.queryIn(ctx, `SELECT file_id, name FROM symbols WHERE file_id IN (%s)`, written, func(rows *sql.Rows) error {
+		var id int64
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
 			return err
 		}
+		after[id][n] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	names := map[string]bool{}
+	diff := func(a, b map[string]bool) {
+		for n := range a {
+			if !b[n] {
+				names[n] = true
+			}
+		}
+	}
+	for id, b := range d.before {
+		diff(b, after[id])
+	}
+	for id, a := range after {
+		diff(a, d.before[id])
+	}
+	return names, nil
 }
 
 // updateIdentNames brings the identifier graph up to date after the
 // run's writes: anew on a first run, a rebuild, many changes or an index
-// that never had it; otherwise for the dirty names and the names of the
-// files written. A run that changed nothing leaves it alone.
+// that never had it; otherwise for the names whose definers changed and
+// the rows from the changed, deleted and written files. A run that
+// changed nothing leaves it alone.
 func updateIdentNames(ctx context.Context, w *writer, ch *changes) error {
 	d := &ch.ident
 	var built int
@@ -58,25 +87,34 @@ func updateIdentNames(ctx context.Context, w *writer, ch *changes) error {
 		return fmt.Errorf("read identifier graph state: %w", err)
 	}
 	full := d.full || ch.first || built == 0
+	var names map[string]bool
+	users := make([]int64, 0, len(d.before))
 	if !full {
-		if err := d.addNamesOf(ctx, w, ch.content); err != nil {
-			return err
-		}
-		if len(d.names) == 0 {
+		if len(d.before) == 0 && len(ch.content) == 0 {
 			return nil
 		}
+		var err error
+		if names, err = d.dirtyNames(ctx, w, ch.content); err != nil {
+			return fmt.Errorf("write identifier graph: %w", err)
+		}
+		for id := range d.before {
+			users = append(users, id)
+		}
+		slices.Sort(users)
 	}
-	if err := writeIdentNames(ctx, w, full, d.names); err != nil {
+	if err := writeIdentNames(ctx, w, full, names, users, ch.content); err != nil {
 		return fmt.Errorf("write identifier graph: %w", err)
 	}
 	return nil
 }
 
-// writeIdentNames rewrites the graph's rows of names (all of them when
-// full). The rare names' definers go first into a temporary table, so
-// that the join with name_refs reads each reference once: on a full run
-// in table order, otherwise through the name index for the names asked.
-func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string]bool) error {
+// writeIdentNames rewrites the graph: all of it when full, otherwise the
+// rows of names and the rows from the files users (gone or changed) and
+// written (their rows now). The rare names' definers go first into a
+// temporary table, so that the join with name_refs reads each reference
+// once: on a full run in table order, otherwise through the name index
+// for the names asked and the file index for the files written.
+func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string]bool, users, written []int64) error {
 	exec := func(qs ...string) error {
 		for _, q := range qs {
 			if _, err := w.tx.ExecContext(ctx, q); err != nil {
@@ -90,37 +128,61 @@ func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string
 		return err
 	}
 	defer w.tx.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.ident_defs`)
-	rare := `SELECT name FROM symbols GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?`
-	join := `name_refs r CROSS JOIN temp.ident_defs d ON d.name = r.name`
+	state := []string{`DELETE FROM ident_state`, fmt.Sprintf(`INSERT INTO ident_state (max_defs) VALUES (%d)`, IdentMaxDefs)}
 	if full {
 		if err := exec(`DELETE FROM ident_names`); err != nil {
 			return err
 		}
-	} else {
-		if err := exec(`CREATE TEMP TABLE IF NOT EXISTS ident_dirty (name TEXT PRIMARY KEY) WITHOUT ROWID`, `DELETE FROM temp.ident_dirty`); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.ident_defs (name, file_id)
+			SELECT s.name, s.file_id FROM symbols s JOIN (SELECT name FROM symbols GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?) rare ON rare.name = s.name`, IdentMaxDefs); err != nil {
 			return err
 		}
-		defer w.tx.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.ident_dirty`)
-		ins, err := w.tx.PrepareContext(ctx, `INSERT INTO temp.ident_dirty (name) VALUES (?)`)
-		if err != nil {
+		return exec(append([]string{`INSERT INTO ident_names (user_file, def_file, name) SELECT DISTINCT r.file_id, d.file_id, r.name
+			FROM name_refs r CROSS JOIN temp.ident_defs d ON d.name = r.name WHERE d.file_id != r.file_id`}, state...)...)
+	}
+	// ident_dirty holds the names whose rows are all written again
+	// (dirty), and the names the written files use, whose definers the
+	// written files' rows need (dirty = 0).
+	if err := exec(`CREATE TEMP TABLE IF NOT EXISTS ident_dirty (name TEXT PRIMARY KEY, dirty INTEGER NOT NULL) WITHOUT ROWID`, `DELETE FROM temp.ident_dirty`); err != nil {
+		return err
+	}
+	defer w.tx.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.ident_dirty`)
+	ins, err := w.tx.PrepareContext(ctx, `INSERT INTO temp.ident_dirty (name, dirty) VALUES (?, 1)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for n := range names {
+		if _, err := ins.ExecContext(ctx, n); err != nil {
 			return err
 		}
-		defer ins.Close()
-		for n := range names {
-			if _, err := ins.ExecContext(ctx, n); err != nil {
-				return err
-			}
-		}
+	}
+	if len(names) > 0 {
 		if err := exec(`DELETE FROM ident_names WHERE name IN (SELECT name FROM temp.ident_dirty)`); err != nil {
 			return err
 		}
-		rare = `SELECT s.name FROM temp.ident_dirty n JOIN symbols s ON s.name = n.name GROUP BY s.name HAVING COUNT(DISTINCT s.file_id) <= ?`
-		join = `temp.ident_defs d JOIN name_refs r ON r.name = d.name`
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.ident_defs (name, file_id)
-		SELECT s.name, s.file_id FROM symbols s JOIN (`+rare+`) rare ON rare.name = s.name`, IdentMaxDefs); err != nil {
+	if err := w.deleteIn(ctx, `DELETE FROM ident_names WHERE user_file IN (%s)`, users); err != nil {
 		return err
 	}
-	return exec(`INSERT INTO ident_names (user_file, def_file, name) SELECT DISTINCT r.file_id, d.file_id, r.name FROM `+join+` WHERE d.file_id != r.file_id`,
-		`DELETE FROM ident_state`, fmt.Sprintf(`INSERT INTO ident_state (max_defs) VALUES (%d)`, IdentMaxDefs))
+	if err := w.deleteIn(ctx, `INSERT OR IGNORE INTO temp.ident_dirty (name, dirty) SELECT DISTINCT name, 0 FROM name_refs WHERE file_id IN (%s)`, written); err != nil {
+		return err
+	}
+	// Whether a name is rare needs its definers counted only up to one
+	// past the bound: a name defined in a thousand files stops at four.
+	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.ident_defs (name, file_id)
+		SELECT s.name, s.file_id FROM temp.ident_dirty n JOIN symbols s ON s.name = n.name
+		WHERE (SELECT COUNT(*) FROM (SELECT DISTINCT file_id FROM symbols WHERE name = n.name LIMIT ?)) <= ?`, IdentMaxDefs+1, IdentMaxDefs); err != nil {
+		return err
+	}
+	if err := exec(`INSERT OR IGNORE INTO ident_names (user_file, def_file, name) SELECT DISTINCT r.file_id, d.file_id, r.name
+		FROM temp.ident_dirty n JOIN temp.ident_defs d ON d.name = n.name JOIN name_refs r ON r.name = d.name
+		WHERE n.dirty = 1 AND d.file_id != r.file_id`); err != nil {
+		return err
+	}
+	if err := w.deleteIn(ctx, `INSERT OR IGNORE INTO ident_names (user_file, def_file, name) SELECT DISTINCT r.file_id, d.file_id, r.name
+		FROM name_refs r JOIN temp.ident_defs d ON d.name = r.name WHERE r.file_id IN (%s) AND d.file_id != r.file_id`, written); err != nil {
+		return err
+	}
+	return exec(state...)
 }

@@ -191,3 +191,65 @@ func TestIdentNamesWhileIndexing(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentNamesIncrementalRows: an incremental run rewrites the rows of
+// a name only when its definers change, and otherwise only the rows from
+// the files it read again; after each kind of change the graph holds
+// what a fresh index of the same files does.
+func TestIdentNamesIncrementalRows(t *testing.T) {
+	r := newRepo(t, true)
+	r.write("lib/helpers.py", "def rare_helper():\n    return 1\n\ndef other_helper():\n    return 2\n")
+	r.write("app/a.py", "from lib.helpers import rare_helper\n\ndef a():\n    return rare_helper()\n")
+	r.write("app/b.py", "from lib.helpers import rare_helper, other_helper\n\ndef b():\n    return rare_helper() + other_helper()\n")
+	r.write("app/c.py", "def c():\n    return 3\n")
+	r.commit("init")
+	r.index()
+	graph := func(f *store.Factory) []string {
+		t.Helper()
+		rr := &repo{t: t, root: r.root, f: f}
+		return rr.strings(`SELECT u.path || ' -> ' || d.path || ' ' || g.name FROM ident_names g
+			JOIN files u ON u.id = g.user_file JOIN files d ON d.id = g.def_file ORDER BY 1`)
+	}
+	for _, step := range []struct {
+		name    string
+		edit    func()
+		links   int  // rows after the step
+		changed bool // whether the step changes them
+	}{
+		{"a user drops a use, another starts one", func() {
+			r.write("app/a.py", "def a():\n    return 0\n")
+			r.write("app/c.py", "from lib.helpers import other_helper\n\ndef c():\n    return other_helper()\n")
+		}, 3, true},
+		{"the definer changes its bodies, not its names", func() {
+			r.write("lib/helpers.py", "def rare_helper():\n    return 10\n\ndef other_helper():\n    return 20\n")
+		}, 3, false},
+		{"a new definer, a user of a name defined in it", func() {
+			r.write("app/d.py", "def rare_helper():\n    return 4\n\ndef d_only():\n    return 5\n")
+			r.write("app/a.py", "from app.d import d_only\n\ndef a():\n    return d_only()\n")
+		}, 5, true},
+		{"the definer drops a name", func() {
+			r.write("lib/helpers.py", "def rare_helper():\n    return 10\n")
+		}, 3, true},
+		{"a definer deleted", func() {
+			r.git("rm", "-q", "app/d.py")
+		}, 1, true},
+	} {
+		before := graph(r.f)
+		step.edit()
+		r.commit(step.name)
+		if res := r.index(); res.Rebuilt {
+			t.Fatalf("%s: rebuilt; want an incremental run", step.name)
+		}
+		got := graph(r.f)
+		fresh := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
+		if _, err := NewBuilder(fresh).Run(t.Context(), r.root); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(graph(fresh), got); diff != "" {
+			t.Errorf("%s: graph differs from a fresh index's (-fresh +incremental):\n%s", step.name, diff)
+		}
+		if len(got) != step.links || cmp.Equal(before, got) == step.changed {
+			t.Errorf("%s: %d rows %q (before %q); want %d, changed %v", step.name, len(got), got, before, step.links, step.changed)
+		}
+	}
+}

@@ -65,15 +65,6 @@ const (
 	rebuildMinFiles = 100
 )
 
-// searchDriftShare is how far the full-text index's row count may run
-// ahead of its live rows, counting the rows a run is about to leave dead,
-// before the run rebuilds instead (see writer.searchDrifted). Below
-// searchDriftMin dead rows a small index is not worth a rebuild.
-const (
-	searchDriftShare = 0.2
-	searchDriftMin   = 16
-)
-
 // cacheKiB bounds the page cache of an index run's connection (SQLite's
 // default is 2 MiB); it fills only as pages are touched.
 //
@@ -412,6 +403,11 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit index: %w", err)
 	}
+	if res.FilesChanged() > 0 {
+		if err := fixSearchTotals(ctx, conn); err != nil {
+			return err
+		}
+	}
 	sort.Slice(res.SkipList, func(i, j int) bool { return res.SkipList[i].Path < res.SkipList[j].Path })
 	sort.Slice(res.Warnings, func(i, j int) bool { return res.Warnings[i].Path < res.Warnings[j].Path })
 	return nil
@@ -542,25 +538,8 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	// file at a time costs more than building the index anew: the old rows
 	// go all at once and every file is parsed and written as in a first
 	// run, into the same file rows (IDs, history and enrichment stay).
-	// The same rebuild resets a full-text index whose totals drifted too
-	// far from its live rows (see writer.searchDrifted).
 	sameAs := old
-	rebuild := len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old))
-	if !rebuild && len(old) > 0 {
-		// Each file this run may write again, and each it deletes,
-		// leaves a dead row in the full-text totals.
-		pending := stale
-		for p := range old {
-			if !present[p] {
-				pending++
-			}
-		}
-		var err error
-		if rebuild, err = w.searchDrifted(ctx, pending); err != nil {
-			return nil, err
-		}
-	}
-	if rebuild {
+	if len(old) >= rebuildMinFiles && float64(stale) > rebuildShare*float64(len(old)) {
 		if err := w.clearAll(ctx); err != nil {
 			return nil, err
 		}

@@ -122,7 +122,7 @@ func resolverConfigFile(rel string) bool {
 
 func newChanges(first bool) *changes {
 	return &changes{first: first, removed: map[string]int{}, added: map[string]int{}, importers: map[int64]bool{},
-		ident: identDirty{names: map[string]bool{}}}
+		ident: identDirty{before: map[int64]map[string]bool{}}}
 }
 
 // flushSearch writes the full-text rows still batched.
@@ -333,9 +333,9 @@ func (w *writer) deleteIn(ctx context.Context, q string, ids []int64) error {
 }
 
 // collectOld reads what the files ids, about to be changed or deleted,
-// defined and used: the Python definitions by name (py, those of ids in
-// Python) for the resolvers, and, until more than identFullFiles files
-// changed, the names for the identifier graph (identDirty).
+// defined: the Python definitions by name (py, those of ids in Python)
+// for the resolvers, and, until more than identFullFiles files changed,
+// the names and the files for the identifier graph (identDirty).
 func (w *writer) collectOld(ctx context.Context, ids, py []int64, ch *changes) error {
 	d := &ch.ident
 	d.files += len(ids)
@@ -347,6 +347,10 @@ func (w *writer) collectOld(ctx context.Context, ids, py []int64, ch *changes) e
 	symbolsOf := ids
 	if d.full {
 		symbolsOf = py
+	} else {
+		for _, id := range ids {
+			d.before[id] = map[string]bool{}
+		}
 	}
 	err := w.queryIn(ctx, `SELECT file_id, name FROM symbols WHERE file_id IN (%s)`, symbolsOf, func(rows *sql.Rows) error {
 		var id int64
@@ -358,21 +362,14 @@ func (w *writer) collectOld(ctx context.Context, ids, py []int64, ch *changes) e
 			ch.removed[n]++
 		}
 		if !d.full {
-			d.names[n] = true
+			d.before[id][n] = true
 		}
 		return nil
 	})
-	if err != nil || d.full {
-		return err
+	if d.full {
+		d.before = nil // the graph is built anew
 	}
-	return w.queryIn(ctx, `SELECT name FROM name_refs WHERE file_id IN (%s)`, ids, func(rows *sql.Rows) error {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return err
-		}
-		d.names[n] = true
-		return nil
-	})
+	return err
 }
 
 // collectImporters adds the files that import any of ids.
@@ -471,44 +468,119 @@ func (w *writer) clearAll(ctx context.Context) error {
 	return nil
 }
 
-// searchDrifted reports whether BM25 over the full-text index would drift
-// from a fresh index's by more than searchDriftShare once pending more
-// rows are dead (the files a run is about to write again or delete). A
-// contentless FTS5 table never subtracts a deleted row from the totals
-// bm25() weighs terms by (the averages record: rows and tokens per
-// column), and every changed file is a delete and an insert; so the row
-// count bm25() uses grows with every change, common terms gain weight, and
-// an index ranks differently from a fresh one of the same files. The rebuild's 'delete-all' resets
-// the totals. With other repositories in the database the rows are not
-// all this run's to rebuild, and it reports no drift.
-func (w *writer) searchDrifted(ctx context.Context, pending int) (bool, error) {
-	var others, live int64
+// fixSearchTotals sets the totals bm25() weighs terms by (the averages
+// record of the full-text index: its row count and each column's token
+// count) to those of its live rows, which a fresh index of the same files
+// has. A contentless FTS5 table with contentless_delete never takes a
+// deleted row out of them, and every changed file is a delete and an
+// insert: without this the row count grows with every change, common
+// terms gain weight, and an index kept up to date ranks differently from
+// a fresh one, more so the longer it lives. The live rows' sizes are in
+// file_search_docsize, a row each. FTS5 writes its cached totals when a
+// transaction that wrote the table commits, so this runs in a transaction
+// of its own after the run's: a process stopped between the two leaves
+// the drift to the next run. A record this code does not know is left
+// alone.
+func fixSearchTotals(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("full-text totals: %w", err)
+	}
+	defer tx.Rollback()
 	var averages []byte
-	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM repos WHERE id != ?`, w.repoID).Scan(&others); err != nil {
-		return false, fmt.Errorf("full-text drift: %w", err)
-	}
-	if others > 0 {
-		return false, nil
-	}
-	// The live rows are the rows of file_search_docsize, one per row of
-	// the table; the averages record (id 1 of file_search_data, FTS5's
-	// FTS5_AVERAGES_ROWID) starts with the row count bm25() uses.
-	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM file_search_docsize`).Scan(&live); err != nil {
-		return false, fmt.Errorf("full-text drift: %w", err)
-	}
-	err := w.tx.QueryRowContext(ctx, `SELECT block FROM file_search_data WHERE id = 1`).Scan(&averages)
+	err = tx.QueryRowContext(ctx, `SELECT block FROM file_search_data WHERE id = 1`).Scan(&averages)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil // nothing was ever written
+		return nil // nothing was ever written
 	}
 	if err != nil {
-		return false, fmt.Errorf("full-text drift: %w", err)
+		return fmt.Errorf("full-text totals: %w", err)
 	}
-	rows, n := sqliteVarint(averages)
-	if n == 0 {
-		return false, nil // not a record this code knows: leave it
+	have, ok := searchTotals(averages)
+	if !ok {
+		return nil
 	}
-	dead := int64(rows) - live + int64(pending)
-	return dead > searchDriftMin && float64(dead) > searchDriftShare*float64(live), nil
+	want := make([]uint64, len(have))
+	rows, err := tx.QueryContext(ctx, `SELECT sz FROM file_search_docsize`)
+	if err != nil {
+		return fmt.Errorf("full-text totals: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sz []byte
+		if err := rows.Scan(&sz); err != nil {
+			return fmt.Errorf("full-text totals: %w", err)
+		}
+		want[0]++
+		for i := 1; i < len(want) && len(sz) > 0; i++ {
+			v, n := sqliteVarint(sz)
+			if n == 0 {
+				return nil // not a size record this code knows: leave the totals
+			}
+			want[i] += v
+			sz = sz[n:]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("full-text totals: %w", err)
+	}
+	if slices.Equal(have, want) {
+		return nil
+	}
+	var rec []byte
+	for _, v := range want {
+		rec = appendSQLiteVarint(rec, v)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE file_search_data SET block = ? WHERE id = 1`, rec); err != nil {
+		return fmt.Errorf("full-text totals: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("full-text totals: %w", err)
+	}
+	return nil
+}
+
+// searchColumns is the number of columns of file_search (path, symbols,
+// body).
+const searchColumns = 3
+
+// searchTotals decodes FTS5's averages record: the row count, then each
+// column's token count, as SQLite varints. ok is false for a record of
+// another shape.
+func searchTotals(b []byte) (_ []uint64, ok bool) {
+	out := make([]uint64, 0, 1+searchColumns)
+	for len(b) > 0 {
+		v, n := sqliteVarint(b)
+		if n == 0 {
+			return nil, false
+		}
+		out = append(out, v)
+		b = b[n:]
+	}
+	return out, len(out) == 1+searchColumns
+}
+
+// appendSQLiteVarint appends v as a SQLite varint (big-endian, 7 bits a
+// byte with the high bit set on all but the last, a ninth byte whole),
+// the encoding sqliteVarint decodes.
+func appendSQLiteVarint(b []byte, v uint64) []byte {
+	if v>>56 != 0 {
+		var buf [9]byte
+		buf[8] = byte(v)
+		v >>= 8
+		for i := 7; i >= 0; i-- {
+			buf[i] = byte(v&0x7f) | 0x80
+			v >>= 7
+		}
+		return append(b, buf[:]...)
+	}
+	var buf [8]byte
+	i := len(buf) - 1
+	buf[i] = byte(v & 0x7f)
+	for v >>= 7; v != 0; v >>= 7 {
+		i--
+		buf[i] = byte(v&0x7f) | 0x80
+	}
+	return append(b, buf[i:]...)
 }
 
 // sqliteVarint decodes the SQLite varint at the start of b (big-endian, 7
