@@ -305,9 +305,13 @@ func TestQwenCode(t *testing.T) {
 	t.Run("endpoint", func(t *testing.T) {
 		t.Parallel()
 		s, repo := strictServer(t), workRepo(t)
-		s.SetDefault(llmtest.RateLimited("0"))
+		// Retry-After 1: qwen-code 0.24 tries a first call seven times
+		// whatever maxRetries says, after 1.5 to 30 s of its own backoff each
+		// (over a minute) unless the endpoint names a wait.
+		s.SetDefault(llmtest.RateLimited("1"))
 		// The settings a person gave the isolated state: no retries of a
-		// rate limit (qwen-code's default waits minutes before it gives up).
+		// rate limit in the stream (qwen-code's default waits minutes before
+		// it gives up).
 		settings := strings.Replace(qwenSettings, `"privacy"`, `"model": {"generationConfig": {"maxRetries": 0}}, "privacy"`, 1)
 		run := runCLI(t, profile(s), repo, "Do anything.", s, func(stateDir string) {
 			if err := os.MkdirAll(stateDir, 0o700); err != nil {
