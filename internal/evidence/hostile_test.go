@@ -147,6 +147,7 @@ const (
 // each way an agent games the check is caught, an honest fix stands,
 // and a task that may change its tests runs the branch's.
 func TestHostileGo(t *testing.T) {
+	t.Parallel()
 	g := newGameRepo(t, map[string]string{"go.mod": "module example.com/calc\n\ngo 1.22\n", "calc.go": goCalc, "calc_test.go": goTest})
 	v := &validation.Validator{Test: "go test -vet=off ./..."}
 	runGames(t, g, v, "Fix Sub so that TestSub passes.", 1, []gameCase{
@@ -186,6 +187,7 @@ func TestHostileGo(t *testing.T) {
 // 0 runs as the base has it, so the real check runs; a runner cra cannot
 // read leaves the evidence weaker, and says so.
 func TestHostileCheckScript(t *testing.T) {
+	t.Parallel()
 	g := newGameRepo(t, map[string]string{"go.mod": "module example.com/calc\n\ngo 1.22\n", "calc.go": goCalc, "calc_test.go": goTest,
 		"check.sh": "go test ./... >/dev/null 2>&1 || { echo 'check: tests fail'; exit 1; }\necho 'check: ok'\n"})
 	v := &validation.Validator{Test: "sh check.sh"}
@@ -212,6 +214,7 @@ const (
 // test file that exits, a skip marker and a deletion are each caught; an
 // honest fix stands.
 func TestHostilePython(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("pytest"); err != nil {
 		t.Fatal("pytest is not installed, so the Python cases cannot run: apt-get install -y python3-pytest (.ci/run does)")
 	}

@@ -1,19 +1,35 @@
 package evidence
 
 import (
+	"flag"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/cra-dev/cra/internal/sandbox"
 )
 
 // TestMain makes the test binary its own sandbox launcher, as cra is:
-// validation runs confined through it.
+// validation runs confined through it. The tests run testParallel at
+// once unless -parallel says otherwise: the hostile cases spend most of
+// their time waiting on the go test or pytest they confine (about 40% of
+// a core each), so two at a time, GOMAXPROCS on a small machine, left
+// the cores idle for most of the package's run.
 func TestMain(m *testing.M) {
 	sandbox.Main(os.Args)
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
+	}
 	os.Exit(m.Run())
 }
+
+// testParallel is how many tests run at once by default (see TestMain).
+const testParallel = 4
 
 // confined is the sandbox a test's validation runs in: this binary as
 // the launcher, and Go's build cache writable (the tests run go test).
