@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
@@ -23,9 +24,8 @@ const indexVersion = 4
 const racySlack = time.Second
 
 // listIndex is a folder's list index, tasks/.index.<folder>: each
-// readable task file's id, stat
-// (size, mtime, ctime, inode) and parsed task with the bytes it was
-// parsed from, so that List decodes one file and stats each task instead
+// readable task file's id, stat (size, mtime, ctime, inode) and parsed
+// task, so that List decodes one file and stats each task instead
 // of parsing every YAML file: 10,000 files took 2 s. The files stay the
 // truth, and the index is only a cache of what they said: an entry whose
 // file's stat differs, or that was taken within racySlack of the file's
@@ -48,7 +48,6 @@ type indexEntry struct {
 	// taken.
 	ReadNS int64
 	Task   *Task
-	Raw    []byte
 }
 
 // fileStat is what tells a changed file from an unchanged one.
@@ -83,11 +82,12 @@ func (s *FileStore) loadIndex(f Folder) *listIndex {
 	if err != nil {
 		return newListIndex()
 	}
+	dir := s.sd.TaskFolder(string(f))
 	for id, e := range ix.Entries {
 		if e.Task.ID != id {
 			return newListIndex()
 		}
-		e.Task.raw = e.Raw
+		e.Task.srcDir = dir
 	}
 	return ix
 }
@@ -118,4 +118,31 @@ func (s *FileStore) RebuildIndex() error {
 		}
 	}
 	return nil
+}
+
+// entryKind is what a folder's entry named like a task file is.
+type entryKind uint8
+
+const (
+	// entryMissing could not be statted: gone since the folder was read.
+	entryMissing entryKind = iota
+	entryRegular
+	// entrySymlink is listed with an error: cra never reads through one.
+	entrySymlink
+	// entryOther (a folder, a device) is no task file and not listed.
+	entryOther
+)
+
+// lstatPath is folderStatter.lstat by the file's path.
+func lstatPath(dir, name string) (fileStat, entryKind) {
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	switch {
+	case err != nil:
+		return fileStat{}, entryMissing
+	case fi.Mode().IsRegular():
+		return statOf(fi), entryRegular
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fileStat{}, entrySymlink
+	}
+	return fileStat{}, entryOther
 }

@@ -14,18 +14,20 @@ import (
 // buffer:
 //
 //	magic "cra-list-index\n", version (uvarint), entry count (uvarint),
-//	the entries' length in bytes (uvarint), the entries, the raw bytes
-//	of their files one after another, then the CRC-32 (IEEE) of everything
-//	before it (4 bytes, little-endian).
+//	the entries, then the CRC-32 (IEEE) of everything before it (4
+//	bytes, little-endian).
 //
 // An entry is its id, its stat (size, mtime, ctime as varints, inode as
-// a uvarint), its ReadNS (varint), the length of its file's raw bytes
-// (uvarint), then the task's fields in the order appendTask writes them: strings and byte
-// strings as a uvarint length and the bytes, ints as varints, bools as
-// one byte, times as their MarshalBinary form with a length, pointers as
-// a byte (0 nil, 1 set) before what they point to. A field added to Task
-// must be added to appendTask and decodeTask (TestIndexCodecEveryField
-// fails until it is) and indexVersion raised.
+// a uvarint), its ReadNS (varint), then the task's fields in the order
+// appendTask writes them: strings as a uvarint length and the bytes,
+// ints as varints, bools as one byte, times as their MarshalBinary form
+// with a length, pointers as a byte (0 nil, 1 set) before what they
+// point to. A field added to Task must be added to appendTask and
+// decodeTask (TestIndexCodecEveryField fails until it is) and
+// indexVersion raised. The files' own bytes are not kept (version 3 kept
+// them, three fifths of the file, read and summed on every listing for
+// the rare caller that writes a listed task back): a task from the index
+// reads its file when it is encoded (Task.document).
 const indexMagic = "cra-list-index\n"
 
 // minEntryBytes is less than any entry takes (its three times alone
@@ -43,35 +45,25 @@ var (
 
 // encodeIndex is ix in the index's file format.
 func encodeIndex(ix *listIndex) []byte {
-	meta := make([]byte, 0, len(ix.Entries)*256)
-	rawLen := 0
-	for _, e := range ix.Entries {
-		rawLen += len(e.Raw)
-	}
-	raws := make([]byte, 0, rawLen)
-	for id, e := range ix.Entries {
-		meta = appendString(meta, id)
-		meta = binary.AppendVarint(meta, e.Stat.Size)
-		meta = binary.AppendVarint(meta, e.Stat.MtimeNS)
-		meta = binary.AppendVarint(meta, e.Stat.CtimeNS)
-		meta = binary.AppendUvarint(meta, e.Stat.Ino)
-		meta = binary.AppendVarint(meta, e.ReadNS)
-		meta = binary.AppendUvarint(meta, uint64(len(e.Raw)))
-		raws = append(raws, e.Raw...)
-		meta = appendTask(meta, e.Task)
-	}
-	b := make([]byte, 0, 64+len(meta)+len(raws))
+	b := make([]byte, 0, 64+len(ix.Entries)*256)
 	b = append(b, indexMagic...)
 	b = binary.AppendUvarint(b, uint64(ix.Version))
 	b = binary.AppendUvarint(b, uint64(len(ix.Entries)))
-	b = binary.AppendUvarint(b, uint64(len(meta)))
-	b = append(append(b, meta...), raws...)
+	for id, e := range ix.Entries {
+		b = appendString(b, id)
+		b = binary.AppendVarint(b, e.Stat.Size)
+		b = binary.AppendVarint(b, e.Stat.MtimeNS)
+		b = binary.AppendVarint(b, e.Stat.CtimeNS)
+		b = binary.AppendUvarint(b, e.Stat.Ino)
+		b = binary.AppendVarint(b, e.ReadNS)
+		b = appendTask(b, e.Task)
+	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
 }
 
 // decodeIndex reads what encodeIndex wrote; anything else (another
-// version, a truncated or damaged file) is an error. The entries' raw
-// bytes and their strings share data, which the caller must not change.
+// version, a truncated or damaged file) is an error. The entries'
+// strings share data, which the caller must not change.
 func decodeIndex(data []byte) (*listIndex, error) {
 	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
 		return nil, errIndexDamaged
@@ -80,23 +72,18 @@ func decodeIndex(data []byte) (*listIndex, error) {
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return nil, errIndexDamaged
 	}
-	head := &decoder{b: body, i: len(indexMagic)}
-	ix := &listIndex{Version: int(head.uvarint())}
-	n := head.uvarint()
-	metaLen := head.uvarint()
-	if head.bad || ix.Version != indexVersion || metaLen > uint64(len(body)-head.i) || n > metaLen/minEntryBytes {
-		return nil, errIndexDamaged
-	}
-	meta := body[head.i : head.i+int(metaLen)]
-	raws := body[head.i+int(metaLen):]
-	// The strings share meta's bytes, which nothing writes after the
+	// The strings share body's bytes, which nothing writes after the
 	// file is read: a copy of 10,000 tasks' strings took as long as
 	// decoding them.
-	d := &decoder{b: meta, s: unsafe.String(unsafe.SliceData(meta), len(meta))}
+	d := &decoder{b: body, s: unsafe.String(unsafe.SliceData(body), len(body)), i: len(indexMagic)}
+	ix := &listIndex{Version: int(d.uvarint())}
+	n := d.uvarint()
+	if d.bad || ix.Version != indexVersion || n > uint64(len(body)-d.i)/minEntryBytes {
+		return nil, errIndexDamaged
+	}
 	ix.Entries = make(map[string]*indexEntry, n)
 	entries := make([]indexEntry, n)
 	tasks := make([]Task, n)
-	rawAt := 0
 	for k := range entries {
 		id := d.str()
 		e := &entries[k]
@@ -105,12 +92,6 @@ func decodeIndex(data []byte) (*listIndex, error) {
 		e.Stat.CtimeNS = d.varint()
 		e.Stat.Ino = d.uvarint()
 		e.ReadNS = d.varint()
-		if rawN := d.uvarint(); rawN <= uint64(len(raws)-rawAt) {
-			e.Raw = raws[rawAt : rawAt+int(rawN) : rawAt+int(rawN)]
-			rawAt += int(rawN)
-		} else {
-			d.bad = true
-		}
 		e.Task = &tasks[k]
 		d.task(e.Task)
 		if d.bad {
@@ -118,7 +99,7 @@ func decodeIndex(data []byte) (*listIndex, error) {
 		}
 		ix.Entries[id] = e
 	}
-	if d.bad || d.i != len(meta) || rawAt != len(raws) || len(ix.Entries) != len(entries) {
+	if d.bad || d.i != len(body) || len(ix.Entries) != len(entries) {
 		return nil, errIndexDamaged
 	}
 	return ix, nil
@@ -259,11 +240,6 @@ func (d *decoder) span() (int, int) {
 func (d *decoder) str() string {
 	i, j := d.span()
 	return d.s[i:j]
-}
-
-func (d *decoder) bytes() []byte {
-	i, j := d.span()
-	return d.b[i:j:j]
 }
 
 func (d *decoder) bool() bool {

@@ -1,10 +1,8 @@
 package board
 
 import (
-	"io/fs"
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,14 +22,17 @@ func statOf(fi os.FileInfo) fileStat {
 // folderStatter stats the files of one folder relative to the folder's
 // descriptor: a listing stats every file, and resolving each one's whole
 // path again cost as much as the rest of a listing from the index.
-type folderStatter struct{ dir *os.File }
+type folderStatter struct {
+	dir  *os.File
+	path string
+}
 
 func openFolderStatter(path string) folderStatter {
 	dir, err := os.Open(path)
 	if err != nil {
-		return folderStatter{} // each file is then statted by its path
+		return folderStatter{path: path} // each file is then statted by its path
 	}
-	return folderStatter{dir}
+	return folderStatter{dir, path}
 }
 
 func (f folderStatter) close() {
@@ -40,20 +41,21 @@ func (f folderStatter) close() {
 	}
 }
 
-// lstat returns the stat of d's file, in the folder, and its mtime;
-// ok is false when it cannot be statted or is no longer a regular file.
-func (f folderStatter) lstat(d fs.DirEntry) (st fileStat, mtime time.Time, ok bool) {
+// lstat returns the stat of the folder's file name and what it is. It
+// is safe for concurrent use.
+func (f folderStatter) lstat(name string) (fileStat, entryKind) {
 	if f.dir == nil {
-		info, err := d.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			return fileStat{}, time.Time{}, false
-		}
-		return statOf(info), info.ModTime(), true
+		return lstatPath(f.path, name)
 	}
 	var s unix.Stat_t
-	if err := unix.Fstatat(int(f.dir.Fd()), d.Name(), &s, unix.AT_SYMLINK_NOFOLLOW); err != nil || s.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileStat{}, time.Time{}, false
+	if err := unix.Fstatat(int(f.dir.Fd()), name, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fileStat{}, entryMissing
 	}
-	st = fileStat{Size: s.Size, MtimeNS: s.Mtim.Nano(), CtimeNS: s.Ctim.Nano(), Ino: s.Ino}
-	return st, time.Unix(s.Mtim.Unix()), true
+	switch s.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return fileStat{Size: s.Size, MtimeNS: s.Mtim.Nano(), CtimeNS: s.Ctim.Nano(), Ino: s.Ino}, entryRegular
+	case unix.S_IFLNK:
+		return fileStat{}, entrySymlink
+	}
+	return fileStat{}, entryOther
 }

@@ -2,11 +2,7 @@
 
 package board
 
-import (
-	"io/fs"
-	"os"
-	"time"
-)
+import "os"
 
 // statOf is the stat the list index keeps of a task file; without a
 // portable ctime and inode, the mtime stands for the ctime.
@@ -15,18 +11,13 @@ func statOf(fi os.FileInfo) fileStat {
 }
 
 // folderStatter stats the files of one folder by their paths.
-type folderStatter struct{}
+type folderStatter struct{ path string }
 
-func openFolderStatter(string) folderStatter { return folderStatter{} }
+func openFolderStatter(path string) folderStatter { return folderStatter{path} }
 
 func (folderStatter) close() {}
 
-// lstat returns the stat of d's file and its mtime; ok is false when it
-// cannot be statted or is no longer a regular file.
-func (folderStatter) lstat(d fs.DirEntry) (fileStat, time.Time, bool) {
-	info, err := d.Info()
-	if err != nil || !info.Mode().IsRegular() {
-		return fileStat{}, time.Time{}, false
-	}
-	return statOf(info), info.ModTime(), true
+// lstat returns the stat of the folder's file name and what it is.
+func (f folderStatter) lstat(name string) (fileStat, entryKind) {
+	return lstatPath(f.path, name)
 }

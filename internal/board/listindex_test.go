@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,7 @@ func TestListIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := l[indexOf(l, ids[5])].Task
-	if task.node != nil || task.raw == nil {
+	if task.node != nil || task.srcDir == "" {
 		t.Fatal("the task did not come from the index")
 	}
 	// What 'cra task migrate' asks of it: the keys its file lacks.
@@ -176,4 +177,100 @@ func indexOf(ls []Listed, id string) int {
 		}
 	}
 	return -1
+}
+
+// TestListLargeFolder: a folder statted on several goroutines (a
+// statChunk of 4) lists as its files say, in order and each with its file's
+// mtime, from the files and then from the index: among them a symbolic
+// link (listed with its error), a folder named like a task file (not
+// listed) and a file name that is no task id. A file rewritten in place
+// behind the index shows in the next listing.
+func TestListLargeFolder(t *testing.T) {
+	ctx := context.Background()
+	s := NewFileStore(t.TempDir())
+	s.now = func() time.Time { return time.Now().Add(2 * racySlack) }
+	s.statChunk = 4
+	dir := s.sd.TaskFolder(string(Pending))
+	if err := os.MkdirAll(filepath.Join(dir, "t-fffffffe.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := 4*s.statChunk + 3
+	var want []string
+	for i := range n {
+		id := fmt.Sprintf("t-%08x", i)
+		if err := os.WriteFile(filepath.Join(dir, id+".yaml"), fmt.Appendf(nil, "id: %s\ntitle: task %d\n", id, i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("%s task %d", id, i))
+	}
+	if err := os.Symlink("t-00000000.yaml", filepath.Join(dir, "t-ffffffff.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Not An Id.yaml"), []byte("id: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Listed in the order of the files' names: x-1-2.yaml before x-1.yaml.
+	for _, id := range []string{"x-1", "x-1-2"} {
+		if err := os.WriteFile(filepath.Join(dir, id+".yaml"), []byte("id: "+id+"\ntitle: task "+id+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = append([]string{"Not An Id the file name is not a task id"}, append(want, "t-ffffffff a symbolic link", "x-1-2 task x-1-2", "x-1 task x-1")...)
+	check := func(step string) {
+		t.Helper()
+		l, err := s.List(ctx, Pending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range l {
+			switch {
+			case e.Err != nil && strings.Contains(e.Err.Error(), "not a task id"):
+				got = append(got, e.ID+" the file name is not a task id")
+			case e.Err != nil && strings.Contains(e.Err.Error(), "a symbolic link"):
+				got = append(got, e.ID+" a symbolic link")
+			case e.Err != nil:
+				got = append(got, e.ID+" "+e.Err.Error())
+			default:
+				got = append(got, e.ID+" "+e.Task.Title)
+				fi, err := os.Lstat(s.Path(e.ID, Pending))
+				if err != nil || !fi.ModTime().Equal(e.ModTime) {
+					t.Fatalf("%s: %s listed with mtime %v, its file's is %v (%v)", step, e.ID, e.ModTime, fi.ModTime(), err)
+				}
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: the listing (+) differs from the files (-):\n%s", step, diff)
+		}
+	}
+	check("from the files")
+	// Every task comes from the index, each statted file found unchanged:
+	// a title changed in the index alone shows.
+	ix := s.loadIndex(Pending)
+	if got := len(ix.Entries); got != n+2 {
+		t.Fatalf("the index has %d entries, want %d", got, n+2)
+	}
+	for _, e := range ix.Entries {
+		e.Task.Title = "indexed " + e.Task.Title
+	}
+	if err := s.saveIndex(Pending, ix); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want[1:] {
+		if !strings.HasSuffix(w, "symbolic link") {
+			want[i+1] = strings.Replace(w, " task", " indexed task", 1)
+		}
+	}
+	check("from the index")
+	last := fmt.Sprintf("t-%08x", n-1)
+	f, err := os.OpenFile(s.Path(last, Pending), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(f, "id: %s\ntitle: TASK %d\n", last, n-1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want[n] = fmt.Sprintf("%s TASK %d", last, n-1)
+	check("rewritten in place")
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -88,6 +90,10 @@ type FileStore struct {
 	sd  statedir.Dir
 	now func() time.Time
 
+	// statChunk is how many files one goroutine of a listing stats at
+	// least: the constant statChunk, fewer in tests.
+	statChunk int
+
 	dirs sync.Once // every folder made on the first write, so all six show
 	// turn queues this store's Lock callers in order before they take
 	// the file lock, which waits by polling (up to 100 ms between
@@ -102,7 +108,7 @@ var _ Store = (*FileStore)(nil)
 // (<repo>/.clean_room); folders are made when first written.
 func NewFileStore(stateDir string) *FileStore {
 	sd := statedir.At(stateDir)
-	return &FileStore{dir: sd.Tasks(), sd: sd, now: time.Now, turn: make(chan struct{}, 1)}
+	return &FileStore{dir: sd.Tasks(), sd: sd, now: time.Now, turn: make(chan struct{}, 1), statChunk: statChunk}
 }
 
 // Dir returns the tasks directory.
@@ -166,6 +172,34 @@ func (s *FileStore) readRaw(id string, folder Folder) (*Task, os.FileInfo, []byt
 			Err: fmt.Sprintf("%q differs from the file name", t.ID), Fix: fmt.Sprintf("set id: %s or rename the file to %s.yaml", id, t.ID)})
 	}
 	return t, fi, data, nil
+}
+
+// readRegular returns the bytes of the regular file at path, never
+// through a symbolic link, and none of a file over MaxFileBytes.
+func readRegular(path string) ([]byte, error) {
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !lfi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(lfi, fi) {
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s is over %d bytes", path, MaxFileBytes)
+	}
+	return io.ReadAll(io.LimitReader(f, MaxFileBytes))
 }
 
 // ReadFile returns task id's file in folder, parsed and checked as Get
@@ -250,26 +284,66 @@ func (s *FileStore) List(ctx context.Context, folder Folder) ([]Listed, error) {
 
 // folderEntry is a task file of a folder as scanFolder found it.
 type folderEntry struct {
-	id    string
-	d     fs.DirEntry
-	st    fileStat
-	mtime time.Time
-	ok    bool // st and mtime were taken: a regular file named by a task id
+	name, id string // id is name without ".yaml"
+	st       fileStat
+	kind     entryKind
 }
 
-// scanFolder returns the task files of folder, in order, each statted.
+// statChunk is how many files one goroutine of scanFolder stats at
+// least: a folder of 10,000 is statted on two cores.
+const statChunk = 1024
+
+// scanFolder returns the task files of folder, in order, each statted:
+// the files named <id>.yaml, regular files and symbolic links. Their
+// names are read without their types (os.File.Readdirnames: os.ReadDir
+// made an entry of each), which the stat gives; a large folder is
+// statted on every core.
 func (s *FileStore) scanFolder(ctx context.Context, folder Folder) ([]folderEntry, error) {
-	stat := openFolderStatter(s.sd.TaskFolder(string(folder)))
-	defer stat.close()
-	var out []folderEntry
-	err := s.eachEntry(ctx, folder, func(id string, _ Folder, d fs.DirEntry) {
-		e := folderEntry{id: id, d: d}
-		if d.Type().IsRegular() && CheckID(id) == nil {
-			e.st, e.mtime, e.ok = stat.lstat(d)
+	dir := s.sd.TaskFolder(string(folder))
+	d, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	slices.Sort(names) // by name, as os.ReadDir sorts: "a-b.yaml" before "a.yaml"
+	out := make([]folderEntry, 0, len(names))
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".yaml") {
+			out = append(out, folderEntry{name: name, id: name[:len(name)-len(".yaml")]})
 		}
-		out = append(out, e)
-	})
-	return out, err
+	}
+	stat := openFolderStatter(dir)
+	defer stat.close()
+	statRange := func(ents []folderEntry) {
+		for i := range ents {
+			if i%256 == 0 && ctx.Err() != nil {
+				return
+			}
+			ents[i].st, ents[i].kind = stat.lstat(ents[i].name)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(out)+s.statChunk-1)/s.statChunk)
+	per := len(out)
+	if workers > 1 {
+		per = (len(out) + workers - 1) / workers
+	}
+	var wg sync.WaitGroup
+	for start := per; start < len(out); start += per {
+		wg.Go(func() { statRange(out[start:min(start+per, len(out))]) })
+	}
+	statRange(out[:per])
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(out, func(e folderEntry) bool { return e.kind == entryOther }), nil
 }
 
 // listIndexed lists folder through its index ix, bringing ix up to date
@@ -294,7 +368,7 @@ func (s *FileStore) listScanned(ix *listIndex, folder Folder, ents []folderEntry
 	kept := 0
 	f := folder
 	for _, fe := range ents {
-		id, d := fe.id, fe.d
+		id := fe.id
 		l := Listed{ID: id, Folder: f}
 		if err := CheckID(id); err != nil {
 			l.Err = fmt.Errorf("task file %s: the file name is not a task id: rename it (%v)", s.rel(id, f), err)
@@ -302,8 +376,8 @@ func (s *FileStore) listScanned(ix *listIndex, folder Folder, ents []folderEntry
 			continue
 		}
 		old := ix.Entries[id]
-		if !d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
+		if fe.kind == entrySymlink {
+			if info, err := os.Lstat(s.Path(id, f)); err == nil {
 				l.Err, l.ModTime = s.notRegular(id, f, info), info.ModTime()
 			} else {
 				l.Err = fmt.Errorf("task file %s: %w", s.rel(id, f), err)
@@ -315,13 +389,13 @@ func (s *FileStore) listScanned(ix *listIndex, folder Folder, ents []folderEntry
 			}
 			continue
 		}
-		if fe.ok && old.trusted(fe.st) {
-			l.Task, l.ModTime = old.Task, fe.mtime
+		if fe.kind == entryRegular && old.trusted(fe.st) {
+			l.Task, l.ModTime = old.Task, time.Unix(0, fe.st.MtimeNS)
 			out = append(out, l)
 			kept++
 			continue
 		}
-		t, fi, data, err := s.readRaw(id, f)
+		t, fi, err := s.read(id, f)
 		l.Task, l.Err = t, err
 		if fi != nil {
 			l.ModTime = fi.ModTime()
@@ -334,7 +408,7 @@ func (s *FileStore) listScanned(ix *listIndex, folder Folder, ents []folderEntry
 			}
 			continue
 		}
-		e := &indexEntry{Stat: statOf(fi), ReadNS: start, Task: t, Raw: data}
+		e := &indexEntry{Stat: statOf(fi), ReadNS: start, Task: t}
 		// A reading taken too close to the file's change is kept, but
 		// read again next time; writing the index for it alone would
 		// rewrite it on every listing while the file is young.

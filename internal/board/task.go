@@ -211,9 +211,10 @@ type Task struct {
 	// node is the document the task was parsed from: Encode writes the
 	// known fields into it and keeps every other key where it was.
 	node *yaml.Node
-	// raw is the file a task from the list index was parsed from, its
-	// node left unparsed until Encode needs it.
-	raw []byte
+	// srcDir is the folder of the file a task from the list index was
+	// read from (node is nil): Encode reads and parses the file when it
+	// needs its document.
+	srcDir string
 }
 
 // NewTask returns a task with the defaults of a new task: kind task, priority

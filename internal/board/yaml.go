@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -128,14 +129,19 @@ func yamlKeys(t reflect.Type) map[string]bool {
 }
 
 // document returns the mapping t was parsed from: its node, or for a
-// task from the list index its file's bytes parsed now; nil for a task
-// never read from a file.
+// task from the list index its file as it is now, read and parsed (the
+// index keeps no copy of the files' bytes); nil for a task never read
+// from a file, or whose file is gone or no longer a mapping.
 func (t *Task) document() *yaml.Node {
-	if t.node != nil || t.raw == nil {
+	if t.node != nil || t.srcDir == "" || CheckID(t.ID) != nil {
 		return t.node
 	}
+	data, err := readRegular(filepath.Join(t.srcDir, t.ID+".yaml"))
+	if err != nil {
+		return nil
+	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(t.raw, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil
 	}
 	return doc.Content[0]

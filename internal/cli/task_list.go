@@ -48,6 +48,7 @@ with its need: line, what the person must do; answer one with
 }
 
 func taskListRun(ctx context.Context, d *deps, opts *taskListOptions) error {
+	d.relaxGC()
 	var folder fleet.Folder
 	if opts.folder != "" {
 		f, err := fleet.ParseFolder(opts.folder)
