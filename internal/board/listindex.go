@@ -13,8 +13,9 @@ import (
 )
 
 // indexVersion is the list index's format; an index of another version
-// is rebuilt from the files.
-const indexVersion = 4
+// is rebuilt from the files. 5: results.commit kept and the files' bytes
+// not (two changes each called 4 for a while on main).
+const indexVersion = 5
 
 // racySlack is how long after a file last changed (its ctime) a reading
 // of it is trusted: a file written again within the same tick of the
