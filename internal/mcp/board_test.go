@@ -23,6 +23,7 @@ import (
 // it adds says in its own log who added it; malformed calls name the
 // field.
 func TestBoardTools(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
 	added, text := ok[mcp.TaskAddOutput](t, s, "task_add", map[string]any{"title": "round refunds to cents", "need": "refunds are rounded", "priority": "high"})
@@ -79,6 +80,7 @@ func TestBoardTools(t *testing.T) {
 // 'cra task run' in its sandbox, and the server it starts inherits the
 // run's token.
 func TestRunTools(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	config := `[agents.reporter]
 command = "mcp-agent --config {mcp_config} tools 'report,status=verified,output=I checked it' 'report,status=failed,output=stuck' 'wrongtoken:report,status=event,output=forged' 'notoken:report,status=event,output=forged' 'report,status=event,output=ran the tests' 'report,status=finish,output=all done'"

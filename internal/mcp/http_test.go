@@ -62,6 +62,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // rule; the run tools are not there (no run's token reaches a daemon's
 // client), and a bad call is refused naming its field.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	const token = "0123456789abcdef0123"
 	url := serve(t, root, []string{"CRA_SERVE_TOKEN=" + token})

@@ -62,6 +62,7 @@ func inspectorTarget(t *testing.T, target []string, args ...string) (string, err
 // localize and context over stdio, and a malformed call gets the field
 // and the fix back.
 func TestInspector(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	out, err := inspector(t, root, "--method", "tools/list")
 	if err != nil {
@@ -139,6 +140,7 @@ func TestInspector(t *testing.T) {
 // TestInspectorHTTP: the same client calls localize and context on 'cra
 // serve' at /mcp over streamable HTTP.
 func TestInspectorHTTP(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	url := serve(t, root, nil)
 	out, err := inspectorTarget(t, []string{url, "--transport", "http"}, "--method", "tools/call", "--tool-name", "localize",

@@ -232,6 +232,7 @@ func textOf(res *sdk.CallToolResult) string {
 // TestListTools: the six tools, each described, read-only, with an
 // object input schema that refuses unknown fields.
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	s := connect(t, newRepo(t, shop...), nil)
 	res, err := s.ListTools(context.Background(), nil)
 	if err != nil {
@@ -264,6 +265,7 @@ func TestListTools(t *testing.T) {
 // TestToolsGoodInput calls each tool as a model would and checks what it
 // returns.
 func TestToolsGoodInput(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
 
@@ -333,6 +335,7 @@ func TestToolsGoodInput(t *testing.T) {
 // error that names the field and the fix, and the server answers the
 // next call.
 func TestToolsBadInput(t *testing.T) {
+	t.Parallel()
 	s := connect(t, newRepo(t, shop...), nil)
 	for _, tc := range []struct {
 		tool  string
@@ -390,6 +393,7 @@ func TestToolsBadInput(t *testing.T) {
 // harness does (bench/retrieval's runCRA: Analyze, then Rank for 100 files
 // with the repository as root), for tasks of each kind and any top.
 func TestLocalizeMatchesHarness(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
 	db, err := store.NewFactory(statedir.Of(root)).Open(context.Background(), store.Curated, "", true)
@@ -434,6 +438,7 @@ func TestLocalizeMatchesHarness(t *testing.T) {
 // TestBounds: outputs stay within their bounds on a file too large for
 // them.
 func TestBounds(t *testing.T) {
+	t.Parallel()
 	var big strings.Builder
 	for i := range 400 {
 		fmt.Fprintf(&big, "def handler_%03d(request):\n    \"\"\"Handle request %d of the coupon flow.\"\"\"\n    # why: the coupon flow needs a handler per step\n    return request\n\n\n", i, i)
@@ -479,6 +484,7 @@ func TestBounds(t *testing.T) {
 // so; the next call finds the index fresh; more changes than a call
 // re-indexes leave it stale, naming 'cra index'.
 func TestRefresh(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
 	write(t, root, "shop/refunds.py", "def refund_order(order):\n    \"\"\"Give the money back.\"\"\"\n    return order\n")
@@ -513,6 +519,7 @@ func TestRefresh(t *testing.T) {
 // index is read as it stands, the changed files are named, and nothing is
 // written.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	logBefore, _ := os.ReadFile(filepath.Join(root, ".clean_room", "world.log"))
 	s := connect(t, root, nil, "--read-only")
@@ -544,11 +551,13 @@ func TestReadOnly(t *testing.T) {
 // (no -wal, no -shm: SQLite cannot make them, and the file is read as it
 // stands) or held open by another process, as a daemon holds it.
 func TestSandboxed(t *testing.T) {
+	t.Parallel()
 	if sandbox.ABI() == 0 {
 		t.Fatalf("Landlock is missing on this kernel, so agent runs cannot be confined: boot a Linux 5.13+ kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in lsm= (cat /sys/kernel/security/lsm)")
 	}
 	for _, held := range []bool{false, true} {
 		t.Run(fmt.Sprintf("held open %v", held), func(t *testing.T) {
+			t.Parallel()
 			root := newRepo(t, shop...)
 			state := filepath.Join(root, ".clean_room")
 			if held {
@@ -612,6 +621,7 @@ func listDir(t *testing.T, dir string) []string {
 // TestWorldLog: each call is an [event:mcp] line, under the run's task id
 // when the server runs inside a board run.
 func TestWorldLog(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, []string{"CRA_TASK_ID=T-7", "CRA_RUN_ID=2"})
 	ok[mcp.LocalizeOutput](t, s, "localize", map[string]any{"task": "fix the pager", "top": 2})
@@ -643,6 +653,7 @@ func TestWorldLog(t *testing.T) {
 // TestResources: the knowledge documents are resources, listed as the
 // store has them now, and read whole.
 func TestResources(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	s := connect(t, root, nil)
 	ctx := context.Background()
@@ -769,6 +780,7 @@ func FuzzToolCall(f *testing.F) {
 // edits are named and never indexed, its files are what the tools read,
 // and a path may be given in the copy or in the repository.
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	root := newRepo(t, shop...)
 	work := filepath.Join(t.TempDir(), "work")
 	gittest.Run(t, filepath.Dir(work), "clone", "-q", root, work)

@@ -18,6 +18,7 @@ import (
 // profiles run under sh as the processor runs them, against stand-ins of
 // the agents that print what they were given.
 func TestReadmeProfiles(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Fatal("the codex and opencode profiles read the configuration with jq: install it (apt-get install jq; .ci/run does)")
 	}
