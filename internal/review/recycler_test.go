@@ -125,6 +125,7 @@ Validation evidence: ran it`
 // ever. Every call is in raw.sqlite under the run's id, with the malformed
 // replies as they came, and every review in the history.
 func TestMalformedRepliesAreRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.Enqueue(llmtest.Text("It went well, I think."), llmtest.Text("classification: done"))
@@ -189,6 +190,7 @@ func TestMalformedRepliesAreRecorded(t *testing.T) {
 // recycle --once' (a new Recycler each time) and across a daemon's
 // restart.
 func TestBreakerPausesAfterModelErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[recycler]\nbreaker_after = 2\nbreaker_cooldown = \"10m\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.SetDefault(llmtest.Status(500, "model crashed"))
@@ -254,6 +256,7 @@ func (f *fixture) newRecycler(now func() time.Time) *Recycler {
 // failed, counts nothing and requeues nothing; the run is reviewed when
 // the model is back.
 func TestModelOutageIsNotTheAgentsFailure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		reply   llmtest.Reply
@@ -539,6 +542,7 @@ func waitRunning(t *testing.T, f *fixture, id string) int {
 // validation fails, when the diff is empty, or when a test file is
 // deleted; it stands when the evidence agrees.
 func TestGateOnRealEvidence(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, command, validation string
 		lowered                   string // "" for none
@@ -552,6 +556,7 @@ func TestGateOnRealEvidence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFixture(t, fmt.Sprintf("[validation]\ntest = %q\n\n[agents.a]\ncommand = %q\n", tc.validation, tc.command))
 			write(t, filepath.Join(f.repo, "calc_test.go"), "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif 1+1 != 2 {\n\t\tt.Fatal(\"math\")\n\t}\n}\n")
@@ -596,6 +601,7 @@ func TestGateOnRealEvidence(t *testing.T) {
 // counts as an error, so the task reaches a person at failure_threshold
 // instead of being requeued for ever.
 func TestSilentRunsReachAPerson(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[recycler]\nfailure_threshold = 2\n\n[agents.quiet]\ncommand = \"true\"\n")
 	task := f.add(t, "say nothing", "quiet")
@@ -623,6 +629,7 @@ func TestSilentRunsReachAPerson(t *testing.T) {
 // counted as an error: the task reaches failure_threshold and a person
 // instead of cycling for ever.
 func TestRefutedClaimsReachAPerson(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[validation]\ntest = \"echo FAIL TestX; exit 1\"\n\n[recycler]\ncompletion_threshold = 2\nfailure_threshold = 2\n\n[agents.a]\ncommand = \"date >> out.txt; echo all done, tests pass\"\n")
 	f.srv.SetDefault(llmtest.Text(completeReply))
@@ -689,6 +696,7 @@ func TestLevel2LeavesARunThatEnded(t *testing.T) {
 // confirmation run), any other is verified on its first complete review;
 // a change of enabled_for to "off" stops the reviews at the next tick.
 func TestEnabledForChangeTakesEffect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[recycler]\nenabled_for = [\"bug\"]\nallow_unvalidated = true\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.SetDefault(llmtest.Text(completeReply))
@@ -733,6 +741,7 @@ func TestEnabledForChangeTakesEffect(t *testing.T) {
 
 // enabled_for off reviews nothing, and says so.
 func TestRecyclerOff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[recycler]\nenabled_for = \"off\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	task := f.add(t, "say hi", "hi")
@@ -857,6 +866,7 @@ func TestNotifyRetries(t *testing.T) {
 // need the answer meets does not block the task: it goes back to pending,
 // and its next run reads the answer.
 func TestAnswerBeforeReview(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[agents.ask]\ncommand = \"echo which API should I use, v1 or v2?; exit 1\"\n")
 	task := f.add(t, "port the client", "ask")
@@ -1014,6 +1024,7 @@ func TestForgedVerifiedIsNotTold(t *testing.T) {
 // failure_threshold with the fix named; a task that changes nothing, or
 // a config that allows it, lets the claim stand.
 func TestNoValidationNoVerification(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, extra string
 		noChange    bool
@@ -1067,6 +1078,7 @@ func TestNoValidationNoVerification(t *testing.T) {
 // is not "none"; and the next run's prompt carries the failing output,
 // not the run's claim that everything works.
 func TestLoweredNoteTellsTheTruth(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "[validation]\ntest = \"echo 'FAIL: test_sub (tests.CalcTest.test_sub)'; echo 'AssertionError: -1 != 5'; exit 1\"\n\n[agents.hi]\ncommand = \"echo hi > hi.txt; echo done\"\n")
 	f.srv.SetDefault(llmtest.Text(completeReply))
