@@ -3,6 +3,7 @@ package gitx
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,5 +126,72 @@ func TestOpenCloneClearsStaleLocks(t *testing.T) {
 	write(t, path, "b.txt", "b\n")
 	if ok, err := c.CommitAll(ctx, "run 2\n"); err != nil || !ok {
 		t.Fatalf("commit after stale locks: %v, %v; want a commit", ok, err)
+	}
+}
+
+// TestCommitAll: nothing changed is no commit; a change, an untracked
+// file and a deletion are one commit by cra with the message, made in
+// one confined launch; a step that fails is named with git's stderr.
+func TestCommitAll(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	write(t, repo, "a.txt", "a\n")
+	write(t, repo, "gone.txt", "gone\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "first")
+	launches := 0
+	confine := func(cmd *exec.Cmd) error { launches++; return nil }
+	c, err := OpenClone(ctx, repo, filepath.Join(t.TempDir(), "t-1"), "cra/t-1", confine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.CommitAll(ctx, "nothing\n"); err != nil || ok {
+		t.Fatalf("a clean copy: %v, %v; want no commit", ok, err)
+	}
+	if launches != 1 {
+		t.Errorf("a clean copy's commit was %d confined launches, want 1", launches)
+	}
+	write(t, c.Path, "a.txt", "a changed\n")
+	write(t, c.Path, "new/b.txt", "b\n")
+	if err := os.Remove(filepath.Join(c.Path, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	launches = 0
+	if ok, err := c.CommitAll(ctx, "run 1\n\nwhat it did\n"); err != nil || !ok {
+		t.Fatalf("a changed copy: %v, %v; want a commit", ok, err)
+	}
+	if launches != 1 {
+		t.Errorf("a commit was %d confined launches, want 1", launches)
+	}
+	if got := c.mustGit(t, "log", "-1", "--format=%an <%ae>|%cn|%B"); got != "cra <cra@localhost>|cra|run 1\n\nwhat it did\n\n" {
+		t.Errorf("the commit: got %q", got)
+	}
+	if got := c.mustGit(t, "show", "--name-status", "--format=", "HEAD"); got != "M\ta.txt\nD\tgone.txt\nA\tnew/b.txt\n" {
+		t.Errorf("the commit's files: got %q", got)
+	}
+	if got := c.mustGit(t, "status", "--porcelain"); got != "" {
+		t.Errorf("left uncommitted: %q", got)
+	}
+	if ok, err := c.CommitAll(ctx, "again\n"); err != nil || ok {
+		t.Errorf("nothing new: %v, %v; want no commit", ok, err)
+	}
+
+	// A git that holds the index: the add fails, named, with git's words.
+	write(t, c.Path, "c.txt", "c\n")
+	write(t, filepath.Join(c.Path, ".git"), "index.lock", "")
+	if _, err := c.CommitAll(ctx, "locked\n"); err == nil || !strings.Contains(err.Error(), "git add in "+c.Path+": ") || !strings.Contains(err.Error(), "index.lock") {
+		t.Errorf("a locked index: got %v, want git add's error naming index.lock", err)
+	}
+	os.Remove(filepath.Join(c.Path, ".git", "index.lock"))
+	// An empty message: git commit refuses it, and the error says so.
+	if _, err := c.CommitAll(ctx, "\n"); err == nil || !strings.Contains(err.Error(), "git commit in "+c.Path+": ") || !strings.Contains(err.Error(), "empty commit message") {
+		t.Errorf("an empty message: got %v, want git commit's error", err)
+	}
+	// A confinement that refuses is the error, and nothing runs.
+	refuse := errors.New("no sandbox here")
+	c.Confine = func(*exec.Cmd) error { return refuse }
+	if _, err := c.CommitAll(ctx, "refused\n"); !errors.Is(err, refuse) {
+		t.Errorf("a refused confinement: got %v", err)
 	}
 }
