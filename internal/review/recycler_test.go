@@ -416,13 +416,20 @@ func TestLevel2RestartsAStaleRun(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "[agents.stuck]\ncommand = \"echo thinking; exec sleep 60\"\n")
 	task := f.add(t, "get stuck", "stuck")
-	done := make(chan *runner.Outcome, 1)
+	// The run's error is reported by the test, not by its goroutine: a
+	// test that stops early (waitRunning gave up) would otherwise be
+	// logged to after it ended, which panics. It stops the run and waits.
+	runCtx, stopRun := context.WithCancel(ctx)
+	done := make(chan error, 1)
 	go func() {
-		o, err := f.proc.Run(ctx, task.ID)
-		if err != nil {
+		_, err := f.proc.Run(runCtx, task.ID)
+		done <- err
+	}()
+	defer func() {
+		stopRun()
+		if err, ok := <-done; ok && err != nil {
 			t.Error(err)
 		}
-		done <- o
 	}()
 	pid := waitRunning(t, f, task.ID)
 	f.rec.Now = func() time.Time { return time.Now().Add(time.Hour) }
@@ -434,7 +441,11 @@ func TestLevel2RestartsAStaleRun(t *testing.T) {
 		t.Fatalf("restarted %+v, want %s as stale", rep.Restarted, task.ID)
 	}
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+		close(done)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not end")
 	}
@@ -523,7 +534,9 @@ func TestLevel2BlocksAtTheStartLimit(t *testing.T) {
 // returns its pid.
 func waitRunning(t *testing.T, f *fixture, id string) int {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	// A bound on the wait, not on the speed: a loaded machine starts a
+	// confined agent in seconds.
+	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		path, err := supervise.RunFile(filepath.Join(f.state, board.RunsDir), id)
 		if err != nil {
