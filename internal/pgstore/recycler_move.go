@@ -48,13 +48,11 @@ func ImportRecycler(ctx context.Context, tx pgx.Tx, s RecyclerState) error {
 			return fmt.Errorf("import the reviews: %w", err)
 		}
 		for i, line := range s.Reviews[id] {
-			switch {
-			case len(bytes.TrimSpace(line)) == 0:
+			if len(bytes.TrimSpace(line)) == 0 {
 				continue
-			case bytes.IndexByte(line, '\n') >= 0:
-				return fmt.Errorf("import the reviews of %s: record %d holds a newline", id, i+1)
-			case len(line) > MaxReviewLine:
-				return fmt.Errorf("import the reviews of %s: record %d is %d bytes, over the cap of %d: remove it from the file, or cut its evidence", id, i+1, len(line), MaxReviewLine)
+			}
+			if err := checkReviewLine(line); err != nil {
+				return fmt.Errorf("import the reviews of %s: record %d %w: remove it from the file, or cut its evidence", id, i+1, err)
 			}
 			rows = append(rows, []any{id, line})
 		}

@@ -19,13 +19,11 @@ func (l *Log) AppendReview(ctx context.Context, id string, line []byte) error {
 	if err := checkName("task ID", id, maxTaskIDBytes); err != nil {
 		return err
 	}
-	switch {
-	case len(bytes.TrimSpace(line)) == 0:
+	if len(bytes.TrimSpace(line)) == 0 {
 		return errors.New("the review record is empty: append one JSON object")
-	case bytes.IndexByte(line, '\n') >= 0:
-		return errors.New("the review record holds a newline: encode it on one line")
-	case len(line) > MaxReviewLine:
-		return fmt.Errorf("the review record of %s is %d bytes, over the cap of %d: record less of the run's evidence", id, len(line), MaxReviewLine)
+	}
+	if err := checkReviewLine(line); err != nil {
+		return fmt.Errorf("the review record of %s %w: record less of the run's evidence, on one line", id, err)
 	}
 	if _, err := l.pool.Exec(ctx, "INSERT INTO review_history (task_id, body) VALUES ($1, $2)", id, line); err != nil {
 		return fmt.Errorf("append to the reviews of %s: %w", id, err)
@@ -53,4 +51,16 @@ func (l *Log) ReviewLines(ctx context.Context, id string) ([][]byte, error) {
 		return nil, fmt.Errorf("read the reviews of %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// checkReviewLine says what keeps line from being one stored record of a
+// review history: a newline in it, or a size over MaxReviewLine.
+func checkReviewLine(line []byte) error {
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return errors.New("holds a newline")
+	}
+	if len(line) > MaxReviewLine {
+		return fmt.Errorf("is %d bytes, over the cap of %d", len(line), MaxReviewLine)
+	}
+	return nil
 }
