@@ -91,8 +91,10 @@ func (w *worker) close() {
 // sandbox can: its TCP ports on this host's loopback are guarded
 // (sandbox.Guard) until unguard is called. Where it cannot, and the
 // database lets this OS user in with no password, out is told: an agent
-// of this user on a Unix socket, or on another host's address it can
-// reach, could then write the world log as the daemon does.
+// of this user on a Unix socket (the URL's, or any of a server on this
+// host, which listens there whatever address the URL names), or on
+// another host's address it can reach, could then write the world log
+// as the daemon does.
 func guardDatabase(ctx context.Context, url string, out io.Writer) (unguard func(), err error) {
 	reach, err := pgstore.ReachOf(url)
 	if err != nil {
@@ -112,14 +114,35 @@ func guardDatabase(ctx context.Context, url string, out io.Writer) (unguard func
 		}
 		releases = append(releases, release)
 	}
-	if open, _ := pgstore.OpensWithoutPassword(ctx, url); open && out != nil {
-		where := "its address"
-		if len(reach.Sockets) > 0 {
-			where = "its Unix socket in " + strings.Join(reach.Sockets, ", ")
+	if out == nil {
+		return unguard, nil
+	}
+	// The ways in that no sandbox rule fences and that ask no password:
+	// the Unix sockets the URL names, the other sockets of a server on
+	// this host (it listens there whatever address the URL names), and
+	// the address of a server elsewhere.
+	var sockets []string
+	open, _ := pgstore.OpensWithoutPassword(ctx, url)
+	if open {
+		sockets = append(sockets, reach.Sockets...)
+	}
+	if len(reach.LoopbackPorts) > 0 || len(reach.Sockets) > 0 {
+		more, _ := pgstore.PasswordlessSockets(ctx, url)
+		for _, dir := range more {
+			if !slices.Contains(sockets, dir) {
+				sockets = append(sockets, dir)
+			}
 		}
-		if len(reach.LoopbackPorts) == 0 || len(reach.Sockets) > 0 {
-			fmt.Fprintf(out, "warning: the fleet's PostgreSQL lets this OS user in without a password (trust or peer authentication), and the sandbox cannot keep agents off %s: an agent running as this user could write its own verdict into the world log. Use password authentication (scram-sha-256) with the password only in the URL's variable, or run the agents as another OS user\n", where)
-		}
+	}
+	where := ""
+	switch {
+	case len(sockets) > 0:
+		where = "its Unix socket in " + strings.Join(sockets, ", ")
+	case open && len(reach.LoopbackPorts) == 0:
+		where = "its address"
+	}
+	if where != "" {
+		fmt.Fprintf(out, "warning: the fleet's PostgreSQL lets this OS user in without a password (trust or peer authentication), and the sandbox cannot keep agents off %s: an agent running as this user could write its own verdict into the world log. Use password authentication (scram-sha-256) with the password only in the URL's variable, or run the agents as another OS user\n", where)
 	}
 	return unguard, nil
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/supervise"
 	"github.com/cra-dev/cra/internal/world"
+	"github.com/jackc/pgx/v5"
 )
 
 // sweepWorker is host name's worker over a new database's board.
@@ -219,5 +222,78 @@ func TestGuardDatabase(t *testing.T) {
 	defer unguard()
 	if !strings.Contains(out.String(), "without a password") || !strings.Contains(out.String(), "Unix socket") {
 		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", out.String())
+	}
+}
+
+// TestGuardDatabaseSocketBehindTCP: a fleet's database named at a
+// loopback port that asks a password is still open on the server's Unix
+// socket when that trusts local users, and an agent is not fenced off a
+// socket: the worker guards the port and names the socket. Once the
+// socket asks a password too, nothing is said.
+func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	c := pgtest.NewTCP(t, "fleet-secret")
+	url := c.TCPURL("postgres")
+	if open, err := pgstore.OpensWithoutPassword(ctx, url); err != nil || open {
+		t.Fatalf("the cluster's TCP address: opens without a password %v, %v; want a password asked", open, err)
+	}
+	var out bytes.Buffer
+	unguard, err := guardDatabase(ctx, url, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := c.Port()
+	if ports, err := sandbox.Guarded(); err != nil || !slices.Contains(ports, port) {
+		t.Errorf("a database on 127.0.0.1:%d: guarded ports %v, %v; want it among them", port, ports, err)
+	}
+	unguard()
+	if got := out.String(); !strings.Contains(got, "without a password") || !strings.Contains(got, "Unix socket in "+c.Dir()) {
+		t.Errorf("a password on TCP, trust on the socket: told %q, want a warning naming the socket in %s", got, c.Dir())
+	}
+
+	// The socket asks a password too: pg_hba.conf's local lines changed
+	// and the server told to reload.
+	hba := filepath.Join(c.Dir(), "data", "pg_hba.conf")
+	b, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "local" {
+			l = strings.Join(append(f[:len(f)-1], "scram-sha-256"), " ")
+		}
+		lines = append(lines, l)
+	}
+	if err := os.WriteFile(hba, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if open, _ := pgstore.OpensWithoutPassword(ctx, c.URL("postgres")); !open {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the socket still lets us in without a password 20 s after the reload")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out.Reset()
+	unguard, err = guardDatabase(ctx, url, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unguard()
+	if out.Len() > 0 {
+		t.Errorf("a database that asks a password everywhere: told %q", out.String())
 	}
 }

@@ -3,7 +3,10 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os/user"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,4 +83,70 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 	}
 	conn.Close(ctx)
 	return true, nil
+}
+
+// PasswordlessSockets returns the Unix-socket directories of the server
+// at url (its unix_socket_directories, at its port) where this OS user
+// gets in with no password, as url's role or as the role of this OS
+// user's name (peer authentication). PostgreSQL listens on its sockets
+// whatever address url names, so a database reached at a loopback port
+// the sandbox guards may still be open to an agent there. It connects
+// with url first, so a database it cannot reach is an error.
+func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("the database URL does not parse: give a postgres:// URL or key=value string")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to read the database's sockets: %w", err)
+	}
+	res := conn.ExecParams(ctx, "SELECT current_setting('unix_socket_directories'), current_setting('port')", nil, nil, nil, nil).Read()
+	conn.Close(ctx)
+	if res.Err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
+		return nil, fmt.Errorf("read the database's unix_socket_directories: %v", res.Err)
+	}
+	dirs := string(res.Rows[0][0])
+	p, err := strconv.ParseUint(string(res.Rows[0][1]), 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("the database names its port %q: %w", res.Rows[0][1], err)
+	}
+	port := uint16(p)
+	roles := []string{cfg.User}
+	if u, err := user.Current(); err == nil && u.Username != cfg.User {
+		roles = append(roles, u.Username)
+	}
+	var open []string
+	for _, dir := range strings.Split(dirs, ",") {
+		dir = strings.TrimSpace(dir)
+		// A relative directory is the data directory's, which an agent
+		// cannot name from here either; '@' names an abstract socket,
+		// which pgconn does not dial.
+		if !strings.HasPrefix(dir, "/") {
+			continue
+		}
+		for _, role := range roles {
+			if opensAt(ctx, cfg, dir, port, role) {
+				open = append(open, dir)
+				break
+			}
+		}
+	}
+	return open, nil
+}
+
+// opensAt reports whether cfg's database lets role in with no password on
+// the Unix socket in dir.
+func opensAt(ctx context.Context, cfg *pgconn.Config, dir string, port uint16, role string) bool {
+	c := cfg.Copy()
+	c.Host, c.Port, c.User, c.Password = dir, port, role, ""
+	c.Fallbacks, c.TLSConfig = nil, nil
+	conn, err := pgconn.ConnectConfig(ctx, c)
+	if err != nil {
+		return false
+	}
+	conn.Close(ctx)
+	return true
 }

@@ -48,3 +48,17 @@ func TestOpensWithoutPassword(t *testing.T) {
 		t.Errorf("no server: %v, %v; want closed", open, err)
 	}
 }
+
+// The test cluster trusts every local user on its socket: that socket is
+// named, whatever way the URL reached it.
+func TestPasswordlessSockets(t *testing.T) {
+	ctx := context.Background()
+	c := pgtest.Shared(t)
+	got, err := PasswordlessSockets(ctx, c.URL("postgres"))
+	if err != nil || len(got) != 1 || got[0] != c.Dir() {
+		t.Errorf("the trust cluster: %v, %v; want [%s]", got, err, c.Dir())
+	}
+	if _, err := PasswordlessSockets(ctx, "postgres://u@127.0.0.1:1/db?connect_timeout=2"); err == nil {
+		t.Error("no server: no error")
+	}
+}

@@ -1,6 +1,7 @@
 // Package pgtest runs a real PostgreSQL for tests: a cluster made with
 // initdb in a temporary directory, its server listening on a Unix socket
-// in that directory only (no TCP), stopped by its pid at the end. Tests
+// in that directory (and on 127.0.0.1 only when made by StartTCP or
+// NewTCP), stopped by its pid at the end. Tests
 // never use a server of the machine's own (the postgresql package's
 // service), and never a mock.
 //
@@ -13,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -35,16 +37,21 @@ const Install = "install PostgreSQL: apt-get install -y postgresql"
 // Superuser is the role initdb makes; tests connect as it.
 const Superuser = "cra"
 
-// port only names the socket file (.s.PGSQL.port): no TCP is listened on.
+// port only names the socket file (.s.PGSQL.port) of a cluster with no
+// TCP listener.
 const port = 5432
 
 // Cluster is a running PostgreSQL server made for tests.
 type Cluster struct {
 	dir  string // holds data/, the socket and server.log
 	bin  string // the directory of initdb and postgres
-	cmd  *exec.Cmd
-	done chan error // the server's exit, once
-	next atomic.Int64
+	port int    // the socket's name, and the TCP port of a TCP cluster
+	// password is the superuser's on TCP, where a TCP cluster asks for
+	// it (scram-sha-256); its Unix socket still trusts every local user.
+	password string
+	cmd      *exec.Cmd
+	done     chan error // the server's exit, once
+	next     atomic.Int64
 }
 
 // Binaries returns the directory holding initdb and postgres: initdb's
@@ -105,6 +112,21 @@ func credential() (*syscall.Credential, error) {
 // Start makes a cluster in a new temporary directory and starts its
 // server; Stop ends it and removes the directory.
 func Start(ctx context.Context) (*Cluster, error) {
+	return startCluster(ctx, "")
+}
+
+// StartTCP makes a cluster that also listens on 127.0.0.1, at a free
+// port, where the superuser logs in only with password (scram-sha-256),
+// as a fleet's database would be set up; its Unix socket still trusts
+// every local user, as Debian's peer authentication lets the owner in.
+func StartTCP(ctx context.Context, password string) (*Cluster, error) {
+	if password == "" {
+		return nil, errors.New("pgtest: a TCP cluster needs a password")
+	}
+	return startCluster(ctx, password)
+}
+
+func startCluster(ctx context.Context, password string) (*Cluster, error) {
 	bin, err := Binaries()
 	if err != nil {
 		return nil, err
@@ -118,7 +140,13 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make cluster dir: %w", err)
 	}
-	c := &Cluster{dir: dir, bin: bin}
+	c := &Cluster{dir: dir, bin: bin, port: port, password: password}
+	if password != "" {
+		if c.port, err = freePort(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
@@ -136,10 +164,28 @@ func Start(ctx context.Context) (*Cluster, error) {
 	return c, nil
 }
 
+// freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 func (c *Cluster) initdb(ctx context.Context, cred *syscall.Credential) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "initdb"),
-		"-D", filepath.Join(c.dir, "data"), "-U", Superuser, "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync")
+	args := []string{"-D", filepath.Join(c.dir, "data"), "-U", Superuser, "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync"}
+	if c.password != "" {
+		pw := filepath.Join(c.dir, "pwfile")
+		if err := os.WriteFile(pw, []byte(c.password+"\n"), 0o644); err != nil {
+			return fmt.Errorf("write the superuser's password for initdb: %w", err)
+		}
+		defer os.Remove(pw)
+		args = append(args, "--auth-host=scram-sha-256", "--pwfile="+pw)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "initdb"), args...)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -161,9 +207,13 @@ func (c *Cluster) start(ctx context.Context, cred *syscall.Credential) error {
 			return fmt.Errorf("give the server log to postgres: %w", err)
 		}
 	}
+	listen := ""
+	if c.password != "" {
+		listen = "127.0.0.1"
+	}
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"),
-		"-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -205,7 +255,13 @@ func (c *Cluster) serverLog() string {
 
 // URL returns the connection URL of database db on the cluster's socket.
 func (c *Cluster) URL(db string) string {
-	return fmt.Sprintf("postgres:///%s?host=%s&port=%d&user=%s&sslmode=disable", db, c.dir, port, Superuser)
+	return fmt.Sprintf("postgres:///%s?host=%s&port=%d&user=%s&sslmode=disable", db, c.dir, c.port, Superuser)
+}
+
+// TCPURL returns the URL of database db at 127.0.0.1, with the password,
+// on a cluster made by StartTCP.
+func (c *Cluster) TCPURL(db string) string {
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, c.password, c.port, db)
 }
 
 // NewDatabase creates an empty database and returns its URL.
@@ -325,9 +381,20 @@ func DB(t testing.TB) string {
 // test that stops or breaks its server.
 func New(t testing.TB) *Cluster {
 	t.Helper()
+	return newCluster(t, "")
+}
+
+// NewTCP is New for a cluster made by StartTCP.
+func NewTCP(t testing.TB, password string) *Cluster {
+	t.Helper()
+	return newCluster(t, password)
+}
+
+func newCluster(t testing.TB, password string) *Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := Start(ctx)
+	c, err := startCluster(ctx, password)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -338,6 +405,10 @@ func New(t testing.TB) *Cluster {
 	})
 	return c
 }
+
+// Port returns the cluster's port: its socket's name, and its TCP port
+// on 127.0.0.1 when made by StartTCP.
+func (c *Cluster) Port() int { return c.port }
 
 // Dir returns the cluster's directory (the socket's, and server.log's).
 func (c *Cluster) Dir() string { return c.dir }
