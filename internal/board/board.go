@@ -51,6 +51,13 @@ var ErrExists = errors.New("task id already in use")
 // review does not pass.
 var ErrForeignBranch = errors.New("not the commit the task's last run recorded")
 
+// ErrBranchAway is wrapped by a host's fetch of a task's branch when the
+// fleet's shared remote cannot be read and this host does not hold the
+// commit the task's last run recorded: the run's work is elsewhere, and
+// nothing says it failed, so its review waits for the remote rather
+// than judging the run on what this host has.
+var ErrBranchAway = errors.New("the run's branch is on a remote that cannot be read now")
+
 // newIDTries bounds the search for a free id: 2^32 ids make a clash rare.
 const newIDTries = 16
 

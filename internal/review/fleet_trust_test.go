@@ -67,61 +67,7 @@ type trustHost struct {
 // the recorded commit, or from a clean base when it is not there.
 func TestForgedBranchIsNotReviewed(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.NewServer(t)
-	srv.SetDefault(llmtest.Text(completeReply))
-	seed := gittest.Init(t)
-	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	gittest.Run(t, seed, "clone", "-q", "--bare", seed, bare)
-	shared := t.TempDir()
-	l, err := world.Open(shared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := board.New(board.NewFileStore(shared), l)
-	host := func(name string) *trustHost {
-		h := &trustHost{repo: filepath.Join(t.TempDir(), name)}
-		gittest.Run(t, seed, "clone", "-q", bare, h.repo)
-		state := filepath.Join(h.repo, statedir.Name)
-		write(t, filepath.Join(state, statedir.ConfigFile), fmt.Sprintf(`[models]
-reasoning = "thinker:4b"
-base_url = %q
-max_retries = 0
-
-[board]
-sandbox = "off"
-
-[fleet]
-host = %q
-push = true
-
-[validation]
-test = "test -f done.txt"
-
-[agents.honest]
-command = "echo done > done.txt; echo wrote done.txt"
-
-[agents.idle]
-command = "echo nothing to do here; echo looked > notes.txt"
-
-[agents.forger]
-command = %q
-`, srv.OllamaURL(), name, forger))
-		cfg, err := config.Load(statedir.Of(h.repo).Config())
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.proc = runner.NewProcessor(b, h.repo, state, cfg)
-		h.proc.Host, h.proc.Grace = name, 200*time.Millisecond
-		return h
-	}
-	a, leader := host("host-a"), host("host-b")
-	raw, err := store.NewFactory(statedir.At(filepath.Join(leader.repo, statedir.Name))).Open(ctx, store.Raw, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	rec := newFleetRecycler(b, leader, raw)
+	b, bare, a, leader, rec := newTrustFleet(t)
 
 	add := func(title, agent string) string {
 		task := board.NewTask(title)
@@ -244,6 +190,120 @@ command = %q
 		if !strings.Contains(ev, want) {
 			t.Errorf("the victim's events lack %q:\n%s", want, ev)
 		}
+	}
+}
+
+// newTrustFleet makes two hosts, host-a and the leader host-b, cloned
+// from one shared bare remote and sharing a file board, and the leader's
+// recycler; the models answer that the work is complete.
+func newTrustFleet(t *testing.T) (b *board.Board, bare string, a, leader *trustHost, rec *Recycler) {
+	t.Helper()
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	srv.SetDefault(llmtest.Text(completeReply))
+	seed := gittest.Init(t)
+	gittest.Commit(t, seed, "initial", map[string]string{"README": "hello\n", ".gitignore": ".clean_room/\n"})
+	bare = filepath.Join(t.TempDir(), "shared.git")
+	gittest.Run(t, seed, "clone", "-q", "--bare", seed, bare)
+	shared := t.TempDir()
+	l, err := world.Open(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = board.New(board.NewFileStore(shared), l)
+	host := func(name string) *trustHost {
+		h := &trustHost{repo: filepath.Join(t.TempDir(), name)}
+		gittest.Run(t, seed, "clone", "-q", bare, h.repo)
+		state := filepath.Join(h.repo, statedir.Name)
+		write(t, filepath.Join(state, statedir.ConfigFile), fmt.Sprintf(`[models]
+reasoning = "thinker:4b"
+base_url = %q
+max_retries = 0
+
+[board]
+sandbox = "off"
+
+[fleet]
+host = %q
+push = true
+
+[validation]
+test = "test -f done.txt"
+
+[agents.honest]
+command = "echo done > done.txt; echo wrote done.txt"
+
+[agents.idle]
+command = "echo nothing to do here; echo looked > notes.txt"
+
+[agents.forger]
+command = %q
+`, srv.OllamaURL(), name, forger))
+		cfg, err := config.Load(statedir.Of(h.repo).Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.proc = runner.NewProcessor(b, h.repo, state, cfg)
+		h.proc.Host, h.proc.Grace = name, 200*time.Millisecond
+		return h
+	}
+	a, leader = host("host-a"), host("host-b")
+	raw, err := store.NewFactory(statedir.At(filepath.Join(leader.repo, statedir.Name))).Open(ctx, store.Raw, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return b, bare, a, leader, newFleetRecycler(b, leader, raw)
+}
+
+// TestReviewWaitsForAnUnreadableRemote: the leader reviews a run another
+// host ran, whose work is on the shared remote; while that remote cannot
+// be read, the review waits: the task stays completed, unjudged, with
+// no review in its history and its streaks as they were, where it used
+// to be judged on the leader's lack of the branch. Once the remote is
+// back, the run is reviewed and passes.
+func TestReviewWaitsForAnUnreadableRemote(t *testing.T) {
+	ctx := context.Background()
+	b, bare, a, leader, rec := newTrustFleet(t)
+	task := board.NewTask("honest work")
+	task.Agent, task.Need = "honest", "done.txt exists"
+	task, err := b.Add(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := a.proc.Run(ctx, task.ID); err != nil || o.Folder != board.Completed || o.Commit == "" {
+		t.Fatalf("run on host-a: %+v, %v", o, err)
+	}
+	gittest.Run(t, leader.repo, "remote", "set-url", "origin", filepath.Join(t.TempDir(), "gone.git"))
+	rep, err := rec.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Review != nil {
+		t.Fatalf("reviewed with the remote gone: %s, %s (blockers %q)", rep.Review.Classification, rep.Review.Action, rep.Review.Blockers)
+	}
+	if w := strings.Join(rep.Warnings, "; "); !strings.Contains(w, "cannot be read") || !strings.Contains(w, "waits") {
+		t.Errorf("the tick's warnings %q do not say the review waits for the remote", w)
+	}
+	got, f, err := b.Store.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != board.Completed || got.ConsecutiveFailures != 0 || got.ConsecutiveCompletionClaims != task.ConsecutiveCompletionClaims {
+		t.Errorf("after the waiting tick: %s, streaks %d/%d; want completed and as they were", f, got.ConsecutiveCompletionClaims, got.ConsecutiveFailures)
+	}
+	if hist, err := rec.history().ReviewLines(ctx, task.ID); err != nil || len(hist) != 0 {
+		t.Errorf("the task's reviews: %d, %v; want none", len(hist), err)
+	}
+
+	gittest.Run(t, leader.repo, "remote", "set-url", "origin", bare)
+	rec.held = nil // what the hold would let go after its time
+	rep, err = rec.Tick(ctx)
+	if err != nil || rep.Review == nil {
+		t.Fatalf("tick with the remote back: %+v, %v", rep, err)
+	}
+	if rv := rep.Review; rv.Classification != FullComplete || rv.Action != Finalize {
+		t.Errorf("the run's review with the remote back: %s, %s (blockers %q); want full_complete and verified", rv.Classification, rv.Action, rv.Blockers)
 	}
 }
 

@@ -175,6 +175,12 @@ func (r *Recycler) review(ctx context.Context, cfg *config.Config, t *board.Task
 func (r *Recycler) collect(ctx context.Context, cfg *config.Config, t *board.Task, res *board.Results, runFailed bool) (*evidence.Evidence, string, error) {
 	if r.Fetch != nil {
 		if err := r.Fetch(ctx, t.ID); err != nil {
+			if errors.Is(err, board.ErrBranchAway) {
+				// The run's work is on a remote that cannot be read
+				// now: the review waits (the task stays, held, and is
+				// tried again), as nothing says the run failed.
+				return nil, "", err
+			}
 			if errors.Is(err, board.ErrForeignBranch) {
 				// The branch is not the run's (DESIGN.md, "Trust"):
 				// nothing on it is validated or shown to the model as

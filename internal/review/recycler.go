@@ -38,7 +38,9 @@ type Recycler struct {
 	// item 5). An error leaves the evidence to say what it lacks; one
 	// wrapping board.ErrForeignBranch (the branch is not the commit the
 	// run recorded) is the review's blocker, and no evidence is taken
-	// from the branch.
+	// from the branch; one wrapping board.ErrBranchAway (the run's work
+	// is on a remote that cannot be read now) leaves the task unjudged,
+	// held and tried again.
 	Fetch func(ctx context.Context, id string) error
 	// Config loads config.toml; it is called on every tick, so changed
 	// settings take effect at the next one (seed 004 step 1). A file that

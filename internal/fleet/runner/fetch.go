@@ -17,9 +17,10 @@ import (
 // holds another commit, and this host lacks the recorded one) is an
 // error wrapping board.ErrForeignBranch that names both, and the review
 // does not pass (DESIGN.md, "Trust"). A run that recorded none (it ran
-// before cra recorded them) is reviewed only on the host it ran on; a
-// remote that cannot be read leaves only a branch here that is the
-// run's to review. The task's working copy here is made on the branch,
+// before cra recorded them) is reviewed only on the host it ran on. A
+// remote that cannot be read leaves a branch here to review only when it
+// is the run's; else the error wraps board.ErrBranchAway, and the review
+// waits for the remote. The task's working copy here is made on the branch,
 // or moved forward to it, since validation runs again in it. Nothing happens while push is
 // off. A working copy that cannot follow (it holds work of its own) is
 // an error, and the evidence says the worktree is not the branch's.
@@ -49,8 +50,8 @@ func (p *Processor) FetchBranch(ctx context.Context, id string) error {
 		if recorded != "" && local == recorded || recorded == "" && ranOn == p.Host {
 			return err // this host has the run's branch: the review goes on with it
 		}
-		return fmt.Errorf("%w; and this host's %s (%s) is not the commit run %d of task %s recorded on host %s (%s): the run's work is not reviewed: %w",
-			err, branch, short(local), t.Runs, id, ranOn, short(recorded), board.ErrForeignBranch)
+		return fmt.Errorf("%w; and this host's %s (%s) is not the commit run %d of task %s recorded on host %s (%s): the review waits until the remote can be read: %w",
+			err, branch, short(local), t.Runs, id, ranOn, short(recorded), board.ErrBranchAway)
 	}
 	switch {
 	case recorded == "" && ranOn != p.Host && (local != "" || pl.foreign != ""):

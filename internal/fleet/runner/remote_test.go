@@ -317,15 +317,17 @@ func TestUnrecordedBranchIsNotTaken(t *testing.T) {
 		}
 	}
 
-	// The remote gone: a host whose branch is the run's (b) reviews it,
-	// one whose branch is an older run's (a) does not.
+	// The remote gone: a host whose branch is the run's (b) reviews it;
+	// one whose branch is an older run's (a) waits for the remote, and
+	// neither takes its own branch for the run's nor judges the run
+	// foreign.
 	for _, h := range hosts {
 		gittest.Run(t, h.repo, "remote", "set-url", "origin", filepath.Join(t.TempDir(), "gone.git"))
 	}
 	if err := b.p.FetchBranch(ctx, id); err == nil || errors.Is(err, board.ErrForeignBranch) {
 		t.Errorf("review on the run's host with the remote gone: %v, want the remote's error alone", err)
 	}
-	if err := a.p.FetchBranch(ctx, id); !errors.Is(err, board.ErrForeignBranch) || !strings.Contains(err.Error(), "cannot be read") {
-		t.Errorf("review on a host with an older branch and the remote gone: %v, want it refused", err)
+	if err := a.p.FetchBranch(ctx, id); !errors.Is(err, board.ErrBranchAway) || errors.Is(err, board.ErrForeignBranch) || !strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("review on a host with an older branch and the remote gone: %v, want it to wait for the remote", err)
 	}
 }
