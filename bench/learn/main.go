@@ -368,7 +368,7 @@ func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.E
 	b.WriteString(line + "\nvar LearnedWeights = Weights{")
 	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion") {
 		v, _ := w.Get(n)
-		if n == "decl_demotion" && v == 0 {
+		if (n == "decl_demotion" || n == "history") && v == 0 {
 			continue // the zero value: weights fitted without the feature read the same
 		}
 		if i > 0 {

@@ -316,6 +316,9 @@ func (h *harness) runRepo(ctx context.Context, st *repoStat, dir string, rs []*t
 				return err
 			}
 		}
+		if err := historyHonest(ctx, db, res.RepoID, wt, r.Checkout); err != nil {
+			return err
+		}
 		docs, err := loadCorpus(ctx, db, res.RepoID, wt, corpus)
 		if err != nil {
 			return err
@@ -698,4 +701,36 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
 	return string(out), nil
+}
+
+// historyHonest checks that every commit the index mined is the checkout
+// or one of its ancestors: the history signal (and co-change, churn)
+// reads those commits' messages and files, and a later one, the task's
+// own above all, would tell the ranker the answer. The indexer re-mines
+// from scratch whenever HEAD does not descend from the head it mined
+// before; this checks it on every task, at one git rev-list each.
+func historyHonest(ctx context.Context, db *sql.DB, repoID int64, dir, checkout string) error {
+	out, err := gitOut(ctx, dir, "rev-list", checkout)
+	if err != nil {
+		return fmt.Errorf("history check: %w", err)
+	}
+	past := make(map[string]bool, strings.Count(out, "\n"))
+	for _, h := range strings.Fields(out) {
+		past[h] = true
+	}
+	rows, err := db.QueryContext(ctx, `SELECT hash FROM commits WHERE repo_id = ? ORDER BY id`, repoID)
+	if err != nil {
+		return fmt.Errorf("history check: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return fmt.Errorf("history check: %w", err)
+		}
+		if !past[h] {
+			return fmt.Errorf("history check: the index at %s holds commit %s, which is not in its history: a ranking would see the future", short(checkout), short(h))
+		}
+	}
+	return rows.Err()
 }

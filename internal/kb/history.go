@@ -218,3 +218,54 @@ func (k *KnowledgeBase) Adapters(ctx context.Context) ([]Adapter, error) {
 	}
 	return adapters, nil
 }
+
+// PastCommit is a mined commit as the ranker's history signal reads it:
+// its message, how many files it changed in all (FilesChanged, the files
+// the index no longer holds included), and the indexed files among them.
+type PastCommit struct {
+	ID           int64
+	Message      string
+	FilesChanged int
+	Files        []int64 // by id, ascending
+}
+
+// PastCommits lists a repository's mined commits with the indexed files
+// each changed, by id, and the max_commit_files bound they were mined
+// with (0 when never mined). The indexer mines only commits reachable
+// from the indexed HEAD (a HEAD that is not a descendant of the one mined
+// before re-mines from scratch), so none is later than the checkout.
+func (k *KnowledgeBase) PastCommits(ctx context.Context, repoID int64) ([]PastCommit, int, error) {
+	var maxFiles sql.NullInt64
+	err := k.db.QueryRowContext(ctx, `SELECT max_commit_files FROM repo_state WHERE repo_id = ?`, repoID).Scan(&maxFiles)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("query past commits: %w", err)
+	}
+	rows, err := k.db.QueryContext(ctx, `SELECT c.id, COALESCE(c.message, ''), COALESCE(c.files_changed, 0), fc.file_id
+		FROM commits c LEFT JOIN file_commits fc ON fc.commit_id = c.id
+		WHERE c.repo_id = ? ORDER BY c.id, fc.file_id`, repoID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("query past commits: %w", err)
+	}
+	defer rows.Close()
+	var out []PastCommit
+	for rows.Next() {
+		var (
+			c    PastCommit
+			file sql.NullInt64
+		)
+		if err := rows.Scan(&c.ID, &c.Message, &c.FilesChanged, &file); err != nil {
+			return nil, 0, fmt.Errorf("query past commits: %w", err)
+		}
+		if n := len(out); n == 0 || out[n-1].ID != c.ID {
+			out = append(out, c)
+		}
+		if file.Valid {
+			last := &out[len(out)-1]
+			last.Files = append(last.Files, file.Int64)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("query past commits: %w", err)
+	}
+	return out, int(maxFiles.Int64), nil
+}

@@ -89,6 +89,11 @@ func TestExtractSeesTheParentOnly(t *testing.T) {
 		if c.Signals["symbol"] > 0 || c.Signals["chunk"] > 0 && c.Path != "app/core.py" {
 			t.Errorf("%s matches the commit's new words at its parent: %v", c.Path, c.Signals)
 		}
+		// No commit before it shares its message's words: only the
+		// commit itself, mined past its parent, could give history.
+		if c.Signals["history"] > 0 {
+			t.Errorf("%s has history %v at the parent: the commit's own message was mined", c.Path, c.Signals["history"])
+		}
 	}
 
 	// The same ranking at HEAD finds the new file by the words.
@@ -111,6 +116,15 @@ func TestExtractSeesTheParentOnly(t *testing.T) {
 	}
 	if len(cands) == 0 || cands[0].Path != "app/quux.py" || cands[0].Signals["search"] == 0 {
 		t.Fatalf("at HEAD: got %v, want app/quux.py first by the task's words", cands)
+	}
+	// At HEAD the commit's own message is history, and app/core.py,
+	// which it changed, has a history score (the check above can fail).
+	rk.Weights.History = 0.6
+	if cands, err = rk.Rank(ctx, retrieve.Analyze(e.Task), 100); err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(cands, func(c retrieve.Candidate) bool { return c.Path == "app/core.py" }); i < 0 || cands[i].Signals["history"] == 0 {
+		t.Errorf("at HEAD: app/core.py has no history score from the commit that changed it: %v", cands)
 	}
 
 	// A second extraction with the first's commits skipped has nothing to do.

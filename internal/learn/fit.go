@@ -61,11 +61,11 @@ type FitConfig struct {
 // temperature (the scale of the scores the loss sees, which the ranking
 // ignores and the regulariser leaves free).
 const (
-	proseParam = 13
-	testParam  = 14
-	declParam  = 15
-	tempParam  = 16
-	nParams    = 17
+	proseParam = 14
+	testParam  = 15
+	declParam  = 16
+	tempParam  = 17
+	nParams    = 18
 )
 
 // maxTestDemotion bounds the learned test demotion: a test file keeps at
@@ -79,7 +79,7 @@ const maxDeclDemotion = 0.9
 
 // row is a candidate as Fit reads it.
 type row struct {
-	x        [13]float64
+	x        [14]float64
 	prose    int
 	testFile bool // retrieve.Candidate.TestFile: the test demotion scales it
 	declFile bool // retrieve.Candidate.DeclFile: the declaration demotion scales it
@@ -100,8 +100,8 @@ type query struct {
 }
 
 func init() {
-	if len(retrieve.Signals) != 13 {
-		panic(fmt.Sprintf("learn: retrieve has %d signals, the learner knows 13", len(retrieve.Signals)))
+	if len(retrieve.Signals) != 14 {
+		panic(fmt.Sprintf("learn: retrieve has %d signals, the learner knows 14", len(retrieve.Signals)))
 	}
 }
 

@@ -308,32 +308,43 @@ func TestAssembleNeverExceedsBudget(t *testing.T) {
 
 // TestDeterministic: the same task on the same index gives the same ranking
 // and the same package every time, whatever Go's map order does, with
-// the default weights and with both demotions on.
+// the default weights, with both demotions on, and with the history
+// signal on (the fixture's commits are all "commit x": every one ties
+// with every other for a task that says "commit").
 func TestDeterministic(t *testing.T) {
 	f := newFixture(t, bigShop()...)
 	ctx := context.Background()
 	demoting := DefaultWeights
 	demoting.TestDemotion, demoting.DeclDemotion = 0.3, 0.5
-	var firsts [2]string
+	history := DefaultWeights
+	history.History = 0.6
+	var firsts [3]string
 	for i := 0; i < 30; i++ {
 		q := Analyze("`format_table` pads columns wrong; helper strip text pager")
 		rk := NewRanker(f.kb, f.repoID)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			rk.Weights = demoting
+		case 2:
+			rk.Weights = history
+			q = Analyze("`format_table` pads columns wrong since the last commit; helper strip text pager")
 		}
 		cands, err := rk.Rank(ctx, q, 20)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i == 2 && !slices.ContainsFunc(cands, func(c Candidate) bool { return c.Signals["history"] > 0 }) {
+			t.Fatalf("history on: no candidate has a history score: %v", cands)
 		}
 		pkg, err := NewAssembler(f.kb, f.repoID, f.root).Assemble(ctx, q, cands, Budget{ContextWindow: 1500, ReservedTokens: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := fmt.Sprint(paths(cands)) + pkg.Render()
-		if i < 2 {
+		if i < 3 {
 			firsts[i] = got
-		} else if got != firsts[i%2] {
-			t.Fatalf("run %d differs from run %d", i, i%2)
+		} else if got != firsts[i%3] {
+			t.Fatalf("run %d differs from run %d", i, i%3)
 		}
 	}
 }

@@ -40,7 +40,8 @@ type Ranker struct {
 	// do not demote such files (DeclDemotion 0), as a learner's extraction
 	// needs: the fusion's score is the same either way.
 	ExtraFacts bool
-	reads      *reads // shared with the assemblers made by NewAssemblerFor
+	reads      *reads     // shared with the assemblers made by NewAssemblerFor
+	past       *pastIndex // the mined commits' messages, read once (historySignal)
 }
 
 // NewRanker returns a ranker over the knowledge base k (best over a
@@ -222,6 +223,13 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	}
 	if err := r.metadataSignal(ctx, q.Keywords[:min(len(q.Keywords), r.MaxQueryTerms)], len(files), srcs, byID, get); err != nil {
 		return nil, err
+	}
+	// What past commits like the task changed: computed only when it
+	// weighs (or a learner records every fact), so it costs nothing off.
+	if w.History > 0 || r.ExtraFacts {
+		if err := r.historySignal(ctx, q, w.History > 0, all, byID, get); err != nil {
+			return nil, err
+		}
 	}
 
 	// Churn prior, for files that are candidates at all; prose demoted.

@@ -25,6 +25,12 @@ type Weights struct {
 	Area     float64 `json:"area"`     // the file's path holds a word of the task's commit scope ("fix(form):" → binding/form_mapping.go)
 	Metadata float64 `json:"metadata"` // the file's enrichment (file_metadata) shares the task's words, or a strong candidate's module or domain
 	Implied  float64 `json:"implied"`  // the task analysis model implies the file, or a symbol the file defines
+	// History scores the files changed by the past commits whose messages
+	// are most like the task (historySignal): the commits mined up to the
+	// indexed HEAD, never later. 0, the zero value, leaves it out (and
+	// Rank does not compute it), so weights stored before it existed keep
+	// their meaning.
+	History float64 `json:"history,omitempty"`
 	// Prose scales files cra does not parse (docs, changelogs, configs)
 	// and example programs: a coding task needs code, unless it names the
 	// file or is about docs.
@@ -64,7 +70,7 @@ var DefaultWeights = HandSetWeights
 
 // Signals are the names of the signals Fuse weighs, in its order of
 // addition; "plan" counts as a mention.
-var Signals = []string{"search", "mention", "symbol", "name", "chunk", "area", "implied", "dep", "cochange", "ident", "churn", "test", "metadata"}
+var Signals = []string{"search", "mention", "symbol", "name", "chunk", "area", "implied", "dep", "cochange", "ident", "churn", "test", "metadata", "history"}
 
 // direct is the weighted sum of the signals a file has on its own, before
 // propagation: the part that chooses the strongest candidates.
@@ -80,7 +86,7 @@ func (w Weights) direct(s map[string]float64) float64 {
 // learner that fits the weights to past commits scores with it too, so
 // what is learned is what ranks.
 func (w Weights) Fuse(signals map[string]float64, prose int, testFile, declFile bool) float64 {
-	v := w.direct(signals) + w.Dep*signals["dep"] + w.CoChange*signals["cochange"] + w.Ident*signals["ident"] + w.Churn*signals["churn"] + w.Test*signals["test"] + w.Metadata*signals["metadata"]
+	v := w.direct(signals) + w.Dep*signals["dep"] + w.CoChange*signals["cochange"] + w.Ident*signals["ident"] + w.Churn*signals["churn"] + w.Test*signals["test"] + w.Metadata*signals["metadata"] + w.History*signals["history"]
 	for range prose {
 		v *= w.Prose
 	}
@@ -142,6 +148,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.Test, nil
 	case "metadata":
 		return &w.Metadata, nil
+	case "history":
+		return &w.History, nil
 	case "prose":
 		return &w.Prose, nil
 	case "test_demotion":

@@ -1,0 +1,213 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/index"
+	"github.com/cra-dev/cra/internal/kb"
+	"github.com/cra-dev/cra/internal/terms"
+)
+
+// The history signal (Weights.History): the files changed by the past
+// commits whose messages are most like the task, as BugLocator scores the
+// files fixed for similar bug reports. Two constants, set by reasoning and
+// not fitted to any task:
+const (
+	// historyK is how many of the most similar past commits lend their
+	// files score. A task has a handful of real precedents (the earlier
+	// fix of the same bug, the feature it extends); past the first ten,
+	// a commit shares only a common word or two with it, and its files,
+	// summed over many such commits, would favour the files that change
+	// most, which the churn signal already weighs.
+	historyK = 10
+	// historyAlpha damps a commit's share by its size: each file it changed
+	// gets sim / files^historyAlpha. A square root, not BugLocator's plain
+	// division: a typical fix changes its source, its test and a changelog,
+	// and each of them is a fair answer, so a three-file commit still gives
+	// each file 0.58 of its similarity, while a 40-file sweep gives 0.16.
+	historyAlpha = 0.5
+)
+
+// BM25 constants of the commit-message search, Lucene's defaults, as the
+// harness's baseline has them.
+const historyK1, historyB = 1.2, 0.75
+
+// pastIndex is the mined commits' messages as a BM25 index: read once per
+// Ranker, so every task ranked through it pays for it once.
+type pastIndex struct {
+	docs     []pastDoc
+	postings map[string][]posting // by term, by document ascending
+	avgLen   float64
+}
+
+type pastDoc struct {
+	files   []int64 // the indexed files it changed, ascending
+	changed int     // files it changed in all, deleted or renamed ones included
+	length  int     // its terms
+	subject string  // its first line, for the reasons
+}
+
+type posting struct {
+	doc int32
+	tf  int32
+}
+
+// pastCommits returns the repository's past commits as a BM25 index, read
+// once.
+func (r *Ranker) pastCommits(ctx context.Context) (*pastIndex, error) {
+	if r.past != nil {
+		return r.past, nil
+	}
+	commits, maxFiles, err := r.kb.PastCommits(ctx, r.repoID)
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	r.past = newPastIndex(commits, maxFiles)
+	return r.past, nil
+}
+
+// newPastIndex indexes the messages of commits, leaving out those that
+// changed more than maxFiles files (DefaultMaxCommitFiles for 0).
+func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
+	if maxFiles <= 0 {
+		maxFiles = index.DefaultMaxCommitFiles
+	}
+	px := &pastIndex{postings: map[string][]posting{}}
+	total := 0
+	for _, c := range commits {
+		// A commit over max_commit_files (a sweep, a vendoring) says
+		// nothing about which files a task needs, as co-change has it; one
+		// whose files are all gone has nothing to give.
+		if c.FilesChanged > maxFiles || len(c.Files) == 0 {
+			continue
+		}
+		text := emailRe().ReplaceAllString(trailerRe().ReplaceAllString(c.Message, ""), "")
+		tf := map[string]int{}
+		var order []string
+		n := 0
+		terms.Each(text, func(t string) {
+			if tf[t] == 0 {
+				order = append(order, t)
+			}
+			tf[t]++
+			n++
+		})
+		if n == 0 {
+			continue
+		}
+		d := int32(len(px.docs))
+		for _, t := range order {
+			px.postings[t] = append(px.postings[t], posting{doc: d, tf: int32(tf[t])})
+		}
+		subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+		px.docs = append(px.docs, pastDoc{files: c.Files, changed: max(c.FilesChanged, len(c.Files)), length: n, subject: subject})
+		total += n
+	}
+	if len(px.docs) > 0 {
+		px.avgLen = float64(total) / float64(len(px.docs))
+	}
+	return px
+}
+
+// similar returns the historyK past commits most like the task's terms by
+// BM25, best first (ties by the commit's order in the index), with their
+// similarity; none when no commit shares a term.
+func (px *pastIndex) similar(keywords []string) ([]int32, []float64) {
+	if len(px.docs) == 0 {
+		return nil, nil
+	}
+	n := float64(len(px.docs))
+	score := map[int32]float64{}
+	seen := map[string]bool{}
+	for _, k := range keywords {
+		ps := px.postings[k]
+		if len(ps) == 0 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			tf := float64(p.tf)
+			norm := historyK1 * (1 - historyB + historyB*float64(px.docs[p.doc].length)/px.avgLen)
+			score[p.doc] += idf * tf * (historyK1 + 1) / (tf + norm)
+		}
+	}
+	docs := make([]int32, 0, len(score))
+	for d, s := range score {
+		if s > 0 {
+			docs = append(docs, d)
+		}
+	}
+	sort.Slice(docs, func(i, j int) bool {
+		if si, sj := score[docs[i]], score[docs[j]]; si != sj {
+			return si > sj
+		}
+		return docs[i] < docs[j]
+	})
+	docs = docs[:min(len(docs), historyK)]
+	sims := make([]float64, len(docs))
+	for i, d := range docs {
+		sims[i] = score[d]
+	}
+	return docs, sims
+}
+
+// historyScores scores each file the historyK most similar past commits
+// changed: the sum of sim(c) / files(c)^historyAlpha over them, divided
+// by the best file's, so the best is 1. It also names, for each file, the
+// most similar commit that changed it.
+func (px *pastIndex) historyScores(keywords []string) (map[int64]float64, map[int64]string) {
+	docs, sims := px.similar(keywords)
+	score := map[int64]float64{}
+	why := map[int64]string{}
+	for i, d := range docs {
+		doc := px.docs[d]
+		share := sims[i] / math.Pow(float64(doc.changed), historyAlpha)
+		for _, f := range doc.files {
+			score[f] += share
+			if why[f] == "" {
+				why[f] = doc.subject
+			}
+		}
+	}
+	best := 0.0
+	for _, v := range score {
+		best = max(best, v)
+	}
+	if best > 0 {
+		for f := range score {
+			score[f] /= best
+		}
+	}
+	return score, why
+}
+
+// historySignal gives the files the past commits most like the task
+// changed their history score (pastIndex.historyScores). With enter, a
+// file no other signal found becomes a candidate; without, only the
+// candidates so far are scored (Ranker.ExtraFacts at weight 0: the
+// signal is recorded and the ranking left as it was).
+func (r *Ranker) historySignal(ctx context.Context, q TaskQuery, enter bool, all map[int64]*scored, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+	px, err := r.pastCommits(ctx)
+	if err != nil {
+		return err
+	}
+	scores, why := px.historyScores(q.Keywords)
+	for id, v := range scores {
+		f := byID[id]
+		if f == nil || !enter && all[id] == nil {
+			continue
+		}
+		subject := why[id]
+		if len(subject) > 60 {
+			subject = strings.ToValidUTF8(subject[:60], "") + "…"
+		}
+		get(f).add("history", v, fmt.Sprintf("changed by a past commit like the task (%q)", subject))
+	}
+	return nil
+}
