@@ -75,6 +75,7 @@ type options struct {
 	testsChanged        bool
 	jsonOut             string
 	markDecl            string
+	markHistory         string
 	free                string
 }
 
@@ -93,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.testsChanged, "tests-changed", false, "a changed test file the message does not speak of is no answer: left out of the loss and of the validation that selects (learn.FitConfig.TestsChanged)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the learned weights as JSON to this `file` (the retrieval harness measures it with -weights file:FILE)")
 	fs.StringVar(&o.markDecl, "mark-decl", "", "read the examples cached in -data, mark their declaration-only candidates at each parent from the clones (learn.Row.Decl, for examples extracted before it existed), write them to this `dir` and stop")
+	fs.StringVar(&o.markHistory, "mark-history", "", "read the examples cached in -data, set their candidates' history signal at each parent from the clones (the commits before the example's, for examples extracted before it existed), write them to this `dir` and stop")
 	fs.StringVar(&o.free, "free", "", "comma-separated `list` of the only weights the fit moves (say decl_demotion,test_demotion); the others stay at the hand-set weights")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -123,7 +125,13 @@ func learnAll(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		var ex []learn.Example
 		var err error
 		if o.markDecl != "" {
-			if err := markDeclFile(ctx, o, s, stderr); err != nil {
+			if err := markFile(ctx, o, s, o.markDecl, "declaration-only", markDecl, stderr); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
+			}
+			continue
+		}
+		if o.markHistory != "" {
+			if err := markFile(ctx, o, s, o.markHistory, "history", markHistory, stderr); err != nil {
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 			continue
@@ -138,7 +146,7 @@ func learnAll(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		all = append(all, ex...)
 	}
-	if o.extractOnly || o.markDecl != "" {
+	if o.extractOnly || o.markDecl != "" || o.markHistory != "" {
 		return nil
 	}
 	return fitAll(all, o, stdout)
@@ -189,23 +197,24 @@ func extract(ctx context.Context, o options, s source, stderr io.Writer) ([]lear
 	return have, nil
 }
 
-// markDeclFile rewrites one repository's cached examples into -mark-decl
-// with learn.Row.Decl marked.
-func markDeclFile(ctx context.Context, o options, s source, stderr io.Writer) error {
+// markFile rewrites one repository's cached examples into dir with a
+// feature set by mark (markDecl: learn.Row.Decl; markHistory: the
+// history signal), what as the report names it.
+func markFile(ctx context.Context, o options, s source, dir, what string, mark func(context.Context, string, []learn.Example) (int, error), stderr io.Writer) error {
 	key := strings.ReplaceAll(s.Name, "/", "+")
 	ex, err := learn.ReadExamplesFile(filepath.Join(o.data, key+".jsonl"))
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	n, err := markDecl(ctx, filepath.Join(o.clones, s.Dir), ex)
+	n, err := mark(ctx, filepath.Join(o.clones, s.Dir), ex)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.markDecl, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(o.markDecl, key+".jsonl"))
+	f, err := os.Create(filepath.Join(dir, key+".jsonl"))
 	if err != nil {
 		return err
 	}
@@ -215,7 +224,7 @@ func markDeclFile(ctx context.Context, o options, s source, stderr io.Writer) er
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "%s: %d examples, %d declaration-only candidate rows, in %s\n", s.Name, len(ex), n, time.Since(start).Round(time.Second))
+	fmt.Fprintf(stderr, "%s: %d examples, %d %s candidate rows, in %s\n", s.Name, len(ex), n, what, time.Since(start).Round(time.Second))
 	return f.Close()
 }
 

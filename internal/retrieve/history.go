@@ -211,3 +211,13 @@ func (r *Ranker) historySignal(ctx context.Context, q TaskQuery, enter bool, all
 	}
 	return nil
 }
+
+// HistoryScores is the history signal as Rank computes it, from the
+// commits given (kb.PastCommits' rows: the commits mined at the index's
+// HEAD, the files each changed by id) rather than the index: a learner
+// recomputes it with it for examples cached before the signal existed,
+// each at its commit's parent.
+func HistoryScores(commits []kb.PastCommit, maxFiles int, q TaskQuery) map[int64]float64 {
+	s, _ := newPastIndex(commits, maxFiles).historyScores(q.Keywords)
+	return s
+}
