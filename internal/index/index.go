@@ -520,6 +520,8 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	outs := make([]outcome, len(cands))
 	ready := make([]bool, len(cands))
 	var todo []int
+	// inTodo: handed to the parsers, which hold a slot for it.
+	inTodo := make([]bool, len(cands))
 	stale := 0 // indexed files the stat gate lets through
 	for i, c := range cands {
 		outs[i].c = c
@@ -533,6 +535,7 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 			stale++
 		}
 		todo = append(todo, i)
+		inTodo[i] = true
 	}
 	// When most indexed files may have changed, replacing their rows one
 	// file at a time costs more than building the index anew: the old rows
@@ -548,18 +551,26 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		for i := range cands {
 			outs[i].same, outs[i].hash, ready[i] = false, "", false
 			todo = append(todo, i)
+			inTodo[i] = true
 		}
 	}
 	if err := w.deleteGone(ctx, old, present, res, ch); err != nil {
 		return nil, err
 	}
+	w.nothingOld = len(old) == 0 || w.rebuild
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(b.Workers, 1)
+	// The parsers run up to parseAhead files ahead of the writer: enough
+	// that a large file (a minified bundle parses for a tenth of a
+	// second) or a flush of pending files does not stop the other
+	// parsers, few enough that the outcomes waiting for the writer stay
+	// small. A slot is taken when a file is handed to a parser and given
+	// back when the writer has taken its outcome; done holds every
+	// outcome a slot allows, so a parser never waits on the writer.
+	slots := make(chan struct{}, parseAhead)
 	jobs := make(chan int)
-	// Parsers that ran far ahead of the writer would only hold memory and
-	// take the cores from the writer, the run's critical path.
-	done := make(chan int, 4*workers)
+	done := make(chan int, parseAhead)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -576,6 +587,11 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	go func() {
 		defer close(jobs)
 		for _, i := range todo {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			select {
 			case jobs <- i:
 			case <-ctx.Done():
@@ -617,6 +633,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		}
 		if err := w.applyOne(ctx, o, old, res, ch); err != nil {
 			return nil, err
+		}
+		if inTodo[next] {
+			<-slots
 		}
 		outs[next] = outcome{} // let the parse result go
 		next++

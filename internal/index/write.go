@@ -26,15 +26,19 @@ type writer struct {
 	// transaction, so it can number symbols itself and insert a file's
 	// symbols, parents included, in a few multi-row statements.
 	nextSymbol int64
-	// search batches full-text rows across files: FTS5 flushes its pending
-	// postings at every statement, so one row per statement costs a flush
-	// and a merge per file.
-	search *batcher
+	// search holds full-text rows for flushSearch (see addSearch),
+	// searchBytes their size.
+	search      []searchRow
+	searchBytes int
 	// pending are new and changed files waiting for flushPending.
 	pending []outcome
 	// rebuild: clearAll removed every file's content rows, so changed
 	// files have none left to remove.
 	rebuild bool
+	// nothingOld: no file has rows to remove (a first run, a rebuild),
+	// so a new or changed file is written at once instead of pending:
+	// the writer keeps pace with the parsers and holds no outcomes.
+	nothingOld bool
 	// added are the paths of the files this run added.
 	added []string
 }
@@ -125,15 +129,59 @@ func newChanges(first bool) *changes {
 		ident: identDirty{before: map[int64]map[string]bool{}}}
 }
 
-// flushSearch writes the full-text rows still batched.
-func (w *writer) flushSearch(ctx context.Context) error {
-	if w.search == nil {
-		return nil
-	}
-	if err := w.search.flush(ctx); err != nil {
-		return fmt.Errorf("write search index: %w", err)
+// searchRow is a file's row of the full-text index.
+type searchRow struct {
+	id  int64
+	doc *searchDoc
+}
+
+// searchBurst is how many bytes of full-text rows the writer gathers
+// before it inserts them (see addSearch).
+const searchBurst = 4 << 20
+
+// addSearch adds a file's row to the full-text index. FTS5 gathers the
+// postings of the rows inserted in a transaction in memory, and writes
+// them out as a new segment, to be merged with the others, at every
+// statement that opens a statement journal: every multi-row INSERT with
+// a constraint that may fail halfway (a NOT NULL or a foreign key: all of
+// the content tables'), and a multi-row INSERT into file_search itself.
+// Inserted between a file's content rows, every file's postings became
+// a segment of their own, which FTS5 then merged over and over. So the
+// rows are gathered and inserted together, a row per statement (a
+// single-row INSERT opens no statement journal): the postings of a few
+// megabytes of rows go out at once.
+func (w *writer) addSearch(ctx context.Context, id int64, doc *searchDoc) error {
+	w.search = append(w.search, searchRow{id, doc})
+	w.searchBytes += len(doc.path) + len(doc.symbols) + len(doc.body)
+	if w.searchBytes >= searchBurst {
+		return w.flushSearch(ctx)
 	}
 	return nil
+}
+
+// flushSearch inserts the full-text rows gathered by addSearch.
+func (w *writer) flushSearch(ctx context.Context) error {
+	for i, r := range w.search {
+		if _, err := w.exec(ctx, `INSERT INTO file_search(rowid, path, symbols, body) VALUES (?, ?, ?, ?)`,
+			r.id, r.doc.path, r.doc.symbols, r.doc.body); err != nil {
+			return fmt.Errorf("write search index: %w", err)
+		}
+		w.search[i] = searchRow{}
+	}
+	w.search, w.searchBytes = w.search[:0], 0
+	return nil
+}
+
+// deleteSearch deletes the full-text rows of ids, after inserting the
+// gathered ones: a row is never deleted before it is written.
+func (w *writer) deleteSearch(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := w.flushSearch(ctx); err != nil {
+		return err
+	}
+	return w.deleteIn(ctx, `DELETE FROM file_search WHERE rowid IN (%s)`, ids)
 }
 
 // deleteGone removes the files of the index that are no longer candidates.
@@ -188,6 +236,10 @@ func (w *writer) deleteOld(ctx context.Context, paths []string, old map[string]e
 // full-text index sees its deletes apart from its inserts.
 const pendingFiles = 256
 
+// parseAhead is how many files the parsers may have read and parsed
+// ahead of the writer (see parseAndWrite).
+const parseAhead = 256
+
 // applyOne takes one outcome: a skip (deleting the file's old rows if it
 // had any) or an unchanged file is written at once, a new or changed file
 // joins the pending ones, written by flushPending.
@@ -214,7 +266,7 @@ func (w *writer) applyOne(ctx context.Context, o *outcome, old map[string]existi
 		return nil
 	}
 	w.pending = append(w.pending, *o)
-	if len(w.pending) >= pendingFiles {
+	if len(w.pending) >= pendingFiles || w.nothingOld {
 		return w.flushPending(ctx, old, res, ch)
 	}
 	return nil
@@ -241,7 +293,7 @@ func (w *writer) flushPending(ctx context.Context, old map[string]existing, res 
 	if err := w.clearContent(ctx, ids); err != nil {
 		return fmt.Errorf("update %d changed files: %w", len(ids), err)
 	}
-	if err := w.deleteIn(ctx, `DELETE FROM file_search WHERE rowid IN (%s)`, ids); err != nil {
+	if err := w.deleteSearch(ctx, ids); err != nil {
 		return fmt.Errorf("update %d changed files: %w", len(ids), err)
 	}
 	for i := range w.pending {
@@ -294,11 +346,7 @@ func (w *writer) writeOne(ctx context.Context, o *outcome, old map[string]existi
 		return fmt.Errorf("index %s: %w", o.c.rel, err)
 	}
 	if o.search != nil {
-		if w.search == nil {
-			w.search = w.batch("file_search", "rowid", "path", "symbols", "body")
-			w.search.max = 32
-		}
-		if err := w.search.add(ctx, id, o.search.path, o.search.symbols, o.search.body); err != nil {
+		if err := w.addSearch(ctx, id, o.search); err != nil {
 			return fmt.Errorf("index %s: %w", o.c.rel, err)
 		}
 	}
@@ -611,14 +659,13 @@ func (w *writer) deleteFiles(ctx context.Context, ids []int64) error {
 		`DELETE FROM co_changes WHERE file_b_id IN (%s)`,
 		`DELETE FROM file_metadata WHERE file_id IN (%s)`,
 		`DELETE FROM file_index WHERE file_id IN (%s)`,
-		`DELETE FROM file_search WHERE rowid IN (%s)`,
 		`DELETE FROM files WHERE id IN (%s)`,
 	} {
 		if err := w.deleteIn(ctx, q, ids); err != nil {
 			return err
 		}
 	}
-	return nil
+	return w.deleteSearch(ctx, ids)
 }
 
 func nullID(ids []int64, i int) any {
