@@ -1,10 +1,14 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/cra-dev/cra/internal/lang"
 )
 
 // IdentMaxDefs is the bound on defining files of the names in the
@@ -133,6 +137,12 @@ func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string
 		if err := exec(`DELETE FROM ident_names`); err != nil {
 			return err
 		}
+		if w.ident != nil {
+			if err := w.ident.write(ctx, w); err != nil {
+				return err
+			}
+			return exec(state...)
+		}
 		if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO temp.ident_defs (name, file_id)
 			SELECT s.name, s.file_id FROM symbols s JOIN (SELECT name FROM symbols GROUP BY name HAVING COUNT(DISTINCT file_id) <= ?) rare ON rare.name = s.name`, IdentMaxDefs); err != nil {
 			return err
@@ -185,4 +195,93 @@ func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string
 		return err
 	}
 	return exec(state...)
+}
+
+// identGraph gathers the identifier graph of a run that writes every
+// content row of the index (see writer.ident): the files that define
+// each name, up to one past IdentMaxDefs, and the names each file uses.
+// Built from these, the graph is the full query's rows (writeIdentNames)
+// without reading the references and symbols back through a join.
+type identGraph struct {
+	names map[string]string  // one copy of each name
+	defs  map[string][]int64 // defining files, in the order written
+	uses  []identUse         // each file's names, once each
+	// file and used: the file being gathered and the names it used.
+	file int64
+	used map[string]bool
+}
+
+type identUse struct {
+	file int64
+	name string
+}
+
+func newIdentGraph() *identGraph {
+	return &identGraph{names: map[string]string{}, defs: map[string][]int64{}, used: map[string]bool{}}
+}
+
+func (g *identGraph) intern(n string) string {
+	if s, ok := g.names[n]; ok {
+		return s
+	}
+	s := strings.Clone(n)
+	g.names[s] = s
+	return s
+}
+
+// addFile gathers a file's definitions and references: all of its rows
+// in symbols and name_refs.
+func (g *identGraph) addFile(id int64, f *lang.File) {
+	for _, s := range f.Symbols {
+		d := g.defs[s.Name]
+		if len(d) > IdentMaxDefs || len(d) > 0 && d[len(d)-1] == id {
+			continue
+		}
+		n := g.intern(s.Name)
+		g.defs[n] = append(d, id)
+	}
+	if g.file != id {
+		g.file = id
+		clear(g.used)
+	}
+	for _, r := range f.References {
+		if g.used[r.Name] {
+			continue
+		}
+		n := g.intern(r.Name)
+		g.used[n] = true
+		g.uses = append(g.uses, identUse{id, n})
+	}
+}
+
+// write inserts the graph into the emptied ident_names, in its key's
+// order: for each file's use of a name defined in at most IdentMaxDefs
+// files, a row for each of those files but the user.
+func (g *identGraph) write(ctx context.Context, w *writer) error {
+	type row struct {
+		user, def int64
+		name      string
+	}
+	var rows []row
+	for _, u := range g.uses {
+		defs := g.defs[u.name]
+		if len(defs) > IdentMaxDefs {
+			continue
+		}
+		for _, d := range defs {
+			if d != u.file {
+				rows = append(rows, row{u.file, d, u.name})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.user, b.user), cmp.Compare(a.def, b.def), strings.Compare(a.name, b.name))
+	})
+	ins := w.batch("ident_names", "user_file", "def_file", "name")
+	for _, r := range rows {
+		if err := ins.add(ctx, r.user, r.def, r.name); err != nil {
+			return err
+		}
+	}
+	return ins.flush(ctx)
 }

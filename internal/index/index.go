@@ -558,6 +558,15 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		return nil, err
 	}
 	w.nothingOld = len(old) == 0 || w.rebuild
+	if w.nothingOld {
+		var rows bool
+		if err := w.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM symbols) OR EXISTS (SELECT 1 FROM name_refs)`).Scan(&rows); err != nil {
+			return nil, fmt.Errorf("read index: %w", err)
+		}
+		if !rows {
+			w.ident = newIdentGraph()
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(b.Workers, 1)
@@ -644,6 +653,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		return nil, err
 	}
 	if err := w.flushPending(ctx, old, res, ch); err != nil {
+		return nil, err
+	}
+	if err := w.flushContent(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.flushSearch(ctx); err != nil {

@@ -30,6 +30,13 @@ type writer struct {
 	// searchBytes their size.
 	search      []searchRow
 	searchBytes int
+	// ident, when set, gathers the identifier graph from the files
+	// written: the run writes every row of symbols and name_refs (they
+	// were empty when it began, and no row of theirs is deleted).
+	ident *identGraph
+	// content batches the content rows of the files written (see
+	// contentRows).
+	content *contentRows
 	// pending are new and changed files waiting for flushPending.
 	pending []outcome
 	// rebuild: clearAll removed every file's content rows, so changed
@@ -61,6 +68,8 @@ type batcher struct {
 	args   []any
 	rows   int
 	max    int // rows per statement; batchRows when 0
+	// before is flushed first: the batch holds rows that refer to its.
+	before *batcher
 }
 
 func (w *writer) batch(table string, cols ...string) *batcher {
@@ -79,6 +88,11 @@ func (b *batcher) add(ctx context.Context, vals ...any) error {
 func (b *batcher) flush(ctx context.Context) error {
 	if b.rows == 0 {
 		return nil
+	}
+	if b.before != nil {
+		if err := b.before.flush(ctx); err != nil {
+			return err
+		}
 	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", b.cols), ", ") + ")"
 	q := b.prefix + strings.TrimSuffix(strings.Repeat(row+", ", b.rows), ", ")
@@ -385,6 +399,13 @@ func (w *writer) deleteIn(ctx context.Context, q string, ids []int64) error {
 // for the resolvers, and, until more than identFullFiles files changed,
 // the names and the files for the identifier graph (identDirty).
 func (w *writer) collectOld(ctx context.Context, ids, py []int64, ch *changes) error {
+	if len(ids) > 0 {
+		w.ident = nil // rows not of this run's
+		// What follows reads and deletes content rows.
+		if err := w.flushContent(ctx); err != nil {
+			return err
+		}
+	}
 	d := &ch.ident
 	d.files += len(ids)
 	d.full = d.full || d.files > identFullFiles
@@ -675,14 +696,59 @@ func nullID(ids []int64, i int) any {
 	return ids[i]
 }
 
+// contentRows batches the content rows of the files a run writes, across
+// files: a statement carries up to batchRows rows of any number of files
+// instead of one file's, about a fifth of the statements (each opens a
+// statement journal, and makes FTS5 write out the postings it holds).
+// Each table's rows go in the order they did a file at a time, so their
+// row IDs are the same. The rows that name a symbol go after the
+// symbols they name (the foreign keys are checked at every statement's
+// end): a batch flushes the symbols' first.
+type contentRows struct {
+	syms, docs, comments, imports, refs *batcher
+}
+
+func (w *writer) contentRows() *contentRows {
+	if w.content == nil {
+		c := &contentRows{
+			syms:     w.batch("symbols", "id", "file_id", "name", "kind", "start_line", "end_line", "signature", "parent_symbol_id"),
+			docs:     w.batch("docstrings", "symbol_id", "file_id", "content", "format", "parsed_fields"),
+			comments: w.batch("inline_comments", "file_id", "symbol_id", "line", "content", "kind", "is_rationale"),
+			imports:  w.batch("file_imports", "file_id", "module", "level", "names", "type_only", "line"),
+			refs:     w.batch("name_refs", "file_id", "symbol_id", "name", "qualifier", "kind", "line"),
+		}
+		c.docs.before, c.comments.before, c.refs.before = c.syms, c.syms, c.syms
+		w.content = c
+	}
+	return w.content
+}
+
+// flushContent writes the batched content rows: before the index's
+// content rows are read or deleted, and at the end of the writes.
+func (w *writer) flushContent(ctx context.Context) error {
+	if w.content == nil {
+		return nil
+	}
+	c := w.content
+	for _, b := range []*batcher{c.syms, c.docs, c.comments, c.imports, c.refs} {
+		if err := b.flush(ctx); err != nil {
+			return fmt.Errorf("write index: %w", err)
+		}
+	}
+	return nil
+}
+
 func (w *writer) insertContent(ctx context.Context, fileID int64, f *lang.File) error {
 	if w.nextSymbol == 0 {
 		if err := w.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM symbols`).Scan(&w.nextSymbol); err != nil {
 			return err
 		}
 	}
+	if w.ident != nil {
+		w.ident.addFile(fileID, f)
+	}
+	c := w.contentRows()
 	ids := make([]int64, len(f.Symbols))
-	syms := w.batch("symbols", "id", "file_id", "name", "kind", "start_line", "end_line", "signature", "parent_symbol_id")
 	for i, s := range f.Symbols {
 		ids[i] = w.nextSymbol
 		w.nextSymbol++
@@ -690,39 +756,27 @@ func (w *writer) insertContent(ctx context.Context, fileID int64, f *lang.File) 
 		if s.Parent >= 0 && s.Parent < i {
 			parent = ids[s.Parent]
 		}
-		if err := syms.add(ctx, ids[i], fileID, s.Name, s.Kind, s.StartLine, s.EndLine, s.Signature, parent); err != nil {
+		if err := c.syms.add(ctx, ids[i], fileID, s.Name, s.Kind, s.StartLine, s.EndLine, s.Signature, parent); err != nil {
 			return err
 		}
 	}
-	if err := syms.flush(ctx); err != nil {
-		return err
-	}
-	docs := w.batch("docstrings", "symbol_id", "file_id", "content", "format", "parsed_fields")
 	for _, d := range f.Docstrings {
-		if err := docs.add(ctx, nullID(ids, d.Symbol), fileID, d.Content, d.Format, d.ParsedFields); err != nil {
+		if err := c.docs.add(ctx, nullID(ids, d.Symbol), fileID, d.Content, d.Format, d.ParsedFields); err != nil {
 			return err
 		}
 	}
-	comments := w.batch("inline_comments", "file_id", "symbol_id", "line", "content", "kind", "is_rationale")
-	for _, c := range f.Comments {
-		if err := comments.add(ctx, fileID, nullID(ids, c.Symbol), c.Line, c.Content, c.Kind, c.IsRationale); err != nil {
+	for _, cm := range f.Comments {
+		if err := c.comments.add(ctx, fileID, nullID(ids, cm.Symbol), cm.Line, cm.Content, cm.Kind, cm.IsRationale); err != nil {
 			return err
 		}
 	}
-	imports := w.batch("file_imports", "file_id", "module", "level", "names", "type_only", "line")
 	for _, im := range f.Imports {
-		if err := imports.add(ctx, fileID, im.Path, im.Level, strings.Join(im.Names, ","), im.TypeOnly, im.Line); err != nil {
+		if err := c.imports.add(ctx, fileID, im.Path, im.Level, strings.Join(im.Names, ","), im.TypeOnly, im.Line); err != nil {
 			return err
 		}
 	}
-	refs := w.batch("name_refs", "file_id", "symbol_id", "name", "qualifier", "kind", "line")
 	for _, r := range f.References {
-		if err := refs.add(ctx, fileID, nullID(ids, r.Caller), r.Name, r.Qualifier, r.Kind, r.Line); err != nil {
-			return err
-		}
-	}
-	for _, b := range []*batcher{docs, comments, imports, refs} {
-		if err := b.flush(ctx); err != nil {
+		if err := c.refs.add(ctx, fileID, nullID(ids, r.Caller), r.Name, r.Qualifier, r.Kind, r.Line); err != nil {
 			return err
 		}
 	}
