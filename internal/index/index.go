@@ -108,6 +108,9 @@ type Builder struct {
 	Waiting  func(pid int)
 	// readFile reads a file; tests replace it to inject I/O failures.
 	readFile func(string) ([]byte, error)
+	// ahead and searchBurst are parseAhead and searchBurst; tests make
+	// them small.
+	ahead, searchBurst int
 }
 
 // Progress reports one phase's advance.
@@ -125,6 +128,8 @@ func NewBuilder(factory *store.Factory) *Builder {
 		MaxCommitFiles: DefaultMaxCommitFiles,
 		Workers:        runtime.GOMAXPROCS(0),
 		readFile:       os.ReadFile,
+		ahead:          parseAhead,
+		searchBurst:    searchBurst,
 	}
 }
 
@@ -366,6 +371,7 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	}
 	t := time.Now()
 	w := newWriter(tx, repoID)
+	w.searchBurst = b.searchBurst
 	ch, err := b.parseAndWrite(ctx, w, cands, old, lastRun, res)
 	if err != nil {
 		return err
@@ -577,9 +583,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 	// small. A slot is taken when a file is handed to a parser and given
 	// back when the writer has taken its outcome; done holds every
 	// outcome a slot allows, so a parser never waits on the writer.
-	slots := make(chan struct{}, parseAhead)
+	slots := make(chan struct{}, b.ahead)
 	jobs := make(chan int)
-	done := make(chan int, parseAhead)
+	done := make(chan int, b.ahead)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)

@@ -28,29 +28,39 @@ import (
 func TestParallelEqualsSequential(t *testing.T) {
 	ctx := context.Background()
 	root := cloneSelf(t, 200, "internal/index", "internal/lang", "internal/kb", "bench", "internal/server/web", "go.mod")
-	states := map[int]*store.Factory{}
+	// Every run inserts its full-text rows in bursts of 32 KiB, many of
+	// them; the third parses at most 2 files ahead of its writer, which
+	// then waits for the parsers at nearly every file.
+	runs := []struct {
+		name           string
+		workers, ahead int
+	}{{"1 worker", 1, parseAhead}, {"4 workers", 4, parseAhead}, {"4 workers 2 ahead", 4, 2}}
+	states := map[string]*store.Factory{}
 	index := func() {
 		t.Helper()
-		for _, workers := range []int{1, 4} {
-			f, ok := states[workers]
+		for _, r := range runs {
+			f, ok := states[r.name]
 			if !ok {
 				f = store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))
-				states[workers] = f
+				states[r.name] = f
 			}
 			b := NewBuilder(f)
-			b.Workers = workers
+			b.Workers, b.ahead, b.searchBurst = r.workers, r.ahead, 32<<10
 			b.HistoryDepth = 150
 			if _, err := b.Run(ctx, root); err != nil {
-				t.Fatalf("%d workers: %v", workers, err)
+				t.Fatalf("%s: %v", r.name, err)
 			}
 		}
-		want, got := dumpTables(t, states[1]), dumpTables(t, states[4])
+		want := dumpTables(t, states[runs[0].name])
 		if len(want["files"]) < 100 || len(want["symbols"]) < 1000 || len(want["commits"]) < 100 {
 			t.Fatalf("the clone indexed %d files, %d symbols, %d commits: too few to show anything", len(want["files"]), len(want["symbols"]), len(want["commits"]))
 		}
-		for table := range want {
-			if diff := cmp.Diff(want[table], got[table]); diff != "" {
-				t.Errorf("%s: 4 workers (+) differ from 1 (-):\n%s", table, diff)
+		for _, r := range runs[1:] {
+			got := dumpTables(t, states[r.name])
+			for table := range want {
+				if diff := cmp.Diff(want[table], got[table]); diff != "" {
+					t.Errorf("%s: %s (+) differ from %s (-):\n%s", table, r.name, runs[0].name, diff)
+				}
 			}
 		}
 	}

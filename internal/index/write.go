@@ -30,6 +30,7 @@ type writer struct {
 	// searchBytes their size.
 	search      []searchRow
 	searchBytes int
+	searchBurst int // searchBurst unless a test says otherwise
 	// ident, when set, gathers the identifier graph from the files
 	// written: the run writes every row of symbols and name_refs (they
 	// were empty when it began, and no row of theirs is deleted).
@@ -51,7 +52,7 @@ type writer struct {
 }
 
 func newWriter(tx *sql.Tx, repoID int64) *writer {
-	return &writer{tx: tx, repoID: repoID, stmts: map[string]*sql.Stmt{}}
+	return &writer{tx: tx, repoID: repoID, stmts: map[string]*sql.Stmt{}, searchBurst: searchBurst}
 }
 
 // batchRows is how many rows one multi-row INSERT carries (at most 9
@@ -167,7 +168,7 @@ const searchBurst = 4 << 20
 func (w *writer) addSearch(ctx context.Context, id int64, doc *searchDoc) error {
 	w.search = append(w.search, searchRow{id, doc})
 	w.searchBytes += len(doc.path) + len(doc.symbols) + len(doc.body)
-	if w.searchBytes >= searchBurst {
+	if w.searchBytes >= w.searchBurst {
 		return w.flushSearch(ctx)
 	}
 	return nil
