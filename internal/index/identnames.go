@@ -137,8 +137,9 @@ func writeIdentNames(ctx context.Context, w *writer, full bool, names map[string
 		if err := exec(`DELETE FROM ident_names`); err != nil {
 			return err
 		}
-		if w.ident != nil {
-			if err := w.ident.write(ctx, w); err != nil {
+		if g := w.ident; g != nil {
+			w.ident = nil // let it go once written
+			if err := g.write(ctx, w); err != nil {
 				return err
 			}
 			return exec(state...)

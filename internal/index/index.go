@@ -382,10 +382,12 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err := w.resolveDependencies(ctx, root, ch, res); err != nil {
 		return err
 	}
-	if err := w.resolvePythonRefs(ctx, ch); err != nil {
+	// The identifier graph first: a first run holds it in memory
+	// (writer.ident) until it is written.
+	if err := updateIdentNames(ctx, w, ch); err != nil {
 		return err
 	}
-	if err := updateIdentNames(ctx, w, ch); err != nil {
+	if err := w.resolvePythonRefs(ctx, ch); err != nil {
 		return err
 	}
 	res.Phases.Resolve = time.Since(t)

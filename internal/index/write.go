@@ -152,7 +152,7 @@ type searchRow struct {
 
 // searchBurst is how many bytes of full-text rows the writer gathers
 // before it inserts them (see addSearch).
-const searchBurst = 4 << 20
+const searchBurst = 1 << 20
 
 // addSearch adds a file's row to the full-text index. FTS5 gathers the
 // postings of the rows inserted in a transaction in memory, and writes
@@ -163,8 +163,8 @@ const searchBurst = 4 << 20
 // Inserted between a file's content rows, every file's postings became
 // a segment of their own, which FTS5 then merged over and over. So the
 // rows are gathered and inserted together, a row per statement (a
-// single-row INSERT opens no statement journal): the postings of a few
-// megabytes of rows go out at once.
+// single-row INSERT opens no statement journal): the postings of a
+// megabyte of rows go out at once.
 func (w *writer) addSearch(ctx context.Context, id int64, doc *searchDoc) error {
 	w.search = append(w.search, searchRow{id, doc})
 	w.searchBytes += len(doc.path) + len(doc.symbols) + len(doc.body)
@@ -252,8 +252,10 @@ func (w *writer) deleteOld(ctx context.Context, paths []string, old map[string]e
 const pendingFiles = 256
 
 // parseAhead is how many files the parsers may have read and parsed
-// ahead of the writer (see parseAndWrite).
-const parseAhead = 256
+// ahead of the writer (see parseAndWrite): 64 files are about 50 ms of a
+// parser's work on django's files, past any one file but the largest;
+// with 256 a full index of django peaked at 154 MiB, 20 more.
+const parseAhead = 64
 
 // applyOne takes one outcome: a skip (deleting the file's old rows if it
 // had any) or an unchanged file is written at once, a new or changed file
