@@ -36,6 +36,13 @@ import (
 // a copy of it that runs cli.Main, so the tests start the real 'cra mcp'
 // as a child process, as an agent does.
 func TestMain(m *testing.M) {
+	// Under -race a child 'cra' that exits 0 sleeps a second first, to
+	// let the detector report (GORACE atexit_sleep_ms, 1000 by default),
+	// and the tests wait on their children's exits. The children still
+	// report races; they no longer wait a second to.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){
 		"cra":       func() { os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"mcp-agent": func() { os.Exit(mcpAgent(os.Args[1:])) },
