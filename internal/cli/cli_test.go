@@ -65,8 +65,12 @@ func (p parallelScripts) Run() int {
 }
 
 // TestScripts runs the end-to-end scenarios in testdata/script: each reads
-// like a user's session with the real binary entry point.
+// like a user's session with the real binary entry point. It runs in
+// parallel with TestPostgresScripts, so that the PostgreSQL scripts fill
+// the slots the last long scripts leave idle instead of starting after
+// them.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	// Scripts that run go test share this machine's build cache (which
 	// their [validation] caches declare): a cold one per script would
 	// compile the standard library each time.

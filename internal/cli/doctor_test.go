@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
@@ -30,7 +28,7 @@ func TestDoctorFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(doctorOptions{repo: "r", json: true, timeout: 2 * time.Second}, got, cmp.AllowUnexported(doctorOptions{})); diff != "" {
+	if diff := deepDiff(doctorOptions{repo: "r", json: true, timeout: 2 * time.Second}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -63,7 +61,7 @@ func TestDoctorRunJSON(t *testing.T) {
 	}
 	want := map[string]string{"git": "ok", "repository": "ok", "config": "ok", "index": "FAIL", "raw database": "skip",
 		"endpoint " + s.OllamaURL() + " (ollama)": "ok", "coding model c:1b": "ok", "reasoning model r:1b": "ok", "verification": "warn"}
-	if diff := cmp.Diff(want, status); diff != "" || report.OK {
+	if diff := deepDiff(want, status); diff != "" || report.OK {
 		t.Errorf("ok=%v, checks (-want +got):\n%s", report.OK, diff)
 	}
 	if err := doctorRun(context.Background(), d, &doctorOptions{repo: repo, timeout: 0}); err == nil {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/enrich"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
@@ -34,7 +32,7 @@ func TestEnrichFlags(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(enrichOptions{})); diff != "" {
+		if diff := deepDiff(tc.want, got); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
 		}
 	}

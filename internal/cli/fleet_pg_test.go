@@ -18,8 +18,10 @@ import (
 
 // TestPostgresScripts runs the scenarios in testdata/pgscript against a
 // real PostgreSQL: a cluster of the test's own, a new database for each
-// script, its URL in CRA_DATABASE_URL as a person exports it.
+// script, its URL in CRA_DATABASE_URL as a person exports it. It runs in
+// parallel with TestScripts (see there).
 func TestPostgresScripts(t *testing.T) {
+	t.Parallel()
 	c := pgtest.New(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/pgscript",

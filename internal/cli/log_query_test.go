@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -46,7 +44,7 @@ T-1  active  2025-01-02T03:06:05Z  58m0s   running solve
 			if err := logQueryRun(context.Background(), d, &tc.opts); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, out.String()); diff != "" {
+			if diff := deepDiff(tc.want, out.String()); diff != "" {
 				t.Errorf("stdout (-want +got):\n%s", diff)
 			}
 			if errOut.String() != "" {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/workspace"
@@ -138,9 +137,7 @@ func TestLogCmdFlags(t *testing.T) {
 			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			opts := cmp.AllowUnexported(logCommon{}, logFilterFlags{}, logEventOptions{}, logAgentOptions{},
-				logCheckOptions{}, logQueryOptions{}, logTailOptions{}, logCompactOptions{})
-			if diff := cmp.Diff(tc.want, got, opts); diff != "" {
+			if diff := deepDiff(tc.want, got); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/statedir"
@@ -26,7 +24,7 @@ func TestPlanFlags(t *testing.T) {
 	}
 	got.budget = budgetFlags{}
 	want := planOptions{task: "fix it", repo: ".", output: "p.md", deterministic: true, json: true, stages: "scope"}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(planOptions{}, budgetFlags{})); diff != "" {
+	if diff := deepDiff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
 )
@@ -32,7 +30,7 @@ func TestQueryCoChangeRun(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		cs := queryJSON[[]kb.CoChange](t, queryCoChangeRun, &queryCoChangeOptions{queryOptions: queryOptions{repo: repo, json: true}, path: "web/types.ts", minCount: 1})
 		want := []kb.CoChange{{FileID: kbtest.ClientTS, Path: "web/client.ts", Count: 3, LastCommitHash: "c2c2c2c2c2c2"}}
-		if diff := cmp.Diff(want, cs); diff != "" {
+		if diff := deepDiff(want, cs); diff != "" {
 			t.Errorf("co-changes (-want +got):\n%s", diff)
 		}
 	})

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/kb"
 )
 
@@ -45,7 +43,7 @@ recent commits (3)
   c2c2c2c  2024-02-01  Bob  Add the API
   c1c1c1c  2024-01-01  Ann  Add models and db
 `
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	if diff := deepDiff(want, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/statedir"
@@ -43,7 +41,7 @@ most often changed together (commits)
   3  web/client.ts  web/types.ts
   2  app/models.py  app/api.py
 `
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	if diff := deepDiff(want, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
 
@@ -82,7 +80,7 @@ enrichment       none (enrichment not found, Tier 4 skipped)
 warnings         none
 ranking weights  global: the repository has no weights of its own
 `
-	if diff := cmp.Diff(want, out.String()); diff != "" {
+	if diff := deepDiff(want, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
 }

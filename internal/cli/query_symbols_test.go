@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/kb/kbtest"
 )
@@ -42,7 +40,7 @@ User  interface  web/types.ts:1-4
 		syms := queryJSON[[]kb.Symbol](t, querySymbolsRun, &querySymbolsOptions{queryOptions: queryOptions{repo: repo, json: true}, pattern: "save", limit: 50})
 		want := []kb.Symbol{{ID: kbtest.SymUserSave, FileID: kbtest.ModelsPy, Path: "app/models.py", Name: "save", Kind: "method",
 			StartLine: 8, EndLine: 14, Signature: "def save(self):", ParentID: kbtest.SymUser, Parent: "User"}}
-		if diff := cmp.Diff(want, syms); diff != "" {
+		if diff := deepDiff(want, syms); diff != "" {
 			t.Errorf("symbols (-want +got):\n%s", diff)
 		}
 	})

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
 	"github.com/cra-dev/cra/internal/kb"
@@ -108,9 +107,7 @@ func TestQueryFlags(t *testing.T) {
 			if err := cmd.Execute(); err != nil {
 				t.Fatal(err)
 			}
-			opts := cmp.AllowUnexported(queryOptions{}, queryFilesOptions{}, querySymbolsOptions{}, queryDepsOptions{},
-				queryCoChangeOptions{}, queryContextOptions{}, queryOverviewOptions{})
-			if diff := cmp.Diff(tc.want, got, opts); diff != "" {
+			if diff := deepDiff(tc.want, got); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
@@ -124,10 +121,10 @@ func checkQuery[O any](t *testing.T, run func(context.Context, *deps, *O) error,
 	if err := run(context.Background(), d, opts); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(wantOut, out.String()); diff != "" {
+	if diff := deepDiff(wantOut, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantErrOut, errOut.String()); diff != "" {
+	if diff := deepDiff(wantErrOut, errOut.String()); diff != "" {
 		t.Errorf("stderr (-want +got):\n%s", diff)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/agent"
 	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/gitx/gittest"
@@ -41,7 +39,7 @@ func TestSolveFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		got.budget = budgetFlags{}
-		if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(solveOptions{}, budgetFlags{})); diff != "" {
+		if diff := deepDiff(tc.want, got); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", tc.args, diff)
 		}
 	}

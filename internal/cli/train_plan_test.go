@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cra-dev/cra/internal/corpus"
 	"github.com/cra-dev/cra/internal/llm/llmtest"
 	"github.com/cra-dev/cra/internal/statedir"
@@ -31,14 +29,14 @@ func TestTrainingFlags(t *testing.T) {
 	}
 	tp.budget = budgetFlags{}
 	want := trainPlanOptions{repo: ".", stages: "stage_rates", source: "synthetic", target: "scope", json: true}
-	if diff := cmp.Diff(want, tp, cmp.AllowUnexported(trainPlanOptions{}, budgetFlags{})); diff != "" {
+	if diff := deepDiff(want, tp); diff != "" {
 		t.Errorf("train-plan (-want +got):\n%s", diff)
 	}
 
 	var cd curateDataOptions
 	cmd = newCurateDataCmd(d, func(_ context.Context, _ *deps, o *curateDataOptions) error { cd = *o; return nil })
 	cmd.SetArgs([]string{"--plan", "p.toml", "--repo", "r"})
-	if err := cmd.Execute(); err != nil || !cmp.Equal(cd, curateDataOptions{repo: "r", plan: "p.toml"}, cmp.AllowUnexported(curateDataOptions{})) {
+	if err := cmd.Execute(); err != nil || deepDiff(cd, curateDataOptions{repo: "r", plan: "p.toml"}) != "" {
 		t.Errorf("curate-data: got %+v, %v", cd, err)
 	}
 	// --raw: repeated, and the files after it (a glob's expansion).
@@ -95,14 +93,14 @@ func TestTrainPlanRecords(t *testing.T) {
 	}
 	calls := storetest.Rows(t, raw, `SELECT task_id, call_type, role, stage, model FROM llm_calls WHERE call_type = 'train_plan'`)
 	wantCalls := []storetest.Row{{"task_id": "tp-1", "call_type": train.CallTrainPlan, "role": "reasoning", "stage": nil, "model": "thinker:4b"}}
-	if diff := cmp.Diff(wantCalls, calls); diff != "" {
+	if diff := deepDiff(wantCalls, calls); diff != "" {
 		t.Errorf("llm_calls (-want +got):\n%s", diff)
 	}
 	plans := storetest.Rows(t, raw, `SELECT id, task_id, target_stage, base_model, source, json_extract(hyperparameters, '$.iters') AS iters,
 		json_extract(improvement_targets, '$.target') AS target, raw_plan LIKE '{"target_stage":"execute_code"%' AS raw FROM training_plans`)
 	wantPlans := []storetest.Row{{"id": int64(1), "task_id": "tp-1", "target_stage": "execute_code", "base_model": "coding", "source": "logged",
 		"iters": int64(100), "target": 0.5, "raw": int64(1)}}
-	if diff := cmp.Diff(wantPlans, plans); diff != "" {
+	if diff := deepDiff(wantPlans, plans); diff != "" {
 		t.Errorf("training_plans (-want +got):\n%s", diff)
 	}
 	if _, err := train.ReadPlan(filepath.Join(repo, ".clean_room", "training", "plans", "plan-1.toml")); err != nil {
@@ -175,7 +173,7 @@ func TestTrainingReadsTheFleet(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	want := []corpus.StageStat{{Stage: "execute_code", Calls: 2, Linked: 2, Succeeded: 1, Runs: 2, RunsSucceeded: 1}}
-	if diff := cmp.Diff(want, got.Evidence.Rates); diff != "" {
+	if diff := deepDiff(want, got.Evidence.Rates); diff != "" {
 		t.Errorf("stage rates over both hosts (-want +got):\n%s", diff)
 	}
 	if rows := storetest.Rows(t, raw, `SELECT task_id FROM task_runs ORDER BY task_id`); len(rows) != 1 {
@@ -192,7 +190,7 @@ func TestTrainingReadsTheFleet(t *testing.T) {
 		t.Errorf("curate-data:\n%s", out)
 	}
 	sets := storetest.Rows(t, raw, `SELECT training_plan_id, example_count FROM training_datasets`)
-	if diff := cmp.Diff([]storetest.Row{{"training_plan_id": int64(1), "example_count": int64(1)}}, sets); diff != "" {
+	if diff := deepDiff([]storetest.Row{{"training_plan_id": int64(1), "example_count": int64(1)}}, sets); diff != "" {
 		t.Errorf("this host's training_datasets (-want +got):\n%s", diff)
 	}
 	entries, err := os.ReadDir(filepath.Join(repo, ".clean_room"))
