@@ -11,6 +11,7 @@ import (
 )
 
 func TestResolveProfile(t *testing.T) {
+	t.Parallel()
 	agents := map[string]config.Agent{"aider": {Command: "aider --message-file {prompt_file}", Timeout: "10m"}, "qwen": {Preset: "qwen-code", Model: "q"}}
 	for _, tc := range []struct {
 		name        string

@@ -59,6 +59,7 @@ func (h *hostLeases) Release(_ context.Context, id string) error {
 // working copy gone (the next run starts from the pushed branch), its
 // lease let go.
 func TestLostLeaseStopsTheRunUnfinished(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{
 		"hang": {Command: "echo up; sleep 300 & wait"},
 	}, 2)
@@ -121,6 +122,7 @@ func TestLostLeaseStopsTheRunUnfinished(t *testing.T) {
 // host, which has its working copy, then any host takes it; the run
 // records the host it ran on.
 func TestPreferTheHostWithTheWorkingCopy(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{"quick": {Command: "echo done"}}, 2)
 	ctx := context.Background()
 	moved := addWith(t, p.Board, "last ran on h2", "quick", func(t *board.Task) { t.Results = &board.Results{Host: "h2"} })
@@ -157,6 +159,7 @@ func TestPreferTheHostWithTheWorkingCopy(t *testing.T) {
 // finished), is not committed, pushed or finished: the check at its end
 // finds the lease gone.
 func TestRunEndingAfterItsLeaseWentIsNotFinished(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{"quick": {Command: "echo done > work.txt; echo did it"}}, 1)
 	ctx := context.Background()
 	task := addWith(t, p.Board, "taken over meanwhile", "quick", nil)

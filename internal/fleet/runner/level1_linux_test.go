@@ -19,6 +19,7 @@ import (
 // task whose agent died while no daemon watched (restarted, then retry,
 // the file in pending/), and blocks it for a person past the start limit.
 func TestLevel1OverTheBoard(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	stateDir := t.TempDir()
 	l, err := world.Open(stateDir)
@@ -109,6 +110,7 @@ func TestLevel1OverTheBoard(t *testing.T) {
 // the starter's claim in the run directory (a 'cra task run' in a
 // terminal beside a daemon).
 func TestLevel1LeavesRunsStarting(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		held bool

@@ -15,6 +15,7 @@ import (
 // endpoint; the token stays out of the file (it reaches the server
 // through the agent's environment).
 func TestWriteMCPConfig(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mcp-2.json")
 	if err := writeMCPConfig(path, "/usr/bin/cra", "/src/app", "/src/app/.clean_room/worktrees/t-1", "t-1", 2, "http://127.0.0.1:4000/report"); err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestWriteMCPConfig(t *testing.T) {
 }
 
 func TestUsesMCP(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		command string
 		want    bool

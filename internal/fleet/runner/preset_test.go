@@ -210,6 +210,7 @@ func TestPresetRunsClassified(t *testing.T) {
 // The endpoint's backoff doubles with each failure in a row, up to its
 // bound.
 func TestEndpointBackoff(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]time.Duration{1: time.Minute, 2: 2 * time.Minute, 3: 4 * time.Minute, 5: 16 * time.Minute, 6: 30 * time.Minute, 40: 30 * time.Minute} {
 		if got := endpointBackoff(n); got != want {
 			t.Errorf("endpointBackoff(%d) = %s, want %s", n, got, want)
@@ -221,6 +222,7 @@ func TestEndpointBackoff(t *testing.T) {
 // restart, and a broken edit keeps the last good configuration (issue 29
 // item 6).
 func TestProcessorReloadsConfig(t *testing.T) {
+	t.Parallel()
 	p, st, repo := newTestProcessor(t, nil, 1)
 	p.Config.Board.Sandbox = "off" // the file below decides from here
 	path := filepath.Join(repo, statedir.Name, statedir.ConfigFile)

@@ -86,6 +86,7 @@ func agentLines(t *testing.T, b *board.Board, id string) []string {
 }
 
 func TestRunExitStatus(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{
 		"hello": {Command: "echo starting; echo hello; exit 0"},
 		"three": {Command: "echo trying; echo 'it broke' >&2; exit 3"},
@@ -182,6 +183,7 @@ func TestRunTimeoutStopsTheGroup(t *testing.T) {
 }
 
 func TestRunEnvironmentAndIdentity(t *testing.T) {
+	t.Parallel()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{
 		// The agent reports its own pid, its environment and its
 		// placeholders, then waits to be looked at.
@@ -218,6 +220,7 @@ func TestRunEnvironmentAndIdentity(t *testing.T) {
 }
 
 func TestRunReusesTheWorktree(t *testing.T) {
+	t.Parallel()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{
 		"count": {Command: "echo x >> count.txt; wc -l < count.txt"},
 	}, 1)
@@ -240,6 +243,7 @@ func TestRunReusesTheWorktree(t *testing.T) {
 }
 
 func TestRunRefuses(t *testing.T) {
+	t.Parallel()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "true"}}, 1)
 	ctx := context.Background()
 	task := addWith(t, p.Board, "once", "ok", nil)
@@ -252,6 +256,7 @@ func TestRunRefuses(t *testing.T) {
 }
 
 func TestRunUnknownProfile(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, nil, 1)
 	task := addWith(t, p.Board, "who", "aider", nil)
 	o, err := p.Run(context.Background(), task.ID)
@@ -272,6 +277,7 @@ func TestRunUnknownProfile(t *testing.T) {
 }
 
 func TestPromptFile(t *testing.T) {
+	t.Parallel()
 	p, _, repo := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "true"}}, 1)
 	ctx := context.Background()
 	kdir := filepath.Join(repo, "docs", "knowledge", "conventions")
@@ -325,6 +331,7 @@ func TestPromptFile(t *testing.T) {
 }
 
 func TestTickParallelAndOrder(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{
 		"slow": {Command: "sleep 0.3; echo done"},
 	}, 2)
@@ -368,6 +375,7 @@ func TestTickParallelAndOrder(t *testing.T) {
 }
 
 func TestTickNeverRunsATaskTwice(t *testing.T) {
+	t.Parallel()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{
 		"slow": {Command: "sleep 0.5"},
 	}, 4)
@@ -400,6 +408,7 @@ func TestTickNeverRunsATaskTwice(t *testing.T) {
 }
 
 func TestRunStoppedByContext(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{
 		"hang": {Command: "echo up; sleep 300"},
 	}, 1)
@@ -437,6 +446,7 @@ func TestRunStoppedByContext(t *testing.T) {
 }
 
 func TestCaptureCaps(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.log")
 	c, err := newCapture(path)
 	if err != nil {
@@ -467,6 +477,7 @@ func TestCaptureCaps(t *testing.T) {
 }
 
 func TestLoopRunsEveryTaskThenStops(t *testing.T) {
+	t.Parallel()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{"ok": {Command: "echo ok"}}, 2)
 	var ids []string
 	for _, title := range []string{"one", "two", "three"} {
@@ -516,6 +527,7 @@ func procState(pid int) (byte, bool) {
 // A run whose task was requeued by a person and started again elsewhere
 // does not write its end over the next run's.
 func TestSupersededRunLeavesTheNextAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{"hang": {Command: "echo up; sleep 300"}}, 1)
 	task := addWith(t, p.Board, "hang", "hang", nil)
@@ -563,7 +575,7 @@ func TestSupersededRunLeavesTheNextAlone(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(90 * time.Second) // a bound on the wait, under load
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")
@@ -576,6 +588,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // worktree lacks that the checkout has (ignored dependencies), for the
 // person and the reviewer reading why its tests could not run.
 func TestRunNotesWhatTheWorktreeLacks(t *testing.T) {
+	t.Parallel()
 	p, _, repo := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
 	if err := os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -598,6 +611,7 @@ func TestRunNotesWhatTheWorktreeLacks(t *testing.T) {
 // run has ended, also when it failed before its agent started, and a
 // task another process runs keeps that process's claim.
 func TestClaimGoesWithTheRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p, _, _ := newTestProcessor(t, map[string]config.Agent{"work": {Command: "echo working"}}, 1)
 	claimOf := func(id string) string {
@@ -646,6 +660,7 @@ func TestClaimGoesWithTheRun(t *testing.T) {
 // broke while it ran still logs its end (the log first), and says how to
 // repair the file; the log no longer holds the run active for ever.
 func TestFinishLoggedWhenFileUnreadable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p, s, _ := newTestProcessor(t, map[string]config.Agent{"slow": {Command: "sleep 1; echo done"}}, 1)
 	task := addWith(t, p.Board, "slow", "slow", nil)

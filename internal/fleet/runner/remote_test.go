@@ -149,6 +149,7 @@ func TestBranchTravelsThroughRemote(t *testing.T) {
 // origin elsewhere, edits its .git/config and makes other branches and
 // tags changes neither where the push goes nor what it carries.
 func TestPushIgnoresTheWorkingCopy(t *testing.T) {
+	t.Parallel()
 	evil := filepath.Join(t.TempDir(), "evil.git")
 	gittest.Run(t, t.TempDir(), "init", "-q", "--bare", evil)
 	agents := map[string]config.Agent{
