@@ -19,6 +19,7 @@ import (
 // then reads the host's own store, the run goes on, and the failure is
 // said, where it used to fail every run of every host.
 func TestRunOutlivesABrokenKnowledgeBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare, roots := knowledgeHosts(t, 2)
 	a, b := roots[0], roots[1]

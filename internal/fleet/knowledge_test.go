@@ -73,6 +73,7 @@ func readDoc(t *testing.T, root, rel string) string {
 // arrive; the same document changed on both keeps the remote's and puts
 // this host's aside; a removal travels too.
 func TestKnowledgeTravels(t *testing.T) {
+	t.Parallel()
 	bare, roots := knowledgeHosts(t, 2)
 	a, b := roots[0], roots[1]
 
@@ -142,6 +143,7 @@ func TestKnowledgeTravels(t *testing.T) {
 // the same name a directory while the other changed the file gets the
 // remote's file, its own documents kept aside as conflicts.
 func TestKnowledgeFileBecomesADirectory(t *testing.T) {
+	t.Parallel()
 	_, roots := knowledgeHosts(t, 2)
 	a, b := roots[0], roots[1]
 	store := func(root string) string { return filepath.Join(root, filepath.FromSlash(knowledge.Dir)) }
@@ -197,6 +199,7 @@ func TestKnowledgeFileBecomesADirectory(t *testing.T) {
 // store refuses is not written, and stays on the branch; [fleet] push off
 // is ErrNoPush.
 func TestKnowledgeFromAHostileRemote(t *testing.T) {
+	t.Parallel()
 	bare, roots := knowledgeHosts(t, 1)
 	a := roots[0]
 	// Someone pushes a branch with a hidden file and a good document.
@@ -229,6 +232,7 @@ func TestKnowledgeFromAHostileRemote(t *testing.T) {
 // names it and the limit, and this host's push keeps it on the branch as
 // it is (the same blob).
 func TestKnowledgeLeavesALargeFileOnTheBranch(t *testing.T) {
+	t.Parallel()
 	bare, roots := knowledgeHosts(t, 1)
 	a := roots[0]
 	other := filepath.Join(t.TempDir(), "other")
@@ -304,6 +308,7 @@ func BenchmarkKnowledgeSync(b *testing.B) {
 // had the document, gets in its prompt what host a's supervisor wrote:
 // the fleet's processor syncs the store before the prompt reads it.
 func TestRunPromptReadsFleetKnowledge(t *testing.T) {
+	t.Parallel()
 	_, roots := knowledgeHosts(t, 2)
 	a, b := roots[0], roots[1]
 	putDoc(t, a, knowledge.CodeStyle, "conventions/errors.md", "Wrap errors once per layer.")

@@ -16,6 +16,7 @@ import (
 // here) by its age; its stop revokes the run's lease, which the holder's
 // next renewal reports lost with the reason, and the run shows revoked.
 func TestRemoteRunsFromLeases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	if _, _, err := pgstore.Init(ctx, url); err != nil {

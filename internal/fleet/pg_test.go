@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,7 +24,25 @@ import (
 	"github.com/cra-dev/cra/internal/world"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain starts the test cluster on first use and stops it at the end.
+// The parallel tests run testParallel at once unless -parallel says
+// otherwise: each has its own database, repositories and remotes and
+// waits on git and PostgreSQL most of its time, so two at a time,
+// GOMAXPROCS on a small machine, left the cores idle. The tests that
+// set the environment (t.Setenv) or time the services stay sequential
+// and run before the parallel ones.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
+	}
+	pgtest.Main(m)
+}
+
+// testParallel is how many tests run at once by default (see TestMain).
+const testParallel = 4
 
 // pgConfig returns a config whose [fleet] keeps the board in a new
 // database of the test cluster, its schema made, and the getenv that
@@ -122,6 +143,7 @@ func treeOf(t testing.TB, dir string) map[string][]byte {
 // board of 1,000 tasks and a 100,000-line world log byte for byte (issue
 // 34's acceptance), and a second import is refused whole.
 func TestImportExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const tasks, lines = 1000, 100000
 	state := writeFileBoard(t, tasks, lines)
@@ -220,6 +242,7 @@ func checkNotices(t *testing.T, file []byte, want []string) {
 // TestImportRefusesMalformed: a task file the board cannot read stops the
 // import whole, the log's lines with it, naming the file and the fix.
 func TestImportRefusesMalformed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	state := writeFileBoard(t, 3, 10)
 	files := board.NewFileStore(state)

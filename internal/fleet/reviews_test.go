@@ -21,6 +21,7 @@ import (
 // torn record counted as the file's reader counts it, and no host
 // writes a reviews file.
 func TestReviewsInPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg, getenv := pgConfig(t)
 	host := func() *Fleet {

@@ -13,6 +13,7 @@ import (
 // A task's runs are read from its active entries to the next agent
 // entry; a fleet's active entry names the host that ran it.
 func TestRunsFromTheLog(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC)
 	agent := func(sec int, st world.Status, out string) world.Entry {
 		return world.Entry{Time: at.Add(time.Duration(sec) * time.Second), Kind: world.KindAgent, Status: st, ID: "t-1", Output: out}

@@ -52,6 +52,7 @@ func pgHost(t *testing.T, body, url string) (*Fleet, string) {
 // every host's settings and workers' config read it; no host's
 // config.toml changes. A bad value changes nothing anywhere.
 func TestSettingsSharedAcrossHosts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	if _, _, err := pgstore.Init(ctx, url); err != nil {

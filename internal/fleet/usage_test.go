@@ -17,6 +17,7 @@ import (
 // own calls: a row for the run with its total, and one per call its
 // output counted (issue 29 item 3).
 func TestRecordUsage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	repo := t.TempDir()
 	gittest.Run(t, repo, "init", "-q")
