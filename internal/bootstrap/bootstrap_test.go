@@ -193,9 +193,11 @@ func TestRun(t *testing.T) {
 	if rep.Code.Tried != 3 || rep.Code.Reproduced != 3 || rep.Pairs[dataset.ExecuteCode] != 3 {
 		t.Errorf("execute_code: %+v, %d pairs; want 3 tried, 3 reproduced, 3 pairs", rep.Code, rep.Pairs[dataset.ExecuteCode])
 	}
-	// Scope has nothing to judge for the commit that only creates a file
-	// (no file of the parent matches its words), precision nothing for it
-	// nor for the deletion, whose scoped files hold no changed symbol.
+	// Scope judges nothing for the commit that only creates a file: the
+	// parent's files the history of similar commits brings are
+	// candidates, but what the new file uses is not known at the parent,
+	// so no label is sure. Precision has nothing for it nor for the
+	// deletion, whose scoped files hold no changed symbol.
 	want := map[string]int{dataset.TaskAnalysis: 4, dataset.Scope: 3, dataset.Precision: 2, dataset.ExecutePlan: 4, dataset.ExecuteCode: 3}
 	if diff := cmp.Diff(want, rep.Pairs); diff != "" {
 		t.Errorf("pairs (-want +got):\n%s\nmissing: %v", diff, rep.Missing)
@@ -236,6 +238,9 @@ func TestRun(t *testing.T) {
 	scopes := byCommit(readAll(t, dirs[dataset.Scope]))
 	if _, ok := scopes[create]; ok {
 		t.Errorf("a scope pair for the commit that only creates a file")
+	}
+	if n := rep.Missing[dataset.Scope]["no changed file is in the parent's index (a new file): what it uses is not known"]; n != 1 {
+		t.Errorf("scope's missing pairs %v: want one for the commit that only creates a file, saying why", rep.Missing[dataset.Scope])
 	}
 	for c, recs := range scopes {
 		vs, err := retrieve.ParseScopeReply(assistant(recs[0]))

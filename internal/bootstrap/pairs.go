@@ -101,13 +101,21 @@ func (d *deriver) derive(ctx context.Context, c commit) (*derived, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
-	support, err := d.dependencies(ctx, gold)
+	support, known, err := d.dependencies(ctx, gold)
 	if err != nil {
 		return nil, err
 	}
 	var scoped []retrieve.Candidate
-	if len(cands) == 0 {
+	switch {
+	case len(cands) == 0:
 		out.Missing[dataset.Scope] = "no candidates"
+	case known == 0:
+		// A file the commit creates is not in the parent's index, so
+		// what it imports is not known: a candidate it uses would be
+		// labelled not relevant. With no changed file known, no label
+		// is sure, and nothing is judged.
+		out.Missing[dataset.Scope] = "no changed file is in the parent's index (a new file): what it uses is not known"
+		cands = nil
 	}
 	system, batches := retrieve.ScopePrompts(q, cands, d.PromptTokens)
 	for _, b := range batches {
@@ -440,20 +448,23 @@ func isTestPath(p string) bool {
 }
 
 // dependencies are the files the gold files import (seed 001 §16.4.3:
-// supporting), each with the gold file that imports it.
-func (d *deriver) dependencies(ctx context.Context, gold []string) (map[string]string, error) {
-	out := map[string]string{}
+// supporting), each with the gold file that imports it, and how many of
+// the gold files the parent's index holds (a new file's imports are not
+// known).
+func (d *deriver) dependencies(ctx context.Context, gold []string) (map[string]string, int, error) {
+	out, known := map[string]string{}, 0
 	for _, g := range gold {
 		f, err := d.KB.FileByPath(ctx, d.RepoID, g)
 		if errors.Is(err, kb.ErrNotFound) {
-			continue // not indexed (too large, say)
+			continue // not indexed (new at the parent, or too large)
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		known++
 		deps, err := d.KB.Dependencies(ctx, f.ID, kb.Imports)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, dep := range deps {
 			if _, ok := out[dep.TargetPath]; !ok && !slices.Contains(gold, dep.TargetPath) {
@@ -461,7 +472,7 @@ func (d *deriver) dependencies(ctx context.Context, gold []string) (map[string]s
 			}
 		}
 	}
-	return out, nil
+	return out, known, nil
 }
 
 // contextPackage assembles what the execute stages read: the gold files
