@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,13 +80,28 @@ var shared struct {
 	built   bool
 }
 
+// TestMain removes the shared fixture at the end. The tests that run a
+// whole bootstrap run testParallel at once unless -parallel says
+// otherwise: each works in its own copy of the fixture and waits on git
+// and its worktrees most of its time, so two at a time, GOMAXPROCS on a
+// small machine, left the cores idle. The ones that cancel a run or
+// hold its lock at a chosen moment stay sequential and run first.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)
 	}
 	os.Exit(code)
 }
+
+// testParallel is how many tests run at once by default (see TestMain).
+const testParallel = 4
 
 // newFixture returns a copy of the fixture's repository, the test's own.
 func newFixture(t *testing.T) *fixture {
@@ -176,6 +194,7 @@ func userOf(r dataset.Record) string    { return r.Example.Messages[1].Content }
 // assistant message parses with cra's own inference parser, the labels
 // follow the diff, and every execute_code pair reproduces its commit.
 func TestRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
@@ -459,6 +478,7 @@ func (w writerFunc) Write(p []byte) (int, error) { w(p); return len(p), nil }
 // TestRunNothingKept: a history with no commit worth learning from
 // writes and records nothing.
 func TestRunNothingKept(t *testing.T) {
+	t.Parallel()
 	dir := gittest.Init(t)
 	gittest.Commit(t, dir, "Start", map[string]string{"a.py": "x = 1\n"})
 	gittest.Commit(t, dir, "wip", map[string]string{"a.py": "x = 2\n"})
@@ -540,6 +560,7 @@ func TestRunCancelledInWorktreeAdd(t *testing.T) {
 // TestRunLeftoverLockedWorktree: a scratch worktree a killed run left
 // registered and locked is removed, and the run goes on.
 func TestRunLeftoverLockedWorktree(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	head := gittest.Run(t, f.dir, "rev-parse", "HEAD")
 	opts := testOptions(t, f.dir, t.TempDir())
@@ -561,6 +582,7 @@ func TestRunLeftoverLockedWorktree(t *testing.T) {
 // and writes and records nothing, so that a rerun, once the cause is
 // gone, derives the pairs instead of reusing empty datasets.
 func TestRunEveryCommitFailed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	state := t.TempDir()
 	opts := testOptions(t, f.dir, state)
@@ -597,6 +619,7 @@ func TestRunEveryCommitFailed(t *testing.T) {
 // common setting), is bootstrapped: the scratch checkouts leave the
 // submodule alone, as its git directory is the user's.
 func TestRunSubmoduleRecurse(t *testing.T) {
+	t.Parallel()
 	sub := gittest.Init(t)
 	gittest.Commit(t, sub, "Start the library", map[string]string{"lib.py": "A = 1\n"})
 	f := newFixture(t)
@@ -623,6 +646,7 @@ func TestRunSubmoduleRecurse(t *testing.T) {
 // TestRunProgressUTF8: a progress line cuts a long subject on a
 // character, not inside one.
 func TestRunProgressUTF8(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	subject := "Make compute add three to the doubled value for the ledger émigré accounts" // é across byte 60
 	gittest.Commit(t, f.dir, subject, map[string]string{
@@ -644,6 +668,7 @@ func TestRunProgressUTF8(t *testing.T) {
 // TestRunModeOnly: a commit that only makes a file executable gets a plan
 // step that says so, not one that edits lines it never touched.
 func TestRunModeOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if err := os.Chmod(filepath.Join(f.dir, "app", "core.py"), 0o755); err != nil {
 		t.Fatal(err)
@@ -667,6 +692,7 @@ func TestRunModeOnly(t *testing.T) {
 // away (a drive not mounted) keeps its record: the run removes its own
 // scratch worktree only, and prunes nothing of the user's.
 func TestRunKeepsUsersWorktrees(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	away := filepath.Join(t.TempDir(), "usb")
 	gittest.Run(t, f.dir, "worktree", "add", "-q", "--detach", away, "HEAD~1")
@@ -687,6 +713,7 @@ func TestRunKeepsUsersWorktrees(t *testing.T) {
 // the first error, so the user learns those pairs are missing; --force
 // derives them again once the cause is gone.
 func TestRunReusesPartlyFailedRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	gittest.WriteFile(t, f.dir, ".git/info/attributes", "app/fmt.py filter=broken\n")
@@ -763,6 +790,7 @@ func TestRunBusyWhileSaving(t *testing.T) {
 // repository and never read as a dataset; another repository's, whose
 // run may be saving, and other directories stay.
 func TestRunRemovesLeftoverTemp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	state := t.TempDir()
@@ -811,6 +839,7 @@ func TestRunRemovesLeftoverTemp(t *testing.T) {
 // files are written) leaves neither the run's directory nor its
 // temporary one.
 func TestRunSaveFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	state := t.TempDir()
@@ -840,6 +869,7 @@ func TestRunSaveFails(t *testing.T) {
 // TestRunRemovesLeftoverTempKeepingNothing: a run that keeps no commit
 // still removes what a killed run of the repository left.
 func TestRunRemovesLeftoverTempKeepingNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	opts := testOptions(t, f.dir, t.TempDir())
 	leftover := filepath.Join(opts.DatasetsDir, opts.tempPrefix()+"12345")
@@ -859,6 +889,7 @@ func TestRunRemovesLeftoverTempKeepingNothing(t *testing.T) {
 // repository's prefix; the next run of the repository removes it, leaves
 // another repository's alone, and records its own without the mark.
 func TestRunRemovesUnrecordedRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	state := t.TempDir()
 	opts := testOptions(t, f.dir, state)
