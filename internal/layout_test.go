@@ -351,6 +351,7 @@ var allowedImports = map[string][]string{
 	"gitx/gittest":    {"gitx"},
 	"store/storetest": {"store"},
 	"pgtest":          {},
+	"testpar":         {},                 // how many parallel tests a package runs by default
 	"board/boardtest": {"board", "world"}, // the suite every board.Store passes // a real PostgreSQL cluster per test package (initdb, a Unix socket)
 }
 

@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +27,7 @@ import (
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/testpar"
 )
 
 const (
@@ -87,12 +85,7 @@ var shared struct {
 // small machine, left the cores idle. The ones that cancel a run or
 // hold its lock at a chosen moment stay sequential and run first.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(testParallel)
 	code := m.Run()
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)

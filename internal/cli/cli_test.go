@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +23,7 @@ import (
 	"github.com/cra-dev/cra/internal/sandbox"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/store"
+	"github.com/cra-dev/cra/internal/testpar"
 )
 
 func TestMain(m *testing.M) {
@@ -55,12 +54,7 @@ const scriptParallel = 6
 type parallelScripts struct{ m *testing.M }
 
 func (p parallelScripts) Run() int {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(scriptParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(scriptParallel)
 	return p.m.Run()
 }
 

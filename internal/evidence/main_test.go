@@ -1,14 +1,12 @@
 package evidence
 
 import (
-	"flag"
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/testpar"
 )
 
 // TestMain makes the test binary its own sandbox launcher, as cra is:
@@ -19,12 +17,7 @@ import (
 // the cores idle for most of the package's run.
 func TestMain(m *testing.M) {
 	sandbox.Main(os.Args)
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(testParallel)
 	os.Exit(m.Run())
 }
 

@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
 	"github.com/cra-dev/cra/internal/statedir"
+	"github.com/cra-dev/cra/internal/testpar"
 	"github.com/cra-dev/cra/internal/world"
 )
 
@@ -32,12 +30,7 @@ import (
 // set the environment (t.Setenv) or time the services stay sequential
 // and run before the parallel ones.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(testParallel)
 	pgtest.Main(m)
 }
 

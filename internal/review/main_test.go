@@ -1,14 +1,12 @@
 package review
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/cra-dev/cra/internal/pgtest"
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/testpar"
 )
 
 // TestMain makes the test binary its own sandbox launcher, as cra is:
@@ -21,12 +19,7 @@ import (
 // (Level 2's) stay sequential, run before the parallel ones.
 func TestMain(m *testing.M) {
 	sandbox.Main(os.Args)
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(testParallel)
 	pgtest.Main(m)
 }
 

@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"flag"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/testpar"
 )
 
 // testParallel is how many of the package's tests run at once when
@@ -23,11 +21,6 @@ const testParallel = 4
 // the processor confines the agents it runs through it.
 func TestMain(m *testing.M) {
 	sandbox.Main(os.Args)
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", strconv.Itoa(max(testParallel, runtime.GOMAXPROCS(0))))
-	}
+	testpar.Default(testParallel)
 	os.Exit(m.Run())
 }
