@@ -67,6 +67,19 @@ type Pass struct {
 	// future keeps times the log stamps after now (an active entry, a
 	// restart) from deferring a wait past when the pass first saw them.
 	future FutureClamp
+	// recent is the last read of the log's restarts, kept while the log
+	// file is unchanged: an idle daemon read its whole log every pass,
+	// a cost that grew with the board's history.
+	recent restartMemo
+}
+
+// restartMemo is the restart events read from the log at version v, of
+// the window starting at since.
+type restartMemo struct {
+	ok     bool
+	v      world.Version
+	since  time.Time
+	events []world.Entry
 }
 
 // Board is what a pass needs of the task board (*board.Board is one).
@@ -257,14 +270,38 @@ func (p *Pass) ours(pr Process) bool {
 
 // restarts rebuilds Level 1's recent restarts from the log, so that a
 // daemon that restarts keeps counting towards the start limit.
+// While the log file is unchanged (a file log's Version), a later window
+// is the events of the last read from its start on.
 func (p *Pass) restarts(ctx context.Context, since time.Time) (map[string][]time.Time, error) {
-	return RecentRestarts(ctx, p.Log, since)
+	vl, versioned := p.Log.(interface{ Version() (world.Version, bool) })
+	var v world.Version
+	ok := false
+	if versioned {
+		v, ok = vl.Version() // before the read: a line written during it changes the next one
+	}
+	m := p.recent
+	if ok && m.ok && m.v == v && !since.Before(m.since) {
+		return Restarted(slices.DeleteFunc(slices.Clone(m.events), func(e world.Entry) bool { return e.Time.Before(since) })), nil
+	}
+	events, err := systemEvents(ctx, p.Log, since)
+	if err != nil {
+		return nil, err
+	}
+	p.recent = restartMemo{ok: ok, v: v, since: since, events: events}
+	return Restarted(events), nil
 }
 
 // RecentRestarts reads from the log the restarts of each agent since
 // since (Restarted over its [event:system] lines), Level 1's and Level
 // 2's alike: what the start limit counts.
 func RecentRestarts(ctx context.Context, l world.Store, since time.Time) (map[string][]time.Time, error) {
+	events, err := systemEvents(ctx, l, since)
+	return Restarted(events), err
+}
+
+// systemEvents returns the log's well-formed [event:system] entries
+// stamped since since, in order.
+func systemEvents(ctx context.Context, l world.Store, since time.Time) ([]world.Entry, error) {
 	var entries []world.Entry
 	err := l.Select(ctx, world.Filter{Kind: world.KindEvent, Sources: []world.Source{world.SourceSystem}, Since: since}, func(r *world.Record) error {
 		if r.Err == nil {
@@ -272,7 +309,7 @@ func RecentRestarts(ctx context.Context, l world.Store, since time.Time) (map[st
 		}
 		return nil
 	})
-	return Restarted(entries), err
+	return entries, err
 }
 
 // onlyBoardRestarts turns the restart of an agent that is not a board

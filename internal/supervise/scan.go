@@ -67,13 +67,20 @@ func Scan(ctx context.Context) ([]Process, error) {
 // tagged reads process pid and reports whether it is live and tagged. The
 // status is read before and after the environment, so that the
 // environment of a process that exited meanwhile is never credited to
-// one that reused its pid.
+// one that reused its pid. Most processes of a machine carry no tag: the
+// environment alone turns them away, read once, with no status (a pass
+// read two statuses of every process, every few seconds).
 func tagged(ctx context.Context, pid int) (Process, bool) {
+	if env, err := environ(ctx, pid); err != nil {
+		return Process{}, false
+	} else if _, _, ok := tags(env); !ok {
+		return Process{}, false
+	}
 	before, err := stat(ctx, pid)
 	if err != nil || before.Exited {
 		return Process{}, false
 	}
-	env, err := (&process.Process{Pid: int32(pid)}).EnvironWithContext(ctx)
+	env, err := environ(ctx, pid)
 	if err != nil {
 		return Process{}, false
 	}
@@ -111,4 +118,9 @@ func tags(env []string) (task string, run int, ok bool) {
 		}
 	}
 	return task, run, task != ""
+}
+
+// environ returns the environment process pid started with.
+func environ(ctx context.Context, pid int) ([]string, error) {
+	return (&process.Process{Pid: int32(pid)}).EnvironWithContext(ctx)
 }

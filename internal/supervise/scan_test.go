@@ -1,6 +1,11 @@
 package supervise
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
 
 func TestTags(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,4 +31,20 @@ func TestTags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkScan is one look at every process of the machine, what each
+// Level 1 pass pays whatever the board holds (b.ReportMetric: processes).
+func BenchmarkScan(b *testing.B) {
+	ctx := context.Background()
+	pids, err := process.PidsWithContext(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Scan(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(pids)), "procs")
 }

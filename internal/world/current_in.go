@@ -10,7 +10,13 @@ import (
 // statuses: only their lines are read, so a caller that wants the few
 // active or failed agents among many settled ones pays for those alone.
 func (l *Log) CurrentIn(ctx context.Context, statuses ...Status) ([]Agent, error) {
-	return l.agents(ctx, func(a *agentState) bool { return slices.Contains(statuses, a.Status) })
+	key := make([]byte, 0, 16*len(statuses))
+	for _, s := range statuses {
+		key = append(append(key, s...), ',')
+	}
+	return l.agentsPicked(ctx, func(st *state) []*agentState {
+		return st.picked("in:"+string(key), func(a *agentState) bool { return slices.Contains(statuses, a.Status) })
+	})
 }
 
 // Statuses returns every agent's current status, read from the side index
@@ -41,20 +47,29 @@ func (l *Log) AnsweredFailed(ctx context.Context) ([]Agent, error) {
 	return l.agentsPicked(ctx, (*state).answeredFailed)
 }
 
-// answeredFailed returns the agents failed with a person's answer after,
-// looked for among all once per position of the fold: an idle board's
-// recycler asks again and again of a state that has not moved. The
-// caller has read them all (state.all).
+// answeredFailed returns the agents failed with a person's answer after.
+// The caller has read them all (state.all).
 func (s *state) answeredFailed() []*agentState {
-	if s.answered != nil && s.answeredAt == s.Pos.Offset {
-		return s.answered
+	return s.picked("answered", func(a *agentState) bool { return a.Status == StatusFailed && a.UserAfter })
+}
+
+// picked returns the agents keep keeps, looked for among all once per
+// position of the fold and question (key): an idle board's loops ask
+// again and again of a state that has not moved. The caller has read
+// them all (state.all) and must not change the slice.
+func (s *state) picked(key string, keep func(*agentState) bool) []*agentState {
+	if s.picksAt != s.Pos.Offset || s.picks == nil {
+		s.picks, s.picksAt = map[string][]*agentState{}, s.Pos.Offset
+	}
+	if out, ok := s.picks[key]; ok {
+		return out
 	}
 	out := []*agentState{}
 	for _, a := range s.byID {
-		if a.Status == StatusFailed && a.UserAfter {
+		if keep(a) {
 			out = append(out, a)
 		}
 	}
-	s.answered, s.answeredAt = out, s.Pos.Offset
+	s.picks[key] = out
 	return out
 }

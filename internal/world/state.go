@@ -143,11 +143,13 @@ type state struct {
 	// an idle daemon's loops ask for the same thousands of settled
 	// agents every few seconds. Not saved; bounded by maxLines.
 	lines map[int64]Entry
-	// answered are the agents failed with a person's answer after
-	// (answeredFailed) as of Pos.Offset answeredAt: the recycler asks
-	// every few seconds, and the fold changes only when Pos moves.
-	answered   []*agentState
-	answeredAt int64
+	// picks are the agents of each question asked of all of them (the
+	// statuses of CurrentIn, the answered failures of AnsweredFailed) as
+	// of Pos.Offset picksAt: an idle daemon's loops ask the same ones
+	// every few seconds, and the fold changes only when Pos moves, so a
+	// board of 10,000 settled agents is walked once, not at every pass.
+	picks   map[string][]*agentState
+	picksAt int64
 }
 
 // maxLines bounds the entries a state keeps read (some 300 bytes each).
