@@ -65,7 +65,7 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	unguard, err := guardDatabase(ctx, url, f.out)
+	unguard, err := guardDatabase(ctx, url, f.out, sandbox.ScopesAbstractSockets())
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -94,8 +94,10 @@ func (w *worker) close() {
 // of this user on a Unix socket (the URL's, or any of a server on this
 // host, which listens there whatever address the URL names), or on
 // another host's address it can reach, could then write the world log
-// as the daemon does.
-func guardDatabase(ctx context.Context, url string, out io.Writer) (unguard func(), err error) {
+// as the daemon does. scoped says the sandbox keeps agents off abstract
+// Unix sockets (sandbox.ScopesAbstractSockets): a server's '@name'
+// socket is then no way in.
+func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) (unguard func(), err error) {
 	reach, err := pgstore.ReachOf(url)
 	if err != nil {
 		return nil, err
@@ -129,6 +131,11 @@ func guardDatabase(ctx context.Context, url string, out io.Writer) (unguard func
 	if len(reach.LoopbackPorts) > 0 || len(reach.Sockets) > 0 {
 		more, _ := pgstore.PasswordlessSockets(ctx, url)
 		for _, dir := range more {
+			// An abstract socket is fenced where the kernel scopes them
+			// (Landlock ABI 6): a confined agent cannot connect to it.
+			if strings.HasPrefix(dir, "@") && scoped {
+				continue
+			}
 			if !slices.Contains(sockets, dir) {
 				sockets = append(sockets, dir)
 			}

@@ -198,7 +198,7 @@ func TestGuardDatabase(t *testing.T) {
 	ln.Close() // nothing answers: no password-less way in either
 	port := ln.Addr().(*net.TCPAddr).Port
 	var out bytes.Buffer
-	unguard, err := guardDatabase(ctx, fmt.Sprintf("postgres://cra@localhost:%d/fleet?connect_timeout=2", port), &out)
+	unguard, err := guardDatabase(ctx, fmt.Sprintf("postgres://cra@localhost:%d/fleet?connect_timeout=2", port), &out, sandbox.ScopesAbstractSockets())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestGuardDatabase(t *testing.T) {
 
 	// The test cluster listens on a Unix socket only, with trust
 	// authentication.
-	unguard, err = guardDatabase(ctx, pgtest.DB(t), &out)
+	unguard, err = guardDatabase(ctx, pgtest.DB(t), &out, sandbox.ScopesAbstractSockets())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +238,12 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 	if open, err := pgstore.OpensWithoutPassword(ctx, url); err != nil || open {
 		t.Fatalf("the cluster's TCP address: opens without a password %v, %v; want a password asked", open, err)
 	}
+	abstract := c.AbstractSocket()
+	if got, err := pgstore.PasswordlessSockets(ctx, url); err != nil || !slices.Equal(got, []string{c.Dir(), abstract}) {
+		t.Errorf("PasswordlessSockets: %v, %v; want [%s %s], the abstract socket too", got, err, c.Dir(), abstract)
+	}
 	var out bytes.Buffer
-	unguard, err := guardDatabase(ctx, url, &out)
+	unguard, err := guardDatabase(ctx, url, &out, sandbox.ScopesAbstractSockets())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +254,21 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 	unguard()
 	if got := out.String(); !strings.Contains(got, "without a password") || !strings.Contains(got, "Unix socket in "+c.Dir()) {
 		t.Errorf("a password on TCP, trust on the socket: told %q, want a warning naming the socket in %s", got, c.Dir())
+	}
+	// The abstract socket is named where the sandbox cannot fence it
+	// (Landlock before ABI 6), and not where it does (sandbox's
+	// TestAbstractSocketOutOfReach shows an agent kept off one).
+	if got := out.String(); strings.Contains(got, abstract) != !sandbox.ScopesAbstractSockets() {
+		t.Errorf("this kernel (scopes abstract sockets: %v): told %q", sandbox.ScopesAbstractSockets(), got)
+	}
+	out.Reset()
+	unguard, err = guardDatabase(ctx, url, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unguard()
+	if got := out.String(); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
+		t.Errorf("a kernel that does not scope abstract sockets: told %q, want both sockets named (%s, %s)", got, c.Dir(), abstract)
 	}
 
 	// The socket asks a password too: pg_hba.conf's local lines changed
@@ -288,7 +307,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out)
+	unguard, err = guardDatabase(ctx, url, &out, false)
 	if err != nil {
 		t.Fatal(err)
 	}

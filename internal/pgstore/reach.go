@@ -90,8 +90,9 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 // gets in with no password, as url's role or as the role of this OS
 // user's name (peer authentication). PostgreSQL listens on its sockets
 // whatever address url names, so a database reached at a loopback port
-// the sandbox guards may still be open to an agent there. It connects
-// with url first, so a database it cannot reach is an error.
+// the sandbox guards may still be open to an agent there. An abstract
+// socket is returned as the server names it, '@' and its name. It
+// connects with url first, so a database it cannot reach is an error.
 func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 	cfg, err := pgconn.ParseConfig(url)
 	if err != nil {
@@ -122,9 +123,9 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 	for _, dir := range strings.Split(dirs, ",") {
 		dir = strings.TrimSpace(dir)
 		// A relative directory is the data directory's, which an agent
-		// cannot name from here either; '@' names an abstract socket,
-		// which pgconn does not dial.
-		if !strings.HasPrefix(dir, "/") {
+		// cannot name from here either; '@' names an abstract socket
+		// (Linux), which it can.
+		if !strings.HasPrefix(dir, "/") && !strings.HasPrefix(dir, "@") {
 			continue
 		}
 		for _, role := range roles {
@@ -143,6 +144,17 @@ func opensAt(ctx context.Context, cfg *pgconn.Config, dir string, port uint16, r
 	c := cfg.Copy()
 	c.Host, c.Port, c.User, c.Password = dir, port, role, ""
 	c.Fallbacks, c.TLSConfig = nil, nil
+	if strings.HasPrefix(dir, "@") {
+		// pgconn dials a socket by its path ("/" makes the host one);
+		// the dialer is given the abstract name, which Go's "unix"
+		// network takes with its '@', as PostgreSQL names it.
+		name := fmt.Sprintf("%s/.s.PGSQL.%d", dir, port)
+		c.Host = "/"
+		c.DialFunc = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", name)
+		}
+	}
 	conn, err := pgconn.ConnectConfig(ctx, c)
 	if err != nil {
 		return false

@@ -117,8 +117,9 @@ func Start(ctx context.Context) (*Cluster, error) {
 
 // StartTCP makes a cluster that also listens on 127.0.0.1, at a free
 // port, where the superuser logs in only with password (scram-sha-256),
-// as a fleet's database would be set up; its Unix socket still trusts
-// every local user, as Debian's peer authentication lets the owner in.
+// as a fleet's database would be set up; its Unix sockets, the one in
+// its directory and an abstract one (AbstractSocket), still trust every
+// local user, as Debian's peer authentication lets the owner in.
 func StartTCP(ctx context.Context, password string) (*Cluster, error) {
 	if password == "" {
 		return nil, errors.New("pgtest: a TCP cluster needs a password")
@@ -207,12 +208,12 @@ func (c *Cluster) start(ctx context.Context, cred *syscall.Credential) error {
 			return fmt.Errorf("give the server log to postgres: %w", err)
 		}
 	}
-	listen := ""
+	listen, sockets := "", c.dir
 	if c.password != "" {
-		listen = "127.0.0.1"
+		listen, sockets = "127.0.0.1", c.dir+","+c.AbstractSocket()
 	}
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"),
-		"-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(c.port),
+		"-D", filepath.Join(c.dir, "data"), "-k", sockets, "-p", strconv.Itoa(c.port),
 		"-c", "listen_addresses="+listen, "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	cmd.Dir = c.dir
@@ -409,6 +410,16 @@ func newCluster(t testing.TB, password string) *Cluster {
 // Port returns the cluster's port: its socket's name, and its TCP port
 // on 127.0.0.1 when made by StartTCP.
 func (c *Cluster) Port() int { return c.port }
+
+// AbstractSocket returns the abstract Unix socket "directory" ('@' and
+// a name, Linux's abstract namespace) a cluster made by StartTCP also
+// listens on, as unix_socket_directories names it; "" for another.
+func (c *Cluster) AbstractSocket() string {
+	if c.password == "" {
+		return ""
+	}
+	return "@" + filepath.Base(c.dir)
+}
 
 // Dir returns the cluster's directory (the socket's, and server.log's).
 func (c *Cluster) Dir() string { return c.dir }

@@ -90,6 +90,9 @@ func netProbe() {
 		return nil
 	}())
 	report("signal parent", unix.Kill(os.Getppid(), 0))
+	if name := os.Getenv(probeEnv + "_ABSTRACT"); name != "" {
+		report("abstract unix", connect(unix.AF_UNIX, 0, &unix.SockaddrUnix{Name: "@" + name}))
+	}
 	os.Exit(0)
 }
 
@@ -185,6 +188,59 @@ func TestNetGuard(t *testing.T) {
 	release()
 	if ports, err := Guarded(); err != nil || len(ports) != 0 {
 		t.Errorf("after release: Guarded() = %v, %v; want none", ports, err)
+	}
+}
+
+// TestAbstractSocketOutOfReach: where the kernel scopes abstract Unix
+// sockets (ScopesAbstractSockets), a confined process cannot connect to
+// one that a process outside listens on (a PostgreSQL on '@name' would
+// be one), while the same probe unconfined can; where it does not, the
+// confined probe reaches it too, which is why cra warns there.
+func TestAbstractSocketOutOfReach(t *testing.T) {
+	requireLandlock(t)
+	name := fmt.Sprintf("cra-sandbox-test-%d", os.Getpid())
+	ln, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(confined bool) string {
+		t.Helper()
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), probeEnv+"=1", probeEnv+"_ABSTRACT="+name)
+		if confined {
+			if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("probe: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if got := probe(false); !strings.Contains(got, "abstract unix: ok") {
+		t.Fatalf("unconfined: got\n%s\nwant the abstract socket reached", got)
+	}
+	want := "abstract unix: operation not permitted"
+	if !ScopesAbstractSockets() {
+		want = "abstract unix: ok"
+	}
+	if got := probe(true); !strings.Contains(got, want) {
+		t.Errorf("confined, Landlock ABI %d (scopes abstract sockets: %v): got\n%s\nwant %q", ABI(), ScopesAbstractSockets(), got, want)
 	}
 }
 

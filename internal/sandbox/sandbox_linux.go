@@ -21,6 +21,15 @@ func ABI() int {
 	return v
 }
 
+// scopeABI is the first Landlock ABI that scopes abstract Unix sockets
+// and signals to the confinement (Restrict).
+const scopeABI = 6
+
+// ScopesAbstractSockets reports whether a confined process is kept off
+// the abstract Unix sockets of processes outside its confinement (a
+// PostgreSQL that listens on '@name', say): Landlock ABI 6 and later.
+func ScopesAbstractSockets() bool { return ABI() >= scopeABI }
+
 // Restrict confines this process and its future children to spec: read
 // everywhere, write only spec's directories and the device files, and
 // (Landlock ABI 6 and later) send no signal to and reach no abstract

@@ -15,3 +15,6 @@ func Launch(spec Spec, argv []string) error { return ErrUnavailable }
 
 // netRuleset cannot keep a process off a port here.
 func netRuleset(ports []int) (*os.File, error) { return nil, ErrUnavailable }
+
+// ScopesAbstractSockets returns false: Landlock is Linux's.
+func ScopesAbstractSockets() bool { return false }
