@@ -23,3 +23,12 @@ func Signal(st *exec.ExitError) string { return "" }
 
 // CPU is not known here.
 func CPU(pgid int) (int64, bool) { return 0, false }
+
+// Reaper cannot end a group here.
+type Reaper struct{}
+
+// Reap returns a Reaper that does nothing: there are no groups here.
+func Reap(pgid int, grace time.Duration) (*Reaper, error) { return &Reaper{}, nil }
+
+// Done does nothing.
+func (r *Reaper) Done() {}

@@ -328,12 +328,20 @@ func (h *host) kill() []int {
 		h.w.t.Fatalf("the daemon of %s exited on its own before it was killed", h.name)
 	default:
 	}
+	// The host is lost with its agents. They are frozen first, so that
+	// none ends, and is finished by the daemon, between the daemon's
+	// death and theirs; each run's reaper would also end them once the
+	// daemon is gone, before this could count them.
+	var pids []int
+	for _, pid := range agentsOf(h.state) {
+		syscall.Kill(pid, syscall.SIGSTOP)
+		pids = append(pids, pid)
+	}
 	// The whole group: the daemon and what it runs in its own group (its
 	// git commands); the agents have groups of their own.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
 	at := time.Now()
-	var pids []int
 	for round := 0; round < 50; round++ {
 		found := agentsOf(h.state)
 		if len(found) == 0 {

@@ -987,6 +987,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // the finish entry's output.
 func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture, work string) (*ran, error) {
 	pid := cmd.Process.Pid
+	// Should this process die first (kill -9), the run's group goes
+	// with it: an agent working on past its daemon, and past its lease
+	// while another host runs the task again, is no run anyone records.
+	if reaper, err := procgroup.Reap(pid, p.grace()); err != nil {
+		p.Logger.Warn("the run outlives this daemon should it be killed", "task", s.task.ID, "run", s.run, "err", err)
+	} else {
+		defer reaper.Done() // after the group is stopped below
+	}
 	if l, err := newLiveness(statedir.At(p.StateDir).Run(s.task.ID).Alive(s.run), pid, work, out, s.reader); err != nil {
 		p.Logger.Warn("run liveness not watched", "task", s.task.ID, "run", s.run, "err", err)
 	} else {
