@@ -25,8 +25,41 @@ import (
 // weight 0 does the same). It returns how many candidate rows got a
 // score.
 func markHistory(ctx context.Context, clone string, examples []learn.Example) (marked int, err error) {
+	err = eachPast(ctx, clone, examples, func(e *learn.Example, past []kb.PastCommit, ids map[string]int64) {
+		scores := retrieve.HistoryScores(past, index.DefaultMaxCommitFiles, retrieve.Analyze(e.Task))
+		marked += setHistory(e, scores, ids)
+	})
+	return marked, err
+}
+
+// setHistory sets the history signal of e's candidates from scores (by
+// the ids of the files at the parent) and returns how many got one.
+func setHistory(e *learn.Example, scores map[int64]float64, ids map[string]int64) (marked int) {
+	for ci := range e.Candidates {
+		c := &e.Candidates[ci]
+		delete(c.Signals, "history")
+		if c.Recalled {
+			continue // only BM25 recall brought it: Rank gives it no signals
+		}
+		if v := scores[ids[c.Path]]; v > 0 && ids[c.Path] != 0 {
+			if c.Signals == nil {
+				c.Signals = map[string]float64{}
+			}
+			c.Signals["history"] = v
+			marked++
+		}
+	}
+	return marked
+}
+
+// eachPast calls fn for each example with the commits the index at its
+// parent would have mined, newest first: the parent and its ancestors,
+// the newest index.DefaultHistoryDepth non-merge ones (never the
+// example's commit nor anything after it), each linked to the files it
+// changed that exist at the parent, by the ids in ids.
+func eachPast(ctx context.Context, clone string, examples []learn.Example, fn func(e *learn.Example, past []kb.PastCommit, ids map[string]int64)) error {
 	if len(examples) == 0 {
-		return 0, nil
+		return nil
 	}
 	// The whole history once, merges included so that ancestry can be
 	// walked; the examples' parents are all in it.
@@ -35,7 +68,7 @@ func markHistory(ctx context.Context, clone string, examples []learn.Example) (m
 		log = append(log, c)
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	at := make(map[string]int, len(log))
 	for i, c := range log {
@@ -44,7 +77,7 @@ func markHistory(ctx context.Context, clone string, examples []learn.Example) (m
 	for ei := range examples {
 		e := &examples[ei]
 		if _, ok := at[e.Parent]; !ok {
-			return marked, fmt.Errorf("example %.12s: parent %.12s is not in the history of %s", e.Commit, e.Parent, clone)
+			return fmt.Errorf("example %.12s: parent %.12s is not in the history of %s", e.Commit, e.Parent, clone)
 		}
 		// The parent's ancestors (itself included), in the log's order.
 		in := make([]bool, len(log))
@@ -64,7 +97,7 @@ func markHistory(ctx context.Context, clone string, examples []learn.Example) (m
 		}
 		tree, err := exec.CommandContext(ctx, "git", "-C", clone, "ls-tree", "-r", "--full-tree", "--name-only", e.Parent).Output()
 		if err != nil {
-			return marked, fmt.Errorf("ls-tree %.12s: %w", e.Parent, err)
+			return fmt.Errorf("ls-tree %.12s: %w", e.Parent, err)
 		}
 		ids := map[string]int64{}
 		for _, p := range strings.Split(strings.TrimSpace(string(tree)), "\n") {
@@ -78,7 +111,7 @@ func markHistory(ctx context.Context, clone string, examples []learn.Example) (m
 			if c.Hash == e.Commit {
 				// The walk from the parent cannot reach it; a history
 				// that says otherwise is broken, and would leak.
-				return marked, fmt.Errorf("example %.12s is an ancestor of its own parent", e.Commit)
+				return fmt.Errorf("example %.12s is an ancestor of its own parent", e.Commit)
 			}
 			pc := kb.PastCommit{ID: int64(len(past) + 1), Message: c.Message, FilesChanged: len(c.Files)}
 			for _, f := range c.Files {
@@ -91,23 +124,9 @@ func markHistory(ctx context.Context, clone string, examples []learn.Example) (m
 				break
 			}
 		}
-		scores := retrieve.HistoryScores(past, index.DefaultMaxCommitFiles, retrieve.Analyze(e.Task))
-		for ci := range e.Candidates {
-			c := &e.Candidates[ci]
-			delete(c.Signals, "history")
-			if c.Recalled {
-				continue // only BM25 recall brought it: Rank gives it no signals
-			}
-			if v := scores[ids[c.Path]]; v > 0 && ids[c.Path] != 0 {
-				if c.Signals == nil {
-					c.Signals = map[string]float64{}
-				}
-				c.Signals["history"] = v
-				marked++
-			}
-		}
+		fn(e, past, ids)
 	}
-	return marked, nil
+	return nil
 }
 
 // newestParent is the example parent every other is an ancestor of, or

@@ -77,6 +77,7 @@ type options struct {
 	markDecl            string
 	markHistory         string
 	free                string
+	historyVariants     bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -96,6 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.markDecl, "mark-decl", "", "read the examples cached in -data, mark their declaration-only candidates at each parent from the clones (learn.Row.Decl, for examples extracted before it existed), write them to this `dir` and stop")
 	fs.StringVar(&o.markHistory, "mark-history", "", "read the examples cached in -data, set their candidates' history signal at each parent from the clones (the commits before the example's, for examples extracted before it existed), write them to this `dir` and stop")
 	fs.StringVar(&o.free, "free", "", "comma-separated `list` of the only weights the fit moves (say decl_demotion,test_demotion); the others stay at the hand-set weights")
+	fs.BoolVar(&o.historyVariants, "history-variants", false, "recompute the history signal of the examples in -data under several settings from the clones, report the hand-set weights' figures under each and stop")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -105,6 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.clones == "" && !o.fitOnly || o.data == "" {
 		fmt.Fprintln(stderr, "learn: -clones and -data are required (-data alone with -fit-only)")
 		return 2
+	}
+	if o.historyVariants {
+		if _, err := historyVariants(ctx, o, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "learn:", err)
+			return 1
+		}
+		return 0
 	}
 	if err := learnAll(ctx, o, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "learn:", err)

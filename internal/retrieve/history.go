@@ -49,6 +49,7 @@ type pastDoc struct {
 	changed int     // files it changed in all, deleted or renamed ones included
 	length  int     // its terms
 	subject string  // its first line, for the reasons
+	age     int     // its position among the commits given (HistoryParams.HalfLife)
 }
 
 type posting struct {
@@ -78,7 +79,7 @@ func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
 	}
 	px := &pastIndex{postings: map[string][]posting{}}
 	total := 0
-	for _, c := range commits {
+	for age, c := range commits {
 		// A commit over max_commit_files (a sweep, a vendoring) says
 		// nothing about which files a task needs, as co-change has it; one
 		// whose files are all gone has nothing to give.
@@ -104,7 +105,7 @@ func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
 			px.postings[t] = append(px.postings[t], posting{doc: d, tf: int32(tf[t])})
 		}
 		subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-		px.docs = append(px.docs, pastDoc{files: c.Files, changed: max(c.FilesChanged, len(c.Files)), length: n, subject: subject})
+		px.docs = append(px.docs, pastDoc{files: c.Files, changed: max(c.FilesChanged, len(c.Files)), length: n, subject: subject, age: age})
 		total += n
 	}
 	if len(px.docs) > 0 {
@@ -117,6 +118,12 @@ func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
 // BM25, best first (ties by the commit's order in the index), with their
 // similarity; none when no commit shares a term.
 func (px *pastIndex) similar(keywords []string) ([]int32, []float64) {
+	return px.similarWith(keywords, historyK, 0)
+}
+
+// similarWith is similar with k commits, leaving out those that changed
+// more than maxFiles files (0: none left out beyond the index's bound).
+func (px *pastIndex) similarWith(keywords []string, k, maxFiles int) ([]int32, []float64) {
 	if len(px.docs) == 0 {
 		return nil, nil
 	}
@@ -139,7 +146,7 @@ func (px *pastIndex) similar(keywords []string) ([]int32, []float64) {
 	}
 	docs := make([]int32, 0, len(score))
 	for d, s := range score {
-		if s > 0 {
+		if s > 0 && (maxFiles <= 0 || px.docs[d].changed <= maxFiles) {
 			docs = append(docs, d)
 		}
 	}
@@ -149,7 +156,7 @@ func (px *pastIndex) similar(keywords []string) ([]int32, []float64) {
 		}
 		return docs[i] < docs[j]
 	})
-	docs = docs[:min(len(docs), historyK)]
+	docs = docs[:min(len(docs), k)]
 	sims := make([]float64, len(docs))
 	for i, d := range docs {
 		sims[i] = score[d]
@@ -157,17 +164,66 @@ func (px *pastIndex) similar(keywords []string) ([]int32, []float64) {
 	return docs, sims
 }
 
+// ceiling is the BM25 similarity of a commit of average length holding
+// each of the task's terms the index knows once: what a commit that says
+// all the task says would score.
+func (px *pastIndex) ceiling(keywords []string) float64 {
+	n := float64(len(px.docs))
+	seen := map[string]bool{}
+	total := 0.0
+	for _, k := range keywords {
+		ps := px.postings[k]
+		if len(ps) == 0 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		df := float64(len(ps))
+		total += math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	return total
+}
+
 // historyScores scores each file the historyK most similar past commits
 // changed: the sum of sim(c) / files(c)^historyAlpha over them, divided
 // by the best file's, so the best is 1. It also names, for each file, the
 // most similar commit that changed it.
 func (px *pastIndex) historyScores(keywords []string) (map[int64]float64, map[int64]string) {
-	docs, sims := px.similar(keywords)
+	return px.historyScoresWith(keywords, DefaultHistoryParams())
+}
+
+// HistoryParams are the history signal's constants, apart so that a
+// learner can compare other settings on past commits (bench/learn
+// -history-variants); Rank uses DefaultHistoryParams.
+type HistoryParams struct {
+	K        int     // the most similar past commits that count (historyK)
+	Alpha    float64 // a commit's share is sim / files^Alpha (historyAlpha)
+	MaxFiles int     // commits that changed more files count nothing (0: only the index's bound)
+	// HalfLife, in commits, halves a commit's share for every HalfLife
+	// commits between it and the newest (0: no recency). It needs the
+	// commits newest first (their position is their age).
+	HalfLife float64
+	// Confidence scales every score by (sim of the best commit / the
+	// task's own best possible sim)^Confidence, so that a task whose
+	// nearest past commit shares only a common word or two gets little
+	// (0: the best file gets 1 whatever the similarity).
+	Confidence float64
+}
+
+// DefaultHistoryParams are the constants Rank uses.
+func DefaultHistoryParams() HistoryParams {
+	return HistoryParams{K: historyK, Alpha: historyAlpha}
+}
+
+func (px *pastIndex) historyScoresWith(keywords []string, hp HistoryParams) (map[int64]float64, map[int64]string) {
+	docs, sims := px.similarWith(keywords, hp.K, hp.MaxFiles)
 	score := map[int64]float64{}
 	why := map[int64]string{}
 	for i, d := range docs {
 		doc := px.docs[d]
-		share := sims[i] / math.Pow(float64(doc.changed), historyAlpha)
+		share := sims[i] / math.Pow(float64(doc.changed), hp.Alpha)
+		if hp.HalfLife > 0 {
+			share *= math.Exp2(-float64(doc.age) / hp.HalfLife)
+		}
 		for _, f := range doc.files {
 			score[f] += share
 			if why[f] == "" {
@@ -180,8 +236,14 @@ func (px *pastIndex) historyScores(keywords []string) (map[int64]float64, map[in
 		best = max(best, v)
 	}
 	if best > 0 {
+		scale := 1 / best
+		if hp.Confidence > 0 && len(sims) > 0 {
+			if ceil := px.ceiling(keywords); ceil > 0 {
+				scale *= math.Pow(min(1, sims[0]/ceil), hp.Confidence)
+			}
+		}
 		for f := range score {
-			score[f] /= best
+			score[f] *= scale
 		}
 	}
 	return score, why
@@ -220,4 +282,16 @@ func (r *Ranker) historySignal(ctx context.Context, q TaskQuery, enter bool, all
 func HistoryScores(commits []kb.PastCommit, maxFiles int, q TaskQuery) map[int64]float64 {
 	s, _ := newPastIndex(commits, maxFiles).historyScores(q.Keywords)
 	return s
+}
+
+// HistoryVariants is HistoryScores under each of several settings, the
+// commits indexed once: a learner compares settings on past commits with
+// it (bench/learn -history-variants).
+func HistoryVariants(commits []kb.PastCommit, maxFiles int, q TaskQuery, hps []HistoryParams) []map[int64]float64 {
+	px := newPastIndex(commits, maxFiles)
+	out := make([]map[int64]float64, len(hps))
+	for i, hp := range hps {
+		out[i], _ = px.historyScoresWith(q.Keywords, hp)
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -304,5 +306,68 @@ func TestHistoryDeterministic(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(first) {
 			t.Fatalf("run %d: got %v, first %v", i, got, first)
 		}
+	}
+}
+
+// TestHistoryVariants: HistoryVariants under DefaultHistoryParams is
+// HistoryScores, and each other setting moves the scores as it says: a
+// smaller K counts fewer commits, Alpha damps big commits, MaxFiles drops
+// them, HalfLife favours the newest (the commits newest first) and
+// Confidence scales every score by how much of the task the best commit
+// says.
+func TestHistoryVariants(t *testing.T) {
+	commits := []kb.PastCommit{
+		{ID: 1, Message: "zebulon overflow in the widget", FilesChanged: 1, Files: []int64{10}},
+		{ID: 2, Message: "zebulon overflow in the widget", FilesChanged: 4, Files: []int64{20, 21, 22, 23}},
+		{ID: 3, Message: "zebulon", FilesChanged: 1, Files: []int64{30}},
+	}
+	q := Analyze("zebulon overflow in the widget")
+	d := DefaultHistoryParams()
+	at := func(hp func(*HistoryParams)) HistoryParams {
+		v := d
+		hp(&v)
+		return v
+	}
+	got := HistoryVariants(commits, 0, q, []HistoryParams{
+		d,
+		at(func(v *HistoryParams) { v.K = 1 }),
+		at(func(v *HistoryParams) { v.Alpha = 1 }),
+		at(func(v *HistoryParams) { v.MaxFiles = 3 }),
+		at(func(v *HistoryParams) { v.HalfLife = 1 }),
+		at(func(v *HistoryParams) { v.Confidence = 1 }),
+	})
+	if def := HistoryScores(commits, 0, q); !maps.Equal(got[0], def) {
+		t.Errorf("default setting: got %v, HistoryScores gives %v", got[0], def)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	// Default: file 10 best (1), commit 2's files 1/sqrt(4) of it.
+	if !near(got[0][10], 1) || !near(got[0][20], 0.5) || got[0][30] <= 0 {
+		t.Errorf("default: got %v", got[0])
+	}
+	if len(got[1]) != 1 || !near(got[1][10], 1) {
+		t.Errorf("K=1: got %v, want file 10 alone", got[1])
+	}
+	if !near(got[2][20], 0.25) {
+		t.Errorf("Alpha=1: file 20 got %v, want 1/4", got[2][20])
+	}
+	if _, ok := got[3][20]; ok || !near(got[3][10], 1) {
+		t.Errorf("MaxFiles=3: got %v, want commit 2's files dropped", got[3])
+	}
+	// HalfLife 1: commit 2 is one commit older than commit 1 (half),
+	// commit 3 two (a quarter).
+	if !near(got[4][20], 0.25) || !(got[4][30] < got[0][30]) {
+		t.Errorf("HalfLife=1: got %v, want file 20 at 1/4 and file 30 below its %v", got[4], got[0][30])
+	}
+	// Confidence scales every file by one factor in (0, 1]; a task
+	// that says more than its best commit (a word another commit holds)
+	// gets a smaller one.
+	factor := got[5][10] / got[0][10]
+	if factor <= 0 || factor > 1 || !near(got[5][20]/got[0][20], factor) || !near(got[5][30]/got[0][30], factor) {
+		t.Errorf("Confidence=1: got %v against %v, want one factor in (0, 1]", got[5], got[0])
+	}
+	more := HistoryVariants(append(commits, kb.PastCommit{ID: 4, Message: "gizmo", FilesChanged: 1, Files: []int64{40}}), 0,
+		Analyze("zebulon overflow in the widget gizmo"), []HistoryParams{d, at(func(v *HistoryParams) { v.Confidence = 1 })})
+	if f := more[1][10] / more[0][10]; !(f < factor) {
+		t.Errorf("Confidence=1: a task saying more than its best commit got factor %v, want below %v", f, factor)
 	}
 }
