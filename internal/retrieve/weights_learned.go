@@ -2,10 +2,10 @@
 
 package retrieve
 
-// LearnedWeights are the fusion weights bench/learn fitted (pairwise loss,
-// L2 0.03 towards HandSetWeights, every changed code file an answer) to
+// LearnedWeights are the fusion weights bench/learn fitted (softmax loss,
+// L2 0.0003 towards HandSetWeights, every changed code file an answer) to
 // 2374 commits of 9 public repositories no evaluation set draws from
 // (bench/learn/README.md): Textualize/rich, axios/axios, colinhacks/zod,
 // encode/httpx, go-chi/chi, koajs/koa, labstack/echo, python-attrs/attrs,
 // spf13/cobra.
-var LearnedWeights = Weights{Search: 0.952, Mention: 1.994, Symbol: 1.15, Name: 0.666, Chunk: 0.711, Area: 0.609, Implied: 0.6, Dep: 0.143, CoChange: 0.63, Ident: 0.186, Churn: 0.411, Test: 0.346, Metadata: 0.3, Prose: 0.208, TestDemotion: 0.128}
+var LearnedWeights = Weights{Search: 1.675, Mention: 2.016, Symbol: 0.71, Name: 1.251, Chunk: 1.142, Area: 1.999, Implied: 0.6, Dep: 0.033, CoChange: 0.209, Ident: 0.489, Churn: 0.27, Test: 0.425, Metadata: 0.3, History: 1.405, Prose: 0.02, TestDemotion: 0.12}
