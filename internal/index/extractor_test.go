@@ -17,6 +17,10 @@ import (
 // once, file by file or as a rebuild, into what a fresh index of the same
 // tree holds.
 func TestExtractorVersion(t *testing.T) {
+	// One of the package's four longest tests (SQLite is Go code,
+	// instrumented, under -race): they run side by side, on their own
+	// trees and states, so the package's wall time is not their sum.
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		files   int

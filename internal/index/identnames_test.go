@@ -21,6 +21,10 @@ import (
 // added, one made binary) and a run with a name's definers moving past
 // the bound, for every file and for a set of files at once.
 func TestIdentNamesMatchQuery(t *testing.T) {
+	// One of the package's four longest tests (SQLite is Go code,
+	// instrumented, under -race): they run side by side, on their own
+	// trees and states, so the package's wall time is not their sum.
+	t.Parallel()
 	ctx := context.Background()
 	s := newSynthRepo(t, t.TempDir(), 121)
 	state := store.NewFactory(statedir.At(filepath.Join(t.TempDir(), "state")))

@@ -25,6 +25,10 @@ import (
 // by table (rows named by paths and symbol names, not by row IDs, which
 // differ).
 func TestIncrementalEqualsFresh(t *testing.T) {
+	// One of the package's four longest tests (SQLite is Go code,
+	// instrumented, under -race): they run side by side, on their own
+	// trees and states, so the package's wall time is not their sum.
+	t.Parallel()
 	ctx := context.Background()
 	index := func(f *store.Factory, root string) *Result {
 		t.Helper()

@@ -26,6 +26,10 @@ import (
 // indexer parses (the files left out are tracked but absent, which the
 // indexer skips as a deleted file).
 func TestParallelEqualsSequential(t *testing.T) {
+	// One of the package's four longest tests (SQLite is Go code,
+	// instrumented, under -race): they run side by side, on their own
+	// trees and states, so the package's wall time is not their sum.
+	t.Parallel()
 	ctx := context.Background()
 	root := cloneSelf(t, 200, "internal/index", "internal/lang", "internal/kb", "bench", "internal/server/web", "go.mod")
 	// Every run inserts its full-text rows in bursts of 32 KiB, many of
