@@ -76,16 +76,42 @@ func TestLevel2SparesABusyQuietRun(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // past the samples of its start
+	// Both runs' signs are aged an hour; then the busy run's sampler
+	// stamps its alive file (its CPU time grows) and the stuck one's does
+	// not. On a loaded machine a sample may come late, either way: the
+	// test waits for the busy run's stamp rather than a fixed half second,
+	// and ages the signs again when a late sample of the stuck run's start
+	// stamped it too.
 	old := time.Now().Add(-time.Hour)
-	for _, id := range []string{busy.ID, stuck.ID} {
-		rd := statedir.At(f.state).Run(id)
-		for _, path := range []string{rd.Log(1), rd.Alive(1)} {
-			if err := os.Chtimes(path, old, old); err != nil {
-				t.Fatal(err)
+	age := func() {
+		for _, id := range []string{busy.ID, stuck.ID} {
+			rd := statedir.At(f.state).Run(id)
+			for _, path := range []string{rd.Log(1), rd.Alive(1)} {
+				if err := os.Chtimes(path, old, old); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // samples: the busy run moves
+	stamped := func(id string) bool {
+		fi, err := os.Stat(statedir.At(f.state).Run(id).Alive(1))
+		return err == nil && fi.ModTime().After(old.Add(time.Minute))
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		age()
+		for !stamped(busy.ID) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the busy run's alive file was never stamped after its signs were aged: its sampler does not see it move")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !stamped(stuck.ID) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck run's alive file is stamped again and again: its sampler sees a sleeping process move")
+		}
+	}
 	rep, err := f.rec.Tick(ctx)
 	if err != nil {
 		t.Fatal(err)
