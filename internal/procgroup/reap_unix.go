@@ -57,7 +57,11 @@ func Reap(pgid int, grace time.Duration) (*Reaper, error) {
 	secs := int(math.Ceil(grace.Seconds()))
 	cmd := exec.Command("/bin/sh", "-c", reapScript, "cra-reaper", strconv.Itoa(pgid), strconv.Itoa(secs))
 	cmd.Stdin = r
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	path := os.Getenv("PATH") // where this system keeps sleep (NixOS has no /usr/bin/sleep)
+	if path == "" {
+		path = "/usr/bin:/bin"
+	}
+	cmd.Env = []string{"PATH=" + path} // and no CRA_TASK_ID: Level 1 never takes it for a run
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	r.Close()
