@@ -13,7 +13,7 @@ import (
 // agent, git, a commit) most of its time, so GOMAXPROCS at a time left
 // the cores idle. The tests that set the environment (t.Setenv, also
 // through fakeAgents) and
-// TestRunTimeoutStopsTheGroup, whose agent must start within its 5 s
+// TestRunTimeoutStopsTheGroup, whose agent must start within its 15 s
 // timeout, stay sequential and run first, alone.
 const testParallel = 4
 
