@@ -37,12 +37,19 @@ func TestReachOf(t *testing.T) {
 	}
 }
 
-// The test cluster trusts every local user: it opens without a password.
-// A server that is not there does not.
+// The test cluster trusts every local user: it opens without a password,
+// also to a URL that insists on SCRAM (an agent's client would not). A
+// server that is not there does not.
 func TestOpensWithoutPassword(t *testing.T) {
 	ctx := context.Background()
-	if open, err := OpensWithoutPassword(ctx, pgtest.DB(t)); err != nil || !open {
+	url := pgtest.DB(t)
+	if open, err := OpensWithoutPassword(ctx, url); err != nil || !open {
 		t.Errorf("the trust cluster: %v, %v; want it open", open, err)
+	}
+	for _, hard := range []string{"&require_auth=scram-sha-256", "&channel_binding=require"} {
+		if open, err := OpensWithoutPassword(ctx, url+hard); err != nil || !open {
+			t.Errorf("the trust cluster, URL with %s: %v, %v; want it open", hard, open, err)
+		}
 	}
 	if open, err := OpensWithoutPassword(ctx, "postgres://u@127.0.0.1:1/db?connect_timeout=2"); err != nil || open {
 		t.Errorf("no server: %v, %v; want closed", open, err)

@@ -7,13 +7,16 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 )
 
-// reapScript is the reaper's body, run by /bin/sh with the group's id and
-// the grace in whole seconds as $1 and $2. Its standard input is a pipe
+// reapScript is the reaper's body, run by /bin/sh with the group's id,
+// the grace in whole seconds and the path of a system sleep as $1, $2
+// and $3: it runs outside any sandbox, so it looks nothing up on a PATH
+// an agent may write to. Its standard input is a pipe
 // whose write end only its starter holds: "done" on it means the starter
 // ended the group itself, and end of file without it means the starter
 // died (kill -9, a crash, the OOM killer), so the group goes as Stop ends
@@ -27,7 +30,7 @@ kill -TERM -"$1" 2>/dev/null
 n=0
 while kill -0 -"$1" 2>/dev/null; do
 	if [ "$n" -ge "$2" ]; then kill -KILL -"$1" 2>/dev/null; exit 0; fi
-	sleep 1
+	"$3" 1
 	n=$((n + 1))
 done`
 
@@ -50,18 +53,18 @@ func Reap(pgid int, grace time.Duration) (*Reaper, error) {
 	if pgid <= 1 {
 		return nil, fmt.Errorf("reap process group %d: not a group a run has", pgid)
 	}
+	sleep, err := systemSleep()
+	if err != nil {
+		return nil, err
+	}
 	r, w, err := os.Pipe() // close-on-exec: no other child holds the write end
 	if err != nil {
 		return nil, fmt.Errorf("start the run's reaper: %w", err)
 	}
 	secs := int(math.Ceil(grace.Seconds()))
-	cmd := exec.Command("/bin/sh", "-c", reapScript, "cra-reaper", strconv.Itoa(pgid), strconv.Itoa(secs))
+	cmd := exec.Command("/bin/sh", "-c", reapScript, "cra-reaper", strconv.Itoa(pgid), strconv.Itoa(secs), sleep)
 	cmd.Stdin = r
-	path := os.Getenv("PATH") // where this system keeps sleep (NixOS has no /usr/bin/sleep)
-	if path == "" {
-		path = "/usr/bin:/bin"
-	}
-	cmd.Env = []string{"PATH=" + path} // and no CRA_TASK_ID: Level 1 never takes it for a run
+	cmd.Env = []string{} // no PATH to look in, and no CRA_TASK_ID: Level 1 never takes it for a run
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	r.Close()
@@ -80,7 +83,34 @@ func (r *Reaper) Done() {
 	}
 	r.w.Write([]byte("done\n")) // a reaper already gone (killed by hand) makes this fail: nothing to tell
 	r.w.Close()
+	// Its work is over: a reaper stopped (SIGSTOP) by a process of this
+	// user that the sandbox does not scope must not hold the run's end.
+	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	r.cmd.Wait()
+}
+
+// systemSleeps are where sleep(1) is looked for: system directories,
+// NixOS's among them.
+var systemSleeps = []string{"/usr/bin/sleep", "/bin/sleep", "/run/current-system/sw/bin/sleep"}
+
+// systemSleep returns the first of systemSleeps that is a regular file,
+// after its links, owned by root and writable by no one else: one no
+// agent of this user could have planted.
+func systemSleep() (string, error) {
+	for _, p := range systemSleeps {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 {
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("start the run's reaper: no sleep owned by root in %v", systemSleeps)
 }
 
 // PID returns the reaper's process id.

@@ -60,11 +60,14 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 	for _, tc := range []struct {
 		name, script string
 		done         bool
+		plant        bool // a sleep that says it ran is first on the starter's PATH
 		term         bool // the agent saw SIGTERM and wrote so
 		alive        bool // the group is left running
 	}{
 		{name: "terminated", script: `trap 'echo term > "$OUT"; kill $!; exit 0' TERM; sleep 1000 & : > "$OUT.ready"; wait`, term: true},
-		{name: "killed", script: `trap '' TERM; sleep 1000 & : > "$OUT.ready"; while :; do sleep 1; done`},
+		// The reaper waits out the grace with a system sleep, not one
+		// planted first on the daemon's PATH (a cache an agent writes).
+		{name: "killed", script: `trap '' TERM; /bin/sleep 1000 & : > "$OUT.ready"; while :; do /bin/sleep 1; done`, plant: true},
 		{name: "done", script: `sleep 1000 & : > "$OUT.ready"; wait`, done: true, alive: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +76,18 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 			cmd.Env = append(os.Environ(), starterEnv+"="+tc.script, "OUT="+out)
 			if tc.done {
 				cmd.Env = append(cmd.Env, starterEnv+"_DONE=1")
+			}
+			planted := filepath.Join(filepath.Dir(out), "planted")
+			if tc.plant {
+				bin := filepath.Join(filepath.Dir(out), "bin")
+				if err := os.Mkdir(bin, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				fake := "#!/bin/sh\necho ran > " + planted + "\nexec /bin/sleep \"$@\"\n"
+				if err := os.WriteFile(filepath.Join(bin, "sleep"), []byte(fake), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				cmd.Env = append(cmd.Env, "PATH="+bin+":"+os.Getenv("PATH"))
 			}
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
@@ -114,7 +129,38 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 			if got := strings.TrimSpace(string(b)) == "term"; got != tc.term {
 				t.Errorf("agent saw SIGTERM: %v (%q), want %v", got, b, tc.term)
 			}
+			if _, err := os.Stat(planted); err == nil {
+				t.Errorf("the reaper ran the sleep planted first on its starter's PATH")
+			}
 		})
+	}
+}
+
+// TestDoneEndsAStoppedReaper: a reaper stopped by hand (SIGSTOP, from a
+// process the sandbox does not scope) does not hold Done, and with it the
+// run's end; the group it watched is left alone.
+func TestDoneEndsAStoppedReaper(t *testing.T) {
+	agent := exec.Command("sleep", "1000")
+	Own(agent)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); agent.Wait() }()
+	r, err := Reap(agent.Process.Pid, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(r.PID(), syscall.SIGSTOP)
+	done := make(chan struct{})
+	go func() { r.Done(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // a bound: Done returns at once
+		syscall.Kill(r.PID(), syscall.SIGKILL)
+		t.Fatal("Done still waits for a stopped reaper")
+	}
+	if !Alive(agent.Process.Pid) {
+		t.Error("the agent's group was ended by a reaper told done")
 	}
 }
 
