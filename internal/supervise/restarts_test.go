@@ -21,14 +21,25 @@ func TestRestartsFollowTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond) // an hour past the file's stamp: Version holds
+	clock := time.Now().UTC().Truncate(time.Millisecond)
 	l.Now = func() time.Time { return clock }
 	t0 := clock.Add(-30 * time.Minute)
+	path := world.Path(dir)
+	// age stamps the log a minute ago: past Version's slack, which a
+	// write just now is within.
+	age := func() {
+		t.Helper()
+		old := time.Now().Add(-time.Minute)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	restart := func(id string, at time.Time) {
 		t.Helper()
 		if _, err := l.Append(ctx, world.Entry{Kind: world.KindEvent, Source: world.SourceSystem, ID: id, Output: "restarted | reason: gone", Time: at}); err != nil {
 			t.Fatal(err)
 		}
+		age()
 	}
 	restart("T-1", t0)
 	restart("T-2", t0.Add(10*time.Minute))
@@ -61,23 +72,34 @@ func TestRestartsFollowTheLog(t *testing.T) {
 	check("after an append", t0.Add(time.Minute), "T-2", "T-3")
 	check("an earlier window", t0.Add(-time.Minute), "T-1", "T-2", "T-3")
 
-	// The same bytes but one identifier, written in place: same size.
-	path := world.Path(dir)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	// The same bytes but one identifier, written in place: same size,
+	// and the same mtime as before too, but that it is just now.
+	rewrite := func(from, to string, stamp time.Time) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, bytes.Replace(b, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, stamp, stamp); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(bytes.Replace(b, []byte("[T-3]"), []byte("[T-9]"), 1), 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	later := time.Now().Add(-time.Minute) // a stamp of its own, a minute old: Version holds
-	if err := os.Chtimes(path, later, later); err != nil {
-		t.Fatal(err)
-	}
+	rewrite("[T-3]", "[T-9]", time.Now().Add(-30*time.Second))
 	check("after a rewrite in place", t0.Add(time.Minute), "T-2", "T-9")
+	if _, ok := l.Version(); !ok {
+		t.Fatal("a log stamped 30 s ago: Version does not trust it")
+	}
+	// Within the slack, a rewrite of the same size may keep the mtime:
+	// the version is not trusted, and the next read reads.
+	stamp := time.Now()
+	rewrite("[T-9]", "[T-8]", stamp)
+	if _, ok := l.Version(); ok {
+		t.Error("Version trusted a log changed within its slack")
+	}
+	check("a rewrite within the slack", t0.Add(time.Minute), "T-2", "T-8")
+	rewrite("[T-8]", "[T-7]", stamp)
+	check("another, same size and mtime", t0.Add(time.Minute), "T-2", "T-7")
 }
