@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,7 +84,7 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Files:               longestFirst(t, "testdata/script"),
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			// Real git repositories need an identity and no user config.
@@ -144,6 +145,32 @@ func TestScripts(t *testing.T) {
 			"readme": readmeCmd(string(readme)),
 		},
 	})
+}
+
+// longScripts are the scripts that take longest (about 75 to 165 s each
+// under -race at load 3-12, most of it waiting on the processes they
+// start), longest first.
+var longScripts = []string{"recycle", "hostile_validation_go", "readme", "serve_crash", "bootstrap",
+	"agent_presets", "recycle_once", "hostile_sandbox", "hostile_validation_py", "task_steer"}
+
+// longestFirst lists dir's scripts with longScripts first and the rest
+// in name order: started last, as their names placed them, the long
+// ones ran alone after the others had finished, and the package's tail
+// reached testscript's deadline (the default -timeout less its grace).
+func longestFirst(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in %s: %v", dir, err)
+	}
+	rank := func(f string) int {
+		if i := slices.Index(longScripts, strings.TrimSuffix(filepath.Base(f), ".txtar")); i >= 0 {
+			return i
+		}
+		return len(longScripts)
+	}
+	slices.SortStableFunc(files, func(a, b string) int { return rank(a) - rank(b) })
+	return files
 }
 
 // writeDataset is the testscript command "dataset" (see TestScripts).
