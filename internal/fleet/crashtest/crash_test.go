@@ -114,16 +114,26 @@ func TestCrashManyHosts(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			restartDue(time.Now())
 		}
-		// A host that runs agents, if one does: a kill that catches runs
-		// is the one that tests their takeover.
+		// A host with an agent mid-run, if one has it within a few
+		// seconds: a kill that catches runs is the one that tests their
+		// takeover. (Any tagged process would not do: a fork agent's
+		// leftover child is no run, and since each run's reaper ends a
+		// killed daemon's agents, fewer runs outlive a kill to be caught
+		// by the next.)
 		var up, busy []*host
-		for _, h := range w.hosts {
-			if _, ok := down[h]; ok {
-				continue
+		for wait := 0; len(busy) == 0 && wait < 30; wait++ {
+			up, busy = up[:0], busy[:0]
+			for _, h := range w.hosts {
+				if _, ok := down[h]; ok {
+					continue
+				}
+				up = append(up, h)
+				if h.midRun() {
+					busy = append(busy, h)
+				}
 			}
-			up = append(up, h)
-			if len(agentsOf(h.state)) > 0 {
-				busy = append(busy, h)
+			if len(busy) == 0 {
+				time.Sleep(100 * time.Millisecond)
 			}
 		}
 		if len(busy) == 0 {

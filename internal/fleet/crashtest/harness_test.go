@@ -652,6 +652,37 @@ func (w *world) waitQuiet(c *pgx.Conn, settle, limit time.Duration) boardState {
 	}
 }
 
+// midRun reports whether an agent of h recorded its start, has recorded
+// no end, and lives: a kill of h now catches a run.
+func (h *host) midRun() bool {
+	b, err := os.ReadFile(h.w.records)
+	if err != nil {
+		return false
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1] // a line being appended is left out
+	recs, err := parseRecords(b)
+	if err != nil {
+		return false
+	}
+	open := map[int]bool{}
+	for _, r := range recs {
+		if r.host != h.name {
+			continue
+		}
+		if r.kind == "start" {
+			open[r.pid] = true
+		} else {
+			delete(open, r.pid)
+		}
+	}
+	for _, pid := range agentsOf(h.state) {
+		if open[pid] {
+			return true
+		}
+	}
+	return false
+}
+
 // record is one line of the agents' record file.
 type record struct {
 	kind string // start, end, signal
