@@ -127,7 +127,6 @@ func (px *pastIndex) similarWith(keywords []string, k, maxFiles int) ([]int32, [
 	if len(px.docs) == 0 {
 		return nil, nil
 	}
-	n := float64(len(px.docs))
 	score := map[int32]float64{}
 	seen := map[string]bool{}
 	for _, k := range keywords {
@@ -136,8 +135,7 @@ func (px *pastIndex) similarWith(keywords []string, k, maxFiles int) ([]int32, [
 			continue
 		}
 		seen[k] = true
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		idf := idf(len(px.docs), len(ps))
 		for _, p := range ps {
 			tf := float64(p.tf)
 			norm := historyK1 * (1 - historyB + historyB*float64(px.docs[p.doc].length)/px.avgLen)
@@ -168,7 +166,6 @@ func (px *pastIndex) similarWith(keywords []string, k, maxFiles int) ([]int32, [
 // each of the task's terms the index knows once: what a commit that says
 // all the task says would score.
 func (px *pastIndex) ceiling(keywords []string) float64 {
-	n := float64(len(px.docs))
 	seen := map[string]bool{}
 	total := 0.0
 	for _, k := range keywords {
@@ -177,8 +174,7 @@ func (px *pastIndex) ceiling(keywords []string) float64 {
 			continue
 		}
 		seen[k] = true
-		df := float64(len(ps))
-		total += math.Log(1 + (n-df+0.5)/(df+0.5))
+		total += idf(len(px.docs), len(ps))
 	}
 	return total
 }

@@ -96,6 +96,28 @@ func netProbe() {
 	os.Exit(0)
 }
 
+// runProbe runs the test binary as netProbe with env added, confined
+// (Wrap) or not, and returns what it printed.
+func runProbe(t *testing.T, confined bool, env ...string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(append(os.Environ(), probeEnv+"=1"), env...)
+	if confined {
+		if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
 // TestNetGuard: while a daemon's port is guarded, a confined process
 // cannot reach it by connect(2), over IPv6, Multipath TCP, TCP Fast
 // Open or io_uring, nor signal cra; it still reaches any other port, and
@@ -131,20 +153,7 @@ func TestNetGuard(t *testing.T) {
 	guarded, open := guardedLn.Addr().(*net.TCPAddr).Port, openLn.Addr().(*net.TCPAddr).Port
 	probe := func() string {
 		t.Helper()
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), probeEnv+"=1", fmt.Sprintf("%s_GUARDED=%d", probeEnv, guarded), fmt.Sprintf("%s_OPEN=%d", probeEnv, open))
-		if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-			t.Fatal(err)
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("probe: %v\n%s", err, out)
-		}
-		return string(out)
+		return runProbe(t, true, fmt.Sprintf("%s_GUARDED=%d", probeEnv, guarded), fmt.Sprintf("%s_OPEN=%d", probeEnv, open))
 	}
 
 	// Unguarded: the port is reachable, so the refusals below are the
@@ -213,24 +222,9 @@ func TestAbstractSocketOutOfReach(t *testing.T) {
 			c.Close()
 		}
 	}()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	probe := func(confined bool) string {
 		t.Helper()
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), probeEnv+"=1", probeEnv+"_ABSTRACT="+name)
-		if confined {
-			if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("probe: %v\n%s", err, out)
-		}
-		return string(out)
+		return runProbe(t, confined, probeEnv+"_ABSTRACT="+name)
 	}
 	if got := probe(false); !strings.Contains(got, "abstract unix: ok") {
 		t.Fatalf("unconfined: got\n%s\nwant the abstract socket reached", got)
