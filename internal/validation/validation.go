@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/lazyre"
+	"github.com/cra-dev/cra/internal/procgroup"
 )
 
 // DefaultTimeout bounds each validation command when [validation]
@@ -95,6 +96,10 @@ type Validator struct {
 	// bytes): what a reader of per-test reports needs whole.
 	Transcripts string
 }
+
+// reapGrace is how long a check's group has between SIGTERM and SIGKILL
+// when cra died mid-check.
+const reapGrace = 2 * time.Second
 
 // MaxTranscript bounds a check's transcript.
 const MaxTranscript = 512 << 20
@@ -223,6 +228,13 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	if err != nil {
 		return cr, fmt.Errorf("validation %s: %w", name, err)
 	}
+	// Should cra be killed mid-check (kill -9), the check's group goes
+	// with it: a test run left behind by a dead daemon or reviewer holds
+	// the working copy and the machine for no one.
+	reaper, rerr := procgroup.Reap(cmd.Process.Pid, reapGrace)
+	if rerr != nil {
+		fmt.Fprintf(sink, "[cra: %s is not watched should cra die mid-check (%v)]\n", name, rerr)
+	}
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(sink, pr)
@@ -231,6 +243,7 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	err = cmd.Wait()
 	cr.Duration = time.Since(start)
 	left := killLeft()
+	reaper.Done() // nil-safe; after the group is ended above
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):

@@ -20,7 +20,7 @@ import (
 // Each command writes the pid of its escaped sleep to escaped.pid.
 func TestValidatorKillsEscapedChildren(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
+		t.Fatal("setsid(1) is missing: install util-linux (apt-get install -y util-linux)")
 	}
 	const escape = `setsid sh -c 'echo $$ > escaped.pid.tmp; mv escaped.pid.tmp escaped.pid; exec sleep 300'`
 	const waitPid = `while [ ! -s escaped.pid ]; do sleep 0.05; done`
@@ -95,5 +95,48 @@ func gone(pid int, d time.Duration) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
+	}
+}
+
+// TestCheckEndsWithAKilledValidator: a validator killed with -9 mid-check
+// (a daemon or reviewer that dies) leaves none of the check's processes
+// running: its reaper ends the check's group, SIGTERM first.
+func TestCheckEndsWithAKilledValidator(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// The shell waits on its sleep: with no reaper both live on.
+	const command = `sleep 300 & echo $! > sleep.pid.tmp; mv sleep.pid.tmp sleep.pid; wait`
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), checkerEnv+"="+command, checkerEnv+"_DIR="+dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for deadline := time.Now().Add(60 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "sleep.pid")); err == nil {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || pid <= 1 {
+				t.Fatalf("sleep.pid holds %q", b)
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the check never started: %s", out.String())
+		}
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	if strings.Contains(out.String(), "check ended") {
+		t.Fatalf("the check ended before the validator was killed: %s", out.String())
+	}
+	// A bound, not a measure: the grace is two seconds.
+	if !gone(pid, 30*time.Second) {
+		t.Fatalf("the check's sleep %d outlived its killed validator: %s", pid, out.String())
 	}
 }
