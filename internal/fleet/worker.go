@@ -129,7 +129,10 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) 
 		sockets = append(sockets, reach.Sockets...)
 	}
 	if len(reach.LoopbackPorts) > 0 || len(reach.Sockets) > 0 {
-		more, _ := pgstore.PasswordlessSockets(ctx, url)
+		more, err := pgstore.PasswordlessSockets(ctx, url)
+		if err != nil && !errors.Is(err, pgstore.ErrUnreachable) {
+			fmt.Fprintf(out, "warning: could not check whether the fleet's PostgreSQL lets an agent of this OS user in through a Unix socket without a password: %v\n", err)
+		}
 		for _, dir := range more {
 			// An abstract socket is fenced where the kernel scopes them
 			// (Landlock ABI 6): a confined agent cannot connect to it.

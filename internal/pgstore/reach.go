@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,36 +66,48 @@ func isLoopback(host string) bool {
 }
 
 // OpensWithoutPassword reports whether the database at url lets this OS
-// user in with no password at all (trust or peer authentication): then
-// any process of this user that reaches it, an agent included, connects
-// as the daemon does. It tries once, with the URL's password, PGPASSWORD
-// and the password file left out; call it once the URL is known to
-// connect, so that a refusal means a password is asked for.
+// user in with no password at all (trust or peer authentication), as any
+// role that could write the fleet's tables (probeRoles): then any process
+// of this user that reaches it, an agent included, can write as the
+// daemon does. Each try leaves out the URL's password, PGPASSWORD and the
+// password file; call it once the URL is known to connect, so that a
+// refusal means a password is asked for.
 func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 	cfg, err := pgconn.ParseConfig(url)
 	if err != nil {
 		return false, errors.New("the database URL does not parse: give a postgres:// URL or key=value string")
 	}
-	cfg.Password = ""
-	unharden(cfg)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := pgconn.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return false, nil
+	roles := []string{cfg.User}
+	if conn, err := pgconn.ConnectConfig(ctx, cfg); err == nil {
+		roles = probeRoles(ctx, conn, cfg.User)
+		conn.Close(ctx)
 	}
-	conn.Close(ctx)
-	return true, nil
+	for _, role := range roles {
+		c := cfg.Copy()
+		c.User, c.Password = role, ""
+		unharden(c)
+		if conn, err := pgconn.ConnectConfig(ctx, c); err == nil {
+			conn.Close(ctx)
+			return true, nil
+		}
+	}
+	return false, nil
 }
+
+// ErrUnreachable is PasswordlessSockets' error when the database at the
+// URL does not answer at all: nothing to check then.
+var ErrUnreachable = errors.New("the database does not answer")
 
 // PasswordlessSockets returns the Unix-socket directories of the server
 // at url (its unix_socket_directories, at its port) where this OS user
-// gets in with no password, as url's role or as the role of this OS
-// user's name (peer authentication). PostgreSQL listens on its sockets
-// whatever address url names, so a database reached at a loopback port
-// the sandbox guards may still be open to an agent there. An abstract
-// socket is returned as the server names it, '@' and its name. It
-// connects with url first, so a database it cannot reach is an error.
+// gets in with no password as any role that could write the fleet's
+// tables (probeRoles). PostgreSQL listens on its sockets whatever address
+// url names, so a database reached at a loopback port the sandbox guards
+// may still be open to an agent there. An abstract socket is returned as
+// the server names it, '@' and its name. It connects with url first, so
+// a database it cannot reach is an error.
 func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 	cfg, err := pgconn.ParseConfig(url)
 	if err != nil {
@@ -103,25 +117,34 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 	defer cancel()
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to read the database's sockets: %w", err)
+		return nil, fmt.Errorf("connect to read the database's sockets: %w: %w", ErrUnreachable, err)
 	}
-	res := conn.ExecParams(ctx, "SELECT current_setting('unix_socket_directories'), current_setting('port')", nil, nil, nil, nil).Read()
-	conn.Close(ctx)
-	if res.Err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 2 {
-		return nil, fmt.Errorf("read the database's unix_socket_directories: %v", res.Err)
+	res := conn.ExecParams(ctx, "SELECT current_setting('port')", nil, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("read the database's port: %v", res.Err)
 	}
-	dirs := string(res.Rows[0][0])
-	p, err := strconv.ParseUint(string(res.Rows[0][1]), 10, 16)
+	p, err := strconv.ParseUint(string(res.Rows[0][0]), 10, 16)
 	if err != nil {
-		return nil, fmt.Errorf("the database names its port %q: %w", res.Rows[0][1], err)
+		conn.Close(ctx)
+		return nil, fmt.Errorf("the database names its port %q: %w", res.Rows[0][0], err)
 	}
 	port := uint16(p)
-	roles := []string{cfg.User}
-	if u, err := user.Current(); err == nil && u.Username != cfg.User {
-		roles = append(roles, u.Username)
+	// unix_socket_directories is for superusers and pg_read_all_settings
+	// only; a daemon's own role, rightly, is often neither. The kernel's
+	// list of listening sockets names them as well.
+	var dirs []string
+	res = conn.ExecParams(ctx, "SELECT current_setting('unix_socket_directories')", nil, nil, nil, nil).Read()
+	if res.Err == nil && len(res.Rows) == 1 && len(res.Rows[0]) == 1 {
+		dirs = strings.Split(string(res.Rows[0][0]), ",")
+	} else if dirs, err = listeningSockets(port); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("find the database's Unix sockets: unix_socket_directories is not readable by the URL's role (%v), and %w", res.Err, err)
 	}
+	roles := probeRoles(ctx, conn, cfg.User)
+	conn.Close(ctx)
 	var open []string
-	for _, dir := range strings.Split(dirs, ",") {
+	for _, dir := range dirs {
 		dir = strings.TrimSpace(dir)
 		// A relative directory is the data directory's, which an agent
 		// cannot name from here either; '@' names an abstract socket
@@ -137,6 +160,82 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 		}
 	}
 	return open, nil
+}
+
+// procNetUnix lists the kernel's Unix sockets (Linux).
+var procNetUnix = "/proc/net/unix"
+
+// listeningSockets returns the directories of the listening Unix sockets
+// named .s.PGSQL.<port>, an abstract one as '@' and its name, sorted: the
+// sockets of the server at port, read from procNetUnix.
+func listeningSockets(port uint16) ([]string, error) {
+	b, err := os.ReadFile(procNetUnix)
+	if err != nil {
+		return nil, fmt.Errorf("the kernel's socket list is not readable either: %w", err)
+	}
+	suffix := fmt.Sprintf("/.s.PGSQL.%d", port)
+	var dirs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		// Num RefCount Protocol Flags Type St Inode Path
+		f := strings.Fields(line)
+		if len(f) != 8 {
+			continue
+		}
+		flags, err := strconv.ParseUint(f[3], 16, 32)
+		if err != nil || flags&soAcceptCon == 0 || !strings.HasSuffix(f[7], suffix) {
+			continue
+		}
+		if dir := strings.TrimSuffix(f[7], suffix); dir != "" && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+	}
+	slices.Sort(dirs)
+	return dirs, nil
+}
+
+// soAcceptCon is /proc/net/unix's flag of a listening socket.
+const soAcceptCon = 0x10000
+
+// maxProbeRoles bounds the roles probeRoles returns: each is a login try
+// per socket.
+const maxProbeRoles = 16
+
+// writerRolesSQL lists the roles that can log in and could write what
+// decides a verdict: superusers, and the holders of INSERT, UPDATE or
+// DELETE on a fleet table (to_regclass skips those not made yet).
+const writerRolesSQL = `SELECT rolname FROM pg_roles r
+WHERE rolcanlogin AND (rolsuper OR EXISTS (
+  SELECT 1 FROM unnest(ARRAY['world_log', 'world_agents', 'world_markers', 'board_tasks',
+    'run_leases', 'review_history', 'fleet_settings']) AS t(name)
+  WHERE to_regclass(t.name) IS NOT NULL
+    AND has_table_privilege(r.oid, to_regclass(t.name), 'INSERT, UPDATE, DELETE')))
+ORDER BY rolsuper DESC, rolname LIMIT 16`
+
+// probeRoles are the roles a probe tries without a password: the URL's,
+// this OS user's name (peer authentication), then every login role that
+// could write the fleet's tables, a superuser such as postgres among
+// them (a pg_hba.conf line 'local all postgres trust' lets any local
+// process in as it). conn is the daemon's own connection; where the
+// catalogue cannot be read, the first two stand alone.
+func probeRoles(ctx context.Context, conn *pgconn.PgConn, urlRole string) []string {
+	roles := []string{urlRole}
+	add := func(r string) {
+		if r != "" && len(roles) < maxProbeRoles && !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	if u, err := user.Current(); err == nil {
+		add(u.Username)
+	}
+	res := conn.ExecParams(ctx, writerRolesSQL, nil, nil, nil, nil).Read()
+	if res.Err == nil {
+		for _, row := range res.Rows {
+			if len(row) == 1 {
+				add(string(row[0]))
+			}
+		}
+	}
+	return roles
 }
 
 // opensAt reports whether cfg's database lets role in with no password on

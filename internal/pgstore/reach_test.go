@@ -2,9 +2,17 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cra-dev/cra/internal/pgtest"
 )
@@ -67,5 +75,120 @@ func TestPasswordlessSockets(t *testing.T) {
 	}
 	if _, err := PasswordlessSockets(ctx, "postgres://u@127.0.0.1:1/db?connect_timeout=2"); err == nil {
 		t.Error("no server: no error")
+	}
+}
+
+// TestProbesTryWriterRoles: the probes look for a way in with no password
+// as any role that could write the fleet's tables, not only the URL's
+// role and this OS user's: pg_hba.conf trusting a superuser or a role
+// granted UPDATE on the world log opens the database to any local
+// process, and is named; trust for a role that can only read is not.
+func TestProbesTryWriterRoles(t *testing.T) {
+	ctx := context.Background()
+	c := pgtest.NewTCP(t, "secret")
+	admin, err := pgx.Connect(ctx, c.TCPURL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for _, q := range []string{
+		`CREATE ROLE daemon LOGIN PASSWORD 'daemon-secret'`,
+		`CREATE ROLE boss LOGIN SUPERUSER`,
+		`CREATE ROLE editor LOGIN`,
+		`CREATE ROLE reader LOGIN`,
+		`CREATE TABLE world_log (line text)`,
+		`GRANT INSERT, SELECT ON world_log TO daemon`,
+		`GRANT UPDATE ON world_log TO editor`,
+		`GRANT SELECT ON world_log TO reader`,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	url := fmt.Sprintf("postgres://daemon:daemon-secret@/postgres?host=%s&port=%d&sslmode=disable", c.Dir(), c.Port())
+	hba := filepath.Join(c.Dir(), "data", "pg_hba.conf")
+	orig, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// local trusts role first; every other local login asks a password.
+	setTrusted := func(role string) {
+		t.Helper()
+		var lines []string
+		for _, l := range strings.Split(string(orig), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "local" {
+				continue
+			}
+			lines = append(lines, l)
+		}
+		lines = append([]string{"local all " + role + " trust", "local all all scram-sha-256"}, lines...)
+		if err := os.WriteFile(hba, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+			t.Fatal(err)
+		}
+		// The reload is asynchronous: wait until the trusted role gets in.
+		cfg, err := pgconn.ParseConfig(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(20 * time.Second); !opensAt(ctx, cfg, c.Dir(), uint16(c.Port()), role); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("role %s not trusted on the socket 20 s after the reload", role)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		trusted string
+		open    bool
+	}{
+		{"reader", false}, // reads only: no way to a verdict
+		{"editor", true},  // may rewrite the world log
+		{"boss", true},    // a superuser, with no grant at all
+	} {
+		setTrusted(tc.trusted)
+		open, err := OpensWithoutPassword(ctx, url)
+		if err != nil || open != tc.open {
+			t.Errorf("local trust for %s: OpensWithoutPassword %v, %v; want %v", tc.trusted, open, err, tc.open)
+		}
+		got, err := PasswordlessSockets(ctx, url)
+		var want []string
+		if tc.open {
+			want = []string{c.Dir(), c.AbstractSocket()}
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("local trust for %s: PasswordlessSockets %v, %v; want %v", tc.trusted, got, err, want)
+		}
+	}
+}
+
+// listeningSockets reads the kernel's socket list: only listening sockets
+// of the port, filesystem and abstract, each directory once, sorted; a
+// missing list is an error that says so.
+func TestListeningSockets(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "unix")
+	const table = `Num       RefCount Protocol Flags    Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 31337 /var/run/postgresql/.s.PGSQL.5432
+0000000000000000: 00000002 00000000 00010000 0001 01 31338 @pgabstract/.s.PGSQL.5432
+0000000000000000: 00000003 00000000 00000000 0001 03 31339 /var/run/postgresql/.s.PGSQL.5432
+0000000000000000: 00000002 00000000 00010000 0001 01 31340 /tmp/.s.PGSQL.5433
+0000000000000000: 00000002 00000000 00010000 0001 01 31341 /tmp/.s.PGSQL.5432
+0000000000000000: 00000002 00000000 00010000 0001 01 31342 /tmp/.s.PGSQL.54321
+0000000000000000: 00000002 00000000 00010000 0001 01 31343
+0000000000000000: 00000002 00000000 zz010000 0001 01 31344 /bad/.s.PGSQL.5432
+`
+	if err := os.WriteFile(list, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(p string) { procNetUnix = p }(procNetUnix)
+	procNetUnix = list
+	got, err := listeningSockets(5432)
+	if want := []string{"/tmp", "/var/run/postgresql", "@pgabstract"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("listeningSockets(5432) = %v, %v; want %v", got, err, want)
+	}
+	procNetUnix = filepath.Join(t.TempDir(), "missing")
+	if _, err := listeningSockets(5432); err == nil || !strings.Contains(err.Error(), "not readable") {
+		t.Errorf("no socket list: %v, want an error saying it is not readable", err)
 	}
 }
