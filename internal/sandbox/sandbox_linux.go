@@ -56,13 +56,17 @@ func Restrict(spec Spec) error {
 	return nil
 }
 
-// Launch is the launcher's body: it confines this process to spec, then
-// replaces it with argv (looked up on PATH), environment unchanged. It
+// Launch is the launcher's body: it confines this process to spec, with
+// the capabilities of root cut down (dropCapabilities), then replaces it
+// with argv (looked up on PATH), environment unchanged. It
 // returns only when one of them fails.
 func Launch(spec Spec, argv []string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("confine the process: %w", err)
 	}
 	if err := Restrict(spec); err != nil {
 		return err

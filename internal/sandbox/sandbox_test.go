@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,4 +139,60 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("no error and no command for %q (%v)", joined, spec)
 		}
 	})
+}
+
+// TestConfinedRootKeepsFewCapabilities: an agent confined as root (cra
+// in a container, or under sudo) cannot read the environment of a
+// process outside its confinement, where the daemon keeps its secrets,
+// and holds no capability outside keptCaps in any set, the bounding set
+// included (root's next exec would get it back). As another user it
+// holds none at all.
+func TestConfinedRootKeepsFewCapabilities(t *testing.T) {
+	requireLandlock(t)
+	secret := fmt.Sprintf("cra-secret-%d", os.Getpid())
+	daemon := exec.Command("sleep", "300")
+	daemon.Env = append(os.Environ(), "CRA_TEST_SECRET="+secret)
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	script := fmt.Sprintf(`grep -c %s /proc/%d/environ 2>&1; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status`, secret, daemon.Process.Pid)
+	cmd := exec.Command("sh", "-c", script)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput() // grep fails when it cannot read
+	got := string(out)
+	if !strings.Contains(got, "Permission denied") {
+		t.Errorf("a confined process read the environment of one outside (uid %d):\n%s", os.Geteuid(), got)
+	}
+	var kept uint64
+	for c := range keptCaps {
+		kept |= 1 << c
+	}
+	sets := 0
+	for _, line := range strings.Split(got, "\n") {
+		name, hex, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "Cap") {
+			continue
+		}
+		sets++
+		v, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if name == "CapBnd" && os.Geteuid() != 0 {
+			continue // another user's exec gains nothing from it (no_new_privs)
+		}
+		if extra := v &^ kept; extra != 0 {
+			t.Errorf("confined as uid %d, %s holds capabilities %#x outside keptCaps", os.Geteuid(), name, extra)
+		}
+	}
+	if sets != 5 {
+		t.Errorf("read %d capability sets, want 5:\n%s", sets, got)
+	}
 }
