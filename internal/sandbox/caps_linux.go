@@ -17,21 +17,24 @@ import (
 
 // keptCaps are the capabilities an agent confined as root keeps: those a
 // build or a package manager run as root may use on its own files
-// (Docker's default set, without CAP_MKNOD and CAP_NET_RAW). Every other
-// one goes, for each reaches past the confinement: CAP_SYS_ADMIN and
-// CAP_PERFMON let a Landlock-confined process read another's
-// /proc/PID/environ (the daemon's secrets) on the kernels tested here,
-// CAP_NET_RAW builds TCP past the port rules, CAP_MKNOD makes a disk's
-// device node, CAP_DAC_READ_SEARCH opens files by handle past the path
-// rules, CAP_SYS_MODULE loads kernel code, CAP_SYS_PTRACE traces.
+// (Docker's default set, without CAP_MKNOD, CAP_NET_RAW, CAP_SETUID and
+// CAP_SETGID). Every other one goes, for each reaches past the
+// confinement: CAP_SETUID lets root become postgres, whom Debian's
+// default pg_hba.conf ('local all postgres peer') lets in as a superuser
+// to write the fleet's tables, or any user a service trusts by its
+// peer's uid (Landlock does not confine connecting to a Unix socket's
+// path); CAP_SYS_ADMIN and CAP_PERFMON let a Landlock-confined process
+// read another's /proc/PID/environ (the daemon's secrets) on the kernels
+// tested here, CAP_NET_RAW builds TCP past the port rules, CAP_MKNOD
+// makes a disk's device node, CAP_DAC_READ_SEARCH opens files by handle
+// past the path rules, CAP_SYS_MODULE loads kernel code, CAP_SYS_PTRACE
+// traces.
 var keptCaps = map[int]bool{
 	unix.CAP_CHOWN:            true,
 	unix.CAP_DAC_OVERRIDE:     true,
 	unix.CAP_FOWNER:           true,
 	unix.CAP_FSETID:           true,
 	unix.CAP_KILL:             true, // Landlock's signal scope holds against it (ABI 6)
-	unix.CAP_SETGID:           true,
-	unix.CAP_SETUID:           true,
 	unix.CAP_SETPCAP:          true,
 	unix.CAP_NET_BIND_SERVICE: true,
 	unix.CAP_SYS_CHROOT:       true,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -15,6 +16,9 @@ func TestMain(m *testing.M) {
 	Main(os.Args)
 	if os.Getenv(probeEnv) != "" {
 		netProbe()
+	}
+	if os.Getenv(setuidEnv) != "" {
+		setuidProbe()
 	}
 	os.Exit(m.Run())
 }
@@ -194,5 +198,47 @@ func TestConfinedRootKeepsFewCapabilities(t *testing.T) {
 	}
 	if sets != 5 {
 		t.Errorf("read %d capability sets, want 5:\n%s", sets, got)
+	}
+}
+
+// setuidEnv makes the test binary, run as a confined command, try to
+// become another user (setuidProbe).
+const setuidEnv = "CRA_TEST_SETUID_PROBE"
+
+// setuidProbe tries to take nobody's user and group ids, prints what
+// came of it ("became nobody" or the error) and exits.
+func setuidProbe() {
+	err := syscall.Setgid(65534)
+	if err == nil {
+		err = syscall.Setuid(65534)
+	}
+	if err != nil {
+		fmt.Println("setuid:", err)
+	} else {
+		fmt.Println("became nobody")
+	}
+	os.Exit(0)
+}
+
+// TestConfinedRootStaysRoot: an agent confined as root cannot take
+// another user's ids. Landlock confines what it writes, not whom it
+// talks to: as postgres it would pass a 'local all postgres peer' line
+// (Debian's default pg_hba.conf) and write the fleet's tables as a
+// superuser, and as another user reach any service that trusts its
+// peer's uid. (As another user, changing ids needs root anyway.)
+func TestConfinedRootStaysRoot(t *testing.T) {
+	requireLandlock(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), setuidEnv+"=1")
+	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "setuid:") {
+		t.Errorf("confined as uid %d, the probe changed user or failed (%v):\n%s", os.Geteuid(), err, out)
 	}
 }
