@@ -29,7 +29,8 @@ import (
 // named by the port alone), under the user's cache directory
 // ($XDG_CACHE_HOME/cra/guarded-ports, else ~/.cache/…). It is outside
 // every working copy, so a confined process can read it but not change
-// it. A daemon killed with -9 leaves its file behind; a file whose pid is
+// it (Landlock lets it chmod a record, which Guarded then guards
+// unread). A daemon killed with -9 leaves its file behind; a file whose pid is
 // gone is removed the next time it is read.
 
 // guardDir is where the guarded ports are recorded; the environment is
@@ -96,7 +97,13 @@ func Guarded() ([]int, error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // its daemon let go since the listing
+		}
 		if err != nil {
+			// Landlock does not confine chmod: a confined process may
+			// have made the record unreadable (chmod 000). Guard it.
+			ports = append(ports, port)
 			continue
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -332,5 +333,45 @@ func TestWrapKeepsTheRecordOutOfReach(t *testing.T) {
 	os.MkdirAll(build, 0o755)
 	if err := Wrap(exec.Command("true"), "/bin/cra", Spec{Write: []string{build}}); err != nil {
 		t.Errorf("Write %s: %v", build, err)
+	}
+}
+
+// TestGuardedKeepsAnUnreadableRecord: Landlock does not confine chmod,
+// so a confined process may make a daemon's record unreadable to the
+// daemon's user (chmod 000: it owns the file). The port stays guarded
+// all the same, or the next confined process (the next run, or the
+// validation of the agent's own tests) would reach the daemon's API. A
+// record that cannot be read as a file at all (a directory, which root
+// reads past a chmod too) is guarded as well.
+func TestGuardedKeepsAnUnreadableRecord(t *testing.T) {
+	requireLandlock(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	release, err := Guard(4545)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	dir, err := guardDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(dir, "4545."+strconv.Itoa(os.Getpid()))
+	chmod := exec.Command("chmod", "000", record)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Wrap(chmod, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := chmod.CombinedOutput(); err != nil {
+		t.Logf("the confined chmod failed (%v: %s)", err, out)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "4646."+strconv.Itoa(os.Getpid())), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := Guarded()
+	if err != nil || !slices.Equal(ports, []int{4545, 4646}) {
+		t.Errorf("Guarded() = %v, %v; want [4545 4646]", ports, err)
 	}
 }
