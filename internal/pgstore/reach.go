@@ -201,14 +201,32 @@ const soAcceptCon = 0x10000
 const maxProbeRoles = 16
 
 // writerRolesSQL lists the roles that can log in and could write what
-// decides a verdict: superusers, and the holders of INSERT, UPDATE or
-// DELETE on a fleet table (to_regclass skips those not made yet).
-const writerRolesSQL = `SELECT rolname FROM pg_roles r
-WHERE rolcanlogin AND (rolsuper OR EXISTS (
-  SELECT 1 FROM unnest(ARRAY['world_log', 'world_agents', 'world_markers', 'board_tasks',
-    'run_leases', 'review_history', 'fleet_settings']) AS t(name)
-  WHERE to_regclass(t.name) IS NOT NULL
-    AND has_table_privilege(r.oid, to_regclass(t.name), 'INSERT, UPDATE, DELETE')))
+// decides a verdict: superusers; the members of a role (itself, one it
+// inherits, or one it may SET ROLE to, NOINHERIT or not) that holds
+// INSERT, UPDATE, DELETE, TRUNCATE or TRIGGER (a trigger's function runs
+// in the daemon's own writes) on a fleet table (to_regclass skips those
+// not made yet), pg_write_all_data's among them; before PostgreSQL 16,
+// CREATEROLE, which grants itself any such role; and whoever may CREATE
+// in the database (a schema named after the daemon's role comes first on
+// its search_path, with a world_log of its own) or in a schema of that
+// path other than world_log's.
+const writerRolesSQL = `WITH writers AS (
+  SELECT w.oid FROM pg_roles w WHERE EXISTS (
+    SELECT 1 FROM unnest(ARRAY['world_log', 'world_agents', 'world_markers', 'board_tasks',
+      'run_leases', 'review_history', 'fleet_settings', 'fleet_hosts', 'fleet_leader',
+      'notify_queue', 'cra_schema']) AS t(name)
+    WHERE to_regclass(t.name) IS NOT NULL
+      AND has_table_privilege(w.oid, to_regclass(t.name), 'INSERT, UPDATE, DELETE, TRUNCATE, TRIGGER')))
+SELECT rolname FROM pg_roles r
+WHERE rolcanlogin AND (rolsuper
+  OR (rolcreaterole AND current_setting('server_version_num')::int < 160000)
+  OR has_database_privilege(r.oid, current_database(), 'CREATE')
+  OR EXISTS (
+    SELECT 1 FROM unnest(current_schemas(false)) AS s(name)
+    WHERE has_schema_privilege(r.oid, s.name, 'CREATE')
+      AND s.name IS DISTINCT FROM (SELECT n.nspname FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('world_log')))
+  OR EXISTS (SELECT 1 FROM writers WHERE pg_has_role(r.oid, writers.oid, 'MEMBER')))
 ORDER BY rolsuper DESC, rolname LIMIT 16`
 
 // probeRoles are the roles a probe tries without a password: the URL's,

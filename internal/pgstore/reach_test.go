@@ -192,3 +192,78 @@ func TestListeningSockets(t *testing.T) {
 		t.Errorf("no socket list: %v, want an error saying it is not readable", err)
 	}
 }
+
+// TestProbeRolesFindEveryWayToWrite: a role reaches the fleet's tables
+// not only through a grant of its own. Each role below could write or
+// wipe the world log (checked by hand on PostgreSQL 15), so each is
+// tried without a password; a role that only reads is not.
+func TestProbeRolesFindEveryWayToWrite(t *testing.T) {
+	ctx := context.Background()
+	c := pgtest.New(t)
+	admin, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var version int
+	if err := admin.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"noinherit", // a member that does not inherit may still SET ROLE writer
+		"member",    // inherits writer's grant
+		"truncater", // TRUNCATE wipes the log
+		"triggerer", // a trigger runs its function in the daemon's writes
+		"shadower",  // CREATE on the database: a schema named after the daemon's role comes first on its search_path
+		"hosts",     // the fleet's other tables: who leads the recycler
+	}
+	setup := []string{
+		`CREATE ROLE daemon LOGIN`,
+		`CREATE ROLE writer NOLOGIN`,
+		`CREATE ROLE noinherit LOGIN NOINHERIT`,
+		`CREATE ROLE member LOGIN`,
+		`CREATE ROLE truncater LOGIN`,
+		`CREATE ROLE triggerer LOGIN`,
+		`CREATE ROLE shadower LOGIN`,
+		`CREATE ROLE hosts LOGIN`,
+		`CREATE ROLE reader LOGIN`,
+		`CREATE TABLE world_log (line text)`,
+		`CREATE TABLE fleet_leader (duty text)`,
+		`GRANT SELECT, INSERT ON world_log TO daemon`,
+		`GRANT INSERT ON world_log TO writer`,
+		`GRANT writer TO noinherit, member`,
+		`GRANT TRUNCATE ON world_log TO truncater`,
+		`GRANT TRIGGER ON world_log TO triggerer`,
+		`GRANT CREATE ON DATABASE postgres TO shadower`,
+		`GRANT UPDATE ON fleet_leader TO hosts`,
+		`GRANT SELECT ON world_log TO reader`,
+	}
+	if version < 160000 {
+		// Before 16, CREATEROLE grants itself any role but a superuser.
+		setup = append(setup, `CREATE ROLE creator LOGIN CREATEROLE`)
+		want = append(want, "creator")
+	}
+	if version >= 140000 {
+		setup = append(setup, `CREATE ROLE allwriter LOGIN`, `GRANT pg_write_all_data TO allwriter`)
+		want = append(want, "allwriter")
+	}
+	for _, q := range setup {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn, err := pgconn.Connect(ctx, strings.Replace(c.URL("postgres"), "user="+pgtest.Superuser, "user=daemon", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	roles := probeRoles(ctx, conn, "daemon")
+	for _, r := range want {
+		if !slices.Contains(roles, r) {
+			t.Errorf("probeRoles = %v: no %s", roles, r)
+		}
+	}
+	if slices.Contains(roles, "reader") {
+		t.Errorf("probeRoles = %v: reader only reads", roles)
+	}
+}
