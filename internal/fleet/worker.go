@@ -124,7 +124,10 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) 
 	// this host (it listens there whatever address the URL names), and
 	// the address of a server elsewhere.
 	var sockets []string
-	open, _ := pgstore.OpensWithoutPassword(ctx, url)
+	open, err := pgstore.OpensWithoutPassword(ctx, url)
+	if err != nil {
+		fmt.Fprintf(out, "warning: could not check whether the fleet's PostgreSQL lets an agent of this OS user in without a password: %v\n", err)
+	}
 	if open {
 		sockets = append(sockets, reach.Sockets...)
 	}

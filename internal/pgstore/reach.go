@@ -67,7 +67,7 @@ func isLoopback(host string) bool {
 
 // OpensWithoutPassword reports whether the database at url lets this OS
 // user in with no password at all (trust or peer authentication), as any
-// role that could write the fleet's tables (probeRoles): then any process
+// role that could write the fleet's tables (logins): then any process
 // of this user that reaches it, an agent included, can write as the
 // daemon does. Each try leaves out the URL's password, PGPASSWORD and the
 // password file; call it once the URL is known to connect, so that a
@@ -79,19 +79,22 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	roles := []string{cfg.User}
+	tries := []login{{cfg.User, cfg.Database}}
 	if conn, err := pgconn.ConnectConfig(ctx, cfg); err == nil {
-		roles = probeRoles(ctx, conn, cfg.User)
+		tries = logins(ctx, conn, cfg.User, cfg.Database)
 		conn.Close(ctx)
 	}
-	for _, role := range roles {
+	for _, l := range tries {
 		c := cfg.Copy()
-		c.User, c.Password = role, ""
+		c.User, c.Database, c.Password = l.role, l.db, ""
 		unharden(c)
 		if conn, err := pgconn.ConnectConfig(ctx, c); err == nil {
 			conn.Close(ctx)
 			return true, nil
 		}
+	}
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("try the database's roles without a password: %w", ctx.Err())
 	}
 	return false, nil
 }
@@ -103,7 +106,7 @@ var ErrUnreachable = errors.New("the database does not answer")
 // PasswordlessSockets returns the Unix-socket directories of the server
 // at url (its unix_socket_directories, at its port) where this OS user
 // gets in with no password as any role that could write the fleet's
-// tables (probeRoles). PostgreSQL listens on its sockets whatever address
+// tables (logins). PostgreSQL listens on its sockets whatever address
 // url names, so a database reached at a loopback port the sandbox guards
 // may still be open to an agent there. An abstract socket is returned as
 // the server names it, '@' and its name. It connects with url first, so
@@ -141,7 +144,7 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("find the database's Unix sockets: unix_socket_directories is not readable by the URL's role (%v), and %w", res.Err, err)
 	}
-	roles := probeRoles(ctx, conn, cfg.User)
+	tries := logins(ctx, conn, cfg.User, cfg.Database)
 	conn.Close(ctx)
 	var open []string
 	for _, dir := range dirs {
@@ -152,12 +155,17 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 		if !strings.HasPrefix(dir, "/") && !strings.HasPrefix(dir, "@") {
 			continue
 		}
-		for _, role := range roles {
-			if opensAt(ctx, cfg, dir, port, role) {
+		for _, l := range tries {
+			c := cfg.Copy()
+			c.Database = l.db
+			if opensAt(ctx, c, dir, port, l.role) {
 				open = append(open, dir)
 				break
 			}
 		}
+	}
+	if ctx.Err() != nil {
+		return open, fmt.Errorf("try the database's roles without a password on its sockets: %w", ctx.Err())
 	}
 	return open, nil
 }
@@ -254,6 +262,56 @@ func probeRoles(ctx context.Context, conn *pgconn.PgConn, urlRole string) []stri
 		}
 	}
 	return roles
+}
+
+// serverRolesSQL lists the login roles that reach the fleet's tables
+// from any database of the server: a superuser, or a member of
+// pg_execute_server_program or pg_write_server_files, runs a program or
+// writes a file as the server's OS user (COPY ... TO PROGRAM), outside
+// every sandbox, and so gets into the fleet's database as the server's
+// own user does (peer). A line such as 'local postgres postgres trust'
+// is as open as one naming the fleet's database.
+const serverRolesSQL = `SELECT rolname FROM pg_roles r
+WHERE rolcanlogin AND (rolsuper
+  OR coalesce(pg_has_role(r.oid, to_regrole('pg_execute_server_program'), 'MEMBER'), false)
+  OR coalesce(pg_has_role(r.oid, to_regrole('pg_write_server_files'), 'MEMBER'), false))
+ORDER BY rolsuper DESC, rolname LIMIT 16`
+
+// databasesSQL lists the databases of the server that take connections.
+const databasesSQL = `SELECT datname FROM pg_database WHERE datallowconn ORDER BY datname LIMIT 64`
+
+// login is a role on a database, as a probe tries it.
+type login struct{ role, db string }
+
+// logins are the logins a probe tries without a password: probeRoles on
+// the URL's database db, then the roles of serverRolesSQL on every other
+// database. conn is the daemon's own connection.
+func logins(ctx context.Context, conn *pgconn.PgConn, urlRole, db string) []login {
+	var out []login
+	for _, r := range probeRoles(ctx, conn, urlRole) {
+		out = append(out, login{r, db})
+	}
+	read := func(sql string) []string {
+		var names []string
+		res := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+		if res.Err == nil {
+			for _, row := range res.Rows {
+				if len(row) == 1 {
+					names = append(names, string(row[0]))
+				}
+			}
+		}
+		return names
+	}
+	roles, dbs := read(serverRolesSQL), read(databasesSQL)
+	for _, d := range dbs {
+		for _, r := range roles {
+			if l := (login{r, d}); !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // opensAt reports whether cfg's database lets role in with no password on

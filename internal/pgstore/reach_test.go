@@ -96,6 +96,9 @@ func TestProbesTryWriterRoles(t *testing.T) {
 		`CREATE ROLE boss LOGIN SUPERUSER`,
 		`CREATE ROLE editor LOGIN`,
 		`CREATE ROLE reader LOGIN`,
+		`CREATE ROLE execer LOGIN`,
+		`GRANT pg_execute_server_program TO execer`,
+		`CREATE DATABASE other`,
 		`CREATE TABLE world_log (line text)`,
 		`GRANT INSERT, SELECT ON world_log TO daemon`,
 		`GRANT UPDATE ON world_log TO editor`,
@@ -111,8 +114,9 @@ func TestProbesTryWriterRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// local trusts role first; every other local login asks a password.
-	setTrusted := func(role string) {
+	// local trusts role on db first; every other local login asks a
+	// password.
+	setTrusted := func(db, role string) {
 		t.Helper()
 		var lines []string
 		for _, l := range strings.Split(string(orig), "\n") {
@@ -121,7 +125,7 @@ func TestProbesTryWriterRoles(t *testing.T) {
 			}
 			lines = append(lines, l)
 		}
-		lines = append([]string{"local all " + role + " trust", "local all all scram-sha-256"}, lines...)
+		lines = append([]string{"local " + db + " " + role + " trust", "local all all scram-sha-256"}, lines...)
 		if err := os.WriteFile(hba, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +137,9 @@ func TestProbesTryWriterRoles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if db != "all" {
+			cfg.Database = db
+		}
 		for deadline := time.Now().Add(20 * time.Second); !opensAt(ctx, cfg, c.Dir(), uint16(c.Port()), role); time.Sleep(50 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("role %s not trusted on the socket 20 s after the reload", role)
@@ -140,17 +147,22 @@ func TestProbesTryWriterRoles(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		trusted string
-		open    bool
+		db, trusted string
+		open        bool
 	}{
-		{"reader", false}, // reads only: no way to a verdict
-		{"editor", true},  // may rewrite the world log
-		{"boss", true},    // a superuser, with no grant at all
+		{"all", "reader", false},   // reads only: no way to a verdict
+		{"all", "editor", true},    // may rewrite the world log
+		{"all", "boss", true},      // a superuser, with no grant at all
+		{"other", "editor", false}, // its grant is in another database
+		// From any database, COPY ... TO PROGRAM runs outside the
+		// sandbox as the server's OS user, who gets in everywhere.
+		{"other", "boss", true},
+		{"other", "execer", true},
 	} {
-		setTrusted(tc.trusted)
+		setTrusted(tc.db, tc.trusted)
 		open, err := OpensWithoutPassword(ctx, url)
 		if err != nil || open != tc.open {
-			t.Errorf("local trust for %s: OpensWithoutPassword %v, %v; want %v", tc.trusted, open, err, tc.open)
+			t.Errorf("local trust for %s on %s: OpensWithoutPassword %v, %v; want %v", tc.trusted, tc.db, open, err, tc.open)
 		}
 		got, err := PasswordlessSockets(ctx, url)
 		var want []string
@@ -158,7 +170,7 @@ func TestProbesTryWriterRoles(t *testing.T) {
 			want = []string{c.Dir(), c.AbstractSocket()}
 		}
 		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("local trust for %s: PasswordlessSockets %v, %v; want %v", tc.trusted, got, err, want)
+			t.Errorf("local trust for %s on %s: PasswordlessSockets %v, %v; want %v", tc.trusted, tc.db, got, err, want)
 		}
 	}
 }
