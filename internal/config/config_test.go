@@ -351,11 +351,22 @@ func TestExpandCache(t *testing.T) {
 func TestSecretEnv(t *testing.T) {
 	c := &Config{Models: &Models{APIKeyEnv: "OPENROUTER_API_KEY", Summarizer: &Endpoint{APIKeyEnv: "SUM_KEY"}, Supervisor: &Endpoint{APIKeyEnv: "OPENROUTER_API_KEY"}},
 		Notify: &Notify{WebhookTokenEnv: "HOOK_TOKEN"}}
-	if diff := cmp.Diff([]string{"OPENROUTER_API_KEY", "SUM_KEY", "HOOK_TOKEN"}, c.SecretEnv()); diff != "" {
+	if diff := cmp.Diff([]string{"CRA_SERVE_TOKEN", "OPENROUTER_API_KEY", "SUM_KEY", "HOOK_TOKEN"}, c.SecretEnv()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	var none *Config
-	if got := none.SecretEnv(); got != nil {
-		t.Errorf("nil config: %q", got)
+	if diff := cmp.Diff([]string{"CRA_SERVE_TOKEN"}, none.SecretEnv()); diff != "" {
+		t.Errorf("nil config (-want +got):\n%s", diff)
+	}
+	// With the fleet's state in PostgreSQL, its URL and libpq's
+	// variables reach it: validation (the agent's code) gets neither.
+	t.Setenv("PGPASSWORD", "secret")
+	t.Setenv("PGHOST", "db.internal")
+	c.Fleet = &Fleet{DatabaseURLEnv: "CRA_DATABASE_URL"}
+	got := c.SecretEnv()
+	for _, name := range []string{"CRA_SERVE_TOKEN", "CRA_DATABASE_URL", "PGPASSWORD", "PGHOST", "OPENROUTER_API_KEY"} {
+		if !slices.Contains(got, name) {
+			t.Errorf("with a fleet database, SecretEnv() = %q: no %s", got, name)
+		}
 	}
 }

@@ -88,17 +88,33 @@ func ExpandCache(dir string) (string, error) {
 	return filepath.Clean(d), nil
 }
 
+// ServeTokenEnv is the variable 'cra serve' takes its API token from.
+const ServeTokenEnv = "CRA_SERVE_TOKEN"
+
 // SecretEnv names the environment variables this config reads secrets
-// from (the models' API keys, the webhook's token): the code a
-// validation command runs has no need of them, so it does not get them.
+// from (the models' API keys, the webhook's token, the daemon's API
+// token, the fleet database's URL and, with one, libpq's variables set
+// in this process, PGPASSWORD and the like): the code a validation
+// command runs, which the agent wrote, has no need of them, so it does
+// not get them. With the daemon's token or the database's credentials
+// it could write its own verdict past the sandbox, which fences the
+// daemon's port but not a database or a daemon on another host.
 func (c *Config) SecretEnv() []string {
+	out := []string{ServeTokenEnv}
 	if c == nil {
-		return nil
+		return out
 	}
-	var out []string
 	add := func(name string) {
 		if name != "" && !slices.Contains(out, name) {
 			out = append(out, name)
+		}
+	}
+	if f := c.Fleet; f != nil && f.DatabaseURLEnv != "" {
+		add(f.DatabaseURLEnv)
+		for _, kv := range os.Environ() {
+			if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "PG") && len(name) > 2 && strings.ToUpper(name) == name {
+				add(name)
+			}
 		}
 	}
 	if m := c.Models; m != nil {
