@@ -390,6 +390,9 @@ func (b *Builder) run(ctx context.Context, root string, res *Result, start time.
 	if err := w.resolvePythonRefs(ctx, ch); err != nil {
 		return err
 	}
+	if err := w.createIndexes(ctx); err != nil {
+		return err
+	}
 	res.Phases.Resolve = time.Since(t)
 
 	t = time.Now()
@@ -573,6 +576,9 @@ func (b *Builder) parseAndWrite(ctx context.Context, w *writer, cands []candidat
 		}
 		if !rows {
 			w.ident = newIdentGraph()
+			if err := w.dropIndexes(ctx, bulkIndexes...); err != nil {
+				return nil, err
+			}
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
