@@ -771,6 +771,9 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		if err := sandbox.Wrap(cmd, p.Executable, sandbox.Spec{Write: write}); err != nil {
 			return nil, err
 		}
+		if os.Geteuid() == 0 {
+			warning = rootWarning
+		}
 	default:
 		warning = "cra: warning: this run is not sandboxed ([board] sandbox = \"off\"): the agent could write anything this user can, the world log and other tasks included"
 	}
@@ -981,6 +984,11 @@ func (p *Processor) logEvents(ctx context.Context, id string, sum *agentcli.Summ
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// rootWarning opens the log of a confined run whose agent is root: the
+// sandbox confines writes, not metadata (Landlock has no right for chmod,
+// chown or utimes), and root owns the system's files.
+const rootWarning = "cra: warning: this run's agent runs as root: the sandbox keeps its writes to its working copy, but cannot keep it from changing the modes, owners and times of files elsewhere (the world log's, the system's); run cra as a normal user"
 
 // wait records the run's identity, then waits for the process under the
 // profile's timeout and ctx, sampling its liveness meanwhile. It returns
