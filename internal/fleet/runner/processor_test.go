@@ -603,7 +603,12 @@ func TestRunNotesWhatTheWorktreeLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(data), "cra: node_modules is in your checkout but not in the worktree") || !strings.Contains(string(data), "working\n") {
+	// Root's agents are told first what the sandbox does not cover.
+	body, root := strings.CutPrefix(string(data), rootWarning+"\n")
+	if root != (os.Geteuid() == 0) {
+		t.Errorf("run as uid %d: the log opens with the root warning: %v\n%s", os.Geteuid(), root, data)
+	}
+	if !strings.HasPrefix(body, "cra: node_modules is in your checkout but not in the worktree") || !strings.Contains(body, "working\n") {
 		t.Errorf("run log:\n%s", data)
 	}
 }
