@@ -530,3 +530,63 @@ func TestIsExampleAndAboutExamples(t *testing.T) {
 		t.Errorf("aboutExamples: %v for %v, %v for %v; want true, false", aboutExamples(set(ex)), ex, aboutExamples(set(plain)), plain)
 	}
 }
+
+// TestRankPairsTestsByHistory: a test named after no source (click's
+// tests/test_options.py for core.py) is the partner of the source it
+// changed with in past commits, by the share of the source's commits
+// that changed it (doubled: half of them is a sure partner); at
+// PairHistory 0 it is no partner at all.
+func TestRankPairsTestsByHistory(t *testing.T) {
+	core := func(v int) string {
+		return fmt.Sprintf("def parse_flag_value(raw):\n    return raw or %d\n", v)
+	}
+	test := func(name string, v int) string {
+		return fmt.Sprintf("def test_%s():\n    assert %d\n", name, v)
+	}
+	f := newFixture(t,
+		map[string]string{"src/app/core.py": core(0), "src/app/other.py": "X = 0\n", "tests/test_options.py": test("options", 0),
+			"tests/test_commands.py": test("commands", 0), "tests/test_misc.py": test("misc", 0)},
+		// core.py changes six times: with test_options.py four times,
+		// with test_commands.py three, with test_misc.py once (the first
+		// commit, which adds every file).
+		map[string]string{"src/app/core.py": core(1), "tests/test_options.py": test("options", 1), "tests/test_commands.py": test("commands", 1)},
+		map[string]string{"src/app/core.py": core(2), "tests/test_options.py": test("options", 2), "tests/test_commands.py": test("commands", 2)},
+		map[string]string{"src/app/core.py": core(3), "tests/test_options.py": test("options", 3)},
+		map[string]string{"src/app/core.py": core(4)},
+		map[string]string{"src/app/core.py": core(5)},
+		map[string]string{"tests/test_misc.py": test("misc", 6), "src/app/other.py": "X = 6\n"},
+		map[string]string{"tests/test_misc.py": test("misc", 7), "src/app/other.py": "X = 7\n"},
+	)
+	rank := func(share float64) map[string]Candidate {
+		r := NewRanker(f.kb, f.repoID)
+		r.Weights.PairHistory = share
+		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty value"), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return candidatesByPath(c)
+	}
+	on, off := rank(1), rank(0)
+	// 4 of core.py's 6 commits (smoothed: 2·4/8) and 3 of them (2·3/8).
+	if got := on["tests/test_options.py"]; got.Signals["test"] != 1 || !contains(got.Reasons, "its test by history: changed with src/app/core.py in 4 commits") {
+		t.Errorf("test_options.py: got test signal %v, reasons %v; want 1, paired with core.py by 4 commits", got.Signals["test"], got.Reasons)
+	}
+	if got := on["tests/test_commands.py"].Signals["test"]; got != 0.75 {
+		t.Errorf("test_commands.py: got test signal %v, want 0.75", got)
+	}
+	// One commit together is no pairing.
+	if got := on["tests/test_misc.py"].Signals["test"]; got != 0 {
+		t.Errorf("test_misc.py: got test signal %v, want none", got)
+	}
+	for _, p := range []string{"tests/test_options.py", "tests/test_commands.py"} {
+		if off[p].Signals["test"] != 0 {
+			t.Errorf("%s at PairHistory 0: got test signal %v, want none", p, off[p].Signals["test"])
+		}
+		if on[p].Score <= off[p].Score {
+			t.Errorf("%s: scores %v with the pairing, %v without; want it higher", p, on[p].Score, off[p].Score)
+		}
+	}
+	if half := rank(0.5)["tests/test_options.py"].Signals["test"]; half != 0.5 {
+		t.Errorf("test_options.py at PairHistory 0.5: got test signal %v, want 0.5", half)
+	}
+}

@@ -31,6 +31,13 @@ type Weights struct {
 	// Rank does not compute it), so weights stored before it existed keep
 	// their meaning.
 	History float64 `json:"history,omitempty"`
+	// PairHistory is how much of the test signal a test earns for having
+	// changed with a strong source file in past commits when no naming
+	// convention pairs them (Ranker.pairTestsByHistory): 1 as much as a
+	// partner by name, 0, the zero value, none (and Rank does not read
+	// the co-changes for it), so weights stored before it existed keep
+	// their meaning. At most 1.
+	PairHistory float64 `json:"pair_history,omitempty"`
 	// Prose scales files cra does not parse (docs, changelogs, configs)
 	// and example programs: a coding task needs code, unless it names the
 	// file or is about docs.
@@ -104,7 +111,7 @@ func (w Weights) Fuse(signals map[string]float64, prose int, testFile, declFile 
 }
 
 // Get returns the weight of a signal named as in Signals, "prose",
-// "test_demotion" or "decl_demotion".
+// "test_demotion", "decl_demotion" or "pair_history".
 func (w Weights) Get(name string) (float64, error) {
 	p, err := w.field(name)
 	if err != nil {
@@ -114,7 +121,7 @@ func (w Weights) Get(name string) (float64, error) {
 }
 
 // Set sets the weight of a signal named as in Signals, "prose",
-// "test_demotion" or "decl_demotion".
+// "test_demotion", "decl_demotion" or "pair_history".
 func (w *Weights) Set(name string, v float64) error {
 	p, err := w.field(name)
 	if err != nil {
@@ -160,6 +167,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.TestDemotion, nil
 	case "decl_demotion":
 		return &w.DeclDemotion, nil
+	case "pair_history":
+		return &w.PairHistory, nil
 	}
 	return nil, fmt.Errorf("unknown ranking signal %q", name)
 }
@@ -184,6 +193,9 @@ func (w Weights) Validate() error {
 	}
 	if d := w.DeclDemotion; math.IsNaN(d) || d < 0 || d >= 1 {
 		return fmt.Errorf("ranking weight decl_demotion is %v: want 0 or more and below 1 (1 would rank every declaration-only file last)", d)
+	}
+	if p := w.PairHistory; math.IsNaN(p) || p < 0 || p > 1 {
+		return fmt.Errorf("ranking weight pair_history is %v: want 0 to 1 (1 pairs a test by history as fully as by name)", p)
 	}
 	return nil
 }

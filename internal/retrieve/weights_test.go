@@ -207,6 +207,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 		{"test demotion 1", Weights{Search: 1, TestDemotion: 1}, "test_demotion"},
 		{"test demotion negative", Weights{Search: 1, TestDemotion: -0.1}, "test_demotion"},
 		{"test demotion nan", Weights{Search: 1, TestDemotion: math.NaN()}, "test_demotion"},
+		{"pair history 1", Weights{Search: 1, PairHistory: 1}, ""},
+		{"pair history above 1", Weights{Search: 1, PairHistory: 1.5}, "pair_history"},
+		{"pair history negative", Weights{Search: 1, PairHistory: -0.1}, "pair_history"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
