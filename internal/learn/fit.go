@@ -266,6 +266,10 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 		project(p)
 	}
 	w := p.weights()
+	// The test pairing by history is no weight of the fusion but decides
+	// which files have the test signal the examples were read with: it
+	// stays the prior's.
+	w.PairHistory = cfg.Prior.PairHistory
 	if err := w.Validate(); err != nil {
 		return retrieve.Weights{}, fmt.Errorf("fit: %w", err)
 	}
