@@ -28,7 +28,7 @@ func CPU(pgid int) (int64, bool) { return 0, false }
 type Reaper struct{}
 
 // Reap returns a Reaper that does nothing: there are no groups here.
-func Reap(pgid int, grace time.Duration) (*Reaper, error) { return &Reaper{}, nil }
+func Reap(pgid int, grace time.Duration, tag string) (*Reaper, error) { return &Reaper{}, nil }
 
 // Done does nothing.
 func (r *Reaper) Done() {}

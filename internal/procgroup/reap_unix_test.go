@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,19 +23,22 @@ const starterEnv = "CRA_PROCGROUP_TEST_STARTER"
 
 func TestMain(m *testing.M) {
 	if script := os.Getenv(starterEnv); script != "" {
-		starter(script, os.Getenv(starterEnv+"_DONE") != "")
+		starter(script, os.Getenv(starterEnv+"_DONE") != "", os.Getenv(starterEnv+"_TAG"))
 	}
 	os.Exit(m.Run())
 }
 
-func starter(script string, done bool) {
+func starter(script string, done bool, tag string) {
 	cmd := exec.Command("sh", "-c", script)
+	if tag != "" {
+		cmd.Env = append(os.Environ(), tag) // the run's mark, on every process it starts
+	}
 	Own(cmd)
 	if err := cmd.Start(); err != nil {
 		fmt.Println("start:", err)
 		os.Exit(1)
 	}
-	r, err := Reap(cmd.Process.Pid, time.Second)
+	r, err := Reap(cmd.Process.Pid, time.Second, tag)
 	if err != nil {
 		fmt.Println("reap:", err)
 		os.Exit(1)
@@ -46,6 +50,20 @@ func starter(script string, done bool) {
 	for {
 		time.Sleep(time.Hour) // until killed
 	}
+}
+
+// escape is an agent whose sleep leaves the group with setsid, and writes
+// its pid to $OUT.escaped.
+const escape = `setsid sh -c 'echo $$ > "$OUT.escaped.tmp"; mv "$OUT.escaped.tmp" "$OUT.escaped"; exec sleep 1000' & while [ ! -s "$OUT.escaped" ]; do sleep 0.05; done; : > "$OUT.ready"; wait`
+
+// running reports whether pid is a live process (not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
 
 // TestReaperEndsTheGroupOfADeadStarter: a starter killed with -9 leaves
@@ -63,12 +81,18 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 		plant        bool // a sleep that says it ran is first on the starter's PATH
 		term         bool // the agent saw SIGTERM and wrote so
 		alive        bool // the group is left running
+		tag          bool // the agent carries a tag the reaper is given
+		escapedAlive bool // the process in $OUT.escaped outlives the reaper
 	}{
 		{name: "terminated", script: `trap 'echo term > "$OUT"; kill $!; exit 0' TERM; sleep 1000 & : > "$OUT.ready"; wait`, term: true},
 		// The reaper waits out the grace with a system sleep, not one
 		// planted first on the daemon's PATH (a cache an agent writes).
 		{name: "killed", script: `trap '' TERM; /bin/sleep 1000 & : > "$OUT.ready"; while :; do /bin/sleep 1; done`, plant: true},
 		{name: "done", script: `sleep 1000 & : > "$OUT.ready"; wait`, done: true, alive: true},
+		// A process that left the group (setsid) goes too when it
+		// carries the run's tag, and only then.
+		{name: "setsid tagged", script: escape, tag: true},
+		{name: "setsid untagged", script: escape, escapedAlive: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -76,6 +100,9 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 			cmd.Env = append(os.Environ(), starterEnv+"="+tc.script, "OUT="+out)
 			if tc.done {
 				cmd.Env = append(cmd.Env, starterEnv+"_DONE=1")
+			}
+			if tc.tag {
+				cmd.Env = append(cmd.Env, starterEnv+"_TAG=CRA_TEST_RUN_TOKEN="+filepath.Base(filepath.Dir(out)))
 			}
 			planted := filepath.Join(filepath.Dir(out), "planted")
 			if tc.plant {
@@ -132,6 +159,25 @@ func TestReaperEndsTheGroupOfADeadStarter(t *testing.T) {
 			if _, err := os.Stat(planted); err == nil {
 				t.Errorf("the reaper ran the sleep planted first on its starter's PATH")
 			}
+			if b, err := os.ReadFile(out + ".escaped"); err == nil {
+				pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+				if err != nil || pid <= 1 {
+					t.Fatalf("escaped pid %q", b)
+				}
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+				// A bound, not a measure: the grace is a second.
+				gone := false
+				wait := 10 * time.Second
+				if tc.escapedAlive {
+					wait = 3 * time.Second // past the grace a wrongful reaper would have used
+				}
+				for deadline := time.Now().Add(wait); !gone && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					gone = !running(pid)
+				}
+				if gone == tc.escapedAlive {
+					t.Errorf("the process that left the group (tagged %v) gone: %v, want %v", tc.tag, gone, !tc.escapedAlive)
+				}
+			}
 		})
 	}
 }
@@ -146,7 +192,7 @@ func TestDoneEndsAStoppedReaper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); agent.Wait() }()
-	r, err := Reap(agent.Process.Pid, time.Second)
+	r, err := Reap(agent.Process.Pid, time.Second, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +213,7 @@ func TestDoneEndsAStoppedReaper(t *testing.T) {
 // TestReapRefusesNoGroup: no reaper for a group id no run has.
 func TestReapRefusesNoGroup(t *testing.T) {
 	for _, pgid := range []int{0, 1, -5} {
-		if _, err := Reap(pgid, time.Second); err == nil {
+		if _, err := Reap(pgid, time.Second, ""); err == nil {
 			t.Errorf("Reap(%d): no error", pgid)
 		}
 	}

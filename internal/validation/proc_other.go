@@ -9,6 +9,6 @@ import (
 
 // shellCommand runs command through cmd.exe; a timeout kills cmd.exe
 // only, and nothing is killed after Wait.
-func shellCommand(ctx context.Context, command string) (*exec.Cmd, func() int) {
-	return exec.CommandContext(ctx, "cmd", "/C", command), func() int { return 0 }
+func shellCommand(ctx context.Context, command string) (*exec.Cmd, string, func() int) {
+	return exec.CommandContext(ctx, "cmd", "/C", command), "", func() int { return 0 }
 }

@@ -22,7 +22,9 @@ const tokenVar = "CRA_VALIDATION_TOKEN"
 // (cmd.Cancel), and through the returned function after Wait, every
 // process of the group, every process carrying the token and every
 // descendant of either is stopped, then killed, and waited for (bounded).
-// The function returns how many processes it killed.
+// The function returns how many processes it killed. The string is the
+// token's environment entry, which the check's reaper ends them by should
+// cra die first.
 //
 // The group alone is not enough: setsid leaves it, and a process whose
 // parent died is re-parented to init, out of reach of a walk of the tree.
@@ -33,7 +35,7 @@ const tokenVar = "CRA_VALIDATION_TOKEN"
 // (unix other than Linux) only the group is killed. A subreaper
 // (PR_SET_CHILD_SUBREAPER) would catch orphans too, but it is a property
 // of the whole cra process; cgroups need privileges cra does not have.
-func shellCommand(ctx context.Context, command string) (*exec.Cmd, func() int) {
+func shellCommand(ctx context.Context, command string) (*exec.Cmd, string, func() int) {
 	token := newToken()
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Env = append(os.Environ(), tokenVar+"="+token)
@@ -42,7 +44,7 @@ func shellCommand(ctx context.Context, command string) (*exec.Cmd, func() int) {
 		killAll(cmd.Process.Pid, token)
 		return nil
 	}
-	return cmd, func() int {
+	return cmd, tokenVar + "=" + token, func() int {
 		if cmd.Process == nil {
 			return 0
 		}

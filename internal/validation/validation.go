@@ -193,7 +193,7 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	out := &cappedBuffer{max: max}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, killLeft := shellCommand(cctx, command)
+	cmd, tag, killLeft := shellCommand(cctx, command)
 	cmd.Dir = dir
 	cmd.Env = environ(cmd.Env, v.Env, v.Unset)
 	if v.Confine != nil {
@@ -229,9 +229,9 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 		return cr, fmt.Errorf("validation %s: %w", name, err)
 	}
 	// Should cra be killed mid-check (kill -9), the check's group goes
-	// with it: a test run left behind by a dead daemon or reviewer holds
+	// with it, and what left the group carrying its token: a test run left behind by a dead daemon or reviewer holds
 	// the working copy and the machine for no one.
-	reaper, rerr := procgroup.Reap(cmd.Process.Pid, reapGrace)
+	reaper, rerr := procgroup.Reap(cmd.Process.Pid, reapGrace, tag)
 	if rerr != nil {
 		fmt.Fprintf(sink, "[cra: %s is not watched should cra die mid-check (%v)]\n", name, rerr)
 	}

@@ -107,8 +107,10 @@ func TestCheckEndsWithAKilledValidator(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	// The shell waits on its sleep: with no reaper both live on.
-	const command = `sleep 300 & echo $! > sleep.pid.tmp; mv sleep.pid.tmp sleep.pid; wait`
+	// The shell waits on its sleep: with no reaper both live on. A second
+	// sleep leaves the group (setsid) first; it carries the check's token.
+	const command = `setsid sh -c 'echo $$ > escaped.pid.tmp; mv escaped.pid.tmp escaped.pid; exec sleep 300' & ` +
+		`while [ ! -s escaped.pid ]; do sleep 0.05; done; sleep 300 & echo $! > sleep.pid.tmp; mv sleep.pid.tmp sleep.pid; wait`
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkerEnv+"="+command, checkerEnv+"_DIR="+dir)
 	var out bytes.Buffer
@@ -135,8 +137,17 @@ func TestCheckEndsWithAKilledValidator(t *testing.T) {
 	if strings.Contains(out.String(), "check ended") {
 		t.Fatalf("the check ended before the validator was killed: %s", out.String())
 	}
+	b, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
+	escaped, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil || escaped <= 1 {
+		t.Fatalf("escaped.pid: %q, %v", b, err)
+	}
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
 	// A bound, not a measure: the grace is two seconds.
 	if !gone(pid, 30*time.Second) {
-		t.Fatalf("the check's sleep %d outlived its killed validator: %s", pid, out.String())
+		t.Errorf("the check's sleep %d outlived its killed validator: %s", pid, out.String())
+	}
+	if !gone(escaped, 30*time.Second) {
+		t.Errorf("the check's sleep %d that left its group (setsid) outlived its killed validator: %s", escaped, out.String())
 	}
 }

@@ -804,7 +804,7 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 		out.close()
 		return nil, fmt.Errorf("start the agent: %w", err)
 	}
-	r, werr := p.wait(ctx, s, cmd, out, work)
+	r, werr := p.wait(ctx, s, cmd, out, work, EnvRunToken+"="+token)
 	if p.Leases != nil && !errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The agent may have ended because its lease was lost before this
 		// host heard of it (Level 1 stops a run whose lease is another
@@ -993,12 +993,14 @@ const rootWarning = "cra: warning: this run's agent runs as root: the sandbox ke
 // wait records the run's identity, then waits for the process under the
 // profile's timeout and ctx, sampling its liveness meanwhile. It returns
 // the finish entry's output.
-func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture, work string) (*ran, error) {
+func (p *Processor) wait(ctx context.Context, s *started, cmd *exec.Cmd, out *capture, work, tag string) (*ran, error) {
 	pid := cmd.Process.Pid
 	// Should this process die first (kill -9), the run's group goes
-	// with it: an agent working on past its daemon, and past its lease
-	// while another host runs the task again, is no run anyone records.
-	if reaper, err := procgroup.Reap(pid, p.grace()); err != nil {
+	// with it, and every process carrying the run's token (tag), those
+	// that left the group too: an agent working on past its daemon, and
+	// past its lease while another host runs the task again, is no run
+	// anyone records.
+	if reaper, err := procgroup.Reap(pid, p.grace(), tag); err != nil {
 		p.Logger.Warn("the run outlives this daemon should it be killed", "task", s.task.ID, "run", s.run, "err", err)
 	} else {
 		defer reaper.Done() // after the group is stopped below
