@@ -68,6 +68,7 @@ const batchRows = 100
 type batcher struct {
 	w      *writer
 	prefix string
+	suffix string // after the rows: an upsert's ON CONFLICT clause
 	cols   int
 	args   []any
 	rows   int
@@ -99,7 +100,7 @@ func (b *batcher) flush(ctx context.Context) error {
 		}
 	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", b.cols), ", ") + ")"
-	q := b.prefix + strings.TrimSuffix(strings.Repeat(row+", ", b.rows), ", ")
+	q := b.prefix + strings.TrimSuffix(strings.Repeat(row+", ", b.rows), ", ") + b.suffix
 	_, err := b.w.exec(ctx, q, b.args...)
 	b.args, b.rows = b.args[:0], 0
 	return err
