@@ -967,12 +967,15 @@ func (w *writer) resolveDependencies(ctx context.Context, root string, ch *chang
 // inserted with the index in place goes to a random leaf of its b-tree,
 // which the small page cache of a first run (firstRunCacheKiB) has long
 // evicted, where CREATE INDEX sorts the keys and writes its pages once,
-// in order. A full index of django took 8% less CPU time (paired runs,
-// peak memory +3 MiB). The name index of name_refs saved as much again
-// but cost 20-30 MiB at its peak (CREATE INDEX sorts in memory: temp_store
-// is MEMORY), so it stays; indexes on file and symbol IDs grow at their
-// end as the rows are written. Nothing the run reads before
-// createIndexes looks rows up through these.
+// in order. On a full index of django the content writes (insertContent
+// and createIndexes) took about 7% less CPU time in CPU profiles of
+// BenchmarkIndexRepo side by side, 1-2% of the run's (whole-process
+// pairs at load 6-12 said 8-12%, within their noise); peak memory +3
+// MiB. Built the same way, the name index of name_refs cost 20-30 MiB
+// more at the peak (CREATE INDEX sorts in memory: temp_store is MEMORY),
+// so it stays; indexes on file and symbol IDs grow at their end as the
+// rows are written. Nothing the run reads before createIndexes looks
+// rows up through these.
 var bulkIndexes = []string{"idx_symbols_name", "idx_symbol_references_callee"}
 
 // dropIndexes drops the indexes names, keeping their definitions for
