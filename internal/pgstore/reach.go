@@ -79,9 +79,9 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	tries := []login{{cfg.User, cfg.Database}}
+	tries, more := []login{{cfg.User, cfg.Database}}, false
 	if conn, err := pgconn.ConnectConfig(ctx, cfg); err == nil {
-		tries = logins(ctx, conn, cfg.User, cfg.Database)
+		tries, more = logins(ctx, conn, cfg.User, cfg.Database)
 		conn.Close(ctx)
 	}
 	for _, l := range tries {
@@ -95,6 +95,9 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 	}
 	if ctx.Err() != nil {
 		return false, fmt.Errorf("try the database's roles without a password: %w", ctx.Err())
+	}
+	if more {
+		return false, errTooMany
 	}
 	return false, nil
 }
@@ -144,7 +147,7 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("find the database's Unix sockets: unix_socket_directories is not readable by the URL's role (%v), and %w", res.Err, err)
 	}
-	tries := logins(ctx, conn, cfg.User, cfg.Database)
+	tries, more := logins(ctx, conn, cfg.User, cfg.Database)
 	conn.Close(ctx)
 	var open []string
 	for _, dir := range dirs {
@@ -167,6 +170,9 @@ func PasswordlessSockets(ctx context.Context, url string) ([]string, error) {
 	if ctx.Err() != nil {
 		return open, fmt.Errorf("try the database's roles without a password on its sockets: %w", ctx.Err())
 	}
+	if more {
+		return open, errTooMany
+	}
 	return open, nil
 }
 
@@ -181,32 +187,60 @@ func listeningSockets(port uint16) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the kernel's socket list is not readable either: %w", err)
 	}
+	return parseListening(string(b), port), nil
+}
+
+// parseListening reads /proc/net/unix's text for listeningSockets.
+func parseListening(text string, port uint16) []string {
 	suffix := fmt.Sprintf("/.s.PGSQL.%d", port)
 	var dirs []string
-	for _, line := range strings.Split(string(b), "\n") {
-		// Num RefCount Protocol Flags Type St Inode Path
+	for _, line := range strings.Split(text, "\n") {
+		// Num RefCount Protocol Flags Type St Inode Path; the path is the
+		// rest of the line, spaces and all.
 		f := strings.Fields(line)
-		if len(f) != 8 {
+		if len(f) < 8 {
 			continue
 		}
+		path := afterFields(line, 7)
 		flags, err := strconv.ParseUint(f[3], 16, 32)
-		if err != nil || flags&soAcceptCon == 0 || !strings.HasSuffix(f[7], suffix) {
+		if err != nil || flags&soAcceptCon == 0 || !strings.HasSuffix(path, suffix) {
 			continue
 		}
-		if dir := strings.TrimSuffix(f[7], suffix); dir != "" && !slices.Contains(dirs, dir) {
+		if dir := strings.TrimSuffix(path, suffix); dir != "" && !slices.Contains(dirs, dir) {
 			dirs = append(dirs, dir)
 		}
 	}
 	slices.Sort(dirs)
-	return dirs, nil
+	return dirs
+}
+
+// afterFields returns what follows the first n space-separated fields of
+// line and the one space after them.
+func afterFields(line string, n int) string {
+	rest := line
+	for range n {
+		rest = strings.TrimLeft(rest, " ")
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i:]
+	}
+	return strings.TrimPrefix(rest, " ")
 }
 
 // soAcceptCon is /proc/net/unix's flag of a listening socket.
 const soAcceptCon = 0x10000
 
-// maxProbeRoles bounds the roles probeRoles returns: each is a login try
-// per socket.
-const maxProbeRoles = 16
+// maxProbeRoles bounds the roles probeRoles returns, and serverRolesSQL
+// the roles tried on each other database: each is a login try per
+// socket. More than that is an error the probes return (errTooMany),
+// which serve reports, not a silent pass.
+const maxProbeRoles = 64
+
+// errTooMany is the probes' error when more roles could write than they
+// try.
+var errTooMany = fmt.Errorf("more than %d roles could write the fleet's tables, and only the first %d were tried without a password: give fewer roles those rights", maxProbeRoles, maxProbeRoles)
 
 // writerRolesSQL lists the roles that can log in and could write what
 // decides a verdict: superusers; the members of a role (itself, one it
@@ -235,7 +269,7 @@ WHERE rolcanlogin AND (rolsuper
       AND s.name IS DISTINCT FROM (SELECT n.nspname FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('world_log')))
   OR EXISTS (SELECT 1 FROM writers WHERE pg_has_role(r.oid, writers.oid, 'MEMBER')))
-ORDER BY rolsuper DESC, rolname LIMIT 16`
+ORDER BY rolsuper DESC, rolname LIMIT 65`
 
 // probeRoles are the roles a probe tries without a password: the URL's,
 // this OS user's name (peer authentication), then every login role that
@@ -243,12 +277,17 @@ ORDER BY rolsuper DESC, rolname LIMIT 16`
 // them (a pg_hba.conf line 'local all postgres trust' lets any local
 // process in as it). conn is the daemon's own connection; where the
 // catalogue cannot be read, the first two stand alone.
-func probeRoles(ctx context.Context, conn *pgconn.PgConn, urlRole string) []string {
-	roles := []string{urlRole}
+func probeRoles(ctx context.Context, conn *pgconn.PgConn, urlRole string) (roles []string, more bool) {
+	roles = []string{urlRole}
 	add := func(r string) {
-		if r != "" && len(roles) < maxProbeRoles && !slices.Contains(roles, r) {
-			roles = append(roles, r)
+		if r == "" || slices.Contains(roles, r) {
+			return
 		}
+		if len(roles) >= maxProbeRoles {
+			more = true
+			return
+		}
+		roles = append(roles, r)
 	}
 	if u, err := user.Current(); err == nil {
 		add(u.Username)
@@ -261,7 +300,7 @@ func probeRoles(ctx context.Context, conn *pgconn.PgConn, urlRole string) []stri
 			}
 		}
 	}
-	return roles
+	return roles, more
 }
 
 // serverRolesSQL lists the login roles that reach the fleet's tables
@@ -275,7 +314,7 @@ const serverRolesSQL = `SELECT rolname FROM pg_roles r
 WHERE rolcanlogin AND (rolsuper
   OR coalesce(pg_has_role(r.oid, to_regrole('pg_execute_server_program'), 'MEMBER'), false)
   OR coalesce(pg_has_role(r.oid, to_regrole('pg_write_server_files'), 'MEMBER'), false))
-ORDER BY rolsuper DESC, rolname LIMIT 16`
+ORDER BY rolsuper DESC, rolname LIMIT 65`
 
 // databasesSQL lists the databases of the server that take connections.
 const databasesSQL = `SELECT datname FROM pg_database WHERE datallowconn ORDER BY datname LIMIT 64`
@@ -286,9 +325,9 @@ type login struct{ role, db string }
 // logins are the logins a probe tries without a password: probeRoles on
 // the URL's database db, then the roles of serverRolesSQL on every other
 // database. conn is the daemon's own connection.
-func logins(ctx context.Context, conn *pgconn.PgConn, urlRole, db string) []login {
-	var out []login
-	for _, r := range probeRoles(ctx, conn, urlRole) {
+func logins(ctx context.Context, conn *pgconn.PgConn, urlRole, db string) (out []login, more bool) {
+	roles, more := probeRoles(ctx, conn, urlRole)
+	for _, r := range roles {
 		out = append(out, login{r, db})
 	}
 	read := func(sql string) []string {
@@ -303,15 +342,18 @@ func logins(ctx context.Context, conn *pgconn.PgConn, urlRole, db string) []logi
 		}
 		return names
 	}
-	roles, dbs := read(serverRolesSQL), read(databasesSQL)
+	server, dbs := read(serverRolesSQL), read(databasesSQL)
+	if len(server) > maxProbeRoles {
+		server, more = server[:maxProbeRoles], true
+	}
 	for _, d := range dbs {
-		for _, r := range roles {
+		for _, r := range server {
 			if l := (login{r, d}); !slices.Contains(out, l) {
 				out = append(out, l)
 			}
 		}
 	}
-	return out
+	return out, more
 }
 
 // opensAt reports whether cfg's database lets role in with no password on

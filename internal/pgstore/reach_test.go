@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -173,6 +174,21 @@ func TestProbesTryWriterRoles(t *testing.T) {
 			t.Errorf("local trust for %s on %s: PasswordlessSockets %v, %v; want %v", tc.trusted, tc.db, got, err, want)
 		}
 	}
+	// More writers than the probes try: an error that says so, not a
+	// database reported closed.
+	setTrusted("all", "reader")
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
+		EXECUTE format('CREATE ROLE w%%s LOGIN', i);
+		EXECUTE format('GRANT INSERT ON world_log TO w%%s', i);
+	END LOOP; END $$`, maxProbeRoles)); err != nil {
+		t.Fatal(err)
+	}
+	if open, err := OpensWithoutPassword(ctx, url); open || !errors.Is(err, errTooMany) {
+		t.Errorf("%d more writers: OpensWithoutPassword %v, %v; want the error saying not all were tried", maxProbeRoles, open, err)
+	}
+	if got, err := PasswordlessSockets(ctx, url); len(got) > 0 || !errors.Is(err, errTooMany) {
+		t.Errorf("%d more writers: PasswordlessSockets %v, %v; want the error saying not all were tried", maxProbeRoles, got, err)
+	}
 }
 
 // listeningSockets reads the kernel's socket list: only listening sockets
@@ -188,6 +204,8 @@ func TestListeningSockets(t *testing.T) {
 0000000000000000: 00000002 00000000 00010000 0001 01 31341 /tmp/.s.PGSQL.5432
 0000000000000000: 00000002 00000000 00010000 0001 01 31342 /tmp/.s.PGSQL.54321
 0000000000000000: 00000002 00000000 00010000 0001 01 31343
+0000000000000000: 00000002 00000000 00010000 0001 01 31345 /srv/pg sockets/.s.PGSQL.5432
+0000000000000000: 00000002 00000000 00010000 0001 01 10000 /srv/10000/.s.PGSQL.5432
 0000000000000000: 00000002 00000000 zz010000 0001 01 31344 /bad/.s.PGSQL.5432
 `
 	if err := os.WriteFile(list, []byte(table), 0o644); err != nil {
@@ -196,7 +214,7 @@ func TestListeningSockets(t *testing.T) {
 	defer func(p string) { procNetUnix = p }(procNetUnix)
 	procNetUnix = list
 	got, err := listeningSockets(5432)
-	if want := []string{"/tmp", "/var/run/postgresql", "@pgabstract"}; err != nil || !slices.Equal(got, want) {
+	if want := []string{"/srv/10000", "/srv/pg sockets", "/tmp", "/var/run/postgresql", "@pgabstract"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("listeningSockets(5432) = %v, %v; want %v", got, err, want)
 	}
 	procNetUnix = filepath.Join(t.TempDir(), "missing")
@@ -269,7 +287,7 @@ func TestProbeRolesFindEveryWayToWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	roles := probeRoles(ctx, conn, "daemon")
+	roles, _ := probeRoles(ctx, conn, "daemon")
 	for _, r := range want {
 		if !slices.Contains(roles, r) {
 			t.Errorf("probeRoles = %v: no %s", roles, r)
@@ -278,4 +296,22 @@ func TestProbeRolesFindEveryWayToWrite(t *testing.T) {
 	if slices.Contains(roles, "reader") {
 		t.Errorf("probeRoles = %v: reader only reads", roles)
 	}
+}
+
+// FuzzParseListening: any text gives directories, each non-empty, without
+// the socket's name, sorted and once.
+func FuzzParseListening(f *testing.F) {
+	f.Add("Num RefCount Protocol Flags Type St Inode Path\n0: 00000002 00000000 00010000 0001 01 31337 /tmp/.s.PGSQL.5432\n")
+	f.Add("0: 2 0 10000 1 1 9 @x y/.s.PGSQL.5432\n0: 2 0 zz 1 1 9 /a/.s.PGSQL.5432")
+	f.Fuzz(func(t *testing.T, text string) {
+		dirs := parseListening(text, 5432)
+		if !slices.IsSorted(dirs) || len(slices.Compact(slices.Clone(dirs))) != len(dirs) {
+			t.Errorf("dirs %q: not sorted and unique", dirs)
+		}
+		for _, d := range dirs {
+			if d == "" || strings.Contains(d, "\n") {
+				t.Errorf("dir %q", d)
+			}
+		}
+	})
 }

@@ -17,8 +17,8 @@ import (
 
 // keptCaps are the capabilities an agent confined as root keeps: those a
 // build or a package manager run as root may use on its own files
-// (Docker's default set, without CAP_MKNOD, CAP_NET_RAW, CAP_SETUID and
-// CAP_SETGID). Every other one goes, for each reaches past the
+// (Docker's default set, without CAP_MKNOD, CAP_NET_RAW, CAP_SETUID,
+// CAP_SETGID and CAP_SETFCAP). Every other one goes, for each reaches past the
 // confinement: CAP_SETUID lets root become postgres, whom Debian's
 // default pg_hba.conf ('local all postgres peer') lets in as a superuser
 // to write the fleet's tables, or any user a service trusts by its
@@ -27,19 +27,30 @@ import (
 // read another's /proc/PID/environ (the daemon's secrets) on the kernels
 // tested here, CAP_NET_RAW builds TCP past the port rules, CAP_MKNOD
 // makes a disk's device node, CAP_DAC_READ_SEARCH opens files by handle
-// past the path rules, CAP_SYS_MODULE loads kernel code, CAP_SYS_PTRACE
-// traces.
+// past the path rules, CAP_SETFCAP gives a file capabilities another
+// user's exec then gains, CAP_SYS_MODULE loads kernel code,
+// CAP_SYS_PTRACE traces.
 var keptCaps = map[int]bool{
 	unix.CAP_CHOWN:            true,
 	unix.CAP_DAC_OVERRIDE:     true,
 	unix.CAP_FOWNER:           true,
 	unix.CAP_FSETID:           true,
-	unix.CAP_KILL:             true, // Landlock's signal scope holds against it (ABI 6)
+	unix.CAP_KILL:             true, // where Landlock's signal scope holds against it (kept)
 	unix.CAP_SETPCAP:          true,
 	unix.CAP_NET_BIND_SERVICE: true,
 	unix.CAP_SYS_CHROOT:       true,
 	unix.CAP_AUDIT_WRITE:      true,
-	unix.CAP_SETFCAP:          true,
+}
+
+// kept reports whether an agent confined as root keeps capability c on a
+// kernel of Landlock ABI abi: keptCaps, less CAP_KILL where no signal
+// scope (ABI 6) keeps it off the processes of other users (PostgreSQL's
+// server, a reviewer run as another user).
+func kept(c, abi int) bool {
+	if c == unix.CAP_KILL && abi < scopeABI {
+		return false
+	}
+	return keptCaps[c]
 }
 
 // dropCapabilities takes from this process, on every thread, what an
@@ -62,8 +73,9 @@ func dropCapabilities() error {
 	if err != nil {
 		return err
 	}
+	abi := ABI()
 	for c := 0; c <= lastCap(); c++ {
-		if bounding&(1<<c) == 0 || keptCaps[c] {
+		if bounding&(1<<c) == 0 || kept(c, abi) {
 			continue
 		}
 		if err := llsys.AllThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
@@ -78,7 +90,7 @@ func dropCapabilities() error {
 	changed := false
 	for i := range data {
 		for b := 0; b < 32; b++ {
-			if c := i*32 + b; data[i].Inheritable&(1<<b) != 0 && !keptCaps[c] {
+			if c := i*32 + b; data[i].Inheritable&(1<<b) != 0 && !kept(c, abi) {
 				data[i].Inheritable &^= 1 << b
 				changed = true
 			}
