@@ -126,9 +126,10 @@ type Processor struct {
 	// after it went back to pending, before this one claims it.
 	PreferFor time.Duration
 
-	mu      sync.Mutex
-	loadErr string // the last error of Load, logged once
-	running map[string]bool
+	rootOnce sync.Once // rootWarning is logged
+	mu       sync.Mutex
+	loadErr  string // the last error of Load, logged once
+	running  map[string]bool
 	// runs are the runs going, by task: their number once begun and how
 	// to stop them (Lose).
 	runs    map[string]*going
@@ -772,7 +773,10 @@ func (p *Processor) execute(ctx context.Context, s *started, o *Outcome) (*ran, 
 			return nil, err
 		}
 		if os.Geteuid() == 0 {
-			warning = rootWarning
+			// Said once, to the daemon's log: in the run's own log it
+			// would be output the agent never wrote (Level 2, the
+			// recycler's silent runs).
+			p.rootOnce.Do(func() { p.Logger.Warn(rootWarning) })
 		}
 	default:
 		warning = "cra: warning: this run is not sandboxed ([board] sandbox = \"off\"): the agent could write anything this user can, the world log and other tasks included"
@@ -985,10 +989,10 @@ func (p *Processor) logEvents(ctx context.Context, id string, sum *agentcli.Summ
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// rootWarning opens the log of a confined run whose agent is root: the
-// sandbox confines writes, not metadata (Landlock has no right for chmod,
-// chown or utimes), and root owns the system's files.
-const rootWarning = "cra: warning: this run's agent runs as root: the sandbox keeps its writes to its working copy, but cannot keep it from changing the modes, owners and times of files elsewhere (the world log's, the system's); run cra as a normal user"
+// rootWarning is logged once by a processor whose confined agents run as
+// root: the sandbox confines writes, not metadata (Landlock has no right
+// for chmod, chown or utimes), and root owns the system's files.
+const rootWarning = "agents run as root: the sandbox keeps their writes to their working copies, but cannot keep them from changing the modes, owners and times of files elsewhere (the world log's, the system's); run cra as a normal user"
 
 // wait records the run's identity, then waits for the process under the
 // profile's timeout and ctx, sampling its liveness meanwhile. It returns
