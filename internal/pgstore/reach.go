@@ -85,11 +85,7 @@ func OpensWithoutPassword(ctx context.Context, url string) (bool, error) {
 		conn.Close(ctx)
 	}
 	for _, l := range tries {
-		c := cfg.Copy()
-		c.User, c.Database, c.Password = l.role, l.db, ""
-		unharden(c)
-		if conn, err := pgconn.ConnectConfig(ctx, c); err == nil {
-			conn.Close(ctx)
+		if opensAs(ctx, cfg, l.role, l.db) {
 			return true, nil
 		}
 	}
@@ -360,9 +356,8 @@ func logins(ctx context.Context, conn *pgconn.PgConn, urlRole, db string) (out [
 // the Unix socket in dir.
 func opensAt(ctx context.Context, cfg *pgconn.Config, dir string, port uint16, role string) bool {
 	c := cfg.Copy()
-	c.Host, c.Port, c.User, c.Password = dir, port, role, ""
+	c.Host, c.Port = dir, port
 	c.Fallbacks, c.TLSConfig = nil, nil
-	unharden(c)
 	if strings.HasPrefix(dir, "@") {
 		// pgconn dials a socket by its path ("/" makes the host one);
 		// the dialer is given the abstract name, which Go's "unix"
@@ -374,6 +369,17 @@ func opensAt(ctx context.Context, cfg *pgconn.Config, dir string, port uint16, r
 			return d.DialContext(ctx, "unix", name)
 		}
 	}
+	return opensAs(ctx, c, role, c.Database)
+}
+
+// opensAs reports whether the server cfg names lets role into database db
+// with no password: the URL's password, PGPASSWORD and the password file
+// left out, and what the URL asks of the server's authentication too
+// (unharden).
+func opensAs(ctx context.Context, cfg *pgconn.Config, role, db string) bool {
+	c := cfg.Copy()
+	c.User, c.Database, c.Password = role, db, ""
+	unharden(c)
 	conn, err := pgconn.ConnectConfig(ctx, c)
 	if err != nil {
 		return false

@@ -97,6 +97,19 @@ func netProbe() {
 	os.Exit(0)
 }
 
+// confine wraps cmd as the launcher would (this test binary standing for
+// cra), writable only in a temp directory of the test's.
+func confine(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // runProbe runs the test binary as netProbe with env added, confined
 // (Wrap) or not, and returns what it printed.
 func runProbe(t *testing.T, confined bool, env ...string) string {
@@ -108,9 +121,7 @@ func runProbe(t *testing.T, confined bool, env ...string) string {
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), probeEnv+"=1"), env...)
 	if confined {
-		if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-			t.Fatal(err)
-		}
+		confine(t, cmd)
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -357,13 +368,7 @@ func TestGuardedKeepsAnUnreadableRecord(t *testing.T) {
 	}
 	record := filepath.Join(dir, "4545."+strconv.Itoa(os.Getpid()))
 	chmod := exec.Command("chmod", "000", record)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Wrap(chmod, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-		t.Fatal(err)
-	}
+	confine(t, chmod)
 	if out, err := chmod.CombinedOutput(); err != nil {
 		t.Logf("the confined chmod failed (%v: %s)", err, out)
 	}

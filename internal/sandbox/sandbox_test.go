@@ -164,13 +164,7 @@ func TestConfinedRootKeepsFewCapabilities(t *testing.T) {
 	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
 	script := fmt.Sprintf(`grep -c %s /proc/%d/environ 2>&1; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status`, secret, daemon.Process.Pid)
 	cmd := exec.Command("sh", "-c", script)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-		t.Fatal(err)
-	}
+	confine(t, cmd)
 	out, _ := cmd.CombinedOutput() // grep fails when it cannot read
 	got := string(out)
 	if !strings.Contains(got, "Permission denied") {
@@ -238,9 +232,7 @@ func TestConfinedRootStaysRoot(t *testing.T) {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), setuidEnv+"=1")
-	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
-		t.Fatal(err)
-	}
+	confine(t, cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "setuid:") {
 		t.Errorf("confined as uid %d, the probe changed user or failed (%v):\n%s", os.Geteuid(), err, out)
