@@ -65,7 +65,7 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	unguard, err := guardDatabase(ctx, url, f.out, sandbox.ScopesAbstractSockets())
+	unguard, err := guardDatabase(ctx, url, f.out, sandbox.KernelFences())
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -94,10 +94,10 @@ func (w *worker) close() {
 // of this user on a Unix socket (the URL's, or any of a server on this
 // host, which listens there whatever address the URL names), or on
 // another host's address it can reach, could then write the world log
-// as the daemon does. scoped says the sandbox keeps agents off abstract
-// Unix sockets (sandbox.ScopesAbstractSockets): a server's '@name'
-// socket is then no way in.
-func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) (unguard func(), err error) {
+// as the daemon does. fenced says which Unix sockets the sandbox keeps
+// agents off (sandbox.KernelFences): a server's '@name' socket (Landlock
+// ABI 6), or one named by a path (ABI 9), is then no way in.
+func guardDatabase(ctx context.Context, url string, out io.Writer, fenced sandbox.Fences) (unguard func(), err error) {
 	reach, err := pgstore.ReachOf(url)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) 
 	if err != nil {
 		fmt.Fprintf(out, "warning: could not check whether the fleet's PostgreSQL lets an agent of this OS user in without a password: %v\n", err)
 	}
-	if open {
+	if open && !fenced.PathSockets {
 		sockets = append(sockets, reach.Sockets...)
 	}
 	if len(reach.LoopbackPorts) > 0 || len(reach.Sockets) > 0 {
@@ -138,8 +138,9 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) 
 		}
 		for _, dir := range more {
 			// An abstract socket is fenced where the kernel scopes them
-			// (Landlock ABI 6): a confined agent cannot connect to it.
-			if strings.HasPrefix(dir, "@") && scoped {
+			// (Landlock ABI 6), a socket's path where it fences those
+			// (ABI 9): a confined agent cannot connect to it.
+			if abstract := strings.HasPrefix(dir, "@"); abstract && fenced.AbstractSockets || !abstract && fenced.PathSockets {
 				continue
 			}
 			if !slices.Contains(sockets, dir) {
@@ -151,7 +152,7 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, scoped bool) 
 	switch {
 	case len(sockets) > 0:
 		where = "its Unix socket in " + strings.Join(sockets, ", ")
-	case open && len(reach.LoopbackPorts) == 0:
+	case open && len(reach.LoopbackPorts) == 0 && len(reach.Sockets) == 0:
 		where = "its address"
 	}
 	if where != "" {

@@ -198,7 +198,7 @@ func TestGuardDatabase(t *testing.T) {
 	ln.Close() // nothing answers: no password-less way in either
 	port := ln.Addr().(*net.TCPAddr).Port
 	var out bytes.Buffer
-	unguard, err := guardDatabase(ctx, fmt.Sprintf("postgres://cra@localhost:%d/fleet?connect_timeout=2", port), &out, sandbox.ScopesAbstractSockets())
+	unguard, err := guardDatabase(ctx, fmt.Sprintf("postgres://cra@localhost:%d/fleet?connect_timeout=2", port), &out, sandbox.KernelFences())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,14 +214,25 @@ func TestGuardDatabase(t *testing.T) {
 	}
 
 	// The test cluster listens on a Unix socket only, with trust
-	// authentication.
-	unguard, err = guardDatabase(ctx, pgtest.DB(t), &out, sandbox.ScopesAbstractSockets())
+	// authentication: a way in where the sandbox does not fence a
+	// socket's path (Landlock before ABI 9), none where it does.
+	url := pgtest.DB(t)
+	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unguard()
+	unguard()
 	if !strings.Contains(out.String(), "without a password") || !strings.Contains(out.String(), "Unix socket") {
 		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", out.String())
+	}
+	out.Reset()
+	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true, PathSockets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unguard()
+	if out.Len() > 0 {
+		t.Errorf("a password-less database on a socket the sandbox fences: told %q", out.String())
 	}
 }
 
@@ -247,7 +258,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	unguard, err := guardDatabase(ctx, url, &out, sandbox.ScopesAbstractSockets())
+	unguard, err := guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: sandbox.ScopesAbstractSockets()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +277,24 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		t.Errorf("this kernel (scopes abstract sockets: %v): told %q", sandbox.ScopesAbstractSockets(), got)
 	}
 	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, false)
+	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	unguard()
 	if got := out.String(); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
 		t.Errorf("a kernel that does not scope abstract sockets: told %q, want both sockets named (%s, %s)", got, c.Dir(), abstract)
+	}
+	// A kernel that fences both kinds of socket (Landlock ABI 9) leaves
+	// no way in: the port is guarded.
+	out.Reset()
+	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true, PathSockets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unguard()
+	if out.Len() > 0 {
+		t.Errorf("a kernel that fences both sockets: told %q", out.String())
 	}
 
 	// The socket asks a password too: pg_hba.conf's local lines changed
@@ -311,7 +333,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, false)
+	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{})
 	if err != nil {
 		t.Fatal(err)
 	}

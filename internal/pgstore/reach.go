@@ -24,8 +24,9 @@ type Reach struct {
 	// LoopbackPorts are the TCP ports it listens on at this host's
 	// loopback, which the sandbox keeps confined agents off.
 	LoopbackPorts []int
-	// Sockets are the Unix-socket directories it is reached by, which no
-	// sandbox rule of this kernel fences.
+	// Sockets are the Unix-socket directories it is reached by, which
+	// the sandbox fences only on Landlock ABI 9 and later
+	// (sandbox.FencesPathSockets).
 	Sockets []string
 }
 

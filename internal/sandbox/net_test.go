@@ -94,6 +94,11 @@ func netProbe() {
 	if name := os.Getenv(probeEnv + "_ABSTRACT"); name != "" {
 		report("abstract unix", connect(unix.AF_UNIX, 0, &unix.SockaddrUnix{Name: "@" + name}))
 	}
+	for _, where := range []string{"in", "out"} {
+		if path := os.Getenv(probeEnv + "_PATH_" + where); path != "" {
+			report("path unix "+where, connect(unix.AF_UNIX, 0, &unix.SockaddrUnix{Name: path}))
+		}
+	}
 	os.Exit(0)
 }
 
@@ -247,6 +252,69 @@ func TestAbstractSocketOutOfReach(t *testing.T) {
 	}
 	if got := probe(true); !strings.Contains(got, want) {
 		t.Errorf("confined, Landlock ABI %d (scopes abstract sockets: %v): got\n%s\nwant %q", ABI(), ScopesAbstractSockets(), got, want)
+	}
+}
+
+// TestPathSocketOutOfReach: where the kernel fences Unix sockets named
+// by a path (FencesPathSockets), a confined process cannot connect to
+// one that a process outside listens on beyond the directories it may
+// write (a tmux server's, docker.sock), while it still reaches one in
+// them; unconfined, both are reached. Where the kernel does not, the
+// confined probe reaches both, as the README says.
+func TestPathSocketOutOfReach(t *testing.T) {
+	requireLandlock(t)
+	write, elsewhere := t.TempDir(), t.TempDir()
+	paths := map[string]string{"in": filepath.Join(write, "s"), "out": filepath.Join(elsewhere, "s")}
+	for _, path := range paths {
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func(confined bool) string {
+		t.Helper()
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), probeEnv+"=1", probeEnv+"_PATH_in="+paths["in"], probeEnv+"_PATH_out="+paths["out"])
+		if confined {
+			if err := Wrap(cmd, exe, Spec{Write: []string{write}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("probe: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	got := probe(false)
+	for _, w := range []string{"path unix in: ok", "path unix out: ok"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("unconfined: got\n%s\nwant %q", got, w)
+		}
+	}
+	want := []string{"path unix in: ok", "path unix out: permission denied"}
+	if !FencesPathSockets() {
+		want[1] = "path unix out: ok"
+	}
+	got = probe(true)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("confined, Landlock ABI %d (fences path sockets: %v): got\n%s\nwant %q", ABI(), FencesPathSockets(), got, w)
+		}
 	}
 }
 

@@ -54,6 +54,22 @@ func ParseMode(s string) (Mode, error) {
 // ErrUnavailable is a kernel without Landlock.
 var ErrUnavailable = errors.New("this system cannot confine a process: Landlock is missing (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK and lsm=landlock)")
 
+// Fences are the ways out beyond files and ports that the kernel lets
+// the sandbox close: a server's Unix socket, abstract or named by a path.
+type Fences struct {
+	// AbstractSockets: a confined process cannot connect to an abstract
+	// socket ('@name') of a process outside (ScopesAbstractSockets).
+	AbstractSockets bool
+	// PathSockets: nor to a socket named by a path outside the
+	// directories it may write (FencesPathSockets).
+	PathSockets bool
+}
+
+// KernelFences are the fences this kernel's Landlock puts up.
+func KernelFences() Fences {
+	return Fences{AbstractSockets: ScopesAbstractSockets(), PathSockets: FencesPathSockets()}
+}
+
 // Spec is what a confined process may write.
 type Spec struct {
 	// Write are the directories it may write, with everything below them.

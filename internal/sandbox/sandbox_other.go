@@ -18,3 +18,6 @@ func netRuleset(ports []int) (*os.File, error) { return nil, ErrUnavailable }
 
 // ScopesAbstractSockets returns false: Landlock is Linux's.
 func ScopesAbstractSockets() bool { return false }
+
+// FencesPathSockets returns false: Landlock is Linux's.
+func FencesPathSockets() bool { return false }
