@@ -42,6 +42,7 @@ type pastIndex struct {
 	docs     []pastDoc
 	postings map[string][]posting // by term, by document ascending
 	avgLen   float64
+	changes  map[int64]int // by file, the commits counted here that changed it (HistoryParams.FileDamping)
 }
 
 type pastDoc struct {
@@ -77,7 +78,7 @@ func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
 	if maxFiles <= 0 {
 		maxFiles = index.DefaultMaxCommitFiles
 	}
-	px := &pastIndex{postings: map[string][]posting{}}
+	px := &pastIndex{postings: map[string][]posting{}, changes: map[int64]int{}}
 	total := 0
 	for age, c := range commits {
 		// A commit over max_commit_files (a sweep, a vendoring) says
@@ -85,6 +86,9 @@ func newPastIndex(commits []kb.PastCommit, maxFiles int) *pastIndex {
 		// whose files are all gone has nothing to give.
 		if c.FilesChanged > maxFiles || len(c.Files) == 0 {
 			continue
+		}
+		for _, f := range c.Files {
+			px.changes[f]++
 		}
 		text := emailRe().ReplaceAllString(trailerRe().ReplaceAllString(c.Message, ""), "")
 		tf := map[string]int{}
@@ -203,6 +207,13 @@ type HistoryParams struct {
 	// nearest past commit shares only a common word or two gets little
 	// (0: the best file gets 1 whatever the similarity).
 	Confidence float64
+	// FileDamping divides a file's score by the number of past commits
+	// that changed it (those under the files bound) to the power
+	// FileDamping, as a term's weight falls with the documents that hold
+	// it: a hub that most commits change is among the similar commits'
+	// files whatever the task, and says less about it than a file only
+	// a few commits changed (0: no damping). Weights.HistoryDamping.
+	FileDamping float64
 }
 
 // DefaultHistoryParams are the constants Rank uses.
@@ -225,6 +236,11 @@ func (px *pastIndex) historyScoresWith(keywords []string, hp HistoryParams) (map
 			if why[f] == "" {
 				why[f] = doc.subject
 			}
+		}
+	}
+	if hp.FileDamping > 0 {
+		for f, v := range score {
+			score[f] = v / math.Pow(float64(max(px.changes[f], 1)), hp.FileDamping)
 		}
 	}
 	best := 0.0
@@ -255,7 +271,9 @@ func (r *Ranker) historySignal(ctx context.Context, q TaskQuery, enter bool, all
 	if err != nil {
 		return err
 	}
-	scores, why := px.historyScores(q.Keywords)
+	hp := DefaultHistoryParams()
+	hp.FileDamping = r.Weights.HistoryDamping
+	scores, why := px.historyScoresWith(q.Keywords, hp)
 	for id, v := range scores {
 		f := byID[id]
 		if f == nil || !enter && all[id] == nil {

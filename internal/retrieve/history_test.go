@@ -371,3 +371,56 @@ func TestHistoryVariants(t *testing.T) {
 		t.Errorf("Confidence=1: a task saying more than its best commit got factor %v, want below %v", f, factor)
 	}
 }
+
+// TestHistoryFileDamping: FileDamping divides a file's history score by
+// its number of past commits (those under the files bound) to its power
+// before the best is scaled to 1, so a hub that many unrelated commits
+// changed falls behind a file that changed with it in the one similar
+// commit; at 0 the scores are HistoryScores'.
+func TestHistoryFileDamping(t *testing.T) {
+	commits := []kb.PastCommit{
+		{ID: 1, Message: "zebulon overflow in the widget", FilesChanged: 2, Files: []int64{10, 11}},
+		{ID: 2, Message: "zebulon sweep", FilesChanged: 60, Files: []int64{11, 12}}, // over the bound: not counted
+	}
+	for i := range 8 {
+		commits = append(commits, kb.PastCommit{ID: int64(3 + i), Message: "unrelated chore", FilesChanged: 1, Files: []int64{11}})
+	}
+	q := Analyze("zebulon overflow in the widget")
+	d := DefaultHistoryParams()
+	damped := d
+	damped.FileDamping = 0.5
+	got := HistoryVariants(commits, 0, q, []HistoryParams{d, damped})
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if def := HistoryScores(commits, 0, q); !maps.Equal(got[0], def) {
+		t.Errorf("FileDamping 0: got %v, HistoryScores gives %v", got[0], def)
+	}
+	if !near(got[0][10], 1) || !near(got[0][11], 1) {
+		t.Errorf("undamped: got %v, want files 10 and 11 at 1 (one commit each)", got[0])
+	}
+	// File 11: nine commits under the bound, file 10 one.
+	if !near(got[1][10], 1) || !near(got[1][11], 1/3.0) {
+		t.Errorf("FileDamping 0.5: got %v, want file 10 at 1 and file 11 at 1/√9", got[1])
+	}
+}
+
+// TestHistoryDampingWeight: Rank damps the history signal by
+// Weights.HistoryDamping, and leaves it as HistoryScores has it at 0.
+func TestHistoryDampingWeight(t *testing.T) {
+	h := newHistoryRepo(t)
+	h.commit(t, "initial import", map[string]string{"hub.py": "def hub():\n    return 0\n", "leaf.py": "def leaf():\n    return 0\n"})
+	h.commit(t, "Mend the zebulon flange", map[string]string{"hub.py": "def hub():\n    return 1\n", "leaf.py": "def leaf():\n    return 1\n"})
+	for i := range 3 {
+		h.commit(t, "chore", map[string]string{"hub.py": fmt.Sprintf("def hub():\n    return %d\n", i+2)})
+	}
+	rk := h.index(t, 0)
+	off := rankFor(t, rk, "mend the zebulon flange")
+	if off["hub.py"].Signals["history"] != 1 || off["leaf.py"].Signals["history"] != 1 {
+		t.Fatalf("HistoryDamping 0: history hub %v, leaf %v; want 1 both", off["hub.py"].Signals["history"], off["leaf.py"].Signals["history"])
+	}
+	rk.Weights.HistoryDamping = 1
+	on := rankFor(t, rk, "mend the zebulon flange")
+	// hub.py: the import, the fix and three chores; leaf.py: two.
+	if got, want := on["hub.py"].Signals["history"], 2.0/5; math.Abs(got-want) > 1e-9 || on["leaf.py"].Signals["history"] != 1 {
+		t.Errorf("HistoryDamping 1: history hub %v (want %v), leaf %v (want 1)", got, want, on["leaf.py"].Signals["history"])
+	}
+}

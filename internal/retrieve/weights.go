@@ -38,6 +38,13 @@ type Weights struct {
 	// the co-changes for it), so weights stored before it existed keep
 	// their meaning. At most 1.
 	PairHistory float64 `json:"pair_history,omitempty"`
+	// HistoryDamping damps the history signal of a file by how often the
+	// mined commits changed it: its sum over the similar commits is
+	// divided by its number of commits to the power HistoryDamping
+	// before the best file is scaled to 1 (HistoryParams.FileDamping), so
+	// a hub that many commits change (pydicom's dataset.py) does not lead
+	// on every task. 0, the zero value, leaves the signal as it was.
+	HistoryDamping float64 `json:"history_damping,omitempty"`
 	// Prose scales files cra does not parse (docs, changelogs, configs)
 	// and example programs: a coding task needs code, unless it names the
 	// file or is about docs.
@@ -115,7 +122,7 @@ func (w Weights) Fuse(signals map[string]float64, prose int, testFile, declFile 
 }
 
 // Get returns the weight of a signal named as in Signals, "prose",
-// "test_demotion", "decl_demotion" or "pair_history".
+// "test_demotion", "decl_demotion", "pair_history" or "history_damping".
 func (w Weights) Get(name string) (float64, error) {
 	p, err := w.field(name)
 	if err != nil {
@@ -125,7 +132,7 @@ func (w Weights) Get(name string) (float64, error) {
 }
 
 // Set sets the weight of a signal named as in Signals, "prose",
-// "test_demotion", "decl_demotion" or "pair_history".
+// "test_demotion", "decl_demotion", "pair_history" or "history_damping".
 func (w *Weights) Set(name string, v float64) error {
 	p, err := w.field(name)
 	if err != nil {
@@ -173,6 +180,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.DeclDemotion, nil
 	case "pair_history":
 		return &w.PairHistory, nil
+	case "history_damping":
+		return &w.HistoryDamping, nil
 	}
 	return nil, fmt.Errorf("unknown ranking signal %q", name)
 }
@@ -197,6 +206,9 @@ func (w Weights) Validate() error {
 	}
 	if d := w.DeclDemotion; math.IsNaN(d) || d < 0 || d >= 1 {
 		return fmt.Errorf("ranking weight decl_demotion is %v: want 0 or more and below 1 (1 would rank every declaration-only file last)", d)
+	}
+	if d := w.HistoryDamping; math.IsNaN(d) || d < 0 || d > 1 {
+		return fmt.Errorf("ranking weight history_damping is %v: want 0 to 1 (1 divides a file's history score by its commits)", d)
 	}
 	if p := w.PairHistory; math.IsNaN(p) || p < 0 || p > 1 {
 		return fmt.Errorf("ranking weight pair_history is %v: want 0 to 1 (1 pairs a test by history as fully as by name)", p)

@@ -192,6 +192,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 	if w.TestDemotion == 0 {
 		t.Error("Set(test_demotion) did not set TestDemotion")
 	}
+	if err := w.Set("history_damping", 0.5); err != nil || w.HistoryDamping != 0.5 {
+		t.Errorf("Set(history_damping, 0.5): err %v, HistoryDamping %v", err, w.HistoryDamping)
+	}
 	if err := w.Set("nope", 1); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Set(nope): got %v, want an error naming it", err)
 	}
@@ -210,6 +213,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 		{"pair history 1", Weights{Search: 1, PairHistory: 1}, ""},
 		{"pair history above 1", Weights{Search: 1, PairHistory: 1.5}, "pair_history"},
 		{"pair history negative", Weights{Search: 1, PairHistory: -0.1}, "pair_history"},
+		{"history damping 1", Weights{Search: 1, HistoryDamping: 1}, ""},
+		{"history damping above 1", Weights{Search: 1, HistoryDamping: 1.5}, "history_damping"},
+		{"history damping nan", Weights{Search: 1, HistoryDamping: math.NaN()}, "history_damping"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
