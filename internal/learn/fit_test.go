@@ -39,7 +39,7 @@ func synthetic(repo string, n int) []Example {
 
 func TestFitLearnsWhatRanksTheChangedFile(t *testing.T) {
 	ex := synthetic("a", 40)
-	prior := retrieve.Weights{Search: 1, Mention: 1, Symbol: 0.5, Chunk: 1, Name: 1, Dep: 0.1, CoChange: 0.1, Ident: 0.1, Churn: 0.1, Test: 0.1, Area: 0.1, Metadata: 0.1, Implied: 0.1, Prose: 0.5, PairHistory: 0.5}
+	prior := retrieve.Weights{Search: 1, Mention: 1, Symbol: 0.5, Chunk: 1, Name: 1, Dep: 0.1, CoChange: 0.1, Ident: 0.1, Churn: 0.1, Test: 0.1, Area: 0.1, Metadata: 0.1, Implied: 0.1, Prose: 0.5, PairHistory: 0.5, HistoryDamping: 0.25}
 	before := Evaluate(ex, prior)
 	if before.Acc5 != 0 {
 		t.Fatalf("prior: got Acc@5 %v, want the synthetic set to defeat it", before.Acc5)
@@ -63,6 +63,9 @@ func TestFitLearnsWhatRanksTheChangedFile(t *testing.T) {
 			}
 			if w.PairHistory != prior.PairHistory {
 				t.Errorf("pair_history: got %v, want the prior's %v (no weight the fit learns)", w.PairHistory, prior.PairHistory)
+			}
+			if w.HistoryDamping != prior.HistoryDamping {
+				t.Errorf("history_damping: got %v, want the prior's %v (no weight the fit learns)", w.HistoryDamping, prior.HistoryDamping)
 			}
 			again, err := Fit(ex, cfg)
 			if err != nil || again != w {
