@@ -384,9 +384,9 @@ func writeGo(path string, w retrieve.Weights, cfg learn.FitConfig, all []learn.E
 		line += " " + word
 	}
 	b.WriteString(line + "\nvar LearnedWeights = Weights{")
-	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion", "pair_history", "history_damping") {
+	for i, n := range append(retrieve.Signals[:len(retrieve.Signals):len(retrieve.Signals)], "prose", "test_demotion", "decl_demotion", "pair_history", "history_damping", "pair_match") {
 		v, _ := w.Get(n)
-		if (n == "decl_demotion" || n == "history" || n == "pair_history" || n == "history_damping") && v == 0 {
+		if (n == "decl_demotion" || n == "history" || n == "pair_history" || n == "history_damping" || n == "pair_match") && v == 0 {
 			continue // the zero value: weights fitted without the feature read the same
 		}
 		if i > 0 {
@@ -415,6 +415,8 @@ func fieldName(signal string) string {
 		return "PairHistory"
 	case "history_damping":
 		return "HistoryDamping"
+	case "pair_match":
+		return "PairMatch"
 	}
 	return strings.ToUpper(signal[:1]) + signal[1:]
 }

@@ -17,7 +17,7 @@ import (
 // the value fitted, and says what it was fitted to.
 func TestWriteGo(t *testing.T) {
 	var w retrieve.Weights
-	for i, n := range append(retrieve.Signals, "prose", "test_demotion", "decl_demotion", "pair_history", "history_damping") {
+	for i, n := range append(retrieve.Signals, "prose", "test_demotion", "decl_demotion", "pair_history", "history_damping", "pair_match") {
 		if err := w.Set(n, float64(i+1)/20); err != nil {
 			t.Fatal(err)
 		}

@@ -266,11 +266,13 @@ func Fit(examples []Example, cfg FitConfig) (retrieve.Weights, error) {
 		project(p)
 	}
 	w := p.weights()
-	// The test pairing by history and the history signal's damping are
-	// no weights of the fusion but decide the test and history signals
-	// the examples were read with: they stay the prior's.
+	// The test pairing by history (and its choice among partners) and the
+	// history signal's damping are no weights of the fusion but decide
+	// the test and history signals the examples were read with: they
+	// stay the prior's.
 	w.PairHistory = cfg.Prior.PairHistory
 	w.HistoryDamping = cfg.Prior.HistoryDamping
+	w.PairMatch = cfg.Prior.PairMatch
 	if err := w.Validate(); err != nil {
 		return retrieve.Weights{}, fmt.Errorf("fit: %w", err)
 	}

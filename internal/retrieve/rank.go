@@ -290,7 +290,17 @@ func (r *Ranker) Rank(ctx context.Context, q TaskQuery, limit int) ([]Candidate,
 	top := strongest(all, func(s *scored) bool { return lang.Parsed(s.f.lang) }, pairScore, 10)
 	pairTests(top, files, pairScore, get)
 	if w.PairHistory > 0 {
-		if err := r.pairTestsByHistory(ctx, top, w.PairHistory, pairScore, byID, get); err != nil {
+		// A partner's own match to the task: its direct score relative
+		// to the best candidate's (as the propagating sources are), or
+		// its history signal (past commits like the task changed it),
+		// whichever is higher; none when no file matches the task.
+		match := func(s *scored) float64 {
+			if maxBase <= 0 {
+				return 0
+			}
+			return math.Min(1, math.Max(base(s)/maxBase, s.signals["history"]))
+		}
+		if err := r.pairTestsByHistory(ctx, top, w.PairHistory, w.PairMatch, pairScore, match, byID, get); err != nil {
 			return nil, err
 		}
 	}
@@ -924,7 +934,15 @@ func pairTests(top []*scored, files []*rankFile, score func(*scored) float64, ge
 // scaled by share and by the source's score relative to the best
 // candidate, into the test signal (kept at its highest). The co-changes
 // are those mined up to the indexed HEAD, never later.
-func (r *Ranker) pairTestsByHistory(ctx context.Context, top []*scored, share float64, score func(*scored) float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
+//
+// A big module has several partner tests, each changed in a small share
+// of its many commits (astroid's node_classes.py with test_inference.py,
+// test_nodes.py, ...), and the task is about one of them. With byMatch
+// above 0 (Weights.PairMatch) a test's value is its commits with the
+// source relative to those of the source's closest partner test, scaled
+// by 1 − byMatch + byMatch × match(test), its own match to the task in
+// [0, 1]: the partners holding the task's words take the share.
+func (r *Ranker) pairTestsByHistory(ctx context.Context, top []*scored, share, byMatch float64, score, match func(*scored) float64, byID map[int64]*rankFile, get func(*rankFile) *scored) error {
 	if len(top) == 0 || score(top[0]) <= 0 {
 		return nil
 	}
@@ -950,14 +968,31 @@ func (r *Ranker) pairTestsByHistory(ctx context.Context, top []*scored, share fl
 	slices.SortFunc(links, func(a, b kb.FileLink) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 	})
-	for _, l := range links {
+	partner := func(l kb.FileLink) bool {
 		src, f := byID[l.From], byID[l.To]
-		if src == nil || f == nil || !lang.Parsed(f.lang) || !isTest(f.path) || f.lang != src.lang && !(isJS(f.lang) && isJS(src.lang)) {
+		return src != nil && f != nil && lang.Parsed(f.lang) && isTest(f.path) && (f.lang == src.lang || isJS(f.lang) && isJS(src.lang))
+	}
+	// The most commits a source shares with one of its partner tests.
+	most := map[int64]int{}
+	for _, l := range links {
+		if partner(l) {
+			most[l.From] = max(most[l.From], l.Count)
+		}
+	}
+	for _, l := range links {
+		if !partner(l) {
 			continue
 		}
+		src, f := byID[l.From], byID[l.To]
 		// As the co-change signal smooths it: one shared commit of a
 		// new file means little.
 		v := share * rel[l.From] * math.Min(1, 2*float64(l.Count)/float64(src.commits+2))
+		if byMatch > 0 {
+			// Relative to the source's closest partner, and by the
+			// test's own match to the task.
+			v = share * rel[l.From] * float64(l.Count) / float64(most[l.From])
+			v *= 1 - byMatch + byMatch*match(get(f))
+		}
 		get(f).add("test", v, fmt.Sprintf("its test by history: changed with %s in %d commits", src.path, l.Count))
 	}
 	return nil

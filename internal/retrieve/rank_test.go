@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -588,5 +589,117 @@ func TestRankPairsTestsByHistory(t *testing.T) {
 	}
 	if half := rank(0.5)["tests/test_options.py"].Signals["test"]; half != 0.5 {
 		t.Errorf("test_options.py at PairHistory 0.5: got test signal %v, want 0.5", half)
+	}
+}
+
+// TestRankPairMatchPicksThePartnerOfTheTask: of a source's two partner
+// tests by history, the one that changed with it more often takes the
+// larger share when partners share alike (PairMatch 0, as before it
+// existed); with PairMatch the share follows each test's own match to the
+// task: the test holding none of the task's words keeps half its share at
+// PairMatch 0.5 and none at 1, and ranks below the one that holds them.
+func TestRankPairMatchPicksThePartnerOfTheTask(t *testing.T) {
+	core := func(v int) string {
+		return fmt.Sprintf("def parse_flag_value(raw):\n    return raw or %d\n", v)
+	}
+	options := func(v int) string { return fmt.Sprintf("def test_options():\n    assert %d\n", v) }
+	commands := func(v int) string {
+		return fmt.Sprintf("def test_empty_flag_dropped():\n    # an empty flag value is dropped\n    assert parse_flag_value('') == %d\n", v)
+	}
+	// core.py changes six times: with test_options.py four times, with
+	// test_commands.py three.
+	f := newFixture(t,
+		map[string]string{"src/app/core.py": core(0), "src/app/other.py": "X = 0\n", "tests/test_options.py": options(0), "tests/test_commands.py": commands(0)},
+		map[string]string{"src/app/core.py": core(1), "tests/test_options.py": options(1), "tests/test_commands.py": commands(1)},
+		map[string]string{"src/app/core.py": core(2), "tests/test_options.py": options(2), "tests/test_commands.py": commands(2)},
+		map[string]string{"src/app/core.py": core(3), "tests/test_options.py": options(3)},
+		map[string]string{"src/app/core.py": core(4)},
+		map[string]string{"src/app/core.py": core(5)},
+	)
+	rank := func(byMatch float64) ([]Candidate, map[string]Candidate) {
+		r := NewRanker(f.kb, f.repoID)
+		r.Weights.PairHistory = 1
+		r.Weights.PairMatch = byMatch
+		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty flag value"), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, candidatesByPath(c)
+	}
+	before := func(c []Candidate, a, b string) bool {
+		return slices.IndexFunc(c, func(x Candidate) bool { return x.Path == a }) < slices.IndexFunc(c, func(x Candidate) bool { return x.Path == b })
+	}
+	_, off := rank(0)
+	if o, c := off["tests/test_options.py"].Signals["test"], off["tests/test_commands.py"].Signals["test"]; o != 1 || c != 0.75 {
+		t.Errorf("PairMatch 0: got test signals %v (test_options.py), %v (test_commands.py); want 1 and 0.75, by the co-changes alone", o, c)
+	}
+	_, half := rank(0.5)
+	if o := half["tests/test_options.py"].Signals["test"]; o != 0.5 {
+		t.Errorf("PairMatch 0.5: test_options.py, which holds none of the task's words, got test signal %v, want 0.5", o)
+	}
+	list, full := rank(1)
+	if o := full["tests/test_options.py"].Signals["test"]; o != 0 {
+		t.Errorf("PairMatch 1: test_options.py got test signal %v, want none", o)
+	}
+	if c := full["tests/test_commands.py"].Signals["test"]; c <= 0 || c > 0.75 {
+		t.Errorf("PairMatch 1: test_commands.py got test signal %v, want above 0 and at most 0.75", c)
+	}
+	if !before(list, "tests/test_commands.py", "tests/test_options.py") {
+		t.Errorf("PairMatch 1: test_commands.py, which holds the task's words, ranks below test_options.py: %v", paths(list))
+	}
+	// The same index, weights and task give the same ranking.
+	again, _ := rank(1)
+	if !reflect.DeepEqual(list, again) {
+		t.Errorf("PairMatch 1 ranks twice differently:\n%v\n%v", paths(list), paths(again))
+	}
+}
+
+// TestRankPairMatchLiftsAHubsPartner: a module that changes often shares
+// a small part of its commits with each partner test; with PairMatch a
+// partner's share is its commits relative to the module's closest
+// partner's, so the partner holding the task's words gets more of the
+// test signal than the co-change share alone gives it.
+func TestRankPairMatchLiftsAHubsPartner(t *testing.T) {
+	core := func(v int) string {
+		return fmt.Sprintf("def parse_flag_value(raw):\n    return raw or %d\n", v)
+	}
+	options := func(v int) string { return fmt.Sprintf("def test_options():\n    assert %d\n", v) }
+	commands := func(v int) string {
+		return fmt.Sprintf("def test_parse_flag_value_empty():\n    # parse_flag_value drops an empty flag value\n    assert parse_flag_value('') == %d\n", v)
+	}
+	// core.py changes ten times, four of them with each test (the first
+	// adds them).
+	commits := []map[string]string{{"src/app/core.py": core(0), "tests/test_options.py": options(0), "tests/test_commands.py": commands(0)}}
+	for i := 1; i < 10; i++ {
+		c := map[string]string{"src/app/core.py": core(i)}
+		switch {
+		case i <= 2:
+			c["tests/test_options.py"], c["tests/test_commands.py"] = options(i), commands(i)
+		case i == 3:
+			c["tests/test_options.py"] = options(i)
+		case i == 4:
+			c["tests/test_commands.py"] = commands(i)
+		}
+		commits = append(commits, c)
+	}
+	f := newFixture(t, commits...)
+	rank := func(byMatch float64) map[string]Candidate {
+		r := NewRanker(f.kb, f.repoID)
+		r.Weights.PairHistory = 1
+		r.Weights.PairMatch = byMatch
+		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty flag value"), 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return candidatesByPath(c)
+	}
+	off, on := rank(0), rank(1)
+	// 4 of core.py's 10 commits, smoothed: 2·4/12.
+	share := 2.0 / 3
+	if o, c := off["tests/test_options.py"].Signals["test"], off["tests/test_commands.py"].Signals["test"]; math.Abs(o-share) > 1e-9 || math.Abs(c-share) > 1e-9 {
+		t.Errorf("PairMatch 0: got test signals %v (test_options.py), %v (test_commands.py); want %v each", o, c, share)
+	}
+	if o, c := on["tests/test_options.py"].Signals["test"], on["tests/test_commands.py"].Signals["test"]; o != 0 || c <= share {
+		t.Errorf("PairMatch 1: got test signals %v (test_options.py), %v (test_commands.py); want none and above %v", o, c, share)
 	}
 }

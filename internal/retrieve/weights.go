@@ -48,6 +48,15 @@ type Weights struct {
 	// 301 of 420 with Go one task worse, short of the rule that would
 	// have adopted it (bench/retrieval/README.md): off by default.
 	HistoryDamping float64 `json:"history_damping,omitempty"`
+	// PairMatch chooses among a source's partner tests by history by the
+	// task (Ranker.pairTestsByHistory): above 0, a partner's share is its
+	// commits with the source relative to the source's closest partner
+	// test's, scaled by 1 − PairMatch + PairMatch × its own match to the
+	// task (its direct score relative to the best candidate's, or its
+	// history signal, whichever is higher), so that of a big module's
+	// several partner tests those holding the task's words take the
+	// share. 0, the zero value, pairs as before it existed. At most 1.
+	PairMatch float64 `json:"pair_match,omitempty"`
 	// Prose scales files cra does not parse (docs, changelogs, configs)
 	// and example programs: a coding task needs code, unless it names the
 	// file or is about docs.
@@ -125,7 +134,7 @@ func (w Weights) Fuse(signals map[string]float64, prose int, testFile, declFile 
 }
 
 // Get returns the weight of a signal named as in Signals, "prose",
-// "test_demotion", "decl_demotion", "pair_history" or "history_damping".
+// "test_demotion", "decl_demotion", "pair_history", "history_damping" or "pair_match".
 func (w Weights) Get(name string) (float64, error) {
 	p, err := w.field(name)
 	if err != nil {
@@ -135,7 +144,7 @@ func (w Weights) Get(name string) (float64, error) {
 }
 
 // Set sets the weight of a signal named as in Signals, "prose",
-// "test_demotion", "decl_demotion", "pair_history" or "history_damping".
+// "test_demotion", "decl_demotion", "pair_history", "history_damping" or "pair_match".
 func (w *Weights) Set(name string, v float64) error {
 	p, err := w.field(name)
 	if err != nil {
@@ -185,6 +194,8 @@ func (w *Weights) field(name string) (*float64, error) {
 		return &w.PairHistory, nil
 	case "history_damping":
 		return &w.HistoryDamping, nil
+	case "pair_match":
+		return &w.PairMatch, nil
 	}
 	return nil, fmt.Errorf("unknown ranking signal %q", name)
 }
@@ -215,6 +226,9 @@ func (w Weights) Validate() error {
 	}
 	if p := w.PairHistory; math.IsNaN(p) || p < 0 || p > 1 {
 		return fmt.Errorf("ranking weight pair_history is %v: want 0 to 1 (1 pairs a test by history as fully as by name)", p)
+	}
+	if p := w.PairMatch; math.IsNaN(p) || p < 0 || p > 1 {
+		return fmt.Errorf("ranking weight pair_match is %v: want 0 to 1", p)
 	}
 	return nil
 }

@@ -195,6 +195,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 	if err := w.Set("history_damping", 0.5); err != nil || w.HistoryDamping != 0.5 {
 		t.Errorf("Set(history_damping, 0.5): err %v, HistoryDamping %v", err, w.HistoryDamping)
 	}
+	if err := w.Set("pair_match", 0.5); err != nil || w.PairMatch != 0.5 {
+		t.Errorf("Set(pair_match, 0.5): got %v, PairMatch %v", err, w.PairMatch)
+	}
 	if err := w.Set("nope", 1); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Set(nope): got %v, want an error naming it", err)
 	}
@@ -216,6 +219,9 @@ func TestWeightsGetSetValidate(t *testing.T) {
 		{"history damping 1", Weights{Search: 1, HistoryDamping: 1}, ""},
 		{"history damping above 1", Weights{Search: 1, HistoryDamping: 1.5}, "history_damping"},
 		{"history damping nan", Weights{Search: 1, HistoryDamping: math.NaN()}, "history_damping"},
+		{"pair match 1", Weights{Search: 1, PairMatch: 1}, ""},
+		{"pair match above 1", Weights{Search: 1, PairMatch: 1.2}, "pair_match"},
+		{"pair match nan", Weights{Search: 1, PairMatch: math.NaN()}, "pair_match"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
