@@ -32,6 +32,11 @@ type Clone struct {
 	// that is a symbolic link to the repository's), so those commands
 	// run with its confinement.
 	Confine func(cmd *exec.Cmd) error
+
+	// head is the branch's commit as CommitAll's confined shell read it
+	// last, for FetchBack, which then needs no launch of its own; ""
+	// when CommitAll has not run or found no branch.
+	head string
 }
 
 // cloneGit is the environment-independent part of every git command in a
@@ -145,22 +150,24 @@ func OpenClone(ctx context.Context, repo, path, branch string, confine func(*exe
 }
 
 // CommitAll commits every change in the clone, untracked files included,
-// as cra; false when there was nothing to commit. Its three git commands
-// (add, the check that something is staged, commit) run in one shell
-// (commitScript), so that a confined clone pays for one launch of the
-// confinement, not three; each still runs with the clone's settings
-// (cloneGit), and an error names the one that failed and its stderr.
+// as cra; false when there was nothing to commit. Its git commands (add,
+// the check that something is staged, commit, and the read of the
+// branch's commit FetchBack needs) run in one shell (commitScript), so
+// that a confined clone pays for one launch of the confinement, not
+// four; each still runs with the clone's settings (cloneGit), and an
+// error names the one that failed and its stderr.
 func (c *Clone) CommitAll(ctx context.Context, message string) (bool, error) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return false, fmt.Errorf("commit in %s: %w", c.Path, err)
 	}
-	args := append([]string{"-c", commitScript, "sh", gitPath, "-C", c.Path}, cloneGit...)
+	c.head = ""
+	args := append([]string{"-c", commitScript, "sh", gitPath, "refs/heads/" + c.Branch + "^{commit}", "-C", c.Path}, cloneGit...)
 	cmd := exec.CommandContext(ctx, "sh", args...)
 	cmd.Stdin = strings.NewReader(message)
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=cra", "GIT_AUTHOR_EMAIL=cra@localhost", "GIT_COMMITTER_NAME=cra", "GIT_COMMITTER_EMAIL=cra@localhost")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if c.Confine != nil {
 		if err := c.Confine(cmd); err != nil {
 			return false, err
@@ -168,7 +175,11 @@ func (c *Clone) CommitAll(ctx context.Context, message string) (bool, error) {
 	}
 	err = cmd.Run()
 	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == commitNothing {
+	nothing := errors.As(err, &exit) && exit.ExitCode() == commitNothing
+	if head := strings.TrimSpace(stdout.String()); (err == nil || nothing) && isHash(head) {
+		c.head = head
+	}
+	if nothing {
 		return false, nil
 	}
 	if err != nil {
@@ -193,16 +204,23 @@ func (c *Clone) CommitAll(ctx context.Context, message string) (bool, error) {
 	return true, nil
 }
 
-// commitScript is CommitAll's shell: $1 is git's path, the rest git's
-// leading arguments (-C and the clone's settings). It stages
-// everything, exits commitNothing when nothing is staged, and otherwise
-// becomes git commit with the message on its standard input, whose exit
-// status is the script's.
-const commitScript = `git=$1; shift
+// commitScript is CommitAll's shell: $1 is git's path, $2 the branch's
+// commit to print (refs/heads/BRANCH^{commit}), the rest git's leading
+// arguments (-C and the clone's settings). It stages everything, runs
+// git commit with the message on its standard input when something is
+// staged (its exit status, when it fails, is the script's), prints the
+// branch's commit (nothing when the branch is gone) and exits
+// commitNothing when nothing was staged.
+const commitScript = `git=$1 head=$2; shift 2
 "$git" "$@" add -A . </dev/null >/dev/null || exit 10
 "$git" "$@" diff --cached --quiet </dev/null >/dev/null
-case $? in 0) exit 3 ;; 1) ;; *) exit 11 ;; esac
-exec "$git" "$@" commit -q --no-verify -F - >/dev/null`
+case $? in
+0) s=3 ;;
+1) "$git" "$@" commit -q --no-verify -F - >/dev/null || exit; s=0 ;;
+*) exit 11 ;;
+esac
+"$git" "$@" rev-parse -q --verify "$head" </dev/null 2>/dev/null
+exit $s`
 
 // commitScript's exit statuses of its own (git's are 1 and 128).
 const (
@@ -213,13 +231,19 @@ const (
 
 // FetchBack sets the repository's branch to the clone's, the only ref a
 // run can move. A clone whose branch is gone (the agent deleted it, or
-// checked out another) is an error and moves nothing.
+// checked out another) is an error and moves nothing. The clone's
+// commit is the one CommitAll read just before, when it did, else read
+// now (confined, as every git command in the clone).
 func (c *Clone) FetchBack(ctx context.Context) error {
-	out, err := c.git(ctx, "", nil, "rev-parse", "--verify", "refs/heads/"+c.Branch+"^{commit}")
-	if err != nil {
-		return fmt.Errorf("the working copy has no branch %s: %w", c.Branch, err)
+	sha := c.head
+	c.head = ""
+	if sha == "" {
+		out, err := c.git(ctx, "", nil, "rev-parse", "--verify", "refs/heads/"+c.Branch+"^{commit}")
+		if err != nil {
+			return fmt.Errorf("the working copy has no branch %s: %w", c.Branch, err)
+		}
+		sha = strings.TrimSpace(string(out))
 	}
-	sha := strings.TrimSpace(string(out))
 	if _, err := run(ctx, c.Repo, "-c", "core.hooksPath=/dev/null", "fetch", "-q", "--no-tags", "--no-write-fetch-head", c.Path,
 		"+refs/heads/"+c.Branch+":refs/heads/"+c.Branch); err != nil {
 		return fmt.Errorf("bring %s back from the working copy: %w", c.Branch, err)
@@ -232,4 +256,17 @@ func (c *Clone) FetchBack(ctx context.Context) error {
 		return errors.New("the branch fetched back is not the working copy's")
 	}
 	return nil
+}
+
+// isHash reports whether s is a full commit hash (SHA-1 or SHA-256).
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -195,3 +195,81 @@ func TestCommitAll(t *testing.T) {
 		t.Errorf("a refused confinement: got %v", err)
 	}
 }
+
+// TestFetchBack: the branch comes back into the repository at the
+// clone's commit; after CommitAll, whose confined shell read that commit,
+// with no confined launch of its own, and without CommitAll, with one. A
+// clone whose branch is gone (the agent deleted it and committed
+// elsewhere) moves nothing and says so, CommitAll before or not.
+func TestFetchBack(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	write(t, repo, "a.txt", "a\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "first")
+	launches := 0
+	confine := func(cmd *exec.Cmd) error { launches++; return nil }
+	c, err := OpenClone(ctx, repo, filepath.Join(t.TempDir(), "t-1"), "cra/t-1", confine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := func() string {
+		t.Helper()
+		out, err := exec.Command("git", "-C", repo, "rev-parse", "refs/heads/cra/t-1").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+
+	write(t, c.Path, "b.txt", "b\n")
+	if ok, err := c.CommitAll(ctx, "run 1\n"); err != nil || !ok {
+		t.Fatalf("commit: %v, %v", ok, err)
+	}
+	launches = 0
+	if err := c.FetchBack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if launches != 0 {
+		t.Errorf("FetchBack after CommitAll: %d confined launches, want 0", launches)
+	}
+	if got, want := branch(), strings.TrimSpace(c.mustGit(t, "rev-parse", "HEAD")); got != want {
+		t.Errorf("after a commit: the repository's branch is at %s, want the clone's %s", got, want)
+	}
+
+	// Without CommitAll (cra's own solve commits itself), and with the
+	// commit CommitAll read already used: FetchBack reads it, confined.
+	write(t, c.Path, "c.txt", "c\n")
+	c.mustGit(t, "add", "-A")
+	c.mustGit(t, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "by the agent")
+	launches = 0
+	if err := c.FetchBack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if launches != 1 {
+		t.Errorf("FetchBack alone: %d confined launches, want 1", launches)
+	}
+	if got, want := branch(), strings.TrimSpace(c.mustGit(t, "rev-parse", "HEAD")); got != want {
+		t.Errorf("without CommitAll: the repository's branch is at %s, want the clone's %s", got, want)
+	}
+
+	// The agent leaves the branch for another and deletes it.
+	before := branch()
+	c.mustGit(t, "checkout", "-q", "-b", "elsewhere")
+	c.mustGit(t, "branch", "-D", "cra/t-1")
+	write(t, c.Path, "d.txt", "d\n")
+	for _, commit := range []bool{true, false} {
+		if commit {
+			if ok, err := c.CommitAll(ctx, "run 2\n"); err != nil || !ok {
+				t.Fatalf("commit on another branch: %v, %v", ok, err)
+			}
+		}
+		if err := c.FetchBack(ctx); err == nil || !strings.Contains(err.Error(), "the working copy has no branch cra/t-1") {
+			t.Errorf("a deleted branch (CommitAll before: %v): got %v, want the error naming it", commit, err)
+		}
+		if got := branch(); got != before {
+			t.Errorf("a deleted branch (CommitAll before: %v): the repository's branch moved to %s", commit, got)
+		}
+	}
+}
