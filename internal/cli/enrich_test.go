@@ -22,7 +22,9 @@ func TestEnrichFlags(t *testing.T) {
 		args []string
 		want enrichOptions
 	}{
-		{nil, enrichOptions{repo: ".", concurrency: 1}},
+		// Not nil: cobra reads a nil command line from os.Args, the test
+		// binary's own (a run with '-test.skip X' parsed X as the repo).
+		{[]string{}, enrichOptions{repo: ".", concurrency: 1}},
 		{[]string{"src", "--promote", "--concurrency", "4", "--json", "-v"}, enrichOptions{repo: "src", promote: true, concurrency: 4, json: true, verbose: true}},
 	}
 	for _, tc := range tests {
