@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/atomicfile"
 	"github.com/cra-dev/cra/internal/edit"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/llm"
 )
 
@@ -173,8 +173,8 @@ func unescapeMarkdown(l string) string {
 }
 
 var (
-	stepHeading = regexp.MustCompile(`^###\s+(\d+)[.)]?\s+(.*?)\s*$`)
-	taskIDNote  = regexp.MustCompile(`cra plan · task ([A-Za-z0-9._-]+) ·`)
+	stepHeading = lazyre.New(`^###\s+(\d+)[.)]?\s+(.*?)\s*$`)
+	taskIDNote  = lazyre.New(`cra plan · task ([A-Za-z0-9._-]+) ·`)
 )
 
 // PlanFormatError is a plan file that cannot be read, with its line.
@@ -192,7 +192,7 @@ func (e *PlanFormatError) Error() string { return fmt.Sprintf("line %d: %s", e.L
 // the change). Other sections are ignored. The plan is validated.
 func ParsePlanMarkdown(text string) (*Plan, error) {
 	p := &Plan{}
-	if m := taskIDNote.FindStringSubmatch(text); m != nil {
+	if m := taskIDNote().FindStringSubmatch(text); m != nil {
 		p.TaskID = m[1]
 	}
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
@@ -247,7 +247,7 @@ func ParsePlanMarkdown(text string) (*Plan, error) {
 			continue
 		}
 		if inFence == "" {
-			if m := stepHeading.FindStringSubmatch(t); m != nil {
+			if m := stepHeading().FindStringSubmatch(t); m != nil {
 				p.Steps = append(p.Steps, PlanStep{File: headingPath(m[2])})
 				field = &p.Steps[len(p.Steps)-1].Change
 				continue

@@ -3,9 +3,10 @@ package agentcli
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // The tools of each agent that write a file (their path argument) or run
@@ -517,8 +518,8 @@ type aider struct {
 func newAider() parser { return &aider{lastCmd: -1} }
 
 var (
-	aiderTokens = regexp.MustCompile(`^Tokens: ([\d.]+[kKmM]?) sent(?:, ([\d.]+[kKmM]?) cache write)?(?:, ([\d.]+[kKmM]?) cache hit)?, ([\d.]+[kKmM]?) received`)
-	aiderModel  = regexp.MustCompile(`^(?:Main )?[Mm]odel: (\S+)`)
+	aiderTokens = lazyre.New(`^Tokens: ([\d.]+[kKmM]?) sent(?:, ([\d.]+[kKmM]?) cache write)?(?:, ([\d.]+[kKmM]?) cache hit)?, ([\d.]+[kKmM]?) received`)
+	aiderModel  = lazyre.New(`^(?:Main )?[Mm]odel: (\S+)`)
 	aiderStatus = []string{"Aider v", "Model:", "Main model:", "Weak model:", "Git repo:", "Repo-map:", "Added ", "Cost:", "Tokens:",
 		"Applied edit to", "Commit ", "Running ", "Use /help", "Warning:", "Retrying in", "https://aider.chat", "Dropping ", "Editor model:",
 		"Run shell command", "Add command output", "Create new file?", "Allow edits to file", "Can't", "Unable to", "Output from",
@@ -569,9 +570,9 @@ func (p *aider) parse(st *state, raw []byte) {
 			st.deny("shell", line)
 			p.shellAsk = false
 		}
-	case aiderTokens.MatchString(line):
+	case aiderTokens().MatchString(line):
 		st.event()
-		m := aiderTokens.FindStringSubmatch(line)
+		m := aiderTokens().FindStringSubmatch(line)
 		c := Usage{Input: aiderNum(m[1]), Output: aiderNum(m[4]), Cached: aiderNum(m[3])}
 		st.call(c)
 		st.sum.Turns++
@@ -583,9 +584,9 @@ func (p *aider) parse(st *state, raw []byte) {
 			st.tr.add("assistant: %s", clip(strings.Join(p.reply, " "), maxField))
 			p.reply = p.reply[:0]
 		}
-	case aiderModel.MatchString(line):
+	case aiderModel().MatchString(line):
 		st.event()
-		if model := aiderModel.FindStringSubmatch(line)[1]; st.sum.Usage.Model == "" || strings.HasSuffix(model, st.sum.Usage.Model) {
+		if model := aiderModel().FindStringSubmatch(line)[1]; st.sum.Usage.Model == "" || strings.HasSuffix(model, st.sum.Usage.Model) {
 			st.sum.Usage.Model = clip(model, 200)
 		}
 	case endpointMarker(line) != "" || strings.HasPrefix(line, "litellm.") || strings.HasPrefix(line, "Error:"):

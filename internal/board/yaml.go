@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // MaxFileBytes bounds a task file: the output tail, the notes and the
@@ -65,7 +66,7 @@ func hasAlias(n *yaml.Node) bool {
 	return false
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = lazyre.New(`^line (\d+): (.*)$`)
 
 // decodeError turns yaml's type errors ("line 3: cannot unmarshal !!str
 // `x` into int") into a *FieldError naming the field on that line.
@@ -76,7 +77,7 @@ func decodeError(m *yaml.Node, err error) error {
 	}
 	msg := te.Errors[0]
 	field := "?"
-	if sm := yamlLine.FindStringSubmatch(msg); sm != nil {
+	if sm := yamlLine().FindStringSubmatch(msg); sm != nil {
 		line, _ := strconv.Atoi(sm[1])
 		field = fieldAtLine(m, line, "")
 		msg = sm[2]

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/cra-dev/cra/internal/kb"
 	"github.com/cra-dev/cra/internal/knowledge"
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/retrieve"
 	"github.com/cra-dev/cra/internal/tokens"
 )
@@ -340,7 +340,7 @@ func touches(hs []gitx.Hunk, start, end int) bool {
 	return false
 }
 
-var identRe = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var identRe = lazyre.New(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // referencedNames are the identifiers on the lines the change removes or
 // adds: the code the change uses.
@@ -357,13 +357,13 @@ func referencedNames(changes []change) map[string]bool {
 				lines = append(lines, nw[h.NewStart-1:h.NewStart-1+h.NewLines]...)
 			}
 			for _, l := range lines {
-				for _, n := range identRe.FindAllString(l, -1) {
+				for _, n := range identRe().FindAllString(l, -1) {
 					out[n] = true
 				}
 			}
 		}
 		if c.OldPath == "" { // a new file uses what it names
-			for _, n := range identRe.FindAllString(string(c.New), -1) {
+			for _, n := range identRe().FindAllString(string(c.New), -1) {
 				out[n] = true
 			}
 		}

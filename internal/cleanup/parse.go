@@ -3,10 +3,10 @@ package cleanup
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/llm"
 )
 
@@ -68,7 +68,7 @@ func ParseRewrite(reply string) (Rewrite, error) {
 		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "```") {
 			continue
 		}
-		m := todoLine.FindStringSubmatch(line)
+		m := todoLine().FindStringSubmatch(line)
 		if m == nil {
 			return Rewrite{}, fmt.Errorf("%w: TODOS line %d %q is not -HIGH|MEDIUM|LOW|DONE: text", ErrMalformed, i+1, clip(line, 80))
 		}
@@ -83,7 +83,7 @@ func ParseRewrite(reply string) (Rewrite, error) {
 
 // todoLine is "-HIGH: text", with the decoration small models add: a
 // bullet of - * or •, spaces, bold markers around the priority.
-var todoLine = regexp.MustCompile(`^(?:[-*•]\s*)?(?:\*\*)?\s*(?i:(HIGH|MEDIUM|LOW|DONE))\s*(?:\*\*)?\s*:\s*(?:\*\*)?(.*)$`)
+var todoLine = lazyre.New(`^(?:[-*•]\s*)?(?:\*\*)?\s*(?i:(HIGH|MEDIUM|LOW|DONE))\s*(?:\*\*)?\s*:\s*(?:\*\*)?(.*)$`)
 
 // tagged returns the text between <NAME> and </NAME>, which must occur
 // once each, in that order.

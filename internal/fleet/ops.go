@@ -16,6 +16,7 @@ import (
 	"github.com/cra-dev/cra/internal/evidence"
 	"github.com/cra-dev/cra/internal/fleet/runner"
 	"github.com/cra-dev/cra/internal/fleetapi"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/review"
 	"github.com/cra-dev/cra/internal/statedir"
@@ -244,8 +245,8 @@ func (f *Fleet) RecycleOnce(ctx context.Context, out io.Writer) (*fleetapi.Recyc
 }
 
 var (
-	runPattern  = regexp.MustCompile(`^run (\d+): ?(.*)$`)
-	exitPattern = regexp.MustCompile(`^(?:` + regexp.QuoteMeta(board.RunFailed) + ` )?exit (-?\d+)\b`)
+	runPattern  = lazyre.New(`^run (\d+): ?(.*)$`)
+	exitPattern = lazyre.New(`^(?:` + regexp.QuoteMeta(board.RunFailed) + ` )?exit (-?\d+)\b`)
 )
 
 // Runs reads task id's runs from its lifecycle entries: each active entry
@@ -264,7 +265,7 @@ func runs(entries []world.Entry, dir string) []fleetapi.Run {
 		}
 		if e.Status == world.StatusActive {
 			run := fleetapi.Run{Started: e.Time}
-			if m := runPattern.FindStringSubmatch(e.Output); m != nil {
+			if m := runPattern().FindStringSubmatch(e.Output); m != nil {
 				run.N, _ = strconv.Atoi(m[1])
 				run.Profile = m[2]
 				if prof, host, ok := strings.Cut(m[2], " on host "); ok {
@@ -283,7 +284,7 @@ func runs(entries []world.Entry, dir string) []fleetapi.Run {
 		run := &out[open]
 		run.Finished, run.Outcome = e.Time, e.Output
 		run.DurationMS = e.Time.Sub(run.Started).Milliseconds()
-		if m := exitPattern.FindStringSubmatch(e.Output); m != nil {
+		if m := exitPattern().FindStringSubmatch(e.Output); m != nil {
 			code, _ := strconv.Atoi(m[1])
 			run.ExitCode = &code
 		}

@@ -3,11 +3,11 @@ package index
 import (
 	"bytes"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/cra-dev/cra/internal/lang"
+	"github.com/cra-dev/cra/internal/lazyre"
 )
 
 // Vendored reports whether a file is a copy of someone else's code or
@@ -60,13 +60,13 @@ var browserLibs = map[string]bool{
 
 // libBuild matches what may follow a library's name in a copy of it: a
 // version, and build words.
-var libBuild = regexp.MustCompile(`^(?:[-.]?v?\d+(?:\.\d+)*)?(?:[-.](?:slim|min|esm|umd|bundle|full|dev|prod|production|development|pack|all))*$`)
+var libBuild = lazyre.New(`^(?:[-.]?v?\d+(?:\.\d+)*)?(?:[-.](?:slim|min|esm|umd|bundle|full|dev|prod|production|development|pack|all))*$`)
 
 // browserLib reports whether a file name is a copy of a browser library.
 func browserLib(name string) bool {
 	stem := strings.TrimSuffix(name, path.Ext(name))
 	for i := len(stem); i > 0; i-- {
-		if browserLibs[stem[:i]] && (i == len(stem) || stem[i] == '-' || stem[i] == '.') && libBuild.MatchString(stem[i:]) {
+		if browserLibs[stem[:i]] && (i == len(stem) || stem[i] == '-' || stem[i] == '.') && libBuild().MatchString(stem[i:]) {
 			return true
 		}
 	}
@@ -106,7 +106,7 @@ func vendoredPath(rel string) string {
 // convention, "@generated", and "auto-generated … do not edit" wordings.
 // Only comments count: a linter's own source may hold these words in a
 // string.
-var generatedMarker = regexp.MustCompile(`(?im)^[ \t]*(?://|#|/\*+|\*|--|;+|<!--)[ \t]*(?:Code generated .* DO NOT EDIT\.?[ \t]*$|@generated\b|.*\b(?:auto-?generated|automatically generated|generated (?:by|from))\b.*\b(?:do not edit|don't edit|do not modify)\b)`)
+var generatedMarker = lazyre.New(`(?im)^[ \t]*(?://|#|/\*+|\*|--|;+|<!--)[ \t]*(?:Code generated .* DO NOT EDIT\.?[ \t]*$|@generated\b|.*\b(?:auto-?generated|automatically generated|generated (?:by|from))\b.*\b(?:do not edit|don't edit|do not modify)\b)`)
 
 // leadingComments is the start of a file up to its first line of code:
 // blank lines and comments only (after a byte order mark, PHP's open tag
@@ -167,7 +167,7 @@ func vendoredContent(rel string, data []byte) string {
 	if !bytes.Contains(head, []byte("enerated")) && !bytes.Contains(head, []byte("ENERATED")) {
 		// No marker can match; the cheap test spares most files the
 		// regular expression.
-	} else if m := generatedMarker.Find(leadingComments(head)); m != nil {
+	} else if m := generatedMarker().Find(leadingComments(head)); m != nil {
 		return "generated (" + strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(string(m)), "/#*-;")) + ")"
 	}
 	tail := data[max(0, len(data)-sourceMapTail):]

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/shell"
 )
 
@@ -113,7 +113,7 @@ func isGoTest(w []shell.Word) bool {
 	return len(w) >= 2 && w[0].Literal && w[1].Literal && path.Base(w[0].Text) == "go" && w[1].Text == "test"
 }
 
-var pythonName = regexp.MustCompile(`^python[0-9.]*$`)
+var pythonName = lazyre.New(`^python[0-9.]*$`)
 
 func isPytest(w []shell.Word) bool {
 	if !w[0].Literal {
@@ -122,7 +122,7 @@ func isPytest(w []shell.Word) bool {
 	switch base := path.Base(w[0].Text); {
 	case base == "pytest" || base == "py.test" || base == "pytest-3":
 		return true
-	case pythonName.MatchString(base):
+	case pythonName().MatchString(base):
 		// python -m pytest; options such as -B may come first.
 		for i := 1; i+1 < len(w); i++ {
 			if !w[i].Literal || !strings.HasPrefix(w[i].Text, "-") {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/cra-dev/cra/internal/gitx"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
@@ -47,7 +47,7 @@ type Cleaned struct {
 }
 
 // runSuffix is the ".rN" of a board run's own branch (cra/<id>.rN).
-var runSuffix = regexp.MustCompile(`\.r[0-9]+$`)
+var runSuffix = lazyre.New(`\.r[0-9]+$`)
 
 // Clean removes the worktrees (.clean_room/worktrees/) and cra/ branches of
 // runs that are over: the world log ends them (finish, verified, failed),
@@ -99,7 +99,7 @@ func Clean(ctx context.Context, ws *workspace.Workspace, opts CleanOptions) ([]C
 	sort.Slice(runs, func(i, j int) bool { return runs[i].ID < runs[j].ID })
 	var out []Cleaned
 	for _, c := range runs {
-		c.ID = runSuffix.ReplaceAllString(c.ID, "")
+		c.ID = runSuffix().ReplaceAllString(c.ID, "")
 		keep, why, err := cleanVerdict(ctx, ws, l, opts, c, now())
 		if err != nil {
 			return out, err

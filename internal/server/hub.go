@@ -156,7 +156,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		if h.Logger != nil {
 			h.Logger.Warn("event hub: the world log was replaced; clients reload", "err", err)
 		}
-		h.broadcast(&frame{reset: true, data: resetData})
+		h.broadcast(&frame{reset: true, data: resetData()})
 	}
 }
 
@@ -269,7 +269,13 @@ func (s storeSource) at(ctx context.Context, off int64) (world.Position, bool, e
 // its newline is right after the record's bytes.
 func (s storeSource) lineEnd(from int64) (int64, error) { return from + 1, nil }
 
-var resetData, _ = json.Marshal(Message{Type: MsgReset})
+// resetData is the reset message, marshalled on first use rather than at
+// every cra command's start (the first json.Marshal of a type builds its
+// encoder).
+var resetData = sync.OnceValue(func() []byte {
+	data, _ := json.Marshal(Message{Type: MsgReset})
+	return data
+})
 
 // record broadcasts one line the follower read, as a line of the file
 // at the log's path: once that file is another one (a compaction), or
@@ -287,7 +293,7 @@ func (h *Hub) record(r *world.Record) error {
 	h.mu.Unlock()
 	if compacted {
 		// Compaction rewrote the file: positions before it mean nothing.
-		h.broadcast(&frame{reset: true, data: resetData})
+		h.broadcast(&frame{reset: true, data: resetData()})
 		return nil
 	}
 	h.broadcast(f)
@@ -495,7 +501,7 @@ func (h *Hub) stream(ctx context.Context, c *client, out sender, since Position)
 var errReset = errors.New("reset: the client's offset is not in the current log")
 
 func (h *Hub) sendReset(ctx context.Context, out sender) error {
-	if err := out.send(ctx, resetData); err != nil {
+	if err := out.send(ctx, resetData()); err != nil {
 		return err
 	}
 	return errReset

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cra-dev/cra/internal/board"
 	"github.com/cra-dev/cra/internal/knowledge"
+	"github.com/cra-dev/cra/internal/lazyre"
 	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/verdict"
 	"github.com/cra-dev/cra/internal/world"
@@ -136,9 +136,9 @@ func droppedText(t *board.Task) string {
 
 // knowledgeHeading is a document's heading in a prompt's PROJECT
 // KNOWLEDGE section (knowledge.Load).
-var knowledgeHeading = regexp.MustCompile(`^### (\S+\.md)\s*$`)
+var knowledgeHeading = lazyre.New(`^### (\S+\.md)\s*$`)
 
-var promptFile = regexp.MustCompile(`^prompt-([0-9]+)\.md$`)
+var promptFile = lazyre.New(`^prompt-([0-9]+)\.md$`)
 
 // Use is what the runs say of one provisional document.
 type Use struct {
@@ -195,7 +195,7 @@ func Usage(stateDir, root string, paths []string) (map[string]*Use, error) {
 		}
 		files, _ := os.ReadDir(sd.Run(id).Path())
 		for _, f := range files {
-			m := promptFile.FindStringSubmatch(f.Name())
+			m := promptFile().FindStringSubmatch(f.Name())
 			if m == nil {
 				continue
 			}
@@ -239,7 +239,7 @@ func promptDocs(text string) []string {
 		case strings.HasPrefix(l, "## "):
 			in = strings.TrimSpace(l) == "## PROJECT KNOWLEDGE"
 		case in:
-			if m := knowledgeHeading.FindStringSubmatch(l); m != nil {
+			if m := knowledgeHeading().FindStringSubmatch(l); m != nil {
 				out = append(out, m[1])
 			}
 		}

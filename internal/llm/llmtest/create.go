@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +38,7 @@ type CreateRequest struct {
 }
 
 // digestPattern is the form of a blob digest (manifest.BlobsPath).
-var digestPattern = regexp.MustCompile(`^sha256[:-][0-9a-fA-F]{64}$`)
+var digestPattern = lazyre.New(`^sha256[:-][0-9a-fA-F]{64}$`)
 
 // Digest returns the digest Ollama names content by: "sha256:<hex>".
 func Digest(content []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(content)) }
@@ -127,7 +126,7 @@ func (s *Server) hasModel(name string) bool {
 // serveBlob answers HEAD and POST /api/blobs/:digest.
 func (s *Server) serveBlob(w http.ResponseWriter, req Request) {
 	param := strings.TrimPrefix(req.Path, "/api/blobs/")
-	if !digestPattern.MatchString(param) {
+	if !digestPattern().MatchString(param) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid digest format"})
 		return
 	}
@@ -296,7 +295,7 @@ func (s *Server) create(cr *CreateRequest, name string) (statuses []string, stat
 				return statuses, http.StatusBadRequest, "llmtest: converting a safetensors adapter is not supported: upload a GGUF adapter"
 			}
 			content, ok := s.blobs[normalDigest(d)]
-			if !digestPattern.MatchString(d) {
+			if !digestPattern().MatchString(d) {
 				return statuses, http.StatusBadRequest, "invalid digest format"
 			}
 			if !ok {
