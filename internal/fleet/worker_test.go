@@ -217,23 +217,25 @@ func TestGuardDatabase(t *testing.T) {
 	// authentication: a way in where the sandbox does not fence a
 	// socket's path (Landlock before ABI 9), none where it does.
 	url := pgtest.DB(t)
-	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true})
+	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true}); !strings.Contains(got, "without a password") || !strings.Contains(got, "Unix socket") {
+		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", got)
+	}
+	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true, PathSockets: true}); got != "" {
+		t.Errorf("a password-less database on a socket the sandbox fences: told %q", got)
+	}
+}
+
+// guardOnce guards the database at url as a worker would on a kernel
+// with the fences given, lets go, and returns what it was told.
+func guardOnce(t *testing.T, url string, fenced sandbox.Fences) string {
+	t.Helper()
+	var out bytes.Buffer
+	unguard, err := guardDatabase(context.Background(), url, &out, fenced)
 	if err != nil {
 		t.Fatal(err)
 	}
 	unguard()
-	if !strings.Contains(out.String(), "without a password") || !strings.Contains(out.String(), "Unix socket") {
-		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", out.String())
-	}
-	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true, PathSockets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unguard()
-	if out.Len() > 0 {
-		t.Errorf("a password-less database on a socket the sandbox fences: told %q", out.String())
-	}
+	return out.String()
 }
 
 // TestGuardDatabaseSocketBehindTCP: a fleet's database named at a
@@ -276,25 +278,13 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 	if got := out.String(); strings.Contains(got, abstract) != !sandbox.ScopesAbstractSockets() {
 		t.Errorf("this kernel (scopes abstract sockets: %v): told %q", sandbox.ScopesAbstractSockets(), got)
 	}
-	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unguard()
-	if got := out.String(); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
+	if got := guardOnce(t, url, sandbox.Fences{}); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
 		t.Errorf("a kernel that does not scope abstract sockets: told %q, want both sockets named (%s, %s)", got, c.Dir(), abstract)
 	}
 	// A kernel that fences both kinds of socket (Landlock ABI 9) leaves
 	// no way in: the port is guarded.
-	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: true, PathSockets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unguard()
-	if out.Len() > 0 {
-		t.Errorf("a kernel that fences both sockets: told %q", out.String())
+	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true, PathSockets: true}); got != "" {
+		t.Errorf("a kernel that fences both sockets: told %q", got)
 	}
 
 	// The socket asks a password too: pg_hba.conf's local lines changed
@@ -332,13 +322,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	out.Reset()
-	unguard, err = guardDatabase(ctx, url, &out, sandbox.Fences{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	unguard()
-	if out.Len() > 0 {
-		t.Errorf("a database that asks a password everywhere: told %q", out.String())
+	if got := guardOnce(t, url, sandbox.Fences{}); got != "" {
+		t.Errorf("a database that asks a password everywhere: told %q", got)
 	}
 }

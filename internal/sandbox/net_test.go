@@ -104,13 +104,16 @@ func netProbe() {
 
 // confine wraps cmd as the launcher would (this test binary standing for
 // cra), writable only in a temp directory of the test's.
-func confine(t *testing.T, cmd *exec.Cmd) {
+func confine(t *testing.T, cmd *exec.Cmd) { confineTo(t, cmd, t.TempDir()) }
+
+// confineTo wraps cmd as confine does, writable only in dir.
+func confineTo(t *testing.T, cmd *exec.Cmd, dir string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Wrap(cmd, exe, Spec{Write: []string{t.TempDir()}}); err != nil {
+	if err := Wrap(cmd, exe, Spec{Write: []string{dir}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,20 +122,51 @@ func confine(t *testing.T, cmd *exec.Cmd) {
 // (Wrap) or not, and returns what it printed.
 func runProbe(t *testing.T, confined bool, env ...string) string {
 	t.Helper()
+	dir := ""
+	if confined {
+		dir = t.TempDir()
+	}
+	return probeIn(t, dir, env...)
+}
+
+// probeIn runs netProbe as runProbe does, confined to writing dir, or
+// unconfined where dir is "".
+func probeIn(t *testing.T, dir string, env ...string) string {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(append(os.Environ(), probeEnv+"=1"), env...)
-	if confined {
-		confine(t, cmd)
+	if dir != "" {
+		confineTo(t, cmd, dir)
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("probe: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// serveUnix listens on the Unix socket addr ('@name' is abstract) until
+// the test ends, closing every connection it accepts.
+func serveUnix(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }
 
 // TestNetGuard: while a daemon's port is guarded, a confined process
@@ -225,20 +259,7 @@ func TestNetGuard(t *testing.T) {
 func TestAbstractSocketOutOfReach(t *testing.T) {
 	requireLandlock(t)
 	name := fmt.Sprintf("cra-sandbox-test-%d", os.Getpid())
-	ln, err := net.Listen("unix", "@"+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	serveUnix(t, "@"+name)
 	probe := func(confined bool) string {
 		t.Helper()
 		return runProbe(t, confined, probeEnv+"_ABSTRACT="+name)
@@ -264,43 +285,14 @@ func TestAbstractSocketOutOfReach(t *testing.T) {
 func TestPathSocketOutOfReach(t *testing.T) {
 	requireLandlock(t)
 	write, elsewhere := t.TempDir(), t.TempDir()
-	paths := map[string]string{"in": filepath.Join(write, "s"), "out": filepath.Join(elsewhere, "s")}
-	for _, path := range paths {
-		ln, err := net.Listen("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := func(confined bool) string {
+	in, out := filepath.Join(write, "s"), filepath.Join(elsewhere, "s")
+	serveUnix(t, in)
+	serveUnix(t, out)
+	probe := func(dir string) string {
 		t.Helper()
-		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), probeEnv+"=1", probeEnv+"_PATH_in="+paths["in"], probeEnv+"_PATH_out="+paths["out"])
-		if confined {
-			if err := Wrap(cmd, exe, Spec{Write: []string{write}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("probe: %v\n%s", err, out)
-		}
-		return string(out)
+		return probeIn(t, dir, probeEnv+"_PATH_in="+in, probeEnv+"_PATH_out="+out)
 	}
-	got := probe(false)
+	got := probe("")
 	for _, w := range []string{"path unix in: ok", "path unix out: ok"} {
 		if !strings.Contains(got, w) {
 			t.Fatalf("unconfined: got\n%s\nwant %q", got, w)
@@ -310,7 +302,7 @@ func TestPathSocketOutOfReach(t *testing.T) {
 	if !FencesPathSockets() {
 		want[1] = "path unix out: ok"
 	}
-	got = probe(true)
+	got = probe(write)
 	for _, w := range want {
 		if !strings.Contains(got, w) {
 			t.Errorf("confined, Landlock ABI %d (fences path sockets: %v): got\n%s\nwant %q", ABI(), FencesPathSockets(), got, w)
