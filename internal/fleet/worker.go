@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -65,7 +66,13 @@ func (f *Fleet) openWorker(ctx context.Context) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	unguard, err := guardDatabase(ctx, url, f.out, sandbox.KernelFences())
+	// With [board] sandbox = "off" agents run unconfined: nothing fences
+	// them, whatever the kernel can.
+	fenced := sandbox.KernelFences()
+	if f.ws.Config.SandboxOff() {
+		fenced = sandbox.Fences{}
+	}
+	unguard, err := guardDatabase(ctx, url, f.out, fenced)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -94,9 +101,10 @@ func (w *worker) close() {
 // of this user on a Unix socket (the URL's, or any of a server on this
 // host, which listens there whatever address the URL names), or on
 // another host's address it can reach, could then write the world log
-// as the daemon does. fenced says which Unix sockets the sandbox keeps
-// agents off (sandbox.KernelFences): a server's '@name' socket (Landlock
-// ABI 6), or one named by a path (ABI 9), is then no way in.
+// as the daemon does. fenced says what the sandbox keeps agents off
+// (sandbox.KernelFences; nothing with [board] sandbox = "off"): the
+// guarded ports, a server's '@name' socket (Landlock ABI 6), a socket
+// named by a path (ABI 9) are then no way in.
 func guardDatabase(ctx context.Context, url string, out io.Writer, fenced sandbox.Fences) (unguard func(), err error) {
 	reach, err := pgstore.ReachOf(url)
 	if err != nil {
@@ -148,17 +156,33 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, fenced sandbo
 			}
 		}
 	}
-	where := ""
-	switch {
-	case len(sockets) > 0:
-		where = "its Unix socket in " + strings.Join(sockets, ", ")
-	case open && len(reach.LoopbackPorts) == 0 && len(reach.Sockets) == 0:
-		where = "its address"
+	var ways []string
+	if open && len(reach.LoopbackPorts) > 0 && !fenced.Ports {
+		ports := make([]string, len(reach.LoopbackPorts))
+		for i, p := range reach.LoopbackPorts {
+			ports[i] = strconv.Itoa(p)
+		}
+		ways = append(ways, "its port "+strings.Join(ports, ", "))
 	}
-	if where != "" {
-		fmt.Fprintf(out, "warning: the fleet's PostgreSQL lets this OS user in without a password (trust or peer authentication), and the sandbox cannot keep agents off %s: an agent running as this user could write its own verdict into the world log. Use password authentication (scram-sha-256) with the password only in the URL's variable, or run the agents as another OS user\n", where)
+	if len(sockets) > 0 {
+		ways = append(ways, "its Unix socket in "+strings.Join(sockets, ", "))
+	}
+	if open && len(reach.LoopbackPorts) == 0 && len(reach.Sockets) == 0 {
+		ways = append(ways, "its address")
+	}
+	if len(ways) > 0 {
+		fmt.Fprintf(out, "warning: the fleet's PostgreSQL lets this OS user in without a password (trust or peer authentication), and the sandbox cannot keep agents off %s%s: an agent running as this user could write its own verdict into the world log. Use password authentication (scram-sha-256) with the password only in the URL's variable, or run the agents as another OS user\n",
+			strings.Join(ways, " or "), unconfined(fenced))
 	}
 	return unguard, nil
+}
+
+// unconfined says why no fence holds, where none does.
+func unconfined(fenced sandbox.Fences) string {
+	if fenced == (sandbox.Fences{}) {
+		return " (agents run unconfined: [board] sandbox = \"off\", or no Landlock)"
+	}
+	return ""
 }
 
 // runFor makes p the processor whose runs the worker's leases hold.

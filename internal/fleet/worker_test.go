@@ -13,11 +13,14 @@ import (
 	"time"
 
 	"github.com/cra-dev/cra/internal/board"
+	"github.com/cra-dev/cra/internal/config"
 	"github.com/cra-dev/cra/internal/pgboard"
 	"github.com/cra-dev/cra/internal/pgstore"
 	"github.com/cra-dev/cra/internal/pgtest"
 	"github.com/cra-dev/cra/internal/sandbox"
+	"github.com/cra-dev/cra/internal/statedir"
 	"github.com/cra-dev/cra/internal/supervise"
+	"github.com/cra-dev/cra/internal/workspace"
 	"github.com/cra-dev/cra/internal/world"
 	"github.com/jackc/pgx/v5"
 )
@@ -217,12 +220,113 @@ func TestGuardDatabase(t *testing.T) {
 	// authentication: a way in where the sandbox does not fence a
 	// socket's path (Landlock before ABI 9), none where it does.
 	url := pgtest.DB(t)
-	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true}); !strings.Contains(got, "without a password") || !strings.Contains(got, "Unix socket") {
+	if got := guardOnce(t, url, sandbox.Fences{Ports: true, AbstractSockets: true}); !strings.Contains(got, "without a password") || !strings.Contains(got, "Unix socket") {
 		t.Errorf("a password-less database on a socket: told %q, want a warning naming both", got)
 	}
-	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true, PathSockets: true}); got != "" {
+	if got := guardOnce(t, url, sandbox.Fences{Ports: true, AbstractSockets: true, PathSockets: true}); got != "" {
 		t.Errorf("a password-less database on a socket the sandbox fences: told %q", got)
 	}
+}
+
+// TestGuardDatabaseSandboxOff: a database whose loopback port lets this
+// OS user in without a password is no way in while the sandbox guards
+// the port; with [board] sandbox = "off" (no fences) it is, and the
+// warning names the port and says why.
+func TestGuardDatabaseSandboxOff(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	c := pgtest.NewTCP(t, "fleet-secret")
+	url := c.TCPURL("postgres")
+	setAuth(t, c, url, "host", "trust")
+	nopass := fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?connect_timeout=5", superuser(t, url), c.Port())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if open, _ := pgstore.OpensWithoutPassword(context.Background(), nopass); open {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the port still asks a password 20 s after the reload")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := guardOnce(t, nopass, sandbox.Fences{Ports: true, AbstractSockets: true, PathSockets: true}); got != "" {
+		t.Errorf("a password-less port the sandbox guards: told %q", got)
+	}
+	got := guardOnce(t, nopass, sandbox.Fences{})
+	for _, want := range []string{"without a password", fmt.Sprintf("its port %d", c.Port()), `sandbox = "off"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("agents unconfined, a password-less port: told %q, want %q in it", got, want)
+		}
+	}
+}
+
+// TestWorkerSaysAgentsRunUnconfined: a worker whose board runs agents
+// with [board] sandbox = "off" weighs the database's ways in with no
+// fence, whatever the kernel could fence, and says why; with the
+// sandbox on, it says nothing of the kind.
+func TestWorkerSaysAgentsRunUnconfined(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cfg, getenv := pgConfig(t) // a trusted Unix socket
+	for _, off := range []bool{false, true} {
+		cfg.Board = nil
+		if off {
+			cfg.Board = &config.Board{Sandbox: "off"}
+		}
+		var out bytes.Buffer
+		root := t.TempDir()
+		f := &Fleet{ws: &workspace.Workspace{Root: root, StateDir: statedir.Of(root).Path(), Config: cfg}, getenv: getenv, out: &out, now: time.Now}
+		w, err := f.openWorker(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.close()
+		got := out.String()
+		if !strings.Contains(got, "Unix socket") {
+			t.Errorf("sandbox off %v, a trusted socket on a kernel that does not fence it: told %q, want the socket named", off, got)
+		}
+		if strings.Contains(got, `sandbox = "off"`) != off {
+			t.Errorf("sandbox off %v: told %q", off, got)
+		}
+	}
+}
+
+// setAuth sets the method of every pg_hba.conf line of kind (local,
+// host) of cluster c, and has the server at url reload it.
+func setAuth(t *testing.T, c *pgtest.Cluster, url, kind, method string) {
+	t.Helper()
+	hba := filepath.Join(c.Dir(), "data", "pg_hba.conf")
+	b, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == kind {
+			l = strings.Join(append(f[:len(f)-1], method), " ")
+		}
+		lines = append(lines, l)
+	}
+	if err := os.WriteFile(hba, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// superuser is the role the URL logs in as.
+func superuser(t *testing.T, url string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.User
 }
 
 // guardOnce guards the database at url as a worker would on a kernel
@@ -260,7 +364,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	unguard, err := guardDatabase(ctx, url, &out, sandbox.Fences{AbstractSockets: sandbox.ScopesAbstractSockets()})
+	unguard, err := guardDatabase(ctx, url, &out, sandbox.Fences{Ports: true, AbstractSockets: sandbox.ScopesAbstractSockets()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,40 +382,18 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 	if got := out.String(); strings.Contains(got, abstract) != !sandbox.ScopesAbstractSockets() {
 		t.Errorf("this kernel (scopes abstract sockets: %v): told %q", sandbox.ScopesAbstractSockets(), got)
 	}
-	if got := guardOnce(t, url, sandbox.Fences{}); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
+	if got := guardOnce(t, url, sandbox.Fences{Ports: true}); !strings.Contains(got, abstract) || !strings.Contains(got, c.Dir()) {
 		t.Errorf("a kernel that does not scope abstract sockets: told %q, want both sockets named (%s, %s)", got, c.Dir(), abstract)
 	}
 	// A kernel that fences both kinds of socket (Landlock ABI 9) leaves
 	// no way in: the port is guarded.
-	if got := guardOnce(t, url, sandbox.Fences{AbstractSockets: true, PathSockets: true}); got != "" {
+	if got := guardOnce(t, url, sandbox.Fences{Ports: true, AbstractSockets: true, PathSockets: true}); got != "" {
 		t.Errorf("a kernel that fences both sockets: told %q", got)
 	}
 
 	// The socket asks a password too: pg_hba.conf's local lines changed
 	// and the server told to reload.
-	hba := filepath.Join(c.Dir(), "data", "pg_hba.conf")
-	b, err := os.ReadFile(hba)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == "local" {
-			l = strings.Join(append(f[:len(f)-1], "scram-sha-256"), " ")
-		}
-		lines = append(lines, l)
-	}
-	if err := os.WriteFile(hba, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
+	setAuth(t, c, url, "local", "scram-sha-256")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if open, _ := pgstore.OpensWithoutPassword(ctx, c.URL("postgres")); !open {
@@ -322,7 +404,7 @@ func TestGuardDatabaseSocketBehindTCP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := guardOnce(t, url, sandbox.Fences{}); got != "" {
+	if got := guardOnce(t, url, sandbox.Fences{Ports: true}); got != "" {
 		t.Errorf("a database that asks a password everywhere: told %q", got)
 	}
 }

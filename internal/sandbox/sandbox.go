@@ -54,9 +54,14 @@ func ParseMode(s string) (Mode, error) {
 // ErrUnavailable is a kernel without Landlock.
 var ErrUnavailable = errors.New("this system cannot confine a process: Landlock is missing (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK and lsm=landlock)")
 
-// Fences are the ways out beyond files and ports that the kernel lets
-// the sandbox close: a server's Unix socket, abstract or named by a path.
+// Fences are the ways out beyond files that the sandbox closes: the
+// loopback ports Guard records, and a server's Unix socket, abstract or
+// named by a path, where the kernel lets it.
 type Fences struct {
+	// Ports: a confined process cannot connect to a guarded loopback
+	// port (Landlock ABI 4; before it, Wrap refuses to run while a port
+	// is guarded).
+	Ports bool
 	// AbstractSockets: a confined process cannot connect to an abstract
 	// socket ('@name') of a process outside (ScopesAbstractSockets).
 	AbstractSockets bool
@@ -65,9 +70,10 @@ type Fences struct {
 	PathSockets bool
 }
 
-// KernelFences are the fences this kernel's Landlock puts up.
+// KernelFences are the fences this kernel's Landlock puts up: none
+// without Landlock.
 func KernelFences() Fences {
-	return Fences{AbstractSockets: ScopesAbstractSockets(), PathSockets: FencesPathSockets()}
+	return Fences{Ports: ABI() > 0, AbstractSockets: ScopesAbstractSockets(), PathSockets: FencesPathSockets()}
 }
 
 // Spec is what a confined process may write.
