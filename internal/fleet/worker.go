@@ -180,7 +180,7 @@ func guardDatabase(ctx context.Context, url string, out io.Writer, fenced sandbo
 // unconfined says why no fence holds, where none does.
 func unconfined(fenced sandbox.Fences) string {
 	if fenced == (sandbox.Fences{}) {
-		return " (agents run unconfined: [board] sandbox = \"off\", or no Landlock)"
+		return " (agents run unconfined: [board] sandbox = \"off\")"
 	}
 	return ""
 }

@@ -157,11 +157,11 @@ func OpenClone(ctx context.Context, repo, path, branch string, confine func(*exe
 // four; each still runs with the clone's settings (cloneGit), and an
 // error names the one that failed and its stderr.
 func (c *Clone) CommitAll(ctx context.Context, message string) (bool, error) {
+	c.head = ""
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		return false, fmt.Errorf("commit in %s: %w", c.Path, err)
 	}
-	c.head = ""
 	args := append([]string{"-c", commitScript, "sh", gitPath, "refs/heads/" + c.Branch + "^{commit}", "-C", c.Path}, cloneGit...)
 	cmd := exec.CommandContext(ctx, "sh", args...)
 	cmd.Stdin = strings.NewReader(message)

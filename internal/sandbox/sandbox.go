@@ -70,10 +70,15 @@ type Fences struct {
 	PathSockets bool
 }
 
-// KernelFences are the fences this kernel's Landlock puts up: none
-// without Landlock.
+// KernelFences are the fences this kernel's Landlock puts up for a
+// confined process. Without Landlock no process runs confined: mode
+// Required refuses to run it, so every way counts as fenced, and only
+// mode Off (which the caller knows, not the kernel) fences nothing.
 func KernelFences() Fences {
-	return Fences{Ports: ABI() > 0, AbstractSockets: ScopesAbstractSockets(), PathSockets: FencesPathSockets()}
+	if ABI() == 0 {
+		return Fences{Ports: true, AbstractSockets: true, PathSockets: true}
+	}
+	return Fences{Ports: true, AbstractSockets: ScopesAbstractSockets(), PathSockets: FencesPathSockets()}
 }
 
 // Spec is what a confined process may write.
