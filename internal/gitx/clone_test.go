@@ -107,11 +107,7 @@ func (c *Clone) mustGit(t *testing.T, args ...string) string {
 // next run's OpenClone removes them, and its commit works.
 func TestOpenCloneClearsStaleLocks(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
-	write(t, repo, "a.txt", "a\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "first")
+	repo := repoWith(t, "a.txt")
 	path := filepath.Join(repo, ".clean_room", "worktrees", "t-1")
 	if _, err := OpenClone(ctx, repo, path, "cra/t-1", nil); err != nil {
 		t.Fatal(err)
@@ -134,35 +130,25 @@ func TestOpenCloneClearsStaleLocks(t *testing.T) {
 // one confined launch; a step that fails is named with git's stderr.
 func TestCommitAll(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
-	write(t, repo, "a.txt", "a\n")
-	write(t, repo, "gone.txt", "gone\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "first")
-	launches := 0
-	confine := func(cmd *exec.Cmd) error { launches++; return nil }
-	c, err := OpenClone(ctx, repo, filepath.Join(t.TempDir(), "t-1"), "cra/t-1", confine)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := repoWith(t, "a.txt", "gone.txt")
+	c, launches := countedClone(t, repo)
 	if ok, err := c.CommitAll(ctx, "nothing\n"); err != nil || ok {
 		t.Fatalf("a clean copy: %v, %v; want no commit", ok, err)
 	}
-	if launches != 1 {
-		t.Errorf("a clean copy's commit was %d confined launches, want 1", launches)
+	if *launches != 1 {
+		t.Errorf("a clean copy's commit was %d confined launches, want 1", *launches)
 	}
 	write(t, c.Path, "a.txt", "a changed\n")
 	write(t, c.Path, "new/b.txt", "b\n")
 	if err := os.Remove(filepath.Join(c.Path, "gone.txt")); err != nil {
 		t.Fatal(err)
 	}
-	launches = 0
+	*launches = 0
 	if ok, err := c.CommitAll(ctx, "run 1\n\nwhat it did\n"); err != nil || !ok {
 		t.Fatalf("a changed copy: %v, %v; want a commit", ok, err)
 	}
-	if launches != 1 {
-		t.Errorf("a commit was %d confined launches, want 1", launches)
+	if *launches != 1 {
+		t.Errorf("a commit was %d confined launches, want 1", *launches)
 	}
 	if got := c.mustGit(t, "log", "-1", "--format=%an <%ae>|%cn|%B"); got != "cra <cra@localhost>|cra|run 1\n\nwhat it did\n\n" {
 		t.Errorf("the commit: got %q", got)
@@ -203,17 +189,8 @@ func TestCommitAll(t *testing.T) {
 // elsewhere) moves nothing and says so, CommitAll before or not.
 func TestFetchBack(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
-	write(t, repo, "a.txt", "a\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "first")
-	launches := 0
-	confine := func(cmd *exec.Cmd) error { launches++; return nil }
-	c, err := OpenClone(ctx, repo, filepath.Join(t.TempDir(), "t-1"), "cra/t-1", confine)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := repoWith(t, "a.txt")
+	c, launches := countedClone(t, repo)
 	branch := func() string {
 		t.Helper()
 		out, err := exec.Command("git", "-C", repo, "rev-parse", "refs/heads/cra/t-1").Output()
@@ -227,12 +204,12 @@ func TestFetchBack(t *testing.T) {
 	if ok, err := c.CommitAll(ctx, "run 1\n"); err != nil || !ok {
 		t.Fatalf("commit: %v, %v", ok, err)
 	}
-	launches = 0
+	*launches = 0
 	if err := c.FetchBack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if launches != 0 {
-		t.Errorf("FetchBack after CommitAll: %d confined launches, want 0", launches)
+	if *launches != 0 {
+		t.Errorf("FetchBack after CommitAll: %d confined launches, want 0", *launches)
 	}
 	if got, want := branch(), strings.TrimSpace(c.mustGit(t, "rev-parse", "HEAD")); got != want {
 		t.Errorf("after a commit: the repository's branch is at %s, want the clone's %s", got, want)
@@ -243,12 +220,12 @@ func TestFetchBack(t *testing.T) {
 	write(t, c.Path, "c.txt", "c\n")
 	c.mustGit(t, "add", "-A")
 	c.mustGit(t, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "by the agent")
-	launches = 0
+	*launches = 0
 	if err := c.FetchBack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if launches != 1 {
-		t.Errorf("FetchBack alone: %d confined launches, want 1", launches)
+	if *launches != 1 {
+		t.Errorf("FetchBack alone: %d confined launches, want 1", *launches)
 	}
 	if got, want := branch(), strings.TrimSpace(c.mustGit(t, "rev-parse", "HEAD")); got != want {
 		t.Errorf("without CommitAll: the repository's branch is at %s, want the clone's %s", got, want)
@@ -272,4 +249,30 @@ func TestFetchBack(t *testing.T) {
 			t.Errorf("a deleted branch (CommitAll before: %v): the repository's branch moved to %s", commit, got)
 		}
 	}
+}
+
+// repoWith is a new repository on main whose one commit adds files,
+// each holding its own name's first letter and a newline ("a.txt": "a\n").
+func repoWith(t *testing.T, files ...string) string {
+	t.Helper()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	for _, f := range files {
+		write(t, repo, f, strings.TrimSuffix(f, filepath.Ext(f))+"\n")
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "first")
+	return repo
+}
+
+// countedClone opens task t-1's clone of repo with a confinement that
+// only counts its launches.
+func countedClone(t *testing.T, repo string) (*Clone, *int) {
+	t.Helper()
+	launches := new(int)
+	c, err := OpenClone(context.Background(), repo, filepath.Join(t.TempDir(), "t-1"), "cra/t-1", func(*exec.Cmd) error { *launches++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, launches
 }

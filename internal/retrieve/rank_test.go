@@ -282,6 +282,19 @@ func TestRankTestPairingAndProse(t *testing.T) {
 	}
 }
 
+// rankPairing ranks task on fixture f's index with the default weights
+// but for the pairing of tests by history (PairHistory, PairMatch).
+func rankPairing(t *testing.T, f *fixture, task string, pairHistory, pairMatch float64) []Candidate {
+	t.Helper()
+	r := NewRanker(f.kb, f.repoID)
+	r.Weights.PairHistory, r.Weights.PairMatch = pairHistory, pairMatch
+	c, err := r.Rank(context.Background(), Analyze(task), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func candidatesByPath(c []Candidate) map[string]Candidate {
 	m := map[string]Candidate{}
 	for _, x := range c {
@@ -559,13 +572,7 @@ func TestRankPairsTestsByHistory(t *testing.T) {
 		map[string]string{"tests/test_misc.py": test("misc", 7), "src/app/other.py": "X = 7\n"},
 	)
 	rank := func(share float64) map[string]Candidate {
-		r := NewRanker(f.kb, f.repoID)
-		r.Weights.PairHistory = share
-		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty value"), 20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return candidatesByPath(c)
+		return candidatesByPath(rankPairing(t, f, "`parse_flag_value` drops an empty value", share, 0))
 	}
 	on, off := rank(1), rank(0)
 	// 4 of core.py's 6 commits (smoothed: 2·4/8) and 3 of them (2·3/8).
@@ -617,13 +624,7 @@ func TestRankPairMatchPicksThePartnerOfTheTask(t *testing.T) {
 		map[string]string{"src/app/core.py": core(5)},
 	)
 	rank := func(byMatch float64) ([]Candidate, map[string]Candidate) {
-		r := NewRanker(f.kb, f.repoID)
-		r.Weights.PairHistory = 1
-		r.Weights.PairMatch = byMatch
-		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty flag value"), 20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := rankPairing(t, f, "`parse_flag_value` drops an empty flag value", 1, byMatch)
 		return c, candidatesByPath(c)
 	}
 	before := func(c []Candidate, a, b string) bool {
@@ -684,14 +685,7 @@ func TestRankPairMatchLiftsAHubsPartner(t *testing.T) {
 	}
 	f := newFixture(t, commits...)
 	rank := func(byMatch float64) map[string]Candidate {
-		r := NewRanker(f.kb, f.repoID)
-		r.Weights.PairHistory = 1
-		r.Weights.PairMatch = byMatch
-		c, err := r.Rank(context.Background(), Analyze("`parse_flag_value` drops an empty flag value"), 20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return candidatesByPath(c)
+		return candidatesByPath(rankPairing(t, f, "`parse_flag_value` drops an empty flag value", 1, byMatch))
 	}
 	off, on := rank(0), rank(1)
 	// 4 of core.py's 10 commits, smoothed: 2·4/12.

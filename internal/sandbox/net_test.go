@@ -157,6 +157,12 @@ func serveUnix(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	acceptAll(t, ln)
+}
+
+// acceptAll closes every connection ln accepts, until the test ends and
+// closes ln.
+func acceptAll(t *testing.T, ln net.Listener) {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -184,22 +190,12 @@ func TestNetGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer guardedLn.Close()
 	openLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer openLn.Close()
 	for _, ln := range []net.Listener{guardedLn, openLn} {
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
+		acceptAll(t, ln)
 	}
 	guarded, open := guardedLn.Addr().(*net.TCPAddr).Port, openLn.Addr().(*net.TCPAddr).Port
 	probe := func() string {
