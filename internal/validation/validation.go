@@ -195,7 +195,7 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 	defer cancel()
 	cmd, tag, killLeft := shellCommand(cctx, command)
 	cmd.Dir = dir
-	cmd.Env = environ(cmd.Env, v.Env, v.Unset)
+	cmd.Env = environ(cmd.Env, append(slices.Clip(v.Env), uncachedGo(v.Env)), v.Unset)
 	if v.Confine != nil {
 		if err := v.Confine(cmd); err != nil {
 			return cr, fmt.Errorf("validation %s: %w", name, err)
@@ -273,6 +273,24 @@ func (v *Validator) run(ctx context.Context, dir, name, command string) (CheckRe
 
 // environ is base (nil: this process's environment) with the variables
 // unset names taken out and add appended.
+// uncachedGo is GOFLAGS for a validation command: the flags the
+// environment gives (env's last, else this process's) and -count=1, so
+// that go test runs the tests rather than replay a pass from the build
+// cache. A cache the agents may write too (a profile's caches, as
+// [validation] caches) holds the passes an agent recorded: a test run
+// where the code read what the test log does not see (syscall.Getenv, a
+// raw open) is keyed as if it read nothing, and with -trimpath it
+// replays in any checkout. go build and go vet ignore the flag.
+func uncachedGo(env []string) string {
+	flags := os.Getenv("GOFLAGS")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			flags = v
+		}
+	}
+	return "GOFLAGS=" + strings.TrimSpace(flags+" -count=1")
+}
+
 func environ(base, add, unset []string) []string {
 	if len(add) == 0 && len(unset) == 0 {
 		return base

@@ -188,6 +188,40 @@ func TestValidatorGoTest(t *testing.T) {
 	}
 }
 
+// TestValidatorRunsGoTestsAnew: an agent that shares the Go build cache
+// with validation records a pass its code gets only in the agent's own
+// environment (read with syscall.Getenv, which the test log does not
+// see), in its own checkout, with -trimpath; the validator's go test in
+// another checkout, without that variable, runs the test and fails
+// instead of replaying the pass as "(cached)".
+func TestValidatorRunsGoTestsAnew(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("the go command is missing: install Go (https://go.dev/dl)")
+	}
+	// The cache is this user's own (a fresh one compiles the standard
+	// library with -trimpath first, most of a minute): the planted pass
+	// is for this one module, which nothing else builds.
+	agent, checkout := t.TempDir(), t.TempDir()
+	for _, dir := range []string{agent, checkout} {
+		writeFile(t, dir, "go.mod", "module calc\n\ngo 1.21\n")
+		writeFile(t, dir, "calc.go", "package calc\n\nimport \"syscall\"\n\nfunc Sub(a, b int) int {\n\tif _, ok := syscall.Getenv(\"CRA_AGENT_ONLY\"); ok {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n")
+		writeFile(t, dir, "calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n")
+	}
+	plant := exec.Command("go", "test", "-trimpath", "./...")
+	plant.Dir = agent
+	plant.Env = append(os.Environ(), "GOFLAGS=", "CRA_AGENT_ONLY=1")
+	if out, err := plant.CombinedOutput(); err != nil {
+		t.Fatalf("the agent's run: %v\n%s", err, out)
+	}
+	res, err := (&Validator{Test: "go test -trimpath ./...", Env: []string{"GOFLAGS="}}).Run(context.Background(), checkout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := res.Check(CheckTest).Output; res.Success || strings.Contains(out, "(cached)") || !cmp.Equal([]string{"TestSub"}, res.FailingTests) {
+		t.Errorf("a pass the agent planted in the shared cache: success %v, failing %v\n%s", res.Success, res.FailingTests, out)
+	}
+}
+
 func writeFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(name))
